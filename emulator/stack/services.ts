@@ -1,0 +1,99 @@
+import path from 'node:path';
+import { connect, NatsConnection } from 'nats';
+import { ensureDebianPackage } from './debian';
+import { httpAnswers, tcpOpen } from './ports';
+import { RunningService, startProcess } from './process';
+
+/** The processes of the embedded stack, each with a readiness probe of its own. */
+
+export interface ServiceContext {
+  root: string;
+  logDir: string;
+  say: (line: string) => void;
+}
+
+const log = (ctx: ServiceContext, name: string) => path.join(ctx.logDir, `${name}.log`);
+
+/** AWS's DynamoDBLocal.jar as shipped by the amplify-dynamodb-simulator package. */
+export async function startDynamoDbLocal(ctx: ServiceContext, port: number, dataDir?: string): Promise<RunningService> {
+  const java = ensureDebianPackage('java', 'openjdk-17-jre-headless', ctx.say);
+  const home = path.join(path.dirname(require.resolve('amplify-dynamodb-simulator')), 'emulator');
+  // -sharedDb: one database whatever the credentials/region (the S3 emulator dictates our keys).
+  const storage = dataDir ? ['-dbPath', dataDir] : ['-inMemory'];
+  return startProcess({
+    name: 'dynamodb-local',
+    command: java,
+    args: [`-Djava.library.path=${path.join(home, 'DynamoDBLocal_lib')}`, '-jar', path.join(home, 'DynamoDBLocal.jar'), ...storage, '-sharedDb', '-port', String(port)],
+    cwd: home,
+    logFile: log(ctx, 'dynamodb-local'),
+    url: `http://127.0.0.1:${port}`,
+    ready: () => httpAnswers(`http://127.0.0.1:${port}`),
+  });
+}
+
+/** s3rver: the S3 API over a directory. */
+export async function startS3Emulator(ctx: ServiceContext, port: number, dataDir: string): Promise<RunningService> {
+  const bin = path.join(path.dirname(require.resolve('s3rver/package.json')), 'bin', 's3rver.js');
+  return startProcess({
+    name: 's3rver',
+    command: process.execPath,
+    args: [bin, '-d', dataDir, '-a', '127.0.0.1', '-p', String(port), '--no-vhost-buckets'],
+    logFile: log(ctx, 's3rver'),
+    url: `http://127.0.0.1:${port}`,
+    ready: () => httpAnswers(`http://127.0.0.1:${port}`),
+  });
+}
+
+/** Core NATS only: JetStream stays off (DESIGN §1: no JetStream). */
+export async function startNatsServer(ctx: ServiceContext, port: number): Promise<RunningService> {
+  const bin = ensureDebianPackage('nats-server', 'nats-server', ctx.say);
+  return startProcess({
+    name: 'nats-server',
+    command: bin,
+    args: ['-a', '127.0.0.1', '-p', String(port), '-n', 'local-stack'],
+    logFile: log(ctx, 'nats-server'),
+    url: `nats://127.0.0.1:${port}`,
+    ready: () => tcpOpen(port),
+  });
+}
+
+export interface OfflineOptions {
+  httpPort: number;
+  lambdaPort: number;
+  stage: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * `serverless offline start` (start, not plain offline: only `start` runs the
+ * init/end hooks our NATS plugin needs). Ready when HTTP answers AND a
+ * health.ping goes through NATS → bridge → function → reply.
+ */
+export async function startOffline(ctx: ServiceContext, opts: OfflineOptions): Promise<RunningService> {
+  const cli = path.join(path.dirname(require.resolve('osls/package.json')), 'bin', 'serverless.js');
+  let nc: NatsConnection | undefined;
+  const natsPingAnswers = async () => {
+    try {
+      nc ??= await connect({ servers: String(opts.env.NATS_URL).split(','), timeout: 1000 });
+      await nc.request('health.ping', 'ready?', { timeout: 1000 });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  try {
+    return await startProcess({
+      name: 'serverless-offline',
+      command: process.execPath,
+      args: [cli, 'offline', 'start', '--stage', opts.stage, '--httpPort', String(opts.httpPort), '--lambdaPort', String(opts.lambdaPort)],
+      cwd: ctx.root,
+      env: opts.env,
+      logFile: log(ctx, 'serverless-offline'),
+      url: `http://127.0.0.1:${opts.httpPort}`,
+      readyTimeoutMs: 120_000,
+      ready: async () => (await httpAnswers(`http://127.0.0.1:${opts.httpPort}/healthcheck`)) && natsPingAnswers(),
+    });
+  } finally {
+    await nc?.close();
+  }
+}

@@ -1,0 +1,132 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { applyResources, planResources } from '../../lib/aws/resources';
+import { emulators } from '../registry';
+import { loadServiceDefinition, ServiceDefinition } from './definition';
+import { freePort } from './ports';
+import { RunningService } from './process';
+import { ServiceContext, startDynamoDbLocal, startNatsServer, startOffline, startS3Emulator } from './services';
+
+/**
+ * The embedded local stack (DESIGN §2): DynamoDB Local, the S3 emulator and
+ * nats-server on loopback, resources bootstrapped from serverless.yml, the
+ * emulators of emulator/, then `serverless offline`. Used by `npm start`, by
+ * the test harness and by the benchmarks, so all three run the same stack.
+ *
+ * An endpoint given in `external` is used as is and not started (LocalStack,
+ * a NATS server you run yourself).
+ */
+
+export interface StackOptions {
+  root: string;
+  stateDir: string;
+  stage?: string;
+  /** Ports to try first; a busy or missing one is replaced by a free port. */
+  preferredPorts?: Partial<Record<'dynamodb' | 's3' | 'nats', number>>;
+  /** Offline's ports are fixed: a busy one is an error, not a surprise port. */
+  httpPort?: number;
+  lambdaPort?: number;
+  external?: { dynamodb?: string; s3?: string; nats?: string };
+  dynamodbDataDir?: string;
+  offline?: boolean;
+  emulators?: boolean;
+  say?: (line: string) => void;
+}
+
+export interface Stack {
+  /** The environment the service's code needs to reach this stack. */
+  env: Record<string, string>;
+  definition: ServiceDefinition;
+  services: RunningService[];
+  stop(): Promise<void>;
+}
+
+// s3rver accepts exactly these keys; DynamoDB Local (with -sharedDb) takes any.
+const LOCAL_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
+
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const say = options.say ?? (() => undefined);
+  const stage = options.stage ?? 'dev';
+  const logDir = path.join(options.stateDir, 'logs');
+  fs.mkdirSync(logDir, { recursive: true });
+  const ctx: ServiceContext = { root: options.root, logDir, say };
+  const services: RunningService[] = [];
+  const stop = async () => {
+    for (const service of services.splice(0).reverse()) await service.stop();
+  };
+
+  try {
+    const ext = options.external ?? {};
+    const port = (name: 'dynamodb' | 's3' | 'nats') => freePort(options.preferredPorts?.[name]);
+    const [dynamodbPort, s3Port, natsPort] = await Promise.all([port('dynamodb'), port('s3'), port('nats')]);
+    const endpoints = {
+      dynamodb: ext.dynamodb ?? `http://127.0.0.1:${dynamodbPort}`,
+      s3: ext.s3 ?? `http://127.0.0.1:${s3Port}`,
+      nats: ext.nats ?? `nats://127.0.0.1:${natsPort}`,
+    };
+    const baseEnv: Record<string, string> = {
+      AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+      ...(ext.dynamodb || ext.s3 ? { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' } : LOCAL_CREDENTIALS),
+      AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+      AWS_ENDPOINT_URL_S3: endpoints.s3,
+      AWS_EC2_METADATA_DISABLED: 'true',
+      NATS_URL: endpoints.nats,
+      SLS_TELEMETRY_DISABLED: '1',
+      SLS_NOTIFICATIONS_MODE: 'off',
+      // We pin SDK releases from before the Node 22 cut-off (docs/decisions.md).
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    };
+
+    const started = (p: Promise<RunningService>) => p.then((s) => (services.push(s), s));
+    const s3Dir = path.join(options.stateDir, 's3');
+    fs.mkdirSync(s3Dir, { recursive: true });
+    const results = await Promise.allSettled([
+      loadServiceDefinition(options.root, { ...process.env, ...baseEnv }, stage),
+      ext.dynamodb ? undefined : started(startDynamoDbLocal(ctx, dynamodbPort, options.dynamodbDataDir)),
+      ext.s3 ? undefined : started(startS3Emulator(ctx, s3Port, s3Dir)),
+      ext.nats ? undefined : started(startNatsServer(ctx, natsPort)),
+    ]);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    const definition = (results[0] as PromiseFulfilledResult<ServiceDefinition>).value;
+
+    const env = { ...baseEnv, ...definition.provider.environment, NATS_URL: endpoints.nats };
+    const bootstrap = await bootstrapResources(definition, env);
+    say(`resources: ${bootstrap.created.length} created, ${bootstrap.existing.length} already there`);
+
+    if (options.emulators ?? true) {
+      for (const emulator of emulators) await started(emulator.start(ctx, env));
+    }
+    if (options.offline ?? true) {
+      const esbuildWork = path.relative(options.root, path.join(options.stateDir, 'esbuild'));
+      await started(
+        startOffline(ctx, {
+          stage,
+          httpPort: options.httpPort ?? 3000,
+          lambdaPort: options.lambdaPort ?? 3002,
+          env: { ...process.env, ...env, ESBUILD_WORK_DIR: esbuildWork },
+        }),
+      );
+    }
+    return { env, definition, services, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** Creates the template's tables and buckets on the endpoints in env, idempotently. */
+export async function bootstrapResources(definition: ServiceDefinition, env: Record<string, string>) {
+  const region = env.AWS_REGION;
+  const credentials = { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY };
+  const dynamodb = new DynamoDBClient({ region, credentials, endpoint: env.AWS_ENDPOINT_URL_DYNAMODB });
+  const s3 = new S3Client({ region, credentials, endpoint: env.AWS_ENDPOINT_URL_S3, forcePathStyle: true });
+  try {
+    return await applyResources(planResources(definition.resources.Resources), { dynamodb, s3 });
+  } finally {
+    dynamodb.destroy();
+    s3.destroy();
+  }
+}

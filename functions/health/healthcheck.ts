@@ -1,0 +1,41 @@
+import middy from '@middy/core';
+import { config } from '../../lib/config';
+import { awsClients } from '../../lib/aws/clients';
+import { natsConnection } from '../../lib/nats/connection';
+import { dynamodbProbe, healthReport, HealthReport, natsProbe, Probe, runProbes, s3Probe } from '../../lib/health/check';
+import { json } from '../../lib/http/response';
+import { SERVICE_VERSION } from '../../lib/version';
+
+export interface HealthcheckDeps {
+  probes: Record<string, Probe>;
+  timeoutMs: number;
+  version: string;
+  startedAt: number;
+  now: () => number;
+}
+
+/** Always answers: a down dependency is reported, never thrown (DESIGN §4). */
+export async function healthcheck(deps: HealthcheckDeps): Promise<HealthReport> {
+  const checks = await runProbes(deps.probes, deps.timeoutMs);
+  return healthReport(checks, deps.version, deps.now() - deps.startedAt);
+}
+
+const startedAt = Date.now();
+
+function defaultDeps(): HealthcheckDeps {
+  const cfg = config();
+  const aws = awsClients(cfg);
+  return {
+    probes: {
+      dynamodb: dynamodbProbe(aws.dynamodb, cfg.tables.downloads),
+      s3: s3Probe(aws.s3, cfg.buckets.files),
+      nats: natsProbe(() => natsConnection(cfg.nats.servers)),
+    },
+    timeoutMs: cfg.health.probeTimeoutMs,
+    version: SERVICE_VERSION,
+    startedAt,
+    now: Date.now,
+  };
+}
+
+export const handler = middy().handler(async () => json(200, await healthcheck(defaultDeps())));

@@ -1,0 +1,35 @@
+import middy from '@middy/core';
+import { config } from '../../lib/config';
+import { natsConnection } from '../../lib/nats/connection';
+import { isNatsEvent, NatsEvent } from '../../lib/nats/event';
+import { createLogger } from '../../lib/log';
+import { SERVICE_VERSION } from '../../lib/version';
+
+/**
+ * `health.ping` over NATS: answers on the reply subject, proving the whole
+ * path a NATS-triggered function takes (server → bridge → Lambda → publish).
+ */
+
+const log = createLogger({ function: 'natsPing' });
+
+export interface Pong {
+  status: 'ok';
+  version: string;
+  subject: string;
+  echo: string;
+}
+
+export function pong(event: NatsEvent): Pong {
+  return { status: 'ok', version: SERVICE_VERSION, subject: event.subject, echo: event.data.slice(0, 1024) };
+}
+
+export const handler = middy().handler(async (event: unknown) => {
+  if (!isNatsEvent(event)) {
+    log.warn('nats_ping_not_a_nats_event');
+    return;
+  }
+  if (!event.reply) return;
+  const nc = await natsConnection(config().nats.servers);
+  nc.publish(event.reply, JSON.stringify(pong(event)));
+  await nc.flush();
+});

@@ -1,0 +1,34 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import type { Config } from '../config';
+
+/**
+ * Client factories. Endpoints are not passed: the SDK reads
+ * AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_S3 itself (DESIGN §2).
+ * Emulators serve buckets by path, not by virtual host, hence forcePathStyle
+ * whenever an S3 endpoint is configured.
+ */
+
+export interface AwsClients {
+  dynamodb: DynamoDBClient;
+  documents: DynamoDBDocumentClient;
+  s3: S3Client;
+}
+
+export function createAwsClients(config: Pick<Config, 'region' | 'endpoints'>): AwsClients {
+  const dynamodb = new DynamoDBClient({ region: config.region, maxAttempts: 3 });
+  const documents = DynamoDBDocumentClient.from(dynamodb, {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+  const s3 = new S3Client({ region: config.region, forcePathStyle: config.endpoints.s3 !== undefined, maxAttempts: 3 });
+  return { dynamodb, documents, s3 };
+}
+
+let cached: AwsClients | undefined;
+
+/** Clients shared across invocations of one Lambda container. */
+export function awsClients(config: Pick<Config, 'region' | 'endpoints'>): AwsClients {
+  cached ??= createAwsClients(config);
+  return cached;
+}

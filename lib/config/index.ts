@@ -1,0 +1,60 @@
+import { Env, EnvReader } from './env';
+
+export { ConfigError } from './env';
+
+/**
+ * The one typed configuration of the service. Every handler and tool loads it
+ * through `loadConfig`, which fails fast naming each bad variable.
+ *
+ * AWS endpoints are NOT settings of ours: the SDK reads AWS_ENDPOINT_URL_DYNAMODB
+ * and AWS_ENDPOINT_URL_S3 itself, so the same code runs on AWS, LocalStack or the
+ * embedded stack. We read them only to validate them and to pick path-style S3.
+ */
+export interface Config {
+  service: string;
+  stage: string;
+  region: string;
+  endpoints: { dynamodb?: string; s3?: string };
+  tables: { downloads: string };
+  buckets: { files: string };
+  nats: { servers: string[] };
+  health: { probeTimeoutMs: number };
+}
+
+const NAME = /^[A-Za-z0-9._-]{3,255}$/;
+const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+export function loadConfig(env: Env = process.env): Config {
+  const r = new EnvReader(env);
+  const config: Config = {
+    service: r.string('SERVICE_NAME', { default: 'torrent-scan-sync', pattern: NAME, hint: 'a name of 3-255 [A-Za-z0-9._-]' }),
+    stage: r.string('STAGE', { default: 'dev', pattern: /^[a-z0-9-]{1,32}$/, hint: 'lowercase letters, digits and dashes' }),
+    region: r.string('AWS_REGION', { default: 'us-east-1', pattern: /^[a-z]{2}(-[a-z]+)+-\d$/, hint: 'an AWS region like eu-west-1' }),
+    endpoints: {
+      dynamodb: r.url('AWS_ENDPOINT_URL_DYNAMODB', ['http', 'https'], { optional: true }),
+      s3: r.url('AWS_ENDPOINT_URL_S3', ['http', 'https'], { optional: true }),
+    },
+    tables: {
+      downloads: r.string('TABLE_DOWNLOADS', { pattern: NAME, hint: 'a DynamoDB table name' }),
+    },
+    buckets: {
+      files: r.string('BUCKET_FILES', { pattern: BUCKET, hint: 'an S3 bucket name' }),
+    },
+    nats: {
+      servers: r.urlList('NATS_URL', ['nats', 'tls'], { default: 'nats://127.0.0.1:4222' }),
+    },
+    health: {
+      probeTimeoutMs: r.int('HEALTH_PROBE_TIMEOUT_MS', { default: 2000, min: 100, max: 10000 }),
+    },
+  };
+  r.done();
+  return config;
+}
+
+let cached: Config | undefined;
+
+/** The process's config, loaded once (Lambda containers are reused across invocations). */
+export function config(): Config {
+  cached ??= loadConfig();
+  return cached;
+}

@@ -1,0 +1,62 @@
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import type { NatsConnection } from 'nats';
+import { withTimeout } from '../util/timeout';
+
+/**
+ * Dependency probes for GET /healthcheck. Each probe proves the thing the
+ * service needs (our table, our bucket, a live NATS round trip), not merely
+ * that a port answers, and each is bounded by a timeout.
+ */
+
+export type Probe = (signal: AbortSignal) => Promise<void>;
+export type CheckStatus = 'ok' | 'down';
+
+export interface HealthReport {
+  status: 'ok' | 'degraded';
+  version: string;
+  uptime_s: number;
+  checks: Record<string, CheckStatus>;
+}
+
+export async function runProbes(probes: Record<string, Probe>, timeoutMs: number): Promise<Record<string, CheckStatus>> {
+  const entries = await Promise.all(
+    Object.entries(probes).map(async ([name, probe]): Promise<[string, CheckStatus]> => {
+      try {
+        await withTimeout(timeoutMs, `${name} probe`, probe);
+        return [name, 'ok'];
+      } catch {
+        return [name, 'down'];
+      }
+    }),
+  );
+  return Object.fromEntries(entries);
+}
+
+export function healthReport(checks: Record<string, CheckStatus>, version: string, uptimeMs: number): HealthReport {
+  return {
+    status: Object.values(checks).every((c) => c === 'ok') ? 'ok' : 'degraded',
+    version,
+    uptime_s: Math.floor(uptimeMs / 1000),
+    checks,
+  };
+}
+
+export const dynamodbProbe =
+  (client: DynamoDBClient, table: string): Probe =>
+  async (signal) => {
+    await client.send(new DescribeTableCommand({ TableName: table }), { abortSignal: signal });
+  };
+
+export const s3Probe =
+  (client: S3Client, bucket: string): Probe =>
+  async (signal) => {
+    await client.send(new HeadBucketCommand({ Bucket: bucket }), { abortSignal: signal });
+  };
+
+export const natsProbe =
+  (connection: () => Promise<NatsConnection>): Probe =>
+  async () => {
+    // flush() is a PING/PONG round trip: it proves the server answers now.
+    await (await connection()).flush();
+  };
