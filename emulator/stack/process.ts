@@ -60,7 +60,7 @@ export async function startProcess(spec: ProcessSpec): Promise<RunningService> {
   const stop = async () => {
     if (exited !== undefined || child.pid === undefined) return;
     signalGroup(child.pid, 'SIGTERM');
-    const killed = await Promise.race([exit.then(() => true), sleep(5000).then(() => false)]);
+    const killed = await Promise.race([exit.then(() => true), sleep(5000, false, { ref: false })]);
     if (!killed) {
       signalGroup(child.pid, 'SIGKILL');
       await exit;

@@ -1,0 +1,39 @@
+/**
+ * Two projects: `unit` needs nothing running; `stack` (integration + e2e)
+ * shares ONE embedded stack per jest run, started on free ports by
+ * test/support/globalSetup so it never collides with `npm start`.
+ */
+// The SDK's Node 22 notice is moot: we pin releases from before the cut-off (docs/decisions.md).
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+// @middy/core 6 is ESM-only: Node 20.19 can require() it, jest's runtime cannot, so swc compiles it too.
+const transformIgnorePatterns = ['/node_modules/(?!@middy/)'];
+const transform = {
+  '^.+\\.(ts|js)$': [
+    '@swc/jest',
+    { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+  ],
+};
+
+module.exports = {
+  testTimeout: 30_000,
+  projects: [
+    {
+      displayName: 'unit',
+      transform,
+      transformIgnorePatterns,
+      testEnvironment: 'node',
+      testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
+    },
+    {
+      displayName: 'stack',
+      transform,
+      transformIgnorePatterns,
+      testEnvironment: 'node',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/e2e/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/support/globalSetup.ts',
+      globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
+      setupFiles: ['<rootDir>/test/support/env.ts'],
+    },
+  ],
+};

@@ -1,0 +1,39 @@
+import { connect, NatsConnection } from 'nats';
+import { httpUrl } from '../support/stack';
+
+/** Through `serverless offline` exactly as a client would: HTTP port and NATS subjects. */
+describe('the service under serverless offline', () => {
+  let nc: NatsConnection;
+  beforeAll(async () => {
+    nc = await connect({ servers: process.env.NATS_URL!.split(',') });
+  });
+  afterAll(() => nc.close());
+
+  it('GET /healthcheck answers 200 with every check ok', async () => {
+    const res = await fetch(httpUrl('/healthcheck'));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('application/json');
+    const body = await res.json();
+    expect(body).toEqual({
+      status: 'ok',
+      version: require('../../package.json').version,
+      uptime_s: expect.any(Number),
+      checks: { dynamodb: 'ok', s3: 'ok', nats: 'ok' },
+    });
+  });
+
+  it('invokes a NATS-triggered function for a message on its subject (health.ping → reply)', async () => {
+    const payload = `ping-${Date.now()}`;
+    const reply = await nc.request('health.ping', payload, { timeout: 10_000 });
+    expect(JSON.parse(new TextDecoder().decode(reply.data))).toEqual({
+      status: 'ok',
+      version: require('../../package.json').version,
+      subject: 'health.ping',
+      echo: payload,
+    });
+  });
+
+  it('answers 404 for an unknown route', async () => {
+    expect((await fetch(httpUrl('/no-such-route'))).status).toBe(404);
+  });
+});

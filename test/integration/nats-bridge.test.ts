@@ -1,0 +1,55 @@
+import { connect, headers, NatsConnection } from 'nats';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Invoke, startBridge } from '../../lib/nats/bridge';
+import { NatsEvent } from '../../lib/nats/event';
+import { silentLogger } from '../../lib/log';
+import { newId } from '../../lib/ident';
+
+/** The bridge against the real nats-server, with a recording invoker in place of Lambda. */
+describe('NATS bridge on nats-server', () => {
+  let nc: NatsConnection;
+  beforeAll(async () => {
+    nc = await connect({ servers: process.env.NATS_URL!.split(',') });
+  });
+  afterAll(() => nc.close());
+
+  const until = async (cond: () => boolean, ms = 5000) => {
+    const end = Date.now() + ms;
+    while (!cond() && Date.now() < end) await sleep(20);
+  };
+
+  it('delivers each message ONCE across bridges sharing a queue group, with subject, headers and reply', async () => {
+    const subject = `test.${newId()}`;
+    const seen: Array<{ bridge: number; event: NatsEvent }> = [];
+    const recorder = (bridge: number): Invoke => async (_fn, event) => void seen.push({ bridge, event });
+    const route = { functionName: 'svc-test-fn', subject, queue: 'workers' };
+    const bridges = [0, 1, 2].map((i) => startBridge(nc, [route], recorder(i), silentLogger));
+    await nc.flush();
+
+    const h = headers();
+    h.set('Nats-Msg-Id', 'm-1');
+    for (let i = 0; i < 30; i++) nc.publish(subject, JSON.stringify({ i }), { headers: h, reply: 'inbox.x' });
+    await until(() => seen.length >= 30);
+    await sleep(200); // a duplicate would arrive in this window
+    await Promise.all(bridges.map((b) => b.stop()));
+
+    expect(seen).toHaveLength(30);
+    expect(seen.map((s) => JSON.parse(s.event.data).i).sort((a, b) => a - b)).toEqual([...Array(30).keys()]);
+    expect(seen[0].event).toMatchObject({ source: 'nats', subject, reply: 'inbox.x', headers: { 'Nats-Msg-Id': ['m-1'] } });
+  });
+
+  it('keeps the subscription alive when an invoke fails', async () => {
+    const subject = `test.${newId()}`;
+    const delivered: string[] = [];
+    const flaky: Invoke = async (_fn, event) => {
+      if (event.data === 'bad') throw new Error('lambda said 500');
+      delivered.push(event.data);
+    };
+    const bridge = startBridge(nc, [{ functionName: 'f', subject }], flaky, silentLogger);
+    await nc.flush();
+    for (const data of ['one', 'bad', 'two']) nc.publish(subject, data);
+    await until(() => delivered.length >= 2);
+    await bridge.stop();
+    expect(delivered).toEqual(['one', 'two']);
+  });
+});

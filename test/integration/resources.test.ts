@@ -1,0 +1,51 @@
+import { ConditionalCheckFailedException, DescribeTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { HeadBucketCommand } from '@aws-sdk/client-s3';
+import path from 'node:path';
+import { loadServiceDefinition } from '../../emulator/stack/definition';
+import { bootstrapResources } from '../../emulator/stack/stack';
+import { newId } from '../../lib/ident';
+import { stackClients, stackConfig } from '../support/stack';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+describe('resources bootstrapped from serverless.yml', () => {
+  const aws = stackClients();
+  const cfg = stackConfig();
+  afterAll(() => {
+    aws.dynamodb.destroy();
+    aws.s3.destroy();
+  });
+
+  it('created the table exactly as the template defines it', async () => {
+    const definition = await loadServiceDefinition(ROOT, process.env, 'test');
+    const template = definition.resources.Resources.DownloadsTable.Properties!;
+    const { Table } = await aws.dynamodb.send(new DescribeTableCommand({ TableName: cfg.tables.downloads }));
+    expect(Table?.TableName).toBe(template.TableName);
+    expect(Table?.KeySchema).toEqual(template.KeySchema);
+    expect(Table?.AttributeDefinitions).toEqual(expect.arrayContaining(template.AttributeDefinitions as unknown[]));
+    await expect(aws.s3.send(new HeadBucketCommand({ Bucket: cfg.buckets.files }))).resolves.toBeDefined();
+
+    // The bootstrap is idempotent: a second run creates nothing and fails on nothing.
+    const again = await bootstrapResources(definition, process.env as Record<string, string>);
+    expect(again.created).toEqual([]);
+    expect(again.existing.sort()).toEqual([`bucket ${cfg.buckets.files}`, `table ${cfg.tables.downloads}`]);
+  }, 60_000);
+
+  it('enforces a conditional write: of racing attribute_not_exists puts exactly one wins', async () => {
+    const pk = `TEST#${newId()}`;
+    const put = (writer: number) =>
+      aws.dynamodb.send(
+        new PutItemCommand({
+          TableName: cfg.tables.downloads,
+          Item: { PK: { S: pk }, SK: { S: 'GUARD' }, writer: { N: String(writer) } },
+          ConditionExpression: 'attribute_not_exists(PK)',
+        }),
+      );
+    const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => put(i)));
+    const won = results.filter((r) => r.status === 'fulfilled');
+    const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(19);
+    for (const r of lost) expect(r.reason).toBeInstanceOf(ConditionalCheckFailedException);
+  });
+});
