@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { connect, NatsConnection } from 'nats';
-import { ensureDebianPackage } from './debian';
+import { ensureSystemDep } from './system-deps';
 import { httpAnswers, tcpOpen } from './ports';
 import { RunningService, startProcess } from './process';
 
@@ -16,7 +16,7 @@ const log = (ctx: ServiceContext, name: string) => path.join(ctx.logDir, `${name
 
 /** AWS's DynamoDBLocal.jar as shipped by the amplify-dynamodb-simulator package. */
 export async function startDynamoDbLocal(ctx: ServiceContext, port: number, dataDir?: string): Promise<RunningService> {
-  const java = ensureDebianPackage('java', 'openjdk-17-jre-headless', ctx.say);
+  const java = ensureSystemDep('java', ctx.say);
   const home = path.join(path.dirname(require.resolve('amplify-dynamodb-simulator')), 'emulator');
   // -sharedDb: one database whatever the credentials/region (the S3 emulator dictates our keys).
   const storage = dataDir ? ['-dbPath', dataDir] : ['-inMemory'];
@@ -46,7 +46,7 @@ export async function startS3Emulator(ctx: ServiceContext, port: number, dataDir
 
 /** Core NATS only: JetStream stays off (DESIGN §1: no JetStream). */
 export async function startNatsServer(ctx: ServiceContext, port: number): Promise<RunningService> {
-  const bin = ensureDebianPackage('nats-server', 'nats-server', ctx.say);
+  const bin = ensureSystemDep('nats', ctx.say);
   return startProcess({
     name: 'nats-server',
     command: bin,

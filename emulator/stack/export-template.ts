@@ -1,0 +1,29 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { planResources } from '../../lib/aws/resources';
+import { loadServiceDefinition } from './definition';
+
+/**
+ * `npm run localstack:template`: writes the tables and buckets of the resolved
+ * serverless.yml as a CloudFormation template for LocalStack's init hook
+ * (localstack/init/ready.d). Generated, never edited: serverless.yml stays the
+ * only definition.
+ */
+async function main() {
+  const root = path.resolve(__dirname, '..', '..');
+  const stage = process.env.STAGE ?? 'dev';
+  const definition = await loadServiceDefinition(root, { ...process.env, SLS_TELEMETRY_DISABLED: '1' }, stage);
+  const all = definition.resources.Resources;
+  const plan = planResources(all); // validates: fails here, not inside the container
+  const keep = [...plan.tables, ...plan.buckets].map((r) => r.logicalId);
+  const template = { AWSTemplateFormatVersion: '2010-09-09', Resources: Object.fromEntries(keep.map((id) => [id, all[id]])) };
+  const out = path.join(root, '.stack', 'localstack', 'resources.json');
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, JSON.stringify(template, null, 2));
+  process.stdout.write(`wrote ${path.relative(root, out)}: ${keep.join(', ')}\n`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,23 @@
+import { ensureDebianPackage } from './debian';
+
+/**
+ * The Debian packages the local stack runs, in one list. `npm run setup`
+ * installs them all up front (CI does); the stack also ensures each one it
+ * starts, so `npm start` on a fresh machine needs no manual step either.
+ */
+export const SYSTEM_DEPS = {
+  java: { binary: 'java', pkg: 'openjdk-17-jre-headless' },
+  nats: { binary: 'nats-server', pkg: 'nats-server' },
+} as const;
+
+export function ensureSystemDep(name: keyof typeof SYSTEM_DEPS, say: (line: string) => void): string {
+  const dep = SYSTEM_DEPS[name];
+  return ensureDebianPackage(dep.binary, dep.pkg, say);
+}
+
+if (require.main === module) {
+  for (const name of Object.keys(SYSTEM_DEPS) as Array<keyof typeof SYSTEM_DEPS>) {
+    const path = ensureSystemDep(name, (line) => process.stdout.write(`[setup] ${line}\n`));
+    process.stdout.write(`[setup] ${SYSTEM_DEPS[name].binary}: ${path}\n`);
+  }
+}
