@@ -1,0 +1,347 @@
+import { BatchGetCommand, BatchGetCommandOutput, DynamoDBDocumentClient, GetCommand, QueryCommand, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { newId } from '../ident';
+import { TransactionCancelledError, transactWrite, TransactItem } from '../aws/transact';
+import { ActiveExistsError, DownloadNotFoundError, InfohashTakenError, InvalidTransitionError, TooManyInfohashesError } from './errors';
+import { Infohash, MAX_INFOHASHES, sortHashes } from './infohash';
+import {
+  downloadKey,
+  guardKey,
+  infohashPartition,
+  LIST_INDEX,
+  LIST_PARTITION,
+  listIndexKeys,
+  membershipKey,
+  PREFIX_INDEX,
+  prefixIndexKeys,
+  prefixShard,
+} from './keys';
+import { ActiveState, Download, DownloadState, isActive, NewDownload } from './model';
+import type { DownloadStore, ListPage, ListQuery } from './store';
+
+export interface StoreDeps {
+  documents: DynamoDBDocumentClient;
+  table: string;
+  now?: () => Date;
+}
+
+/** Bounds the read-modify-CAS loops: each turn is lost only to a concurrent writer. */
+const MAX_CAS_TURNS = 20;
+/** Name search filters the newest-first index; this bounds the items one call reads. */
+const NAME_SEARCH_BUDGET = 1000;
+const PREFIX_SEARCH_CAP = 1000;
+
+export class DynamoDownloadStore implements DownloadStore {
+  private readonly documents: DynamoDBDocumentClient;
+  private readonly table: string;
+  private readonly now: () => Date;
+
+  constructor(deps: StoreDeps) {
+    this.documents = deps.documents;
+    this.table = deps.table;
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  async createDownloadIfNoActive(input: NewDownload, hashes: Infohash[]): Promise<{ created: boolean; download: Download }> {
+    const wanted = sortHashes(hashes);
+    if (wanted.length === 0 || wanted.length > MAX_INFOHASHES) throw new RangeError(`1..${MAX_INFOHASHES} infohashes required`);
+    if (!isActive(input.state)) throw new RangeError(`a new download must be active, not ${input.state}`);
+
+    for (let turn = 0; turn < MAX_CAS_TURNS; turn++) {
+      const at = this.now().toISOString();
+      const download: Download = { id: newId(this.now().getTime()), ...input, infohashes: wanted, created_at: at, updated_at: at, revision: 1 };
+      try {
+        await transactWrite(this.documents, [
+          this.put(downloadItem(download), 'attribute_not_exists(PK)'),
+          ...wanted.flatMap((h) => [this.put(membershipItem(h, download.id)), this.put(guardItem(h.infohash, download.id, at), 'attribute_not_exists(PK)')]),
+        ]);
+        return { created: true, download };
+      } catch (err) {
+        const owners = [...new Set(guardOwners(err).map((o) => o.ownerId))];
+        if (owners.length === 0) throw err;
+        if (owners.length > 1) {
+          // The call's hashes are split across active downloads (each ingested with
+          // one hash of this torrent): they are one torrent, so merge into the oldest.
+          await this.mergeIntoOldest(owners);
+          continue;
+        }
+        // Dedup onto the owner. If it left the active set meanwhile, its guards are
+        // gone: go round and try to create again.
+        try {
+          return { created: false, download: await this.appendHashes(owners[0], wanted, { requireActive: true }) };
+        } catch (appendErr) {
+          if (appendErr instanceof OwnerNotActive || appendErr instanceof DownloadNotFoundError || appendErr instanceof InfohashTakenError) continue;
+          throw appendErr;
+        }
+      }
+    }
+    throw new Error('createDownloadIfNoActive: too many concurrent changes, giving up');
+  }
+
+  async activateIfNoOtherActive(id: string, to: ActiveState): Promise<Download> {
+    if (!isActive(to)) throw new RangeError(`activate needs an active state, not ${to}`);
+    for (let turn = 0; turn < MAX_CAS_TURNS; turn++) {
+      const current = await this.mustGet(id);
+      const at = this.now().toISOString();
+      const next: Download = { ...current, state: to, updated_at: at, revision: current.revision + 1 };
+      try {
+        await transactWrite(this.documents, [
+          this.casUpdate(next, current.revision),
+          // Itself excluded: its own guard (a stuck download being retried) passes.
+          ...current.infohashes.map((h) =>
+            this.put(guardItem(h.infohash, id, at), 'attribute_not_exists(PK) OR download_id = :self', { ':self': id }),
+          ),
+        ]);
+        return next;
+      } catch (err) {
+        const owner = guardOwners(err)[0];
+        if (owner) throw new ActiveExistsError(owner.infohash, owner.ownerId);
+        if (!revisionMoved(err)) throw err;
+      }
+    }
+    throw new Error(`activateIfNoOtherActive ${id}: too many concurrent changes`);
+  }
+
+  addInfohashes(id: string, hashes: Infohash[]): Promise<Download> {
+    return this.appendHashes(id, hashes, { requireActive: false });
+  }
+
+  private async appendHashes(id: string, hashes: Infohash[], opts: { requireActive: boolean }): Promise<Download> {
+    for (let turn = 0; turn < MAX_CAS_TURNS; turn++) {
+      const current = await this.mustGet(id);
+      if (opts.requireActive && !isActive(current.state)) throw new OwnerNotActive();
+      const held = new Set(current.infohashes.map((h) => h.infohash));
+      const missing = sortHashes(hashes).filter((h) => !held.has(h.infohash));
+      if (missing.length === 0) return current;
+      if (held.size + missing.length > MAX_INFOHASHES) throw new TooManyInfohashesError(id, MAX_INFOHASHES);
+
+      const at = this.now().toISOString();
+      const next: Download = { ...current, infohashes: sortHashes([...current.infohashes, ...missing]), updated_at: at, revision: current.revision + 1 };
+      const active = isActive(current.state);
+      try {
+        await transactWrite(this.documents, [
+          this.casUpdate(next, current.revision),
+          ...missing.flatMap((h) => [
+            this.put(membershipItem(h, id)),
+            ...(active ? [this.put(guardItem(h.infohash, id, at), 'attribute_not_exists(PK) OR download_id = :self', { ':self': id })] : []),
+          ]),
+        ]);
+        return next;
+      } catch (err) {
+        const owner = guardOwners(err)[0];
+        if (owner) throw new InfohashTakenError(owner.infohash, owner.ownerId);
+        if (!revisionMoved(err)) throw err;
+      }
+    }
+    throw new Error(`addInfohashes ${id}: too many concurrent changes`);
+  }
+
+  async setDownloadState(id: string, from: DownloadState, to: DownloadState): Promise<Download> {
+    if (!isActive(from) && isActive(to)) {
+      throw new InvalidTransitionError(id, from, to, 'a finished download becomes active again only through retry');
+    }
+    for (let turn = 0; turn < MAX_CAS_TURNS; turn++) {
+      const current = await this.mustGet(id);
+      if (current.state !== from) throw new InvalidTransitionError(id, current.state, to, `the download is ${current.state}, not ${from}`);
+      if (from === to) return current;
+      if (!isActive(from)) throw new InvalidTransitionError(id, from, to, 'a finished download stays finished');
+
+      const at = this.now().toISOString();
+      const next: Download = { ...current, state: to, updated_at: at, revision: current.revision + 1 };
+      const leaving = !isActive(to);
+      try {
+        await transactWrite(this.documents, [
+          this.casUpdate(next, current.revision),
+          // Leaving the active set releases exactly our own guards.
+          ...(leaving
+            ? current.infohashes.map(
+                (h): TransactItem => ({
+                  Delete: { TableName: this.table, Key: guardKey(h.infohash), ConditionExpression: 'download_id = :self', ExpressionAttributeValues: { ':self': id } },
+                }),
+              )
+            : []),
+        ]);
+        return next;
+      } catch (err) {
+        if (!revisionMoved(err)) throw err;
+      }
+    }
+    throw new Error(`setDownloadState ${id}: too many concurrent changes`);
+  }
+
+  /**
+   * One transaction per absorbed download: it turns `cancelled` with
+   * `merged_into`, and its hashes (memberships and guards) move to the survivor.
+   * Both rows are CAS on their revision, each moved guard on its old holder.
+   */
+  private async mergeIntoOldest(ownerIds: string[]): Promise<void> {
+    const [survivorId, ...absorbed] = [...ownerIds].sort();
+    for (const victimId of absorbed) {
+      const [survivor, victim] = await Promise.all([this.get(survivorId), this.get(victimId)]);
+      if (!survivor || !victim || !isActive(survivor.state) || !isActive(victim.state)) return; // changed under us: caller goes round
+      const held = new Set(survivor.infohashes.map((h) => h.infohash));
+      const moving = victim.infohashes.filter((h) => !held.has(h.infohash));
+      if (survivor.infohashes.length + moving.length > MAX_INFOHASHES) throw new TooManyInfohashesError(survivorId, MAX_INFOHASHES);
+      const at = this.now().toISOString();
+      try {
+        await transactWrite(this.documents, [
+          this.casUpdate({ ...survivor, infohashes: sortHashes([...survivor.infohashes, ...moving]), updated_at: at, revision: survivor.revision + 1 }, survivor.revision),
+          this.casUpdate({ ...victim, state: 'cancelled', merged_into: survivorId, updated_at: at, revision: victim.revision + 1 }, victim.revision),
+          ...moving.flatMap((h) => [
+            this.put(membershipItem(h, survivorId)),
+            this.put(guardItem(h.infohash, survivorId, at), 'download_id = :victim', { ':victim': victimId }),
+          ]),
+        ]);
+      } catch (err) {
+        if (err instanceof TransactionCancelledError) return; // a concurrent writer won; the caller re-reads
+        throw err;
+      }
+    }
+  }
+
+  async get(id: string): Promise<Download | undefined> {
+    const { Item } = await this.documents.send(new GetCommand({ TableName: this.table, Key: downloadKey(id), ConsistentRead: true }));
+    return Item ? fromItem(Item) : undefined;
+  }
+
+  async findActiveByInfohash(infohash: string): Promise<Download | undefined> {
+    const { Item } = await this.documents.send(new GetCommand({ TableName: this.table, Key: guardKey(infohash), ConsistentRead: true }));
+    return Item ? this.get(Item.download_id as string) : undefined;
+  }
+
+  async historyOfInfohash(infohash: string): Promise<Download[]> {
+    const memberships = await this.queryAll({
+      TableName: this.table,
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :dl)',
+      ExpressionAttributeValues: { ':pk': infohashPartition(infohash), ':dl': 'DL#' },
+      ScanIndexForward: false,
+    });
+    return this.getMany(memberships.map((m) => m.download_id as string));
+  }
+
+  async list(query: ListQuery): Promise<ListPage> {
+    const q = query.q?.trim();
+    if (q && /^[0-9a-f]{4,64}$/i.test(q)) return this.listByHashPrefix(q.toLowerCase(), query);
+    return this.listNewestFirst(q?.toLowerCase(), query);
+  }
+
+  private async listNewestFirst(nameContains: string | undefined, query: ListQuery): Promise<ListPage> {
+    const items: Download[] = [];
+    let startKey = query.after ? { ...downloadKey(query.after), ...listIndexKeys(query.after) } : undefined;
+    let budget = nameContains ? NAME_SEARCH_BUDGET : query.limit;
+    while (items.length < query.limit && budget > 0) {
+      const page = await this.documents.send(
+        new QueryCommand({
+          TableName: this.table,
+          IndexName: LIST_INDEX,
+          KeyConditionExpression: 'GSI1PK = :p',
+          ExpressionAttributeValues: { ':p': LIST_PARTITION, ...(nameContains ? { ':q': nameContains } : {}) },
+          FilterExpression: nameContains ? 'contains(name_lc, :q)' : undefined,
+          ScanIndexForward: false,
+          Limit: Math.min(budget, nameContains ? 100 : query.limit - items.length),
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      budget -= page.ScannedCount ?? 0;
+      for (const item of page.Items ?? []) {
+        if (items.length < query.limit) items.push(fromItem(item));
+      }
+      if (!page.LastEvaluatedKey) return { items };
+      startKey = page.LastEvaluatedKey as typeof startKey;
+      if (items.length === query.limit) break;
+    }
+    // Resume after the last item returned, or, when the budget ran out first, after the last item read.
+    const next = items.length === query.limit ? items[items.length - 1].id : (startKey!.GSI1SK as string);
+    return { items, next };
+  }
+
+  private async listByHashPrefix(prefix: string, query: ListQuery): Promise<ListPage> {
+    const memberships = await this.queryAll(
+      {
+        TableName: this.table,
+        IndexName: PREFIX_INDEX,
+        KeyConditionExpression: 'GSI2PK = :shard AND begins_with(GSI2SK, :prefix)',
+        ExpressionAttributeValues: { ':shard': prefixShard(prefix), ':prefix': prefix },
+      },
+      PREFIX_SEARCH_CAP,
+    );
+    const ids = [...new Set(memberships.map((m) => m.download_id as string))]
+      .filter((id) => !query.after || id < query.after)
+      .sort()
+      .reverse();
+    const page = ids.slice(0, query.limit);
+    return { items: await this.getMany(page), next: ids.length > query.limit ? page[page.length - 1] : undefined };
+  }
+
+  private async queryAll(input: QueryCommandInput, cap = Infinity): Promise<Record<string, unknown>[]> {
+    const out: Record<string, unknown>[] = [];
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.documents.send(new QueryCommand({ ...input, ExclusiveStartKey }));
+      out.push(...(page.Items ?? []));
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey && out.length < cap);
+    return out;
+  }
+
+  /** Downloads by id, in the order given (BatchGet answers in any order, 100 keys a call). */
+  private async getMany(ids: string[]): Promise<Download[]> {
+    const found = new Map<string, Download>();
+    for (let i = 0; i < ids.length; i += 100) {
+      let keys: Record<string, unknown>[] | undefined = ids.slice(i, i + 100).map(downloadKey);
+      while (keys && keys.length > 0) {
+        const out: BatchGetCommandOutput = await this.documents.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys } } }));
+        for (const item of out.Responses?.[this.table] ?? []) found.set(item.id as string, fromItem(item));
+        keys = out.UnprocessedKeys?.[this.table]?.Keys;
+      }
+    }
+    return ids.flatMap((id) => (found.has(id) ? [found.get(id)!] : []));
+  }
+
+  private async mustGet(id: string): Promise<Download> {
+    const current = await this.get(id);
+    if (!current) throw new DownloadNotFoundError(id);
+    return current;
+  }
+
+  private put(Item: Record<string, unknown>, ConditionExpression?: string, values?: Record<string, unknown>): TransactItem {
+    return { Put: { TableName: this.table, Item, ConditionExpression, ExpressionAttributeValues: values } };
+  }
+
+  /** Rewrites the download if nobody else wrote it since `revision` was read. */
+  private casUpdate(next: Download, revision: number): TransactItem {
+    return this.put(downloadItem(next), 'revision = :rev', { ':rev': revision });
+  }
+}
+
+class OwnerNotActive extends Error {}
+
+function downloadItem(d: Download): Record<string, unknown> {
+  return { ...downloadKey(d.id), ...listIndexKeys(d.id), entity: 'download', ...d, name_lc: d.name.toLowerCase() };
+}
+
+function membershipItem(h: Infohash, id: string): Record<string, unknown> {
+  return { ...membershipKey(h.infohash, id), ...prefixIndexKeys(h.infohash, id), entity: 'membership', download_id: id, ...h };
+}
+
+function guardItem(infohash: string, id: string, since: string): Record<string, unknown> {
+  return { ...guardKey(infohash), entity: 'guard', download_id: id, infohash, since };
+}
+
+function fromItem(item: Record<string, unknown>): Download {
+  const { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, revision } = item as unknown as Download;
+  return { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, revision };
+}
+
+/** The guards whose condition failed, with their holder, in transaction (= hash) order. */
+function guardOwners(err: unknown): Array<{ infohash: string; ownerId: string }> {
+  if (!(err instanceof TransactionCancelledError)) return [];
+  return err.reasons.flatMap(({ code, item }) =>
+    code === 'ConditionalCheckFailed' && item?.entity === 'guard'
+      ? [{ infohash: item.infohash as string, ownerId: item.download_id as string }]
+      : [],
+  );
+}
+
+function revisionMoved(err: unknown): boolean {
+  return err instanceof TransactionCancelledError && err.reasons[0]?.code === 'ConditionalCheckFailed';
+}

@@ -1,0 +1,31 @@
+/**
+ * Key design of the downloads table (one place; DESIGN §3, STYLE "ElectroDB").
+ *
+ * item         PK               SK          GSI1 (list)        GSI2 (hash prefix)
+ * download     DL#<id>          META        DL / <id>          -
+ * membership   IH#<hash>        DL#<id>     -                  IHP#<hash[0]> / <hash>#<id>
+ * guard        IH#<hash>        ACTIVE      -                  -
+ *
+ * Access patterns:
+ * - get a download                     GetItem DL#<id>/META
+ * - the active owner of a hash         GetItem IH#<hash>/ACTIVE (a read, never a guard)
+ * - the downloads that ever had a hash Query PK=IH#<hash>, SK begins_with DL#
+ * - list newest first                  Query GSI1 PK=DL, descending (ULIDs sort by time)
+ * - search by hash prefix              Query GSI2 PK=IHP#<first hex>, SK begins_with <prefix>
+ *
+ * Uniqueness of "the active download of a hash" is the guard item, written in
+ * the same transaction as every transition into or out of the active set.
+ */
+
+export const LIST_INDEX = 'GSI1';
+export const PREFIX_INDEX = 'GSI2';
+export const LIST_PARTITION = 'DL';
+
+export const downloadKey = (id: string) => ({ PK: `DL#${id}`, SK: 'META' });
+export const membershipKey = (infohash: string, id: string) => ({ PK: `IH#${infohash}`, SK: `DL#${id}` });
+export const guardKey = (infohash: string) => ({ PK: `IH#${infohash}`, SK: 'ACTIVE' });
+export const infohashPartition = (infohash: string) => `IH#${infohash}`;
+
+export const listIndexKeys = (id: string) => ({ GSI1PK: LIST_PARTITION, GSI1SK: id });
+export const prefixIndexKeys = (infohash: string, id: string) => ({ GSI2PK: prefixShard(infohash), GSI2SK: `${infohash}#${id}` });
+export const prefixShard = (hexPrefix: string) => `IHP#${hexPrefix[0]}`;

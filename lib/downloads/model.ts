@@ -1,0 +1,62 @@
+import type { Infohash } from './infohash';
+
+/** Activity is a function of `state` only (DESIGN §3). */
+export const ACTIVE_STATES = ['queued', 'downloading', 'paused', 'stuck'] as const;
+export const TERMINAL_STATES = ['completed', 'failed', 'cancelled'] as const;
+export type ActiveState = (typeof ACTIVE_STATES)[number];
+export type TerminalState = (typeof TERMINAL_STATES)[number];
+export type DownloadState = ActiveState | TerminalState;
+export const DOWNLOAD_STATES: readonly DownloadState[] = [...ACTIVE_STATES, ...TERMINAL_STATES];
+
+export function isActive(state: DownloadState): state is ActiveState {
+  return (ACTIVE_STATES as readonly string[]).includes(state);
+}
+
+export function isDownloadState(value: unknown): value is DownloadState {
+  return typeof value === 'string' && (DOWNLOAD_STATES as readonly string[]).includes(value);
+}
+
+export interface Download {
+  id: string;
+  state: DownloadState;
+  name: string;
+  magnet?: string;
+  infohashes: Infohash[];
+  created_at: string;
+  updated_at: string;
+  source_added_at?: string;
+  /** Set when a hybrid ingest found this download and another holding the same torrent's other hash. */
+  merged_into?: string;
+  /** Bumped by every write of the download: the CAS token of the store. */
+  revision: number;
+}
+
+export interface NewDownload {
+  state: ActiveState;
+  name: string;
+  magnet?: string;
+  source_added_at?: string;
+}
+
+/** The API's view: no revision, no magnet (it may carry tracker passkeys). */
+export interface DownloadDto {
+  id: string;
+  state: DownloadState;
+  name: string;
+  infohashes: Infohash[];
+  created_at: string;
+  updated_at: string;
+  merged_into?: string;
+}
+
+export function toDto(d: Download): DownloadDto {
+  return {
+    id: d.id,
+    state: d.state,
+    name: d.name,
+    infohashes: d.infohashes.map(({ infohash, kind }) => ({ infohash, kind })),
+    created_at: d.created_at,
+    updated_at: d.updated_at,
+    ...(d.merged_into ? { merged_into: d.merged_into } : {}),
+  };
+}

@@ -1,0 +1,36 @@
+import type { Infohash } from './infohash';
+import type { ActiveState, Download, DownloadState, NewDownload } from './model';
+
+/**
+ * The downloads store. Every write is ONE conditional transaction; names say
+ * the guard they enforce. Reads are for display and matching, never guards.
+ */
+export interface DownloadStore {
+  /** Creates the download unless an active one owns any hash; else dedups onto that owner, appending the hashes it lacks. */
+  createDownloadIfNoActive(input: NewDownload, hashes: Infohash[]): Promise<{ created: boolean; download: Download }>;
+  /** Moves a download into the active set unless ANOTHER active download owns one of its hashes (ActiveExistsError). */
+  activateIfNoOtherActive(id: string, to: ActiveState): Promise<Download>;
+  /** Appends hashes; one owned by another active download is refused (InfohashTakenError). */
+  addInfohashes(id: string, hashes: Infohash[]): Promise<Download>;
+  /** CAS from `from`; refuses terminal → active (InvalidTransitionError). */
+  setDownloadState(id: string, from: DownloadState, to: DownloadState): Promise<Download>;
+  get(id: string): Promise<Download | undefined>;
+  findActiveByInfohash(infohash: string): Promise<Download | undefined>;
+  /** Every download that ever held the hash, newest first. */
+  historyOfInfohash(infohash: string): Promise<Download[]>;
+  list(query: ListQuery): Promise<ListPage>;
+}
+
+export interface ListQuery {
+  /** Hex of 4+ chars: infohash prefix; anything else: case-insensitive name substring. */
+  q?: string;
+  limit: number;
+  /** Opaque: the id after which (older) to continue. */
+  after?: string;
+}
+
+export interface ListPage {
+  items: Download[];
+  /** Id to pass as `after` for the next page; absent on the last page. */
+  next?: string;
+}
