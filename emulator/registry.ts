@@ -1,13 +1,44 @@
-import type { RunningService } from './stack/process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { freePort, httpAnswers } from './stack/ports';
+import { RunningService, startProcess } from './stack/process';
 import type { ServiceContext } from './stack/services';
 
 /**
  * Emulators of the systems around us (scanner, torrent client, brokerage API),
- * started by `npm start` after the resources exist. Each domain adds its own.
+ * started by the stack after the resources exist. Each contributes the
+ * environment the service needs to reach it.
  */
 export interface EmulatorSpec {
   name: string;
-  start(ctx: ServiceContext, env: Record<string, string>): Promise<RunningService>;
+  start(ctx: ServiceContext, env: Record<string, string>): Promise<{ service: RunningService; env: Record<string, string> }>;
 }
 
-export const emulators: EmulatorSpec[] = [];
+/** Runs a TypeScript entry point of emulator/ as its own process. */
+export function tsProcess(ctx: ServiceContext, name: string, entry: string, env: Record<string, string>, url: string, ready: () => Promise<boolean>) {
+  return startProcess({
+    name,
+    command: process.execPath,
+    args: [require.resolve('tsx/cli'), path.join(__dirname, entry)],
+    env: { ...process.env, ...env },
+    logFile: path.join(ctx.logDir, `${name}.log`),
+    url,
+    ready,
+  });
+}
+
+const qbittorrent: EmulatorSpec = {
+  name: 'qbittorrent',
+  async start(ctx) {
+    const port = await freePort(8080);
+    const url = `http://127.0.0.1:${port}`;
+    // A fresh password per run: nothing in the repo or the logs is a usable credential.
+    const env = { TORRENT_CLIENT_URL: url, TORRENT_CLIENT_USERNAME: 'admin', TORRENT_CLIENT_PASSWORD: randomBytes(12).toString('hex') };
+    const service = await tsProcess(ctx, 'qbittorrent-emulator', 'qbittorrent/main.ts', { ...env, PORT: String(port) }, url, () =>
+      httpAnswers(`${url}/emulator/torrents`),
+    );
+    return { service, env };
+  },
+};
+
+export const emulators: EmulatorSpec[] = [qbittorrent];

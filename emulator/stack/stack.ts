@@ -92,12 +92,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     if (failed) throw failed.reason;
     const definition = (results[0] as PromiseFulfilledResult<ServiceDefinition>).value;
 
-    const env = { ...baseEnv, ...definition.provider.environment, NATS_URL: endpoints.nats };
+    const env: Record<string, string> = { ...baseEnv, ...definition.provider.environment, NATS_URL: endpoints.nats };
     const bootstrap = await bootstrapResources(definition, env);
     say(`resources: ${bootstrap.created.length} created, ${bootstrap.existing.length} already there`);
 
     if (options.emulators ?? true) {
-      for (const emulator of emulators) await started(emulator.start(ctx, env));
+      for (const emulator of emulators) {
+        const { service, env: contributed } = await emulator.start(ctx, env);
+        services.push(service);
+        Object.assign(env, contributed);
+      }
     }
     if (options.offline ?? true) {
       const esbuildWork = path.relative(options.root, path.join(options.stateDir, 'esbuild'));

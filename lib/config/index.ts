@@ -51,6 +51,28 @@ export function loadConfig(env: Env = process.env): Config {
   return config;
 }
 
+/** The torrent client the downloads domain drives (qBittorrent Web API v2). */
+export interface TorrentClientConfig {
+  url: string;
+  username: string;
+  password: string;
+  timeoutMs: number;
+}
+
+// Loaded apart from Config: only the downloads functions need it, and a
+// missing password must not take the healthcheck or the scan gateway down.
+export function loadTorrentClientConfig(env: Env = process.env): TorrentClientConfig {
+  const r = new EnvReader(env);
+  const config: TorrentClientConfig = {
+    url: r.url('TORRENT_CLIENT_URL', ['http', 'https']),
+    username: r.string('TORRENT_CLIENT_USERNAME', { default: 'admin' }),
+    password: r.string('TORRENT_CLIENT_PASSWORD'),
+    timeoutMs: r.int('TORRENT_CLIENT_TIMEOUT_MS', { default: 5000, min: 100, max: 60000 }),
+  };
+  r.done();
+  return config;
+}
+
 let cached: Config | undefined;
 
 /** The process's config, loaded once (Lambda containers are reused across invocations). */

@@ -1,0 +1,68 @@
+import { MAX_INFOHASHES } from '../../lib/downloads/infohash';
+import { MAX_MAGNET_LENGTH } from '../../lib/downloads/magnet';
+import { DOWNLOAD_STATES, DownloadState } from '../../lib/downloads/model';
+import type { IngestRequest, ListRequest } from '../../lib/downloads/service';
+import { ErrorCode, HttpError } from '../../lib/http/errors';
+import { validator } from '../../lib/http/request';
+
+/** Request contracts of the downloads API: unknown fields are refused, every string and list is bounded. */
+
+const infohashList = {
+  type: 'array',
+  minItems: 1,
+  maxItems: MAX_INFOHASHES,
+  items: { type: 'string', minLength: 1, maxLength: 128 },
+};
+
+export const parseIngest = validator<IngestRequest>({
+  type: 'object',
+  oneOf: [
+    {
+      type: 'object',
+      properties: { magnet: { type: 'string', minLength: 1, maxLength: MAX_MAGNET_LENGTH } },
+      required: ['magnet'],
+      additionalProperties: false,
+    },
+    {
+      type: 'object',
+      properties: { infohashes: infohashList, name: { type: 'string', maxLength: 1024 } },
+      required: ['infohashes'],
+      additionalProperties: false,
+    },
+  ],
+});
+
+export const parseStateChange = validator<{ state: DownloadState }>({
+  type: 'object',
+  properties: { state: { type: 'string', enum: [...DOWNLOAD_STATES] } },
+  required: ['state'],
+  additionalProperties: false,
+});
+
+export const parseAddInfohashes = validator<{ infohashes: string[] }>({
+  type: 'object',
+  properties: { infohashes: infohashList },
+  required: ['infohashes'],
+  additionalProperties: false,
+});
+
+export const MAX_LIST_LIMIT = 100;
+
+const parseListShape = validator<{ q?: string; limit?: string; cursor?: string }>({
+  type: 'object',
+  properties: {
+    q: { type: 'string', maxLength: 128 },
+    limit: { type: 'string', pattern: '^[0-9]{1,3}$' },
+    cursor: { type: 'string', maxLength: 256 },
+  },
+  additionalProperties: false,
+});
+
+export function parseListQuery(query: Record<string, string | undefined> | undefined): ListRequest {
+  const shaped = parseListShape(query ?? {});
+  const limit = shaped.limit === undefined ? 20 : Number(shaped.limit);
+  if (limit < 1 || limit > MAX_LIST_LIMIT) {
+    throw new HttpError(400, ErrorCode.INVALID_REQUEST, `limit must be between 1 and ${MAX_LIST_LIMIT}`, { limit: MAX_LIST_LIMIT });
+  }
+  return { q: shaped.q || undefined, limit, cursor: shaped.cursor || undefined };
+}

@@ -1,0 +1,134 @@
+import { isId } from '../ident';
+import type { Logger } from '../log';
+import type { TorrentClient } from '../torrents/client';
+import { InvalidTransitionError, DownloadNotFoundError } from './errors';
+import { Infohash, parseInfohashes } from './infohash';
+import { formatMagnet, parseMagnet } from './magnet';
+import { Download, DownloadState, isActive } from './model';
+import type { DownloadStore, ListPage } from './store';
+
+/**
+ * Use cases of the downloads API over the store and the torrent client.
+ * Input here is already shaped by the request schemas; values (magnets,
+ * hashes, states) are parsed here, where their meaning lives.
+ */
+
+export interface DownloadsDeps {
+  store: DownloadStore;
+  torrents: TorrentClient;
+  log: Logger;
+}
+
+export type IngestRequest = { magnet: string } | { infohashes: string[]; name?: string };
+
+/** States a retry starts from: a download that failed, was cancelled, or is stuck. */
+const RETRYABLE: readonly DownloadState[] = ['failed', 'cancelled', 'stuck'];
+
+export async function ingest(deps: DownloadsDeps, request: IngestRequest): Promise<{ created: boolean; download: Download }> {
+  const { hashes, name, magnet } = describeRequest(request);
+  const result = await deps.store.createDownloadIfNoActive({ state: 'queued', name, magnet }, hashes);
+  const log = deps.log.child({ download_id: result.download.id, infohash: result.download.infohashes[0].infohash });
+  if (!result.created) {
+    log.info('download_deduplicated', { infohashes: result.download.infohashes.length });
+    return result;
+  }
+  log.info('download_created', { name });
+  // Hand it to the client now; if the client is down, the download is `stuck`
+  // (active, retryable) rather than queued forever or lost.
+  try {
+    await deps.torrents.add(magnet ?? formatMagnet(hashes, name));
+    return result;
+  } catch (err) {
+    log.warn('torrent_add_failed', { err });
+    const stuck = await deps.store.setDownloadState(result.download.id, 'queued', 'stuck').catch(() => result.download);
+    return { created: true, download: stuck };
+  }
+}
+
+/** Activate first (the guard decides), then add to the client; on failure roll the state back. */
+export async function retry(deps: DownloadsDeps, id: string): Promise<Download> {
+  const before = await mustGet(deps.store, id);
+  if (!RETRYABLE.includes(before.state)) {
+    throw new InvalidTransitionError(id, before.state, 'queued', `only ${RETRYABLE.join(', ')} downloads can be retried`);
+  }
+  const activated = await deps.store.activateIfNoOtherActive(id, 'queued');
+  const log = deps.log.child({ download_id: id, infohash: before.infohashes[0]?.infohash });
+  try {
+    await deps.torrents.add(before.magnet ?? formatMagnet(before.infohashes, before.name));
+    log.info('download_retried', { from: before.state });
+    return activated;
+  } catch (err) {
+    log.warn('download_retry_rolled_back', { from: before.state, err });
+    await deps.store.setDownloadState(id, 'queued', before.state).catch((rollbackErr) => {
+      // Someone moved it meanwhile (the poll saw the torrent): their state stands.
+      log.warn('download_retry_rollback_skipped', { err: rollbackErr });
+    });
+    throw err;
+  }
+}
+
+export async function changeState(deps: DownloadsDeps, id: string, to: DownloadState): Promise<Download> {
+  const current = await mustGet(deps.store, id);
+  if (!isActive(current.state) && isActive(to)) {
+    throw new InvalidTransitionError(id, current.state, to, 'use POST /downloads/{id}/retry to restart a finished download');
+  }
+  const next = await deps.store.setDownloadState(id, current.state, to);
+  deps.log.info('download_state_changed', { download_id: id, from: current.state, to });
+  return next;
+}
+
+export async function addHashes(deps: DownloadsDeps, id: string, inputs: string[]): Promise<Download> {
+  const download = await deps.store.addInfohashes(id, parseInfohashes(inputs));
+  deps.log.info('download_infohashes_added', { download_id: id, infohashes: download.infohashes.length });
+  return download;
+}
+
+export async function getDownload(deps: Pick<DownloadsDeps, 'store'>, id: string): Promise<Download> {
+  return mustGet(deps.store, id);
+}
+
+export interface ListRequest {
+  q?: string;
+  limit: number;
+  cursor?: string;
+}
+
+export async function listDownloads(deps: Pick<DownloadsDeps, 'store'>, request: ListRequest): Promise<{ items: Download[]; cursor?: string }> {
+  const page: ListPage = await deps.store.list({ q: request.q, limit: request.limit, after: request.cursor ? decodeCursor(request.cursor) : undefined });
+  return { items: page.items, cursor: page.next ? encodeCursor(page.next) : undefined };
+}
+
+export class InvalidCursorError extends Error {
+  readonly code = 'INVALID_CURSOR';
+  constructor() {
+    super('cursor is not one this API issued');
+    this.name = 'InvalidCursorError';
+  }
+}
+
+/** Cursors are opaque to clients and carry only an id: no key of ours is ever taken from outside. */
+export function encodeCursor(afterId: string): string {
+  return Buffer.from(`v1:${afterId}`).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): string {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const id = text.startsWith('v1:') ? text.slice(3) : '';
+  if (!isId(id)) throw new InvalidCursorError();
+  return id;
+}
+
+function describeRequest(request: IngestRequest): { hashes: Infohash[]; name: string; magnet?: string } {
+  if ('magnet' in request) {
+    const magnet = parseMagnet(request.magnet);
+    return { hashes: magnet.infohashes, name: magnet.name ?? magnet.infohashes[0].infohash, magnet: request.magnet };
+  }
+  const hashes = parseInfohashes(request.infohashes);
+  return { hashes, name: request.name?.trim() || hashes[0].infohash };
+}
+
+async function mustGet(store: DownloadStore, id: string): Promise<Download> {
+  const download = await store.get(id);
+  if (!download) throw new DownloadNotFoundError(id);
+  return download;
+}

@@ -1,0 +1,35 @@
+import type { DownloadState } from '../downloads/model';
+
+/**
+ * qBittorrent torrent states → ours. An error in the client is `stuck`
+ * (active, retryable), never a silent terminal `failed`; a torrent that is
+ * seeding has finished downloading. Unknown states map to nothing: the
+ * download keeps its state and the poll logs the state it did not know.
+ */
+const MAP: Record<string, DownloadState> = {
+  queuedDL: 'queued',
+  checkingResumeData: 'queued',
+  allocating: 'downloading',
+  downloading: 'downloading',
+  metaDL: 'downloading',
+  forcedMetaDL: 'downloading',
+  forcedDL: 'downloading',
+  checkingDL: 'downloading',
+  moving: 'downloading',
+  pausedDL: 'paused',
+  stoppedDL: 'paused',
+  stalledDL: 'stuck',
+  error: 'stuck',
+  missingFiles: 'stuck',
+  uploading: 'completed',
+  stalledUP: 'completed',
+  pausedUP: 'completed',
+  stoppedUP: 'completed',
+  queuedUP: 'completed',
+  forcedUP: 'completed',
+  checkingUP: 'completed',
+};
+
+export function mapClientState(state: string): DownloadState | undefined {
+  return Object.prototype.hasOwnProperty.call(MAP, state) ? MAP[state] : undefined;
+}

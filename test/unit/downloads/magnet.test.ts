@@ -1,0 +1,106 @@
+import fc from 'fast-check';
+import { InvalidInfohashError, kindOf, parseInfohash, parseInfohashes } from '../../../lib/downloads/infohash';
+import { formatMagnet, InvalidMagnetError, MAX_MAGNET_LENGTH, parseMagnet } from '../../../lib/downloads/magnet';
+
+const hex = (bytes: number) => fc.uint8Array({ minLength: bytes, maxLength: bytes }).map((a) => Buffer.from(a).toString('hex'));
+const V1 = 'c12fe1c06bba254a9dc9f519b335aa7c1367a88a';
+const V2 = 'd8dd32ac93357c368556af3ac1d95c9d76bd0dff6fa9833ecdac3d53134efabb';
+
+describe('parseInfohash', () => {
+  it('derives the kind from the length and lowercases', () => {
+    fc.assert(
+      fc.property(fc.oneof(hex(20), hex(32)), (h) => {
+        expect(parseInfohash(h.toUpperCase())).toEqual({ infohash: h, kind: h.length === 40 ? 'v1' : 'v2' });
+      }),
+    );
+  });
+
+  it('converts a 32-char base32 v1 hash to hex', () => {
+    // base32 of the 20 bytes c12fe1c0... (RFC 4648)
+    const b32 = Buffer.from(V1, 'hex');
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+    let bits = '';
+    for (const byte of b32) bits += byte.toString(2).padStart(8, '0');
+    const encoded = bits.match(/.{5}/g)!.map((b) => alphabet[parseInt(b, 2)]).join('');
+    expect(parseInfohash(encoded)).toEqual({ infohash: V1, kind: 'v1' });
+  });
+
+  it('rejects anything that is not 40/64 hex or 32 base32', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 80 }), (s) => {
+        const ok = /^[0-9a-f]{40}$|^[0-9a-f]{64}$/i.test(s) || /^[A-Z2-7]{32}$/i.test(s);
+        if (!ok) expect(() => parseInfohash(s)).toThrow(InvalidInfohashError);
+      }),
+      { numRuns: 3000 },
+    );
+    expect(kindOf('a'.repeat(48))).toBeUndefined();
+    expect(() => parseInfohash(42)).toThrow(InvalidInfohashError);
+  });
+
+  it('parses a list: dedups, v1 before v2, bounded', () => {
+    expect(parseInfohashes([V2, V1.toUpperCase(), V1])).toEqual([
+      { infohash: V1, kind: 'v1' },
+      { infohash: V2, kind: 'v2' },
+    ]);
+    expect(() => parseInfohashes([])).toThrow(InvalidInfohashError);
+    expect(() => parseInfohashes(Array(17).fill(V1))).toThrow(/at most 16/);
+  });
+});
+
+describe('parseMagnet', () => {
+  it('reads a hybrid link: v1 first, v2 from the sha2-256 multihash, name and trackers', () => {
+    const uri = `magnet:?xt=urn:btmh:1220${V2}&xt=urn:btih:${V1.toUpperCase()}&dn=Big+Buck%20Bunny&tr=udp%3A%2F%2Ft.example%3A80&tr=http://t2`;
+    expect(parseMagnet(uri)).toEqual({
+      infohashes: [
+        { infohash: V1, kind: 'v1' },
+        { infohash: V2, kind: 'v2' },
+      ],
+      name: 'Big Buck Bunny',
+      trackers: ['udp://t.example:80', 'http://t2'],
+    });
+  });
+
+  it('round-trips through formatMagnet for any v1/v2/hybrid set', () => {
+    fc.assert(
+      fc.property(fc.option(hex(20), { nil: undefined }), fc.option(hex(32), { nil: undefined }), fc.string({ maxLength: 50 }), (a, b, name) => {
+        const hashes = [a, b].filter((h): h is string => !!h).map(parseInfohash);
+        if (hashes.length === 0) return;
+        const parsed = parseMagnet(formatMagnet(hashes, name));
+        expect(parsed.infohashes).toEqual(hashes);
+        expect(parsed.name).toBe(name.trim() || undefined);
+      }),
+    );
+  });
+
+  it.each([
+    ['not a string', 12],
+    ['no scheme', `xt=urn:btih:${V1}`],
+    ['http URL', `https://example.com/?xt=urn:btih:${V1}`],
+    ['no xt', 'magnet:?dn=name'],
+    ['only a foreign urn', 'magnet:?xt=urn:ed2k:31D6CFE0D16AE931B73C59D7E0C089C0'],
+    ['bad v1 hex', `magnet:?xt=urn:btih:${'z'.repeat(40)}`],
+    ['v1 too short', `magnet:?xt=urn:btih:${V1.slice(1)}`],
+    ['v2 in btih', `magnet:?xt=urn:btih:${V2}`],
+    ['wrong multihash prefix', `magnet:?xt=urn:btmh:1114${V2}`],
+    ['truncated multihash', `magnet:?xt=urn:btmh:1220${V2.slice(2)}`],
+    ['two v1 hashes', `magnet:?xt=urn:btih:${V1}&xt=urn:btih:${'a'.repeat(40)}`],
+    ['bad percent-encoding', `magnet:?xt=urn:btih:${V1}&dn=%E0%A4%A`],
+    ['oversize', `magnet:?xt=urn:btih:${V1}&dn=${'a'.repeat(MAX_MAGNET_LENGTH)}`],
+    ['too many trackers', `magnet:?xt=urn:btih:${V1}${'&tr=http://t'.repeat(65)}`],
+  ])('rejects %s with a typed error', (_name, uri) => {
+    expect(() => parseMagnet(uri)).toThrow(InvalidMagnetError);
+  });
+
+  it('never throws anything but InvalidMagnetError on arbitrary input', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.string().map((s) => `magnet:?${s}`), fc.string().map((s) => `magnet:?xt=urn:btih:${s}`)), (s) => {
+        try {
+          parseMagnet(s);
+        } catch (err) {
+          expect(err).toBeInstanceOf(InvalidMagnetError);
+        }
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
