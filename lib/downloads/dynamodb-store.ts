@@ -243,11 +243,12 @@ export class DynamoDownloadStore implements DownloadStore {
       );
       budget -= page.ScannedCount ?? 0;
       for (const item of page.Items ?? []) {
-        if (items.length < query.limit) items.push(fromItem(item));
+        // More matches than fit: resume right after the last one returned.
+        if (items.length === query.limit) return { items, next: items[items.length - 1].id };
+        items.push(fromItem(item));
       }
       if (!page.LastEvaluatedKey) return { items };
       startKey = page.LastEvaluatedKey as typeof startKey;
-      if (items.length === query.limit) break;
     }
     // Resume after the last item returned, or, when the budget ran out first, after the last item read.
     const next = items.length === query.limit ? items[items.length - 1].id : (startKey!.GSI1SK as string);
