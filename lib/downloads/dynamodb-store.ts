@@ -1,6 +1,6 @@
 import { BatchGetCommand, BatchGetCommandOutput, DynamoDBDocumentClient, GetCommand, QueryCommand, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { newId } from '../ident';
-import { TransactionCancelledError, transactWrite, TransactItem } from '../aws/transact';
+import { TransactionCancelledError, TransactionConflictError, transactWrite, TransactItem } from '../aws/transact';
 import { ActiveExistsError, DownloadNotFoundError, InfohashTakenError, InvalidTransitionError, TooManyInfohashesError } from './errors';
 import { Infohash, MAX_INFOHASHES, sortHashes } from './infohash';
 import {
@@ -74,13 +74,12 @@ export class DynamoDownloadStore implements DownloadStore {
         }
       }
     }
-    throw new Error('createDownloadIfNoActive: too many concurrent changes, giving up');
+    throw new TransactionConflictError(MAX_CAS_TURNS);
   }
 
   async activateIfNoOtherActive(id: string, to: ActiveState): Promise<Download> {
     if (!isActive(to)) throw new RangeError(`activate needs an active state, not ${to}`);
-    for (let turn = 0; turn < MAX_CAS_TURNS; turn++) {
-      const current = await this.mustGet(id);
+    return this.cas(id, async (current) => {
       const at = this.now().toISOString();
       const next: Download = { ...current, state: to, updated_at: at, revision: current.revision + 1 };
       try {
@@ -91,14 +90,12 @@ export class DynamoDownloadStore implements DownloadStore {
             this.put(guardItem(h.infohash, id, at), 'attribute_not_exists(PK) OR download_id = :self', { ':self': id }),
           ),
         ]);
-        return next;
       } catch (err) {
         const owner = guardOwners(err)[0];
-        if (owner) throw new ActiveExistsError(owner.infohash, owner.ownerId);
-        if (!revisionMoved(err)) throw err;
+        throw owner ? new ActiveExistsError(owner.infohash, owner.ownerId) : err;
       }
-    }
-    throw new Error(`activateIfNoOtherActive ${id}: too many concurrent changes`);
+      return next;
+    });
   }
 
   addInfohashes(id: string, hashes: Infohash[]): Promise<Download> {
@@ -106,8 +103,7 @@ export class DynamoDownloadStore implements DownloadStore {
   }
 
   private async appendHashes(id: string, hashes: Infohash[], opts: { requireActive: boolean }): Promise<Download> {
-    for (let turn = 0; turn < MAX_CAS_TURNS; turn++) {
-      const current = await this.mustGet(id);
+    return this.cas(id, async (current) => {
       if (opts.requireActive && !isActive(current.state)) throw new OwnerNotActive();
       const held = new Set(current.infohashes.map((h) => h.infohash));
       const missing = sortHashes(hashes).filter((h) => !held.has(h.infohash));
@@ -125,47 +121,53 @@ export class DynamoDownloadStore implements DownloadStore {
             ...(active ? [this.put(guardItem(h.infohash, id, at), 'attribute_not_exists(PK) OR download_id = :self', { ':self': id })] : []),
           ]),
         ]);
-        return next;
       } catch (err) {
         const owner = guardOwners(err)[0];
-        if (owner) throw new InfohashTakenError(owner.infohash, owner.ownerId);
-        if (!revisionMoved(err)) throw err;
+        throw owner ? new InfohashTakenError(owner.infohash, owner.ownerId) : err;
       }
-    }
-    throw new Error(`addInfohashes ${id}: too many concurrent changes`);
+      return next;
+    });
   }
 
   async setDownloadState(id: string, from: DownloadState, to: DownloadState): Promise<Download> {
     if (!isActive(from) && isActive(to)) {
       throw new InvalidTransitionError(id, from, to, 'a finished download becomes active again only through retry');
     }
-    for (let turn = 0; turn < MAX_CAS_TURNS; turn++) {
-      const current = await this.mustGet(id);
+    return this.cas(id, async (current) => {
       if (current.state !== from) throw new InvalidTransitionError(id, current.state, to, `the download is ${current.state}, not ${from}`);
       if (from === to) return current;
       if (!isActive(from)) throw new InvalidTransitionError(id, from, to, 'a finished download stays finished');
 
       const at = this.now().toISOString();
       const next: Download = { ...current, state: to, updated_at: at, revision: current.revision + 1 };
-      const leaving = !isActive(to);
+      await transactWrite(this.documents, [
+        this.casUpdate(next, current.revision),
+        // Leaving the active set releases exactly our own guards.
+        ...(isActive(to)
+          ? []
+          : current.infohashes.map(
+              (h): TransactItem => ({
+                Delete: { TableName: this.table, Key: guardKey(h.infohash), ConditionExpression: 'download_id = :self', ExpressionAttributeValues: { ':self': id } },
+              }),
+            )),
+      ]);
+      return next;
+    });
+  }
+
+  /**
+   * Read-modify-CAS: `attempt` writes conditioned on the revision it was given;
+   * when another writer moved the revision first, re-read and go again.
+   */
+  private async cas<T>(id: string, attempt: (current: Download) => Promise<T>): Promise<T> {
+    for (let turn = 1; turn <= MAX_CAS_TURNS; turn++) {
       try {
-        await transactWrite(this.documents, [
-          this.casUpdate(next, current.revision),
-          // Leaving the active set releases exactly our own guards.
-          ...(leaving
-            ? current.infohashes.map(
-                (h): TransactItem => ({
-                  Delete: { TableName: this.table, Key: guardKey(h.infohash), ConditionExpression: 'download_id = :self', ExpressionAttributeValues: { ':self': id } },
-                }),
-              )
-            : []),
-        ]);
-        return next;
+        return await attempt(await this.mustGet(id));
       } catch (err) {
         if (!revisionMoved(err)) throw err;
       }
     }
-    throw new Error(`setDownloadState ${id}: too many concurrent changes`);
+    throw new TransactionConflictError(MAX_CAS_TURNS);
   }
 
   /**
