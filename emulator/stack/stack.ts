@@ -29,7 +29,8 @@ export interface StackOptions {
   httpPort?: number;
   lambdaPort?: number;
   external?: { dynamodb?: string; s3?: string; nats?: string };
-  dynamodbDataDir?: string;
+  /** Keep DynamoDB's and S3's data here across runs; by default both start empty. */
+  dataDir?: string;
   offline?: boolean;
   emulators?: boolean;
   say?: (line: string) => void;
@@ -80,11 +81,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     };
 
     const started = (p: Promise<RunningService>) => p.then((s) => (services.push(s), s));
-    const s3Dir = path.join(options.stateDir, 's3');
+    const s3Dir = options.dataDir ? path.join(options.dataDir, 's3') : path.join(options.stateDir, 's3');
+    if (!options.dataDir) fs.rmSync(s3Dir, { recursive: true, force: true });
     fs.mkdirSync(s3Dir, { recursive: true });
+    const dynamodbDir = options.dataDir ? path.join(options.dataDir, 'dynamodb') : undefined;
+    if (dynamodbDir) fs.mkdirSync(dynamodbDir, { recursive: true });
     const results = await Promise.allSettled([
       loadServiceDefinition(options.root, { ...process.env, ...baseEnv }, stage),
-      ext.dynamodb ? undefined : started(startDynamoDbLocal(ctx, dynamodbPort, options.dynamodbDataDir)),
+      ext.dynamodb ? undefined : started(startDynamoDbLocal(ctx, dynamodbPort, dynamodbDir)),
       ext.s3 ? undefined : started(startS3Emulator(ctx, s3Port, s3Dir)),
       ext.nats ? undefined : started(startNatsServer(ctx, natsPort)),
     ]);

@@ -5,7 +5,7 @@ import { startStack, Stack } from './stack';
 /**
  * `npm start`: the whole service on the embedded stack, no Docker, no cloud.
  *   STACK=localstack npm start   uses LocalStack (localstack/docker-compose.yml)
- *   DYNAMODB_DATA_DIR=dir        keeps DynamoDB Local's data across runs
+ *   STACK_DATA_DIR=dir           keeps DynamoDB's and S3's data across runs (default: both start empty)
  * Writes .stack/env (the endpoints, for other terminals) and stops everything
  * it started on Ctrl-C.
  */
@@ -44,7 +44,7 @@ async function main() {
     external: localstack
       ? { dynamodb: edge, s3: edge, nats: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' }
       : { nats: process.env.NATS_URL },
-    dynamodbDataDir: process.env.DYNAMODB_DATA_DIR,
+    dataDir: process.env.STACK_DATA_DIR ? path.resolve(process.env.STACK_DATA_DIR) : undefined,
     say,
   });
   if (stopping) return;
