@@ -104,3 +104,21 @@ describe('parseMagnet', () => {
     );
   });
 });
+
+describe('fixtures/magnets.json', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const fixtures = require('../../../fixtures/magnets.json') as {
+    valid: Array<{ what: string; magnet: string; infohashes: unknown[]; name?: string }>;
+    invalid: Array<{ what: string; magnet: string }>;
+  };
+
+  it.each(fixtures.valid.map((f) => [f.what, f] as const))('parses: %s', (_what, f) => {
+    const parsed = parseMagnet(f.magnet);
+    expect(parsed.infohashes).toEqual(f.infohashes);
+    expect(parsed.name).toBe(f.name);
+  });
+
+  it.each(fixtures.invalid.map((f) => [f.what, f.magnet] as const))('refuses: %s', (_what, magnet) => {
+    expect(() => parseMagnet(magnet)).toThrow(InvalidMagnetError);
+  });
+});
