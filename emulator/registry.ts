@@ -41,4 +41,14 @@ const qbittorrent: EmulatorSpec = {
   },
 };
 
-export const emulators: EmulatorSpec[] = [qbittorrent];
+const brokerage: EmulatorSpec = {
+  name: 'brokerage',
+  async start(ctx) {
+    const port = await freePort(8090);
+    const url = `http://127.0.0.1:${port}`;
+    const service = await tsProcess(ctx, 'brokerage-emulator', 'brokerage/main.ts', { PORT: String(port) }, url, () => httpAnswers(`${url}/emulator/faults`));
+    return { service, env: { BROKERAGE_API_URL: url } };
+  },
+};
+
+export const emulators: EmulatorSpec[] = [qbittorrent, brokerage];

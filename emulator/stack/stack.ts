@@ -108,6 +108,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       }
     }
     if (options.offline ?? true) {
+      // Async step invocations go through offline's Lambda endpoint, as InvokeCommand would on AWS.
+      env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${options.lambdaPort ?? 3002}`;
       const esbuildWork = path.relative(options.root, path.join(options.stateDir, 'esbuild'));
       await started(
         startOffline(ctx, {

@@ -15,7 +15,7 @@ export interface Config {
   stage: string;
   region: string;
   endpoints: { dynamodb?: string; s3?: string };
-  tables: { downloads: string };
+  tables: { downloads: string; sync: string };
   buckets: { files: string };
   nats: { servers: string[] };
   health: { probeTimeoutMs: number };
@@ -36,6 +36,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     tables: {
       downloads: r.string('TABLE_DOWNLOADS', { pattern: NAME, hint: 'a DynamoDB table name' }),
+      sync: r.string('TABLE_SYNC', { pattern: NAME, hint: 'a DynamoDB table name' }),
     },
     buckets: {
       files: r.string('BUCKET_FILES', { pattern: BUCKET, hint: 'an S3 bucket name' }),
@@ -68,6 +69,28 @@ export function loadTorrentClientConfig(env: Env = process.env): TorrentClientCo
     username: r.string('TORRENT_CLIENT_USERNAME', { default: 'admin' }),
     password: r.string('TORRENT_CLIENT_PASSWORD'),
     timeoutMs: r.int('TORRENT_CLIENT_TIMEOUT_MS', { default: 5000, min: 100, max: 60000 }),
+  };
+  r.done();
+  return config;
+}
+
+/** The hourly sync's settings (sync functions only). */
+export interface SyncConfig {
+  brokerageUrl: string;
+  stepFunction: string;
+  /** How long the attempt waits for a step before it counts as DEADLINE (15 min; shorter only in tests). */
+  waitBoundMs: number;
+  /** A step's own bound, below its Lambda timeout so its finish is always written. */
+  stepTimeoutMs: number;
+}
+
+export function loadSyncConfig(env: Env = process.env): SyncConfig {
+  const r = new EnvReader(env);
+  const config: SyncConfig = {
+    brokerageUrl: r.url('BROKERAGE_API_URL', ['http', 'https']),
+    stepFunction: r.string('SYNC_STEP_FUNCTION', { pattern: /^[A-Za-z0-9_-]{1,140}$/, hint: 'a Lambda function name' }),
+    waitBoundMs: r.int('WORK_WAIT_BOUND_MS', { default: 15 * 60 * 1000, min: 100, max: 24 * 60 * 60 * 1000 }),
+    stepTimeoutMs: r.int('SYNC_STEP_TIMEOUT_MS', { default: 25_000, min: 100, max: 14 * 60 * 1000 }),
   };
   r.done();
   return config;

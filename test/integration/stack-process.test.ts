@@ -50,14 +50,15 @@ describe('startProcess', () => {
     });
     const child = Number(fs.readFileSync(pidFile, 'utf8'));
     await service.stop();
+    // Dead = gone from /proc, or a zombie waiting for init to reap it (it runs nothing).
     const alive = (pid: number) => {
       try {
-        process.kill(pid, 0);
-        return true;
+        return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
       } catch {
         return false;
       }
     };
+    for (let i = 0; i < 40 && (alive(service.pid) || alive(child)); i++) await new Promise((r) => setTimeout(r, 50));
     expect(alive(service.pid)).toBe(false);
     expect(alive(child)).toBe(false);
   });

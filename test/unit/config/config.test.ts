@@ -2,6 +2,7 @@ import { ConfigError, loadConfig } from '../../../lib/config';
 
 const valid = {
   TABLE_DOWNLOADS: 'svc-dev-downloads',
+  TABLE_SYNC: 'svc-dev-sync',
   BUCKET_FILES: 'svc-dev-files',
   NATS_URL: 'nats://127.0.0.1:4222',
 };
@@ -22,7 +23,7 @@ describe('loadConfig', () => {
     expect(cfg).toMatchObject({
       stage: 'dev',
       region: 'us-east-1',
-      tables: { downloads: 'svc-dev-downloads' },
+      tables: { downloads: 'svc-dev-downloads', sync: 'svc-dev-sync' },
       buckets: { files: 'svc-dev-files' },
       nats: { servers: ['nats://127.0.0.1:4222'] },
       health: { probeTimeoutMs: 2000 },
@@ -62,7 +63,7 @@ describe('loadConfig', () => {
   it('lists every bad variable in one error', () => {
     const found = problems({ NATS_URL: 'x', HEALTH_PROBE_TIMEOUT_MS: 'y' });
     expect(found.map((p) => p.split(' ')[0]).sort()).toEqual(
-      ['BUCKET_FILES', 'HEALTH_PROBE_TIMEOUT_MS', 'NATS_URL', 'TABLE_DOWNLOADS'].sort(),
+      ['BUCKET_FILES', 'HEALTH_PROBE_TIMEOUT_MS', 'NATS_URL', 'TABLE_DOWNLOADS', 'TABLE_SYNC'].sort(),
     );
   });
 });

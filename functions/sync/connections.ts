@@ -1,0 +1,15 @@
+import { parseId } from '../../lib/ident';
+import { httpHandler } from '../../lib/http/handler';
+import { jsonBody } from '../../lib/http/request';
+import { json } from '../../lib/http/response';
+import { log, syncDeps } from './deps';
+import { parseConnection } from './requests';
+
+/** POST /sync/connections {user_id, token} → 201 {user_id, created_at}; the token is never returned. */
+export const handler = httpHandler(log, async (event) => {
+  const body = parseConnection(jsonBody(event));
+  const user = parseId(body.user_id);
+  const connection = await syncDeps().store.putConnection(user, body.token, new Date());
+  log.info('sync_connection_saved', { user_id: user });
+  return json(201, connection);
+});

@@ -1,0 +1,20 @@
+import middy from '@middy/core';
+import { isId } from '../../lib/ident';
+import { isSection } from '../../lib/sync/model';
+import { runStep, StepInput } from '../../lib/sync/step';
+import { log, syncDeps } from './deps';
+
+/** Async invocation by the tick: one section of one attempt. */
+export const handler = middy().handler(async (event: unknown) => {
+  if (!isStepInput(event)) {
+    log.error('sync_step_bad_input', { event: JSON.stringify(event).slice(0, 500) });
+    return 'rejected';
+  }
+  const { store, settings } = syncDeps();
+  return runStep({ store, brokerageUrl: settings.brokerageUrl, timeoutMs: settings.stepTimeoutMs, now: Date.now, log }, event);
+});
+
+function isStepInput(value: unknown): value is StepInput {
+  const v = value as Partial<StepInput> | null;
+  return !!v && isId(v.user_id) && isId(v.attempt_id) && isId(v.step_id) && isSection(v.section);
+}

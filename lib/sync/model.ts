@@ -1,0 +1,71 @@
+/**
+ * Hourly sync (DESIGN §5). An attempt walks the mandatory sections of one
+ * user's brokerage connection; each section is a step with a durable row.
+ * The outcome is DERIVED from those rows, never reported by anyone.
+ */
+
+export const ACCESS_SECTION = 'access.local';
+export const MANDATORY_SECTIONS = ['portfolio', 'operations', 'events.refresh', 'catalog.enrichment'] as const;
+export type Section = (typeof MANDATORY_SECTIONS)[number];
+
+export function isSection(value: unknown): value is Section {
+  return typeof value === 'string' && (MANDATORY_SECTIONS as readonly string[]).includes(value);
+}
+
+export type AttemptState = 'running' | 'succeeded' | 'partial' | 'failed';
+export type StepState = 'running' | 'succeeded' | 'failed';
+
+/** Every code an attempt or a step can carry; precedence of attempt codes is in outcome.ts. */
+export const SyncErrorCode = {
+  INTERRUPTED: 'INTERRUPTED',
+  DEADLINE: 'DEADLINE',
+  DISPATCH_FAILED: 'DISPATCH_FAILED',
+  ACCESS_DENIED: 'ACCESS_DENIED',
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  UPSTREAM_ERROR: 'UPSTREAM_ERROR',
+  STEP_TIMEOUT: 'STEP_TIMEOUT',
+  INTERNAL: 'INTERNAL',
+} as const;
+export type SyncErrorCode = (typeof SyncErrorCode)[keyof typeof SyncErrorCode];
+
+export const HOUR_MS = 60 * 60 * 1000;
+
+/** The user's hourly head: the durable fence. Its attempt_id is the fencing token. */
+export interface HourlyHead {
+  user_id: string;
+  attempt_id: string;
+  state: AttemptState;
+  /** Epoch ms. */
+  started_at: number;
+  finished_at?: number;
+  /** The invocation walking the attempt and its hard end (its Lambda timeout). */
+  run_id: string;
+  run_deadline: number;
+  walk_completed: boolean;
+  /** Step ids written right after each dispatch: section → step id. */
+  children: Partial<Record<Section, string>>;
+  error_code?: string;
+  sections?: Partial<Record<Section, SectionResult>>;
+  revision: number;
+}
+
+export interface StepRow {
+  attempt_id: string;
+  step_id: string;
+  section: Section;
+  state: StepState;
+  error_code?: string;
+  started_at: number;
+  finished_at?: number;
+}
+
+export interface SectionResult {
+  state: StepState | 'missing' | 'expired';
+  step_id?: string;
+  error_code?: string;
+}
+
+export interface Connection {
+  user_id: string;
+  created_at: string;
+}

@@ -1,0 +1,263 @@
+import fc from 'fast-check';
+import { BrokerageEmulator } from '../../../emulator/brokerage/emulator';
+import { newId } from '../../../lib/ident';
+import { silentLogger } from '../../../lib/log';
+import { HOUR_MS, MANDATORY_SECTIONS, Section } from '../../../lib/sync/model';
+import { SECTION_RUNNERS } from '../../../lib/sync/sections';
+import { runStep, StepDeps, StepInput } from '../../../lib/sync/step';
+import { SyncStore } from '../../../lib/sync/store';
+import { Dispatch, SETTLE_GRACE_MS, tickUser } from '../../../lib/sync/tick';
+import { stackClients, stackConfig } from '../../support/stack';
+
+/**
+ * The hourly coordinator against DynamoDB Local and a real HTTP brokerage
+ * emulator. Time is jest's fake Date (setSystemTime); timers and I/O are real.
+ */
+const WAIT_BOUND = 15 * 60 * 1000;
+const aws = stackClients();
+const store = new SyncStore({ documents: aws.documents, table: stackConfig().tables.sync, waitBoundMs: WAIT_BOUND });
+let brokerage: BrokerageEmulator;
+let brokerageUrl: string;
+
+beforeAll(async () => {
+  jest.useFakeTimers({ doNotFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'nextTick', 'queueMicrotask', 'hrtime', 'performance'] });
+  brokerage = new BrokerageEmulator();
+  brokerageUrl = await brokerage.listen();
+});
+afterAll(async () => {
+  jest.useRealTimers();
+  await brokerage.close();
+  aws.dynamodb.destroy();
+});
+afterEach(() => {
+  for (const key of Object.keys(brokerage.faults)) delete brokerage.faults[key];
+});
+
+let clock = Date.UTC(2026, 11, 2, 10, 0, 0);
+const at = (ms: number) => jest.setSystemTime((clock = ms));
+const later = (ms: number) => at(clock + ms);
+
+async function connectedUser(): Promise<string> {
+  const user = newId();
+  await store.putConnection(user, 'tok_abcdefgh1234', new Date());
+  return user;
+}
+
+const stepDeps = (over: Partial<StepDeps> = {}): StepDeps => ({ store, brokerageUrl, timeoutMs: 2000, now: () => Date.now(), log: silentLogger, ...over });
+
+/** Dispatch like an async Lambda invoke: the step runs on its own; `settled` awaits them all. */
+function inlineDispatch(over: Partial<StepDeps> = {}, faults: Partial<Record<Section, 'dispatch-fails' | 'never-runs'>> = {}) {
+  const running: Promise<unknown>[] = [];
+  const dispatch: Dispatch = async (input: StepInput) => {
+    if (faults[input.section] === 'dispatch-fails') throw new Error('Lambda invoke refused');
+    if (faults[input.section] === 'never-runs') return;
+    running.push(runStep(stepDeps(over), input));
+  };
+  return { dispatch, settled: () => Promise.all(running) };
+}
+
+const tickDeps = (dispatch: Dispatch) => ({ store, dispatch, now: () => Date.now(), log: silentLogger, run: { run_id: newId(), run_deadline: Date.now() + 55_000 } });
+
+describe('reserveHourly branches', () => {
+  it('first → succeeded after the barrier; not-due within the hour; due after it', async () => {
+    at(clock + HOUR_MS);
+    const user = await connectedUser();
+    const steps = inlineDispatch();
+    expect(await tickUser(tickDeps(steps.dispatch), user)).toBe('first');
+    await steps.settled();
+    const head = await store.head(user);
+    expect(head).toMatchObject({ state: 'succeeded', walk_completed: true });
+    expect(head!.error_code).toBeUndefined();
+    expect(Object.values(head!.sections!).map((s) => s.state)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
+    expect((await store.query(user, 'OP#', 'OP#~')).length).toBe(7);
+
+    later(30 * 60 * 1000);
+    expect(await tickUser(tickDeps(inlineDispatch().dispatch), user)).toBe('not-due');
+    later(31 * 60 * 1000);
+    const next = inlineDispatch();
+    expect(await tickUser(tickDeps(next.dispatch), user)).toBe('due');
+    await next.settled();
+    expect((await store.head(user))!.attempt_id).not.toBe(head!.attempt_id);
+    // Re-running every step stored nothing twice.
+    expect((await store.query(user, 'OP#', 'OP#~')).length).toBe(7);
+  });
+
+  it('running: a live attempt is skipped', async () => {
+    const user = await connectedUser();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const held = inlineDispatch({ runners: { ...SECTION_RUNNERS, operations: async () => (await gate, 0) } });
+    await tickUser(tickDeps(held.dispatch), user);
+    later(60_000);
+    expect(await tickUser(tickDeps(inlineDispatch().dispatch), user)).toBe('running');
+    release();
+    await held.settled();
+    expect((await store.head(user))!.state).toBe('succeeded');
+  });
+
+  it('restart: the tick died mid-walk → INTERRUPTED, at most partial; next attempt only when due', async () => {
+    const user = await connectedUser();
+    const run = { run_id: newId(), run_deadline: Date.now() + 55_000 };
+    const reservation = await store.reserveHourly(user, Date.now(), run);
+    if (!('head' in reservation) || !reservation.head) throw new Error('expected a reservation');
+    const attempt = reservation.head.attempt_id;
+    // The walk got through two sections, then the invocation died.
+    for (const section of ['portfolio', 'operations'] as const) {
+      const step = { user_id: user, attempt_id: attempt, step_id: newId(), section };
+      await runStep(stepDeps(), step);
+      await store.recordDispatch(user, attempt, section, step.step_id);
+    }
+    later(60_000);
+    expect(await tickUser(tickDeps(inlineDispatch().dispatch), user)).toBe('restart');
+    expect(await store.head(user)).toMatchObject({ attempt_id: attempt, state: 'partial', error_code: 'INTERRUPTED' });
+    expect(await tickUser(tickDeps(inlineDispatch().dispatch), user)).toBe('not-due');
+    later(HOUR_MS);
+    expect(await tickUser(tickDeps(inlineDispatch().dispatch), user)).toBe('due');
+  });
+
+  it('partial → due gate: a step that throws makes the attempt partial with its code', async () => {
+    const user = await connectedUser();
+    brokerage.faults.operations = { status: 503 };
+    const steps = inlineDispatch();
+    await tickUser(tickDeps(steps.dispatch), user);
+    await steps.settled();
+    const head = await store.head(user);
+    expect(head).toMatchObject({ state: 'partial', error_code: 'UPSTREAM_ERROR' });
+    expect(head!.sections!.operations).toMatchObject({ state: 'failed', error_code: 'UPSTREAM_ERROR' });
+    later(HOUR_MS);
+    delete brokerage.faults.operations;
+    const again = inlineDispatch();
+    expect(await tickUser(tickDeps(again.dispatch), user)).toBe('due');
+    await again.settled();
+    expect((await store.head(user))!.state).toBe('succeeded');
+  });
+});
+
+describe('faults', () => {
+  it('a step that hangs past the deadline → partial with DEADLINE; its late row is stored but flips nothing', async () => {
+    const user = await connectedUser();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const held = inlineDispatch({ runners: { ...SECTION_RUNNERS, 'events.refresh': async () => (await gate, 0) } });
+    await tickUser(tickDeps(held.dispatch), user);
+    expect((await store.head(user))!.state).toBe('running');
+    later(WAIT_BOUND + 1000);
+    await tickUser(tickDeps(inlineDispatch().dispatch), user);
+    const settled = await store.head(user);
+    expect(settled).toMatchObject({ state: 'partial', error_code: 'DEADLINE' });
+
+    release();
+    await held.settled();
+    const rows = await store.stepRows(settled!.attempt_id);
+    expect(rows.find((r) => r.section === 'events.refresh')!.state).toBe('succeeded'); // stored...
+    expect((await store.head(user))!.state).toBe('partial'); // ...and the outcome stands
+  });
+
+  it('a step whose own bound fires (the brokerage hangs) writes a failed row: STEP_TIMEOUT', async () => {
+    const user = await connectedUser();
+    brokerage.faults['catalog.enrichment'] = { hang: true };
+    const steps = inlineDispatch({ timeoutMs: 300 });
+    await tickUser(tickDeps(steps.dispatch), user);
+    await steps.settled();
+    expect(await store.head(user)).toMatchObject({ state: 'partial', error_code: 'STEP_TIMEOUT' });
+  });
+
+  it('a failed dispatch leaves no row: a problem record, never succeeded', async () => {
+    const user = await connectedUser();
+    const steps = inlineDispatch({}, { portfolio: 'dispatch-fails' });
+    await tickUser(tickDeps(steps.dispatch), user);
+    await steps.settled();
+    const head = await store.head(user);
+    expect(head).toMatchObject({ state: 'partial', error_code: 'DISPATCH_FAILED' });
+    expect(head!.sections!.portfolio).toMatchObject({ state: 'missing' });
+  });
+
+  it('settle itself fails → the next tick closes it INTERRUPTED', async () => {
+    const user = await connectedUser();
+    const settle = jest.spyOn(store, 'settleHourly').mockRejectedValue(new Error('DynamoDB unavailable'));
+    const steps = inlineDispatch();
+    await expect(tickUser(tickDeps(steps.dispatch), user)).rejects.toThrow('DynamoDB unavailable');
+    await steps.settled();
+    settle.mockRestore();
+    expect((await store.head(user))!.state).toBe('running');
+    later(SETTLE_GRACE_MS + 1000);
+    // Recovery closes it; the due gate then says the next attempt waits for the hour.
+    expect(await tickUser(tickDeps(inlineDispatch().dispatch), user)).toBe('not-due');
+    expect(await store.head(user)).toMatchObject({ state: 'partial', error_code: 'INTERRUPTED' });
+  });
+
+  it('a late step publication of an older attempt is rejected once a successor exists', async () => {
+    const user = await connectedUser();
+    const steps = inlineDispatch({}, { operations: 'never-runs' });
+    await tickUser(tickDeps(steps.dispatch), user);
+    await steps.settled();
+    const old = (await store.head(user))!;
+    later(WAIT_BOUND + 1000);
+    await tickUser(tickDeps(inlineDispatch().dispatch), user); // settles DEADLINE
+    later(HOUR_MS);
+    const next = inlineDispatch();
+    expect(await tickUser(tickDeps(next.dispatch), user)).toBe('due');
+    await next.settled();
+    const lateStep = { user_id: user, attempt_id: old.attempt_id, step_id: old.children.operations!, section: 'operations' as const };
+    expect(await runStep(stepDeps(), lateStep)).toBe('stale');
+    expect((await store.stepRows(old.attempt_id)).find((r) => r.section === 'operations')).toBeUndefined();
+  });
+});
+
+describe('races', () => {
+  it('ticks racing for one user reserve at most one attempt', async () => {
+    const user = await connectedUser();
+    const runs = Array.from({ length: 8 }, () => inlineDispatch());
+    const branches = await Promise.all(runs.map((r) => tickUser(tickDeps(r.dispatch), user).catch(() => 'failed')));
+    await Promise.all(runs.map((r) => r.settled()));
+    expect(branches.filter((b) => b === 'first')).toHaveLength(1);
+    const head = await store.head(user);
+    expect(head!.state).toBe('succeeded');
+    expect(Object.keys(head!.children).sort()).toEqual([...MANDATORY_SECTIONS].sort());
+  });
+});
+
+describe('no false succeeded, over random fault schedules', () => {
+  type Fault = 'ok' | 'throws' | 'hangs' | 'dispatch-fails' | 'never-runs';
+  it('succeeded only when every step succeeded and the walk completed', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          faults: fc.tuple(...MANDATORY_SECTIONS.map(() => fc.constantFrom<Fault>('ok', 'ok', 'throws', 'hangs', 'dispatch-fails', 'never-runs'))),
+          settleFails: fc.boolean(),
+        }),
+        async ({ faults, settleFails }) => {
+          const user = await connectedUser();
+          const bySection = Object.fromEntries(MANDATORY_SECTIONS.map((s, i) => [s, faults[i]])) as Record<Section, Fault>;
+          const gates: Array<() => void> = [];
+          const runners = { ...SECTION_RUNNERS };
+          for (const section of MANDATORY_SECTIONS) {
+            if (bySection[section] === 'throws') runners[section] = async () => Promise.reject(new Error('boom'));
+            if (bySection[section] === 'hangs') runners[section] = () => new Promise((resolve) => gates.push(() => resolve(0)));
+          }
+          const dispatchFaults = Object.fromEntries(
+            MANDATORY_SECTIONS.filter((s) => bySection[s] === 'dispatch-fails' || bySection[s] === 'never-runs').map((s) => [s, bySection[s]]),
+          ) as Partial<Record<Section, 'dispatch-fails' | 'never-runs'>>;
+          const steps = inlineDispatch({ runners, timeoutMs: 60_000 }, dispatchFaults);
+          const spy = settleFails ? jest.spyOn(store, 'settleHourly').mockRejectedValue(new Error('settle down')) : undefined;
+          await tickUser(tickDeps(steps.dispatch), user).catch(() => undefined);
+          await new Promise((r) => setTimeout(r, 50));
+          spy?.mockRestore();
+          // Time passes; ticks recover until the attempt is settled.
+          for (const step of [SETTLE_GRACE_MS + 1000, WAIT_BOUND]) {
+            later(step);
+            await tickUser(tickDeps(inlineDispatch().dispatch), user);
+          }
+          gates.forEach((open) => open());
+          await steps.settled();
+          const head = (await store.head(user))!;
+          expect(head.state).not.toBe('running');
+          const clean = Object.values(bySection).every((f) => f === 'ok') && !settleFails;
+          if (head.state === 'succeeded') expect(clean).toBe(true);
+          if (clean) expect(head.state).toBe('succeeded');
+        },
+      ),
+      { numRuns: 25 },
+    );
+  }, 240_000);
+});
