@@ -3,7 +3,8 @@ import { validator } from '../../lib/http/request';
 export const parseConnection = validator<{ user_id: string; token: string }>({
   type: 'object',
   properties: {
-    user_id: { type: 'string', minLength: 26, maxLength: 26 },
+    // A ULID in any case; a malformed id in a BODY is a 400 (only path ids answer 404).
+    user_id: { type: 'string', pattern: '^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$' },
     token: { type: 'string', minLength: 1, maxLength: 4096 },
   },
   required: ['user_id', 'token'],

@@ -21,6 +21,8 @@ export default async function globalSetup(): Promise<void> {
   fs.rmSync(stateDir, { recursive: true, force: true });
   const began = Date.now();
   const [httpPort, lambdaPort] = [await freePort(), await freePort()];
+  // Tests drive every tick themselves; offline's wall-clock schedules would race them.
+  process.env.SCHEDULES_ENABLED = 'false';
   const stack = await startStack({
     root: ROOT,
     stateDir,
@@ -36,6 +38,7 @@ export default async function globalSetup(): Promise<void> {
     TEST_STATE_DIR: stateDir,
   };
   fs.writeFileSync(path.join(stateDir, 'env.json'), JSON.stringify(env));
+  fs.writeFileSync(path.join(stateDir, 'definition.json'), JSON.stringify(stack.definition));
   process.env.TEST_STACK_ENV_FILE = path.join(stateDir, 'env.json');
   globalThis.__STACK__ = { stack, stateDir };
   process.stdout.write(`[test-stack] ready in ${((Date.now() - began) / 1000).toFixed(1)} s (logs: ${stateDir}/logs)\n`);

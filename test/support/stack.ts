@@ -1,4 +1,9 @@
+import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import fs from 'node:fs';
+import path from 'node:path';
 import { createAwsClients, AwsClients } from '../../lib/aws/clients';
+import { planResources } from '../../lib/aws/resources';
+import type { ServiceDefinition } from '../../emulator/stack/definition';
 import { Config, loadConfig } from '../../lib/config';
 
 /** What a test needs to talk to the run's stack. */
@@ -14,4 +19,22 @@ export function httpUrl(path: string): string {
   const base = process.env.TEST_HTTP_URL;
   if (!base) throw new Error('TEST_HTTP_URL is not set: run this test in the jest `stack` project');
   return base + path;
+}
+
+/** serverless.yml as the run's stack resolved it. */
+export function stackDefinition(): ServiceDefinition {
+  return JSON.parse(fs.readFileSync(path.join(process.env.TEST_STATE_DIR!, 'definition.json'), 'utf8'));
+}
+
+/**
+ * A private copy of one of the template's tables (same keys and indexes, its
+ * own name), for tests whose subject scans a whole table (the tick walks every
+ * connection) and so must not share one with other test files.
+ */
+export async function isolatedTable(aws: AwsClients, logicalId: string): Promise<{ name: string; drop: () => Promise<void> }> {
+  const table = planResources(stackDefinition().resources.Resources).tables.find((t) => t.logicalId === logicalId);
+  if (!table) throw new Error(`no table ${logicalId} in serverless.yml`);
+  const name = `${table.create.TableName}-${process.pid}-${Date.now()}`;
+  await aws.dynamodb.send(new CreateTableCommand({ ...table.create, TableName: name }));
+  return { name, drop: async () => void (await aws.dynamodb.send(new DeleteTableCommand({ TableName: name }))) };
 }

@@ -7,7 +7,7 @@ import { SECTION_RUNNERS } from '../../../lib/sync/sections';
 import { runStep, StepDeps, StepInput } from '../../../lib/sync/step';
 import { SyncStore } from '../../../lib/sync/store';
 import { Dispatch, SETTLE_GRACE_MS, tickUser } from '../../../lib/sync/tick';
-import { stackClients, stackConfig } from '../../support/stack';
+import { isolatedTable, stackClients } from '../../support/stack';
 
 /**
  * The hourly coordinator against DynamoDB Local and a real HTTP brokerage
@@ -15,11 +15,14 @@ import { stackClients, stackConfig } from '../../support/stack';
  */
 const WAIT_BOUND = 15 * 60 * 1000;
 const aws = stackClients();
-const store = new SyncStore({ documents: aws.documents, table: stackConfig().tables.sync, waitBoundMs: WAIT_BOUND });
+let store: SyncStore;
+let table: { name: string; drop: () => Promise<void> };
 let brokerage: BrokerageEmulator;
 let brokerageUrl: string;
 
 beforeAll(async () => {
+  table = await isolatedTable(aws, 'SyncTable');
+  store = new SyncStore({ documents: aws.documents, table: table.name, waitBoundMs: WAIT_BOUND });
   jest.useFakeTimers({ doNotFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'nextTick', 'queueMicrotask', 'hrtime', 'performance'] });
   brokerage = new BrokerageEmulator();
   brokerageUrl = await brokerage.listen();
@@ -27,6 +30,7 @@ beforeAll(async () => {
 afterAll(async () => {
   jest.useRealTimers();
   await brokerage.close();
+  await table.drop();
   aws.dynamodb.destroy();
 });
 afterEach(() => {

@@ -1,0 +1,69 @@
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { newId } from '../../lib/ident';
+import { call } from '../support/http';
+
+/** The hourly sync as deployed: the tick through offline's Lambda endpoint, steps invoked asynchronously, reads over HTTP. */
+describe('hourly sync through serverless offline', () => {
+  const lambda = new LambdaClient({ endpoint: process.env.TEST_LAMBDA_URL, region: 'us-east-1' });
+  afterAll(() => lambda.destroy());
+
+  const tick = async () => {
+    const scheduled = { version: '0', id: newId(), 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString(), detail: {} };
+    const out = await lambda.send(new InvokeCommand({ FunctionName: 'torrent-scan-sync-test-syncTick', Payload: new TextEncoder().encode(JSON.stringify(scheduled)) }));
+    expect(out.FunctionError).toBeUndefined();
+  };
+
+  it('a connection is synced: tick → async steps → GET /sync/{user}/hourly succeeded, operations readable', async () => {
+    const user = newId();
+    const saved = await call('POST', '/sync/connections', { user_id: user.toUpperCase(), token: 'tok_e2esecret99' });
+    expect(saved.status).toBe(201);
+    expect(saved.body).toEqual({ user_id: user, created_at: expect.any(String) });
+    expect(JSON.stringify(saved.body)).not.toContain('tok_');
+
+    await tick();
+    let hourly = await call('GET', `/sync/${user}/hourly`);
+    for (let i = 0; i < 100 && hourly.body?.state !== 'succeeded'; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      hourly = await call('GET', `/sync/${user}/hourly`);
+    }
+    expect(hourly.body).toEqual({
+      state: 'succeeded',
+      meta: {
+        attempt_id: expect.stringMatching(/^[0-9a-hjkmnp-tv-z]{26}$/),
+        started_at: expect.any(String),
+        finished_at: expect.any(String),
+        error_code: null,
+        sections: {
+          portfolio: expect.objectContaining({ state: 'succeeded' }),
+          operations: expect.objectContaining({ state: 'succeeded' }),
+          'events.refresh': expect.objectContaining({ state: 'succeeded' }),
+          'catalog.enrichment': expect.objectContaining({ state: 'succeeded' }),
+        },
+      },
+    });
+
+    const attempt = await call('GET', `/sync/attempts/${hourly.body.meta.attempt_id}`);
+    expect(attempt.body.sections.map((s: { step: { state: string } }) => s.step.state)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
+    expect(JSON.stringify(attempt.body)).not.toContain('tok_');
+
+    const ops = await call('GET', `/sync/${user}/operations?from=2026-11-01&to=2026-11-04`);
+    expect(ops.body.items.map((o: { id: string }) => o.id).sort()).toEqual(['op-0001', 'op-1001', 'op-1002']);
+  }, 60_000);
+
+  it.each([
+    ['GET', '/sync/123/hourly'],
+    ['GET', '/sync/attempts/not-a-ulid'],
+    ['GET', '/sync/01arz3ndektsv4rrffq69g5fau/operations'],
+  ])('%s %s → 404 for a malformed id', async (method, path) => {
+    const answer = await call(method, path);
+    expect([answer.status, answer.body.error.code]).toEqual([404, 'NOT_FOUND']);
+  });
+
+  it('refuses bad connections with a clear 400', async () => {
+    for (const body of [{ user_id: 'x'.repeat(26), token: 't' }, { user_id: newId() }, { user_id: newId(), token: 't', admin: true }]) {
+      expect((await call('POST', '/sync/connections', body)).status).toBe(400);
+    }
+    expect((await call('GET', `/sync/${newId()}/operations?from=yesterday`)).status).toBe(400);
+    expect((await call('GET', `/sync/${newId()}/hourly`)).status).toBe(404);
+  });
+});
