@@ -1,13 +1,22 @@
 import { dynamodbWrites, reportDynamodbWrites } from './dynamodb-writes';
 import { downloadsIngest, reportDownloadsIngest } from './downloads-ingest';
-import { startBenchStack } from './support';
+import { BenchStack, startBenchStack } from './support';
+import { reportSyncTick, syncTick } from './sync-tick';
 
-/** `npm run bench`: every benchmark in one run against one fresh stack. */
+/** `npm run bench [-- name...]`: the benchmarks (all by default) in one run against one fresh stack. */
+const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
+  writes: async (b) => reportDynamodbWrites(await dynamodbWrites(b)),
+  ingest: async (b) => reportDownloadsIngest(await downloadsIngest(b)),
+  sync: async (b) => reportSyncTick(await syncTick(b)),
+};
+
 async function main() {
+  const chosen = process.argv.slice(2);
+  const unknown = chosen.filter((name) => !(name in BENCHES));
+  if (unknown.length) throw new Error(`unknown bench ${unknown.join(', ')}; choose from ${Object.keys(BENCHES).join(', ')}`);
   const bench = await startBenchStack({ say: (line) => process.stdout.write(`[bench] ${line}\n`) });
   try {
-    reportDynamodbWrites(await dynamodbWrites(bench));
-    reportDownloadsIngest(await downloadsIngest(bench));
+    for (const name of chosen.length ? chosen : Object.keys(BENCHES)) await BENCHES[name](bench);
   } finally {
     await bench.stop();
   }

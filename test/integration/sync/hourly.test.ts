@@ -6,7 +6,7 @@ import { HOUR_MS, MANDATORY_SECTIONS, Section } from '../../../lib/sync/model';
 import { SECTION_RUNNERS } from '../../../lib/sync/sections';
 import { runStep, StepDeps, StepInput } from '../../../lib/sync/step';
 import { SyncStore } from '../../../lib/sync/store';
-import { Dispatch, SETTLE_GRACE_MS, tickUser } from '../../../lib/sync/tick';
+import { Dispatch, SETTLE_GRACE_MS, tick, TICK_MARGIN_MS, tickUser } from '../../../lib/sync/tick';
 import { isolatedTable, stackClients } from '../../support/stack';
 
 /**
@@ -205,6 +205,20 @@ describe('faults', () => {
     const lateStep = { user_id: user, attempt_id: old.attempt_id, step_id: old.children.operations!, section: 'operations' as const };
     expect(await runStep(stepDeps(), lateStep)).toBe('stale');
     expect((await store.stepRows(old.attempt_id)).find((r) => r.section === 'operations')).toBeUndefined();
+  });
+});
+
+describe('tick over all connections', () => {
+  it('takes every connection, and none once its run is about to end', async () => {
+    later(2 * HOUR_MS); // every earlier attempt of this file is due again
+    const users = await Promise.all(Array.from({ length: 5 }, connectedUser));
+    const late = { ...tickDeps(inlineDispatch().dispatch), run: { run_id: newId(), run_deadline: Date.now() + TICK_MARGIN_MS - 1 } };
+    expect(await tick(late)).toEqual({});
+    const steps = inlineDispatch();
+    const counts = await tick(tickDeps(steps.dispatch));
+    await steps.settled();
+    expect(counts.first).toBeGreaterThanOrEqual(users.length);
+    for (const user of users) expect((await store.head(user))!.state).toBe('succeeded');
   });
 });
 
