@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readBody } from '../http';
 import { parseMagnet } from '../../lib/downloads/magnet';
 import type { TorrentInfo } from '../../lib/torrents/client';
 
@@ -150,13 +151,4 @@ export class QbittorrentEmulator {
 
 function pick<T extends object>(value: T, keys: Array<keyof T>): Partial<T> {
   return Object.fromEntries(keys.filter((k) => value[k] !== undefined).map((k) => [k, value[k]])) as Partial<T>;
-}
-
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }

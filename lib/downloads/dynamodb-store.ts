@@ -1,4 +1,5 @@
-import { BatchGetCommand, BatchGetCommandOutput, DynamoDBDocumentClient, GetCommand, QueryCommand, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchGetCommandOutput, DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { queryAll } from '../aws/query';
 import { newId } from '../ident';
 import { TransactionCancelledError, TransactionConflictError, transactWrite, TransactItem } from '../aws/transact';
 import { ActiveExistsError, DownloadNotFoundError, InfohashTakenError, InvalidTransitionError, TooManyInfohashesError } from './errors';
@@ -211,7 +212,7 @@ export class DynamoDownloadStore implements DownloadStore {
   }
 
   async historyOfInfohash(infohash: string): Promise<Download[]> {
-    const memberships = await this.queryAll({
+    const memberships = await queryAll(this.documents, {
       TableName: this.table,
       KeyConditionExpression: 'PK = :pk AND begins_with(SK, :dl)',
       ExpressionAttributeValues: { ':pk': infohashPartition(infohash), ':dl': 'DL#' },
@@ -258,7 +259,7 @@ export class DynamoDownloadStore implements DownloadStore {
   }
 
   private async listByHashPrefix(prefix: string, query: ListQuery): Promise<ListPage> {
-    const memberships = await this.queryAll(
+    const memberships = await queryAll(this.documents, 
       {
         TableName: this.table,
         IndexName: PREFIX_INDEX,
@@ -273,17 +274,6 @@ export class DynamoDownloadStore implements DownloadStore {
       .reverse();
     const page = ids.slice(0, query.limit);
     return { items: await this.getMany(page), next: ids.length > query.limit ? page[page.length - 1] : undefined };
-  }
-
-  private async queryAll(input: QueryCommandInput, cap = Infinity): Promise<Record<string, unknown>[]> {
-    const out: Record<string, unknown>[] = [];
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.documents.send(new QueryCommand({ ...input, ExclusiveStartKey }));
-      out.push(...(page.Items ?? []));
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey && out.length < cap);
-    return out;
   }
 
   /** Downloads by id, in the order given (BatchGet answers in any order, 100 keys a call). */

@@ -1,4 +1,5 @@
-import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { queryAll, queryItems } from '../aws/query';
 import { TransactionCancelledError, transactWrite, TransactItem } from '../aws/transact';
 import { newId } from '../ident';
 import { attemptKey, attemptPartition, connectionKey, headKey, stepKey, userPartition } from './keys';
@@ -58,20 +59,13 @@ export class SyncStore {
   }
 
   async *connections(): AsyncGenerator<Connection> {
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.deps.documents.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'PK = :p',
-          ExpressionAttributeValues: { ':p': 'CONN' },
-          ProjectionExpression: 'user_id, created_at',
-          ExclusiveStartKey,
-        }),
-      );
-      for (const item of page.Items ?? []) yield { user_id: item.user_id as string, created_at: item.created_at as string };
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey);
+    const items = queryItems(this.deps.documents, {
+      TableName: this.table,
+      KeyConditionExpression: 'PK = :p',
+      ExpressionAttributeValues: { ':p': 'CONN' },
+      ProjectionExpression: 'user_id, created_at',
+    });
+    for await (const item of items) yield { user_id: item.user_id as string, created_at: item.created_at as string };
   }
 
   // --- the head and its attempts ------------------------------------------
@@ -91,15 +85,13 @@ export class SyncStore {
   }
 
   async stepRows(attemptId: string): Promise<StepRow[]> {
-    const out = await this.deps.documents.send(
-      new QueryCommand({
-        TableName: this.table,
-        KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
-        ExpressionAttributeValues: { ':p': attemptPartition(attemptId), ':s': 'STEP#' },
-        ConsistentRead: true,
-      }),
-    );
-    return (out.Items ?? []).map((i) => strip(i) as unknown as StepRow);
+    const items = await queryAll(this.deps.documents, {
+      TableName: this.table,
+      KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
+      ExpressionAttributeValues: { ':p': attemptPartition(attemptId), ':s': 'STEP#' },
+      ConsistentRead: true,
+    });
+    return items.map((i) => strip(i) as unknown as StepRow);
   }
 
   /**
@@ -250,21 +242,11 @@ export class SyncStore {
   }
 
   async query(user: string, from: string, to: string): Promise<Record<string, unknown>[]> {
-    const items: Record<string, unknown>[] = [];
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.deps.documents.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'PK = :p AND SK BETWEEN :from AND :to',
-          ExpressionAttributeValues: { ':p': userPartition(user), ':from': from, ':to': to },
-          ExclusiveStartKey,
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey);
-    return items;
+    return queryAll(this.deps.documents, {
+      TableName: this.table,
+      KeyConditionExpression: 'PK = :p AND SK BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':p': userPartition(user), ':from': from, ':to': to },
+    });
   }
 
   // --- helpers ----------------------------------------------------------------

@@ -47,7 +47,8 @@ async function connectedUser(): Promise<string> {
   return user;
 }
 
-const stepDeps = (over: Partial<StepDeps> = {}): StepDeps => ({ store, brokerageUrl, timeoutMs: 2000, now: () => Date.now(), log: silentLogger, ...over });
+// A generous bound: these tests are about behaviour, not speed (the timeout test sets its own).
+const stepDeps = (over: Partial<StepDeps> = {}): StepDeps => ({ store, brokerageUrl, timeoutMs: 20_000, now: () => Date.now(), log: silentLogger, ...over });
 
 /** Dispatch like an async Lambda invoke: the step runs on its own; `settled` awaits them all. */
 function inlineDispatch(over: Partial<StepDeps> = {}, faults: Partial<Record<Section, 'dispatch-fails' | 'never-runs'>> = {}) {
