@@ -1,0 +1,56 @@
+/**
+ * File names at the scan edge, in ONE place (DESIGN §4; issue 6 reuses it).
+ * `validateName` refuses what could escape a directory or hide a file;
+ * `inboxName` turns a valid name into one a Windows/SMB share accepts.
+ */
+
+export class InvalidFileNameError extends Error {
+  readonly code = 'INVALID_FILE_NAME';
+  constructor(reason: string) {
+    super(`invalid file name: ${reason}`);
+    this.name = 'InvalidFileNameError';
+  }
+}
+
+export const MAX_INBOX_NAME_BYTES = 240;
+const MAX_NAME_BYTES = 1024;
+
+export function validateName(name: unknown): string {
+  if (typeof name !== 'string' || name.length === 0) throw new InvalidFileNameError('empty');
+  if (Buffer.byteLength(name, 'utf8') > MAX_NAME_BYTES) throw new InvalidFileNameError(`longer than ${MAX_NAME_BYTES} bytes`);
+  if (name.includes('\0')) throw new InvalidFileNameError('contains NUL');
+  if (/[/\\]/.test(name)) throw new InvalidFileNameError('contains a path separator');
+  if (name.startsWith('.')) throw new InvalidFileNameError('starts with a dot');
+  if (/^[A-Za-z]:/.test(name)) throw new InvalidFileNameError('names a drive');
+  return name;
+}
+
+/**
+ * `<job_id>_<name>` made safe for the share: characters invalid on Windows/SMB
+ * (`: < > " | ? *`, control characters) become `_`, trailing dots and spaces go,
+ * and the result is cut to 240 bytes of UTF-8 keeping the extension whole.
+ */
+export function inboxName(jobId: string, name: string): string {
+  validateName(name);
+  // eslint-disable-next-line no-control-regex
+  const cleaned = `${jobId}_${name}`.replace(/[:<>"|?*\u0000-\u001f\u007f]/g, '_').replace(/[. ]+$/, '');
+  if (Buffer.byteLength(cleaned, 'utf8') <= MAX_INBOX_NAME_BYTES) return cleaned;
+  const dot = cleaned.lastIndexOf('.');
+  const ext = dot > jobId.length ? cleaned.slice(dot) : '';
+  const room = MAX_INBOX_NAME_BYTES - Buffer.byteLength(ext, 'utf8');
+  if (room <= jobId.length + 1) throw new InvalidFileNameError('extension too long');
+  return truncateUtf8(cleaned.slice(0, cleaned.length - ext.length), room).replace(/[. ]+$/, '') + ext;
+}
+
+/** The longest prefix of `text` within `bytes` bytes of UTF-8, never splitting a character. */
+function truncateUtf8(text: string, bytes: number): string {
+  let out = '';
+  let used = 0;
+  for (const ch of text) {
+    const size = Buffer.byteLength(ch, 'utf8');
+    if (used + size > bytes) break;
+    out += ch;
+    used += size;
+  }
+  return out;
+}

@@ -1,0 +1,51 @@
+import fc from 'fast-check';
+import { inboxName, InvalidFileNameError, MAX_INBOX_NAME_BYTES, validateName } from '../../../lib/scan/names';
+
+const JOB = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
+
+describe('validateName', () => {
+  it.each([
+    ['empty', ''],
+    ['traversal', '../../etc/passwd'],
+    ['a parent dir', '..'],
+    ['absolute', '/etc/passwd'],
+    ['windows separator', 'a\\b.pdf'],
+    ['NUL', 'a\0.pdf'],
+    ['dot-file', '.hidden.pdf'],
+    ['a drive', 'C:evil.pdf'],
+    ['not a string', 42],
+  ])('refuses %s', (_what, name) => {
+    expect(() => validateName(name)).toThrow(InvalidFileNameError);
+  });
+
+  it('accepts ordinary names, unicode included', () => {
+    for (const name of ['aep_3.pdf', 'Счёт №5.PDF', 'scan (1).tiff']) expect(validateName(name)).toBe(name);
+  });
+});
+
+describe('inboxName', () => {
+  it('prefixes the job id and replaces characters a share refuses', () => {
+    expect(inboxName(JOB, 'ab:c<d>e"f|g?h*i\u0001.pdf')).toBe(`${JOB}_ab_c_d_e_f_g_h_i_.pdf`);
+    expect(inboxName(JOB, 'report. . ')).toBe(`${JOB}_report`);
+  });
+
+  it('always fits 240 bytes, keeps the extension, never splits a character', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1, maxLength: 400, unit: 'grapheme' }), fc.constantFrom('.pdf', '.tiff', ''), (stem, ext) => {
+        let name: string;
+        try {
+          name = validateName(stem.replace(/[/\\\0]/g, 'x').replace(/^\.+/, 'x') + ext);
+        } catch {
+          return; // over the input bound: refused before naming
+        }
+        const inbox = inboxName(JOB, name);
+        expect(Buffer.byteLength(inbox, 'utf8')).toBeLessThanOrEqual(MAX_INBOX_NAME_BYTES);
+        expect(inbox.startsWith(`${JOB}_`)).toBe(true);
+        expect(inbox).not.toMatch(/[:<>"|?*\u0000-\u001f/\\]|[. ]$/);
+        expect(Buffer.from(inbox, 'utf8').toString('utf8')).toBe(inbox);
+        if (ext && Buffer.byteLength(`${JOB}_${name}`, 'utf8') > MAX_INBOX_NAME_BYTES) expect(inbox.endsWith(ext)).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
