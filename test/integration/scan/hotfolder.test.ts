@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { HotFolderUnavailableError, LocalHotFolder } from '../../../lib/scan/hotfolder';
+import { InvalidFileNameError } from '../../../lib/scan/names';
+import { settle, SettleState } from '../../../lib/scan/settle';
+
+/** LocalHotFolder on the real filesystem. */
+let root: string;
+beforeEach(() => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'hotfolder-'));
+  fs.mkdirSync(path.join(root, 'Input'));
+});
+afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+describe('put', () => {
+  it('renames a complete file into Input/: a reader polling all along never sees a partial one', async () => {
+    const folder = new LocalHotFolder(root);
+    const bytes = Buffer.alloc(8 * 1024 * 1024, 7);
+    const seen = new Set<number>();
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        for (const name of fs.readdirSync(path.join(root, 'Input'))) seen.add(fs.statSync(path.join(root, 'Input', name)).size);
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    await folder.put('big.pdf', bytes);
+    watching = false;
+    await watcher;
+    expect([...seen].every((size) => size === bytes.length)).toBe(true);
+    expect(fs.readFileSync(path.join(root, 'Input', 'big.pdf')).equals(bytes)).toBe(true);
+    expect(fs.readdirSync(path.join(root, 'Tmp'))).toEqual([]); // created on first write, left empty
+  });
+
+  it('is unavailable when the root or Input/ is gone, and writes nothing', async () => {
+    fs.rmSync(path.join(root, 'Input'), { recursive: true });
+    const folder = new LocalHotFolder(root);
+    await expect(folder.put('a.pdf', Buffer.from('x'))).rejects.toBeInstanceOf(HotFolderUnavailableError);
+    expect(await folder.healthy()).toBe(false);
+    const gone = new LocalHotFolder(path.join(root, 'nowhere'));
+    await expect(gone.put('a.pdf', Buffer.from('x'))).rejects.toBeInstanceOf(HotFolderUnavailableError);
+    expect(fs.existsSync(path.join(root, 'nowhere'))).toBe(false);
+  });
+
+  it.each(['../escape.pdf', '/etc/passwd', '..', 'a/../../b', '.hidden', 'nul\0.pdf'])('refuses the name %j and writes nothing', async (name) => {
+    await expect(new LocalHotFolder(root).put(name, Buffer.from('x'))).rejects.toBeInstanceOf(InvalidFileNameError);
+    expect(fs.readdirSync(path.dirname(root)).filter((f) => f === 'escape.pdf')).toEqual([]);
+    expect(fs.readdirSync(path.join(root, 'Input'))).toEqual([]);
+  });
+});
+
+describe('poll', () => {
+  it('is null before Output/<job>/ exists, then lists only *.json, sorted', async () => {
+    const folder = new LocalHotFolder(root);
+    const job = randomUUID();
+    expect(await folder.poll(job)).toBeNull();
+    const dir = path.join(root, 'Output', job);
+    fs.mkdirSync(dir, { recursive: true });
+    for (const [name, body] of [['b.json', '{}'], ['a.json', '[1]'], ['.partial.json', '{'], ['notes.txt', 'x']]) fs.writeFileSync(path.join(dir, name), body);
+    const files = await folder.poll(job);
+    expect(files!.map((f) => [f.name, f.size])).toEqual([
+      ['a.json', 3],
+      ['b.json', 2],
+    ]);
+    expect((await files![0].read()).toString()).toBe('[1]');
+    await expect(folder.poll('../Input')).rejects.toBeInstanceOf(InvalidFileNameError);
+  });
+
+  it('settles only once (name, size) stop changing for the window: a growing file and a pause', async () => {
+    const folder = new LocalHotFolder(root);
+    const job = randomUUID();
+    const dir = path.join(root, 'Output', job);
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, 'a.json');
+    const WINDOW = 2000;
+    let state: SettleState | undefined;
+    const pollAt = async (now: number) => {
+      const result = settle(await folder.poll(job), state, now, WINDOW);
+      if (!result.ready) state = result.state;
+      return result.ready;
+    };
+
+    fs.writeFileSync(file, '{"a":');
+    expect(await pollAt(0)).toBe(false);
+    fs.appendFileSync(file, '1'); // still growing
+    expect(await pollAt(2500)).toBe(false);
+    fs.appendFileSync(file, '}');
+    expect(await pollAt(3000)).toBe(false);
+    expect(await pollAt(4000)).toBe(false); // stable for 1 s only
+    // The scanner pauses, then writes the set's second file: the window starts again.
+    fs.writeFileSync(path.join(dir, 'b.json'), '{}');
+    expect(await pollAt(5500)).toBe(false);
+    expect(await pollAt(7000)).toBe(false);
+    expect(await pollAt(7500)).toBe(true);
+  });
+});
