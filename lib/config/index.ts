@@ -15,7 +15,7 @@ export interface Config {
   stage: string;
   region: string;
   endpoints: { dynamodb?: string; s3?: string };
-  tables: { downloads: string; sync: string };
+  tables: { downloads: string; sync: string; scan: string };
   buckets: { files: string };
   nats: { servers: string[] };
   health: { probeTimeoutMs: number };
@@ -37,6 +37,7 @@ export function loadConfig(env: Env = process.env): Config {
     tables: {
       downloads: r.string('TABLE_DOWNLOADS', { pattern: NAME, hint: 'a DynamoDB table name' }),
       sync: r.string('TABLE_SYNC', { pattern: NAME, hint: 'a DynamoDB table name' }),
+      scan: r.string('TABLE_SCAN', { pattern: NAME, hint: 'a DynamoDB table name' }),
     },
     buckets: {
       files: r.string('BUCKET_FILES', { pattern: BUCKET, hint: 'an S3 bucket name' }),
@@ -91,6 +92,46 @@ export function loadSyncConfig(env: Env = process.env): SyncConfig {
     stepFunction: r.string('SYNC_STEP_FUNCTION', { pattern: /^[A-Za-z0-9_-]{1,140}$/, hint: 'a Lambda function name' }),
     waitBoundMs: r.int('WORK_WAIT_BOUND_MS', { default: 15 * 60 * 1000, min: 100, max: 24 * 60 * 60 * 1000 }),
     stepTimeoutMs: r.int('SYNC_STEP_TIMEOUT_MS', { default: 25_000, min: 100, max: 14 * 60 * 1000 }),
+  };
+  r.done();
+  return config;
+}
+
+/** The scan gateway's settings (scan functions only; DESIGN §4). */
+export interface ScanConfig {
+  resultSubject: string;
+  hotFolderRoot: string;
+  dirs: { input: string; output: string; tmp: string };
+  maxInflight: number;
+  settleMs: number;
+  timeoutMs: number;
+  pollEveryMs: number;
+  publishRetries: number;
+  normalizer: 'content-ai' | 'null';
+  confidenceThreshold: number;
+}
+
+const DIR = /^[A-Za-z0-9][A-Za-z0-9 _-]{0,63}$/;
+
+export function loadScanConfig(env: Env = process.env): ScanConfig {
+  const r = new EnvReader(env);
+  const normalizer = r.string('SCAN_NORMALIZER', { default: 'content-ai', pattern: /^(content-ai|null)$/, hint: 'content-ai or null' });
+  const threshold = r.int('SCAN_CONFIDENCE_PERCENT', { default: 80, min: 0, max: 100 });
+  const config: ScanConfig = {
+    resultSubject: r.string('SCAN_RESULT_SUBJECT', { default: 'scan.results', pattern: /^[^\s.*>]+(\.[^\s.*>]+)*$/, hint: 'a NATS subject without wildcards' }),
+    hotFolderRoot: r.string('SCAN_HOTFOLDER_ROOT', { pattern: /^\//, hint: 'an absolute path' }),
+    dirs: {
+      input: r.string('SCAN_INPUT_DIR', { default: 'Input', pattern: DIR, hint: 'a folder name' }),
+      output: r.string('SCAN_OUTPUT_DIR', { default: 'Output', pattern: DIR, hint: 'a folder name' }),
+      tmp: r.string('SCAN_TMP_DIR', { default: 'Tmp', pattern: DIR, hint: 'a folder name' }),
+    },
+    maxInflight: r.int('SCAN_MAX_INFLIGHT', { default: 4, min: 1, max: 1000 }),
+    settleMs: r.int('SCAN_SETTLE_SECONDS', { default: 2, min: 0, max: 3600 }) * 1000,
+    timeoutMs: r.int('SCAN_TIMEOUT_SECONDS', { default: 300, min: 1, max: 86400 }) * 1000,
+    pollEveryMs: r.int('SCAN_POLL_SECONDS', { default: 1, min: 1, max: 60 }) * 1000,
+    publishRetries: r.int('PUBLISH_RETRIES', { default: 3, min: 0, max: 10 }),
+    normalizer: normalizer as ScanConfig['normalizer'],
+    confidenceThreshold: threshold / 100,
   };
   r.done();
   return config;

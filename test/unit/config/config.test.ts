@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from '../../../lib/config';
 const valid = {
   TABLE_DOWNLOADS: 'svc-dev-downloads',
   TABLE_SYNC: 'svc-dev-sync',
+  TABLE_SCAN: 'svc-dev-scan',
   BUCKET_FILES: 'svc-dev-files',
   NATS_URL: 'nats://127.0.0.1:4222',
 };
@@ -23,7 +24,7 @@ describe('loadConfig', () => {
     expect(cfg).toMatchObject({
       stage: 'dev',
       region: 'us-east-1',
-      tables: { downloads: 'svc-dev-downloads', sync: 'svc-dev-sync' },
+      tables: { downloads: 'svc-dev-downloads', sync: 'svc-dev-sync', scan: 'svc-dev-scan' },
       buckets: { files: 'svc-dev-files' },
       nats: { servers: ['nats://127.0.0.1:4222'] },
       health: { probeTimeoutMs: 2000 },
@@ -63,7 +64,7 @@ describe('loadConfig', () => {
   it('lists every bad variable in one error', () => {
     const found = problems({ NATS_URL: 'x', HEALTH_PROBE_TIMEOUT_MS: 'y' });
     expect(found.map((p) => p.split(' ')[0]).sort()).toEqual(
-      ['BUCKET_FILES', 'HEALTH_PROBE_TIMEOUT_MS', 'NATS_URL', 'TABLE_DOWNLOADS', 'TABLE_SYNC'].sort(),
+      ['BUCKET_FILES', 'HEALTH_PROBE_TIMEOUT_MS', 'NATS_URL', 'TABLE_DOWNLOADS', 'TABLE_SCAN', 'TABLE_SYNC'].sort(),
     );
   });
 });

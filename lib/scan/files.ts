@@ -1,0 +1,23 @@
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+
+/** The S3 side of the gateway: the input file, and the raw answer saved before normalising. */
+export interface ScanFiles {
+  read(bucket: string, key: string): Promise<Buffer>;
+  writeRaw(key: string, body: string): Promise<void>;
+}
+
+export const MAX_INPUT_BYTES = 200 * 1024 * 1024;
+
+export class S3ScanFiles implements ScanFiles {
+  constructor(private readonly s3: S3Client, private readonly bucket: string) {}
+
+  async read(bucket: string, key: string): Promise<Buffer> {
+    const out = await this.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    if ((out.ContentLength ?? 0) > MAX_INPUT_BYTES) throw new Error(`object is larger than ${MAX_INPUT_BYTES} bytes`);
+    return Buffer.from(await out.Body!.transformToByteArray());
+  }
+
+  async writeRaw(key: string, body: string): Promise<void> {
+    await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: 'application/json' }));
+  }
+}
