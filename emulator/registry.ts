@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { freePort, httpAnswers } from './stack/ports';
 import { RunningService, startProcess } from './stack/process';
@@ -51,4 +52,18 @@ const brokerage: EmulatorSpec = {
   },
 };
 
-export const emulators: EmulatorSpec[] = [qbittorrent, brokerage];
+const scanner: EmulatorSpec = {
+  name: 'scanner',
+  async start(ctx) {
+    // The hot folder: Input/ is the scanning system's, so the emulator's side creates it.
+    const root = path.join(path.dirname(ctx.logDir), 'hotfolder');
+    fs.mkdirSync(path.join(root, 'Input'), { recursive: true });
+    const env = { SCAN_HOTFOLDER_ROOT: root };
+    const service = await tsProcess(ctx, 'scanner-emulator', 'scanner/main.ts', { ...env, SCAN_EMULATOR_DELAY: process.env.SCAN_EMULATOR_DELAY ?? '500' }, root, async () =>
+      fs.readFileSync(path.join(ctx.logDir, 'scanner-emulator.log'), 'utf8').includes('watching'),
+    );
+    return { service, env };
+  },
+};
+
+export const emulators: EmulatorSpec[] = [qbittorrent, brokerage, scanner];

@@ -2,7 +2,9 @@ import middy from '@middy/core';
 import { config } from '../../lib/config';
 import { awsClients } from '../../lib/aws/clients';
 import { natsConnection } from '../../lib/nats/connection';
-import { dynamodbProbe, healthReport, HealthReport, natsProbe, Probe, runProbes, s3Probe } from '../../lib/health/check';
+import { cachedProbe, dynamodbProbe, healthReport, HealthReport, hotFolderProbe, natsProbe, Probe, runProbes, s3Probe } from '../../lib/health/check';
+import { loadScanConfig } from '../../lib/config';
+import { LocalHotFolder } from '../../lib/scan/hotfolder';
 import { json } from '../../lib/http/response';
 import { SERVICE_VERSION } from '../../lib/version';
 
@@ -22,6 +24,15 @@ export async function healthcheck(deps: HealthcheckDeps): Promise<HealthReport> 
 
 const startedAt = Date.now();
 
+// Cached 5 s (DESIGN §4); a scan config that does not load is a hot folder we cannot reach.
+const hotfolder = cachedProbe(
+  hotFolderProbe(async () => {
+    const scan = loadScanConfig();
+    return new LocalHotFolder(scan.hotFolderRoot, scan.dirs).healthy();
+  }),
+  5000,
+);
+
 function defaultDeps(): HealthcheckDeps {
   const cfg = config();
   const aws = awsClients(cfg);
@@ -30,6 +41,7 @@ function defaultDeps(): HealthcheckDeps {
       dynamodb: dynamodbProbe(aws.dynamodb, cfg.tables.downloads),
       s3: s3Probe(aws.s3, cfg.buckets.files),
       nats: natsProbe(() => natsConnection(cfg.nats.servers)),
+      hotfolder,
     },
     timeoutMs: cfg.health.probeTimeoutMs,
     version: SERVICE_VERSION,

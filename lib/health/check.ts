@@ -60,3 +60,22 @@ export const natsProbe =
     // flush() is a PING/PONG round trip: it proves the server answers now.
     await (await connection()).flush();
   };
+
+/** Remembers a probe's verdict for `ttlMs`: a slow share is not hammered by every healthcheck. */
+export function cachedProbe(probe: Probe, ttlMs: number, now: () => number = Date.now): Probe {
+  let last: { at: number; result: Promise<void> } | undefined;
+  return (signal) => {
+    if (!last || now() - last.at >= ttlMs) {
+      const result = probe(signal);
+      result.catch(() => undefined);
+      last = { at: now(), result };
+    }
+    return last.result;
+  };
+}
+
+export const hotFolderProbe =
+  (healthy: () => Promise<boolean>): Probe =>
+  async () => {
+    if (!(await healthy())) throw new Error('hot folder unavailable');
+  };

@@ -58,10 +58,12 @@ export interface PollSummary {
   finished: number;
   republished: number;
   waiting: number;
+  /** Jobs still queued for a slot after this pass. */
+  queued: number;
 }
 
 export async function pollOnce(deps: GatewayDeps): Promise<PollSummary> {
-  const summary: PollSummary = { started: 0, finished: 0, republished: 0, waiting: 0 };
+  const summary: PollSummary = { started: 0, finished: 0, republished: 0, waiting: 0, queued: 0 };
   for (const job of await deps.jobs.inState('unpublished')) {
     if (await deps.jobs.claimPublish(job, deps.now())) {
       await publishResult(deps, job);
@@ -78,11 +80,25 @@ export async function pollOnce(deps: GatewayDeps): Promise<PollSummary> {
     if ((await checkSubmitted(deps, job)) === 'finished') summary.finished++;
     else summary.waiting++;
   }
-  for (const job of await deps.jobs.inState('queued')) {
+  const queued = await deps.jobs.inState('queued');
+  for (const job of queued) {
     if (!(await startIfSlot(deps, job))) break; // oldest first: no slot for it, none for the younger
     summary.started++;
   }
+  summary.queued = queued.length - summary.started;
   return summary;
+}
+
+/** The schedule's invocation: passes every `pollEveryMs` until its budget ends or nothing is in flight. */
+export async function pollUntil(deps: GatewayDeps, budgetEndsAt: number): Promise<PollSummary[]> {
+  const passes: PollSummary[] = [];
+  for (;;) {
+    const pass = await pollOnce(deps);
+    passes.push(pass);
+    const idle = pass.waiting + pass.queued + pass.started === 0;
+    if (idle || Date.now() + deps.config.pollEveryMs >= budgetEndsAt) return passes;
+    await new Promise((r) => setTimeout(r, deps.config.pollEveryMs));
+  }
 }
 
 async function startIfSlot(deps: GatewayDeps, job: ScanJob): Promise<boolean> {

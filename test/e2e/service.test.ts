@@ -18,7 +18,7 @@ describe('the service under serverless offline', () => {
       status: 'ok',
       version: require('../../package.json').version,
       uptime_s: expect.any(Number),
-      checks: { dynamodb: 'ok', s3: 'ok', nats: 'ok' },
+      checks: { dynamodb: 'ok', s3: 'ok', nats: 'ok', hotfolder: 'ok' },
     });
   });
 

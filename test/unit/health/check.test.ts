@@ -1,4 +1,4 @@
-import { healthReport, runProbes } from '../../../lib/health/check';
+import { cachedProbe, healthReport, runProbes } from '../../../lib/health/check';
 
 describe('runProbes', () => {
   it('reports a hanging or failing probe as down within the bound, the others ok', async () => {
@@ -25,5 +25,24 @@ describe('runProbes', () => {
       checks: { a: 'ok', b: 'down' },
     });
     expect(healthReport({ a: 'ok' }, '1.0.0', 0).status).toBe('ok');
+  });
+});
+
+describe('cachedProbe', () => {
+  it('asks the probe at most once per ttl, failures included', async () => {
+    let calls = 0;
+    let t = 0;
+    const probe = cachedProbe(async () => {
+      calls++;
+      throw new Error('down');
+    }, 5000, () => t);
+    const signal = new AbortController().signal;
+    await expect(probe(signal)).rejects.toThrow('down');
+    t = 4999;
+    await expect(probe(signal)).rejects.toThrow('down');
+    expect(calls).toBe(1);
+    t = 5000;
+    await expect(probe(signal)).rejects.toThrow('down');
+    expect(calls).toBe(2);
   });
 });

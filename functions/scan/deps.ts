@@ -1,0 +1,37 @@
+import { awsClients } from '../../lib/aws/clients';
+import { config, loadScanConfig } from '../../lib/config';
+import { createLogger } from '../../lib/log';
+import { natsConnection } from '../../lib/nats/connection';
+import { publishWithRetries } from '../../lib/nats/publish';
+import { S3ScanFiles } from '../../lib/scan/files';
+import type { GatewayDeps } from '../../lib/scan/gateway';
+import { LocalHotFolder } from '../../lib/scan/hotfolder';
+import { ScanJobStore } from '../../lib/scan/jobs';
+import { normalizerFor } from '../../lib/scan/normalizer';
+import { SERVICE_VERSION } from '../../lib/version';
+
+/** Production wiring of the scan functions, built once per container. */
+
+export const log = createLogger({ domain: 'scan' });
+
+let wired: GatewayDeps | undefined;
+
+export function scanDeps(): GatewayDeps {
+  if (!wired) {
+    const cfg = config();
+    const scan = loadScanConfig();
+    const aws = awsClients(cfg);
+    wired = {
+      jobs: new ScanJobStore(aws.documents, cfg.tables.scan),
+      files: new S3ScanFiles(aws.s3, cfg.buckets.files),
+      hotFolder: new LocalHotFolder(scan.hotFolderRoot, scan.dirs),
+      publish: async (subject, data, msgId) => publishWithRetries(await natsConnection(cfg.nats.servers), subject, data, msgId, scan.publishRetries),
+      normalizer: normalizerFor(scan.normalizer, scan.confidenceThreshold),
+      config: { ...scan, bucket: cfg.buckets.files },
+      service: { name: cfg.service, version: SERVICE_VERSION },
+      now: Date.now,
+      log,
+    };
+  }
+  return wired;
+}
