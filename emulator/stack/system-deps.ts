@@ -8,6 +8,9 @@ import { ensureDebianPackage } from './debian';
 export const SYSTEM_DEPS = {
   java: { binary: 'java', pkg: 'openjdk-17-jre-headless' },
   nats: { binary: 'nats-server', pkg: 'nats-server' },
+  // The SMB hot folder: Samba's client talks to the share; the server serves the tests' share.
+  smbclient: { binary: 'smbclient', pkg: 'smbclient' },
+  smbd: { binary: 'smbd', pkg: 'samba' },
 } as const;
 
 export function ensureSystemDep(name: keyof typeof SYSTEM_DEPS, say: (line: string) => void): string {

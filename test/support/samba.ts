@@ -1,0 +1,70 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { freePort, tcpOpen } from '../../emulator/stack/ports';
+import { RunningService, startProcess } from '../../emulator/stack/process';
+import { ensureSystemDep } from '../../emulator/stack/system-deps';
+
+/**
+ * A real Samba share on 127.0.0.1 for the tests: its own config, state and
+ * password database under `dir`, a free port, SMB2+ only. Needs root (as CI is).
+ */
+export interface Share {
+  host: string;
+  port: number;
+  share: string;
+  user: string;
+  password: string;
+  /** The share's folder on this machine (where the scanning system would look). */
+  root: string;
+  service: RunningService;
+}
+
+export async function startSamba(dir: string): Promise<Share> {
+  const smbd = ensureSystemDep('smbd', () => undefined);
+  ensureSystemDep('smbclient', () => undefined);
+  const smbpasswd = path.join(path.dirname(smbd).replace('/sbin', '/bin'), 'smbpasswd');
+  for (const sub of ['state', 'private', 'lock', 'cache', 'pid', 'share/Input']) fs.mkdirSync(path.join(dir, sub), { recursive: true });
+  const port = await freePort();
+  const conf = path.join(dir, 'smb.conf');
+  fs.writeFileSync(
+    conf,
+    `[global]
+  workgroup = WORKGROUP
+  server role = standalone server
+  smb ports = ${port}
+  interfaces = 127.0.0.1
+  bind interfaces only = yes
+  pid directory = ${dir}/pid
+  lock directory = ${dir}/lock
+  state directory = ${dir}/state
+  cache directory = ${dir}/cache
+  private dir = ${dir}/private
+  log file = ${dir}/log.%m
+  passdb backend = tdbsam:${dir}/private/passdb.tdb
+  map to guest = never
+  load printers = no
+  printcap name = /dev/null
+  disable spoolss = yes
+  disable netbios = yes
+  server min protocol = SMB2
+  restrict anonymous = 2
+[hotfolder]
+  path = ${dir}/share
+  read only = no
+  valid users = root
+`,
+  );
+  const password = randomBytes(9).toString('base64url');
+  execFileSync(fs.existsSync(smbpasswd) ? smbpasswd : 'smbpasswd', ['-c', conf, '-s', '-a', 'root'], { input: `${password}\n${password}\n`, stdio: ['pipe', 'ignore', 'pipe'] });
+  const service = await startProcess({
+    name: 'smbd',
+    command: smbd,
+    args: ['--foreground', '--no-process-group', `--configfile=${conf}`, '--debug-stdout'],
+    logFile: path.join(dir, 'smbd.out'),
+    url: `smb://127.0.0.1:${port}/hotfolder`,
+    ready: () => tcpOpen(port),
+  });
+  return { host: '127.0.0.1', port, share: 'hotfolder', user: 'root', password, root: path.join(dir, 'share'), service };
+}
