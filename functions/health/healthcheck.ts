@@ -4,7 +4,7 @@ import { awsClients } from '../../lib/aws/clients';
 import { natsConnection } from '../../lib/nats/connection';
 import { cachedProbe, dynamodbProbe, healthReport, HealthReport, hotFolderProbe, natsProbe, Probe, runProbes, s3Probe } from '../../lib/health/check';
 import { loadScanConfig } from '../../lib/config';
-import { LocalHotFolder } from '../../lib/scan/hotfolder';
+import { hotFolderFrom } from '../../lib/scan/hotfolders';
 import { json } from '../../lib/http/response';
 import { SERVICE_VERSION } from '../../lib/version';
 
@@ -28,7 +28,7 @@ const startedAt = Date.now();
 const hotfolder = cachedProbe(
   hotFolderProbe(async () => {
     const scan = loadScanConfig();
-    return new LocalHotFolder(scan.hotFolderRoot, scan.dirs).healthy();
+    return hotFolderFrom(scan.hotFolder, scan.dirs).healthy();
   }),
   5000,
 );

@@ -5,7 +5,7 @@ import { natsConnection } from '../../lib/nats/connection';
 import { publishWithRetries } from '../../lib/nats/publish';
 import { S3ScanFiles } from '../../lib/scan/files';
 import type { GatewayDeps } from '../../lib/scan/gateway';
-import { LocalHotFolder } from '../../lib/scan/hotfolder';
+import { hotFolderFrom } from '../../lib/scan/hotfolders';
 import { ScanJobStore } from '../../lib/scan/jobs';
 import { normalizerFor } from '../../lib/scan/normalizer';
 import { SERVICE_VERSION } from '../../lib/version';
@@ -24,7 +24,7 @@ export function scanDeps(): GatewayDeps {
     wired = {
       jobs: new ScanJobStore(aws.documents, cfg.tables.scan),
       files: new S3ScanFiles(aws.s3, cfg.buckets.files),
-      hotFolder: new LocalHotFolder(scan.hotFolderRoot, scan.dirs),
+      hotFolder: hotFolderFrom(scan.hotFolder, scan.dirs),
       publish: async (subject, data, msgId) => publishWithRetries(await natsConnection(cfg.nats.servers), subject, data, msgId, scan.publishRetries),
       normalizer: normalizerFor(scan.normalizer, scan.confidenceThreshold),
       config: { ...scan, bucket: cfg.buckets.files },

@@ -98,9 +98,13 @@ export function loadSyncConfig(env: Env = process.env): SyncConfig {
 }
 
 /** The scan gateway's settings (scan functions only; DESIGN §4). */
+export type HotFolderConfig =
+  | { kind: 'local'; root: string }
+  | { kind: 'smb'; host: string; port?: number; share: string; user: string; password: string };
+
 export interface ScanConfig {
   resultSubject: string;
-  hotFolderRoot: string;
+  hotFolder: HotFolderConfig;
   dirs: { input: string; output: string; tmp: string };
   maxInflight: number;
   settleMs: number;
@@ -119,7 +123,7 @@ export function loadScanConfig(env: Env = process.env): ScanConfig {
   const threshold = r.int('SCAN_CONFIDENCE_PERCENT', { default: 80, min: 0, max: 100 });
   const config: ScanConfig = {
     resultSubject: r.string('SCAN_RESULT_SUBJECT', { default: 'scan.results', pattern: /^[^\s.*>]+(\.[^\s.*>]+)*$/, hint: 'a NATS subject without wildcards' }),
-    hotFolderRoot: r.string('SCAN_HOTFOLDER_ROOT', { pattern: /^\//, hint: 'an absolute path' }),
+    hotFolder: hotFolderConfig(r, env),
     dirs: {
       input: r.string('SCAN_INPUT_DIR', { default: 'Input', pattern: DIR, hint: 'a folder name' }),
       output: r.string('SCAN_OUTPUT_DIR', { default: 'Output', pattern: DIR, hint: 'a folder name' }),
@@ -135,6 +139,21 @@ export function loadScanConfig(env: Env = process.env): ScanConfig {
   };
   r.done();
   return config;
+}
+
+const SMB_VARIABLES = ['SCAN_SMB_SHARE', 'SCAN_SMB_USER', 'SCAN_SMB_PASSWORD'];
+
+/** A local folder (SCAN_HOTFOLDER_ROOT), or an SMB share: all of SCAN_SMB_SHARE/USER/PASSWORD or none. */
+function hotFolderConfig(r: EnvReader, env: Env): HotFolderConfig {
+  const given = SMB_VARIABLES.filter((name) => (env[name] ?? '').trim() !== '');
+  if (given.length === 0) return { kind: 'local', root: r.string('SCAN_HOTFOLDER_ROOT', { pattern: /^\//, hint: 'an absolute path' }) };
+  if (given.length < SMB_VARIABLES.length) {
+    for (const name of SMB_VARIABLES.filter((n) => !given.includes(n))) r.string(name, { hint: 'set with the other SCAN_SMB_ variables' });
+  }
+  const share = r.string('SCAN_SMB_SHARE', { pattern: /^\/\/[A-Za-z0-9.-]+\/[^/\\]+$/, hint: '//host/share' });
+  const [, , host, name] = share.split('/');
+  const port = r.int('SCAN_SMB_PORT', { default: 445, min: 1, max: 65535 });
+  return { kind: 'smb', host, port, share: name, user: r.string('SCAN_SMB_USER'), password: r.string('SCAN_SMB_PASSWORD') };
 }
 
 let cached: Config | undefined;

@@ -68,3 +68,37 @@ describe('loadConfig', () => {
     );
   });
 });
+
+describe('loadScanConfig', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { loadScanConfig } = require('../../../lib/config') as typeof import('../../../lib/config');
+
+  it('a local folder by default, with the design defaults', () => {
+    expect(loadScanConfig({ SCAN_HOTFOLDER_ROOT: '/srv/hot' })).toMatchObject({
+      hotFolder: { kind: 'local', root: '/srv/hot' },
+      maxInflight: 4,
+      settleMs: 2000,
+      timeoutMs: 300_000,
+      publishRetries: 3,
+      resultSubject: 'scan.results',
+      dirs: { input: 'Input', output: 'Output', tmp: 'Tmp' },
+    });
+  });
+
+  it('an SMB share when all SCAN_SMB_ variables are set', () => {
+    expect(loadScanConfig({ SCAN_SMB_SHARE: '//files.local/scan', SCAN_SMB_USER: 'u', SCAN_SMB_PASSWORD: 'p' }).hotFolder).toEqual({
+      kind: 'smb',
+      host: 'files.local',
+      port: 445,
+      share: 'scan',
+      user: 'u',
+      password: 'p',
+    });
+  });
+
+  it('refuses some SMB variables without the others, naming the missing ones', () => {
+    expect(() => loadScanConfig({ SCAN_SMB_SHARE: '//h/s', SCAN_HOTFOLDER_ROOT: '/x' })).toThrow(/SCAN_SMB_USER.*SCAN_SMB_PASSWORD|SCAN_SMB_PASSWORD.*SCAN_SMB_USER/);
+    expect(() => loadScanConfig({ SCAN_HOTFOLDER_ROOT: 'relative/path' })).toThrow(/SCAN_HOTFOLDER_ROOT/);
+    expect(() => loadScanConfig({ SCAN_HOTFOLDER_ROOT: '/x', SCAN_INPUT_DIR: '../up' })).toThrow(/SCAN_INPUT_DIR/);
+  });
+});

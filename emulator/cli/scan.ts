@@ -1,0 +1,90 @@
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { connect } from 'nats';
+import type { Envelope } from '../../lib/scan/contract';
+
+/**
+ * `npm run scan -- <file> [--timeout 120]`: what the core system does, by hand,
+ * against the running `npm start` stack (its endpoints come from .stack/env):
+ * upload the file to S3, publish a scan request, print every envelope.
+ */
+
+function loadStackEnv() {
+  const file = path.resolve(__dirname, '../../.stack/env');
+  if (!fs.existsSync(file)) return;
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    const eq = line.indexOf('=');
+    if (eq > 0 && process.env[line.slice(0, eq)] === undefined) process.env[line.slice(0, eq)] = line.slice(eq + 1);
+  }
+}
+
+async function main() {
+  loadStackEnv();
+  const args = process.argv.slice(2);
+  const file = args.find((a) => !a.startsWith('--'));
+  const timeoutS = Number(args[args.indexOf('--timeout') + 1] ?? 0) || 120;
+  if (!file || !fs.existsSync(file)) throw new Error('usage: npm run scan -- <file> [--timeout seconds]');
+  const bucket = process.env.BUCKET_FILES;
+  if (!bucket || !process.env.NATS_URL) throw new Error('no stack found: run `npm start` first (or set BUCKET_FILES and NATS_URL)');
+
+  const job = randomUUID();
+  const fileId = randomUUID();
+  const key = `inbox/${fileId}/${path.basename(file)}`;
+  const s3 = new S3Client({ region: process.env.AWS_REGION ?? 'us-east-1', forcePathStyle: !!process.env.AWS_ENDPOINT_URL_S3 });
+  await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: fs.readFileSync(file) }));
+  process.stdout.write(`uploaded s3://${bucket}/${key}\n`);
+
+  const nc = await connect({ servers: process.env.NATS_URL.split(',') });
+  const sub = nc.subscribe(process.env.SCAN_RESULT_SUBJECT || 'scan.results');
+  const request = {
+    schema_version: '1.0',
+    job_id: job,
+    file_id: fileId,
+    attempt: 1,
+    pipeline: 'image',
+    s3: { bucket, key },
+    original_name: path.basename(file),
+    reply_deadline: new Date(Date.now() + timeoutS * 1000).toISOString(),
+  };
+  nc.publish(process.env.SCAN_REQUEST_SUBJECT || 'scan.requests', JSON.stringify(request));
+  process.stdout.write(`published job ${job}\n`);
+
+  const began = Date.now();
+  const progress = setInterval(() => process.stdout.write(`\rwaiting for the answer… ${Math.round((Date.now() - began) / 1000)} s `), 1000);
+  const kick = setInterval(() => void pokePoll(), 5000); // locally, don't wait for the minute schedule
+  const timer = setTimeout(() => sub.unsubscribe(), timeoutS * 1000);
+  let final: Envelope | undefined;
+  for await (const msg of sub) {
+    const e = JSON.parse(new TextDecoder().decode(msg.data)) as Envelope;
+    if (e.job_id !== job) continue;
+    process.stdout.write(`\r${JSON.stringify(e, null, 2)}\n`);
+    if (e.status !== 'processing') {
+      final = e;
+      break;
+    }
+  }
+  clearInterval(progress);
+  clearInterval(kick);
+  clearTimeout(timer);
+  await nc.close();
+  s3.destroy();
+  if (!final) throw new Error(`no answer within ${timeoutS} s`);
+  process.exitCode = final.status === 'error' ? 2 : 0;
+}
+
+async function pokePoll() {
+  if (!process.env.AWS_ENDPOINT_URL_LAMBDA) return;
+  const lambda = new LambdaClient({ region: process.env.AWS_REGION ?? 'us-east-1' });
+  await lambda
+    .send(new InvokeCommand({ FunctionName: `torrent-scan-sync-${process.env.STAGE ?? 'dev'}-scanPoll`, InvocationType: 'Event', Payload: new TextEncoder().encode('{}') }))
+    .catch(() => undefined);
+  lambda.destroy();
+}
+
+main().catch((err) => {
+  process.stderr.write(`\n${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
