@@ -2,12 +2,14 @@ import { dynamodbWrites, reportDynamodbWrites } from './dynamodb-writes';
 import { downloadsIngest, reportDownloadsIngest } from './downloads-ingest';
 import { BenchStack, startBenchStack } from './support';
 import { reportSyncTick, syncTick } from './sync-tick';
+import { reportScanGateway, scanGateway } from './scan-gateway';
 
 /** `npm run bench [-- name...]`: the benchmarks (all by default) in one run against one fresh stack. */
 const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
   writes: async (b) => reportDynamodbWrites(await dynamodbWrites(b)),
   ingest: async (b) => reportDownloadsIngest(await downloadsIngest(b)),
   sync: async (b) => reportSyncTick(await syncTick(b)),
+  scan: async (b) => reportScanGateway(await scanGateway(b)),
 };
 
 async function main() {

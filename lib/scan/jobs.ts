@@ -56,15 +56,20 @@ export class ScanJobStore {
     return Item ? fromItem(Item) : undefined;
   }
 
-  /** Jobs in a state, oldest first (the index is a hint: each job is re-read before use). */
+  /**
+   * Jobs in a state, oldest first. The index is eventually consistent, so it is
+   * only a hint: each job is re-read and kept only if it is STILL in that state.
+   */
   async inState(state: JobState | 'unpublished', limit = 100): Promise<ScanJob[]> {
     const keys = await queryAll(this.documents, { TableName: this.table, IndexName: STATE_INDEX, KeyConditionExpression: 'GSI1PK = :s', ExpressionAttributeValues: { ':s': `STATE#${state}` } }, limit);
     const jobs = await Promise.all(keys.map((k) => this.get((k.PK as string).slice('JOB#'.length))));
-    return jobs.filter((j): j is ScanJob => j !== undefined);
+    const stillThere = (j: ScanJob) => (state === 'unpublished' ? j.state === 'finished' && !j.published : j.state === state);
+    return jobs.filter((j): j is ScanJob => j !== undefined && stillThere(j));
   }
 
   /** queued → starting, taking a slot in the same transaction; false when no slot is free or another poller took it. */
   async start(job: ScanJob, now: number, maxInflight: number): Promise<ScanJob | undefined> {
+    if (job.state !== 'queued') return undefined; // only a queued job may take a slot
     const next: ScanJob = { ...job, state: 'starting', started_at: now, revision: job.revision + 1 };
     try {
       await transactWrite(this.documents, [

@@ -246,6 +246,18 @@ describe('scan gateway', () => {
     });
   });
 
+  it('a job read stale from the state index is neither started twice nor given a second slot', async () => {
+    const h = await harness();
+    const req = request(await upload('aep_6.pdf'), 'aep_6.pdf');
+    expect(await handleRequest(h.deps, JSON.stringify(req))).toBe('started');
+    const submitted = (await h.deps.jobs.get(req.job_id))!;
+    expect(submitted.state).toBe('submitted');
+    expect(await h.deps.jobs.start(submitted, h.clock.now, 4)).toBeUndefined();
+    expect(await h.deps.jobs.inState('queued')).toEqual([]);
+    expect(await h.deps.jobs.slotsInUse()).toBe(1);
+    expect(fs.readdirSync(path.join(h.root, 'Input'))).toHaveLength(1);
+  });
+
   it('two overlapping polls publish each terminal envelope exactly once', async () => {
     const h = await harness();
     const reqs = [];

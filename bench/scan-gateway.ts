@@ -1,0 +1,106 @@
+import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { connect } from 'nats';
+import { scanOnce } from '../emulator/scanner/scanner';
+import { planResources } from '../lib/aws/resources';
+import { loadScanConfig } from '../lib/config';
+import { silentLogger } from '../lib/log';
+import { publishWithRetries } from '../lib/nats/publish';
+import { S3ScanFiles } from '../lib/scan/files';
+import { GatewayDeps, handleRequest, pollOnce } from '../lib/scan/gateway';
+import { LocalHotFolder } from '../lib/scan/hotfolder';
+import { ScanJobStore } from '../lib/scan/jobs';
+import { ContentAiNormalizer } from '../lib/scan/normalizer';
+import { BenchStack } from './support';
+
+/**
+ * The gateway's own cost, as a ratio to the settle window (the wait the
+ * design imposes): per job, end-to-end latency minus the emulator's delay and
+ * the settle window; and 100 jobs through SCAN_MAX_INFLIGHT slots.
+ * Real clock; polls every 100 ms; the emulator answers at once.
+ */
+const SETTLE_MS = 1000;
+const POLL_MS = 100;
+const FIXTURES = path.resolve(__dirname, '../fixtures/ocr');
+
+export async function scanGateway(bench: BenchStack) {
+  const template = planResources(bench.stack.definition.resources.Resources).tables.find((t) => t.logicalId === 'ScanTable')!;
+  const TableName = `${template.create.TableName}-bench`;
+  await bench.aws.dynamodb.send(new CreateTableCommand({ ...template.create, TableName }));
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-scan-'));
+  fs.mkdirSync(path.join(root, 'Input'));
+  const nc = await connect({ servers: bench.config.nats.servers });
+  const subject = `scan.results.bench.${randomUUID()}`;
+  const finished = new Map<string, number>();
+  nc.subscribe(subject, {
+    callback: (_e, m) => {
+      const e = JSON.parse(new TextDecoder().decode(m.data));
+      if (e.status !== 'processing') finished.set(e.job_id, performance.now());
+    },
+  });
+  const config = { ...loadScanConfig({ SCAN_HOTFOLDER_ROOT: root, SCAN_RESULT_SUBJECT: subject, SCAN_SETTLE_SECONDS: '1' }), settleMs: SETTLE_MS, bucket: bench.config.buckets.files };
+  const deps: GatewayDeps = {
+    jobs: new ScanJobStore(bench.aws.documents, TableName),
+    files: new S3ScanFiles(bench.aws.s3, config.bucket),
+    hotFolder: new LocalHotFolder(root),
+    publish: (s, d, id) => publishWithRetries(nc, s, d, id, 3),
+    normalizer: new ContentAiNormalizer(0.8),
+    config,
+    service: { name: 'bench', version: '0' },
+    now: Date.now,
+    log: silentLogger,
+  };
+  const key = `bench/${randomUUID()}/aep_6.pdf`;
+  await bench.aws.s3.send(new PutObjectCommand({ Bucket: config.bucket, Key: key, Body: fs.readFileSync(path.join(FIXTURES, 'inputs', 'aep_6.pdf')) }));
+  const request = () => ({
+    schema_version: '1.0', job_id: randomUUID(), file_id: randomUUID(), attempt: 1, pipeline: 'image',
+    s3: { bucket: config.bucket, key }, original_name: 'aep_6.pdf', reply_deadline: new Date(Date.now() + 600_000).toISOString(),
+  });
+
+  // Emulator and poller run as the deployed ones would: on their own, in loops.
+  let running = true;
+  const loops = Promise.all([
+    (async () => { while (running) { await scanOnce({ root, fixturesDir: FIXTURES }); await new Promise((r) => setTimeout(r, 20)); } })(),
+    (async () => { while (running) { await pollOnce(deps); await new Promise((r) => setTimeout(r, POLL_MS)); } })(),
+  ]);
+  const until = async (cond: () => boolean) => { while (!cond()) await new Promise((r) => setTimeout(r, 5)); };
+
+  try {
+    const latencies: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const r = request();
+      const began = performance.now();
+      await handleRequest(deps, JSON.stringify(r));
+      await until(() => finished.has(r.job_id));
+      latencies.push(finished.get(r.job_id)! - began);
+    }
+    latencies.sort((a, b) => a - b);
+    const median = latencies[5];
+
+    const batch = Array.from({ length: 100 }, request);
+    const began = performance.now();
+    await Promise.all(batch.map((r) => handleRequest(deps, JSON.stringify(r))));
+    await until(() => batch.every((r) => finished.has(r.job_id)));
+    const total = performance.now() - began;
+    return { median, overhead: median - SETTLE_MS, total, inflight: config.maxInflight };
+  } finally {
+    running = false;
+    await loops;
+    await nc.close();
+    fs.rmSync(root, { recursive: true, force: true });
+    await bench.aws.dynamodb.send(new DeleteTableCommand({ TableName }));
+  }
+}
+
+export function reportScanGateway(r: Awaited<ReturnType<typeof scanGateway>>): void {
+  process.stdout.write(`\nScan gateway (settle window ${SETTLE_MS} ms, polls every ${POLL_MS} ms, emulator delay 0)\n`);
+  process.stdout.write(`  one job, median of 10: ${r.median.toFixed(0)} ms end to end; gateway overhead ${r.overhead.toFixed(0)} ms = x${(r.overhead / SETTLE_MS).toFixed(2)} of the settle window\n`);
+  process.stdout.write(
+    `  100 jobs, ${r.inflight} in flight: ${(r.total / 1000).toFixed(1)} s = x${(r.total / SETTLE_MS).toFixed(1)} settle windows; ${(100 / (r.total / 1000)).toFixed(1)} jobs/s ` +
+      `(the slot-bound ideal is x${(100 / r.inflight).toFixed(0)})\n`,
+  );
+}
