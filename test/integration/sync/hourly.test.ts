@@ -271,9 +271,13 @@ describe('no false succeeded, over random fault schedules', () => {
           await steps.settled();
           const head = (await store.head(user))!;
           expect(head.state).not.toBe('running');
-          const clean = Object.values(bySection).every((f) => f === 'ok') && !settleFails;
-          if (head.state === 'succeeded') expect(clean).toBe(true);
-          if (clean) expect(head.state).toBe('succeeded');
+          const allOk = Object.values(bySection).every((f) => f === 'ok');
+          // The invariant: succeeded only when every step succeeded (the walk always completes here).
+          if (head.state === 'succeeded') expect(allOk).toBe(true);
+          if (allOk && !settleFails) expect(head.state).toBe('succeeded');
+          // With the tick's settle failing, a step finishing later may still settle it (truly
+          // succeeded); if nobody did, recovery closed it INTERRUPTED, at most partial.
+          if (allOk && settleFails && head.state !== 'succeeded') expect(head).toMatchObject({ state: 'partial', error_code: 'INTERRUPTED' });
         },
       ),
       { numRuns: 25 },
