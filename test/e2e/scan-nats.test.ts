@@ -29,22 +29,38 @@ describe('scan gateway through NATS and serverless offline', () => {
     for (const end = Date.now() + ms; !cond() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 100));
   };
 
-  it('aep_3.pdf: processing ack at once, then done with the aep_3_ofr warning', async () => {
-    const key = `inbox/${randomUUID()}/aep_3.pdf`;
-    await aws.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: fs.readFileSync(path.resolve(__dirname, '../../fixtures/ocr/inputs/aep_3.pdf')) }));
+  async function scanThroughNats(input: string): Promise<{ job: string; final: Envelope }> {
+    const key = `inbox/${randomUUID()}/${input}`;
+    await aws.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: fs.readFileSync(path.resolve(__dirname, '../../fixtures/ocr/inputs', input)) }));
     const job = randomUUID();
-    const request = { schema_version: '1.0', job_id: job, file_id: randomUUID(), attempt: 1, pipeline: 'image', s3: { bucket, key }, original_name: 'aep_3.pdf', reply_deadline: new Date(Date.now() + 600_000).toISOString() };
+    const request = { schema_version: '1.0', job_id: job, file_id: randomUUID(), attempt: 1, pipeline: 'image', s3: { bucket, key }, original_name: input, reply_deadline: new Date(Date.now() + 600_000).toISOString() };
     nc.publish('scan.requests', JSON.stringify(request));
     await until(() => envelopes.some((e) => e.job_id === job), 15_000);
     expect(envelopes.find((e) => e.job_id === job)).toMatchObject({ status: 'processing', attempt: 1 });
 
-    // The schedule is off in tests: drive the poll as EventBridge would.
+    // The schedule is off in tests: drive the poll as EventBridge would, until the answer is out.
     const scheduled = { version: '0', id: randomUUID(), 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString(), detail: {} };
-    const out = await lambda.send(new InvokeCommand({ FunctionName: 'torrent-scan-sync-test-scanPoll', Payload: new TextEncoder().encode(JSON.stringify(scheduled)) }));
-    expect(out.FunctionError).toBeUndefined();
-    await until(() => envelopes.some((e) => e.job_id === job && e.status !== 'processing'), 10_000);
+    for (let i = 0; i < 5 && !envelopes.some((e) => e.job_id === job && e.status !== 'processing'); i++) {
+      const out = await lambda.send(new InvokeCommand({ FunctionName: 'torrent-scan-sync-test-scanPoll', Payload: new TextEncoder().encode(JSON.stringify(scheduled)) }));
+      expect(out.FunctionError).toBeUndefined();
+      await until(() => envelopes.some((e) => e.job_id === job && e.status !== 'processing'), 3000);
+    }
     const final = envelopes.find((e) => e.job_id === job && e.status !== 'processing')!;
     expect(validateEnvelope(final)).toBe(true);
+    return { job, final };
+  }
+
+  it('aep_3.pdf: processing ack at once, then done with the aep_3_ofr warning', async () => {
+    const { job, final } = await scanThroughNats('aep_3.pdf');
     expect(final).toMatchObject({ status: 'done', raw_s3_key: `raw/${job}.json`, metrics: { warnings: [expect.stringContaining('aep_3_ofr.json: INVALID_DOCUMENT')] } });
   }, 60_000);
+
+  it('aep_6.pdf: done without warnings; aep_5.PDF and an unknown file: INVALID_DOCUMENT with raw_s3_key', async () => {
+    const six = await scanThroughNats('aep_6.pdf');
+    expect(six.final).toMatchObject({ status: 'done', metrics: { warnings: [] } });
+    for (const input of ['aep_5.PDF', 'unknown.pdf']) {
+      const { job, final } = await scanThroughNats(input);
+      expect(final).toMatchObject({ status: 'error', error: { code: 'INVALID_DOCUMENT' }, raw_s3_key: `raw/${job}.json` });
+    }
+  }, 90_000);
 });
