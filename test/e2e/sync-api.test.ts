@@ -1,6 +1,8 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { newId } from '../../lib/ident';
+import { SyncStore } from '../../lib/sync/store';
 import { call } from '../support/http';
+import { stackClients, stackConfig } from '../support/stack';
 
 /** The hourly sync as deployed: the tick through offline's Lambda endpoint, steps invoked asynchronously, reads over HTTP. */
 describe('hourly sync through serverless offline', () => {
@@ -59,10 +61,15 @@ describe('hourly sync through serverless offline', () => {
     expect([answer.status, answer.body.error.code]).toEqual([404, 'NOT_FOUND']);
   });
 
-  it('refuses bad connections with a clear 400', async () => {
-    for (const body of [{ user_id: 'x'.repeat(26), token: 't' }, { user_id: newId() }, { user_id: newId(), token: 't', admin: true }]) {
-      expect((await call('POST', '/sync/connections', body)).status).toBe(400);
+  it('refuses bad connections with a clear 400 and stores nothing', async () => {
+    const aws = stackClients();
+    const store = new SyncStore({ documents: aws.documents, table: stackConfig().tables.sync, waitBoundMs: 1 });
+    for (const body of [{ user_id: 'x'.repeat(26), token: 'tok_x' }, { user_id: newId() }, { user_id: newId(), token: 'tok_x', admin: true }]) {
+      const answer = await call('POST', '/sync/connections', body);
+      expect([answer.status, answer.body.error.code]).toEqual([400, 'INVALID_REQUEST']);
+      if (/^[0-9a-z]{26}$/.test(body.user_id)) expect(await store.connectionToken(body.user_id)).toBeUndefined();
     }
+    aws.dynamodb.destroy();
     expect((await call('GET', `/sync/${newId()}/operations?from=yesterday`)).status).toBe(400);
     expect((await call('GET', `/sync/${newId()}/hourly`)).status).toBe(404);
   });
