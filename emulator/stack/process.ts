@@ -35,6 +35,13 @@ export interface ProcessSpec {
   cwd?: string;
 }
 
+// Groups still running. If this process dies by an unhandled error, 'exit' still
+// fires: end them there (synchronously) so a crash never orphans the stack.
+const live = new Set<number>();
+process.once('exit', () => {
+  for (const pid of live) signalGroup(pid, 'SIGTERM');
+});
+
 export async function startProcess(spec: ProcessSpec): Promise<RunningService> {
   const out = fs.openSync(spec.logFile, 'a');
   const child = spawn(spec.command, spec.args, {
@@ -44,10 +51,12 @@ export async function startProcess(spec: ProcessSpec): Promise<RunningService> {
     stdio: ['ignore', out, out],
   });
   fs.closeSync(out);
+  if (child.pid !== undefined) live.add(child.pid);
 
   let exited: string | undefined;
   const exit = new Promise<void>((resolve) => {
     child.once('exit', (code, signal) => {
+      if (child.pid !== undefined) live.delete(child.pid);
       exited = signal ? `killed by ${signal}` : `exited with code ${code}`;
       resolve();
     });

@@ -38,6 +38,28 @@ describe('startProcess', () => {
     expect(err.message).toContain('not ready after 300 ms');
   });
 
+  it('a supervisor that crashes takes its services down with it', async () => {
+    const pidFile = path.join(logDir, 'orphan.pid');
+    const script = `
+      const { startProcess } = require(${JSON.stringify(path.resolve(__dirname, '../../emulator/stack/process.ts'))});
+      startProcess({ name: 'sleeper', command: '/bin/sh', args: ['-c', 'echo $$ > ${pidFile}; exec sleep 60'], logFile: ${JSON.stringify(path.join(logDir, 'sleeper.log'))},
+        url: 'n/a', ready: async () => require('fs').existsSync(${JSON.stringify(pidFile)}) })
+        .then(() => { throw new Error('crash'); });`;
+    const { spawnSync } = await import('node:child_process');
+    spawnSync(process.execPath, [require.resolve('tsx/cli'), '-e', script], { timeout: 20_000 });
+    const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+    let alive = true;
+    for (let i = 0; i < 40 && alive; i++) {
+      try {
+        alive = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
+      } catch {
+        alive = false;
+      }
+      if (alive) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(alive).toBe(false);
+  });
+
   it('stop() ends the whole process group, children included', async () => {
     const pidFile = path.join(logDir, 'child.pid');
     const service = await startProcess({
