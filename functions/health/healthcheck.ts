@@ -1,9 +1,9 @@
 import middy from '@middy/core';
-import { config } from '../../lib/config';
+import { config, loadScanConfig } from '../../lib/config';
 import { awsClients } from '../../lib/aws/clients';
 import { natsConnection } from '../../lib/nats/connection';
 import { cachedProbe, dynamodbProbe, healthReport, HealthReport, hotFolderProbe, natsProbe, Probe, runProbes, s3Probe } from '../../lib/health/check';
-import { loadScanConfig } from '../../lib/config';
+import type { HotFolder } from '../../lib/scan/hotfolder';
 import { hotFolderFrom } from '../../lib/scan/hotfolders';
 import { json } from '../../lib/http/response';
 import { SERVICE_VERSION } from '../../lib/version';
@@ -24,11 +24,17 @@ export async function healthcheck(deps: HealthcheckDeps): Promise<HealthReport> 
 
 const startedAt = Date.now();
 
+// Built once per container (an SMB folder writes its auth file when created).
+let folder: HotFolder | undefined;
+
 // Cached 5 s (DESIGN §4); a scan config that does not load is a hot folder we cannot reach.
 const hotfolder = cachedProbe(
   hotFolderProbe(async () => {
-    const scan = loadScanConfig();
-    return hotFolderFrom(scan.hotFolder, scan.dirs).healthy();
+    if (!folder) {
+      const scan = loadScanConfig();
+      folder = hotFolderFrom(scan.hotFolder, scan.dirs);
+    }
+    return folder.healthy();
   }),
   5000,
 );
