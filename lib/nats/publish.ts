@@ -15,7 +15,7 @@ export async function publishWithRetries(nc: NatsConnection, subject: string, da
       return;
     } catch (err) {
       last = err;
-      await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+      if (attempt < retries) await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
     }
   }
   throw last;
