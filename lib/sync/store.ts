@@ -4,7 +4,7 @@ import { TransactionCancelledError, transactWrite, TransactItem } from '../aws/t
 import { newId } from '../ident';
 import { attemptKey, attemptPartition, connectionKey, headKey, stepKey, userPartition } from './keys';
 import { Connection, HOUR_MS, HourlyHead, Section, StepRow, StepState, SyncErrorCode } from './model';
-import { barrierReached, Derived, deriveOutcome } from './outcome';
+import { barrierReached, Derived, deriveOutcome, finishedBefore } from './outcome';
 
 /**
  * Durable state of the hourly sync. The head item is the fence: every write of
@@ -157,19 +157,23 @@ export class SyncStore {
    * transaction that pins those rows (a row finishing meanwhile cancels it, and
    * we read again) — a CAS from `running` only.
    * Without a cause it waits for the terminal barrier ('waiting').
+   * `lostIfFinishedBefore`: when every dispatched step finished before that
+   * instant, the settle that should have followed was lost: cause INTERRUPTED.
    */
   async settleHourly(
     user: string,
     attemptId: string,
     now: number,
-    opts: { cause?: typeof SyncErrorCode.INTERRUPTED | typeof SyncErrorCode.ACCESS_DENIED } = {},
+    opts: { cause?: typeof SyncErrorCode.INTERRUPTED | typeof SyncErrorCode.ACCESS_DENIED; lostIfFinishedBefore?: number } = {},
   ): Promise<{ settled: Derived } | { skipped: 'not-running' | 'waiting' }> {
     for (let turn = 0; turn < 10; turn++) {
       const head = await this.head(user);
       if (!head || head.attempt_id !== attemptId || head.state !== 'running') return { skipped: 'not-running' };
       const rows = await this.stepRows(attemptId);
-      if (!opts.cause && !barrierReached(head, rows, now, this.deps.waitBoundMs)) return { skipped: 'waiting' };
-      const settled = deriveOutcome({ head, rows, cause: opts.cause });
+      const lost = opts.lostIfFinishedBefore !== undefined && finishedBefore(head, rows, opts.lostIfFinishedBefore);
+      const cause = opts.cause ?? (lost ? SyncErrorCode.INTERRUPTED : undefined);
+      if (!cause && !barrierReached(head, rows, now, this.deps.waitBoundMs)) return { skipped: 'waiting' };
+      const settled = deriveOutcome({ head, rows, cause });
       const closed = this.closedHead(head, settled, now);
       try {
         await transactWrite(this.deps.documents, [

@@ -1,7 +1,6 @@
 import { newId } from '../ident';
 import type { Logger } from '../log';
 import { MANDATORY_SECTIONS, SyncErrorCode } from './model';
-import { finishedBefore } from './outcome';
 import type { StepInput } from './step';
 import type { Reservation, Run, SyncStore } from './store';
 
@@ -66,9 +65,7 @@ async function recover(deps: TickDeps, user: string, log: Logger): Promise<void>
   const head = await deps.store.head(user);
   if (head?.state !== 'running' || !head.walk_completed) return;
   const now = deps.now();
-  const rows = await deps.store.stepRows(head.attempt_id);
-  const settleLost = finishedBefore(head, rows, now - SETTLE_GRACE_MS);
-  const result = await deps.store.settleHourly(user, head.attempt_id, now, settleLost ? { cause: SyncErrorCode.INTERRUPTED } : {});
+  const result = await deps.store.settleHourly(user, head.attempt_id, now, { lostIfFinishedBefore: now - SETTLE_GRACE_MS });
   if ('settled' in result) log.warn('sync_attempt_recovered', { attempt_id: head.attempt_id, outcome: result.settled.state, error_code: result.settled.error_code });
 }
 
