@@ -46,8 +46,9 @@ export class ScanJobStore {
       await transactWrite(this.documents, [{ Put: { TableName: this.table, Item: this.item(job), ConditionExpression: 'attribute_not_exists(PK)' } }]);
       return { created: true, job };
     } catch (err) {
-      if (!(err instanceof TransactionCancelledError)) throw err;
-      return { created: false, job: (await this.get(request.job_id))! };
+      if (!(err instanceof TransactionCancelledError) || !err.reasons[0]?.item) throw err;
+      // The refused put answers with the job that holds the id: no second read.
+      return { created: false, job: fromItem(err.reasons[0].item) };
     }
   }
 
