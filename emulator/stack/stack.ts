@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { grantJson, newToken, SCOPES } from '../../lib/auth/tokens';
 import { applyResources, planResources } from '../../lib/aws/resources';
 import { emulators } from '../registry';
 import { loadServiceDefinition, ServiceDefinition } from './definition';
@@ -33,6 +34,8 @@ export interface StackOptions {
   dataDir?: string;
   offline?: boolean;
   emulators?: boolean;
+  /** AUTH_TOKENS for the authorizer; by default AUTH_TOKENS of the environment, else a dev token made for this run. */
+  authTokens?: string;
   say?: (line: string) => void;
 }
 
@@ -41,6 +44,8 @@ export interface Stack {
   env: Record<string, string>;
   definition: ServiceDefinition;
   services: RunningService[];
+  /** The all-scopes token generated for this run, when no AUTH_TOKENS was given. */
+  devToken?: string;
   stop(): Promise<void>;
 }
 
@@ -67,7 +72,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       s3: ext.s3 ?? `http://127.0.0.1:${s3Port}`,
       nats: ext.nats ?? `nats://127.0.0.1:${natsPort}`,
     };
+    const auth = authTokens(options.authTokens ?? process.env.AUTH_TOKENS);
     const baseEnv: Record<string, string> = {
+      AUTH_TOKENS: auth.tokens,
       AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
       ...(ext.dynamodb || ext.s3 ? { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' } : LOCAL_CREDENTIALS),
       AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
@@ -120,11 +127,18 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         }),
       );
     }
-    return { env, definition, services, stop };
+    return { env, definition, services, devToken: auth.devToken, stop };
   } catch (err) {
     await stop();
     throw err;
   }
+}
+
+/** The configured grants, or one all-scopes grant for a token made now (printed by `npm start`, never stored). */
+function authTokens(configured: string | undefined): { tokens: string; devToken?: string } {
+  if (configured?.trim()) return { tokens: configured };
+  const devToken = newToken();
+  return { tokens: JSON.stringify([grantJson('dev', devToken, SCOPES)]), devToken };
 }
 
 /** Creates the template's tables and buckets on the endpoints in env, idempotently. */

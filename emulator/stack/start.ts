@@ -50,7 +50,12 @@ async function main() {
   if (stopping) return;
 
   const envFile = path.join(stateDir, 'env');
-  fs.writeFileSync(envFile, Object.entries(stack.env).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
+  // The grants stay with the authorizer; the token is for this user's shells only (0600).
+  const shared: Record<string, string> = { ...stack.env };
+  delete shared.AUTH_TOKENS;
+  if (stack.devToken) shared.API_TOKEN = stack.devToken;
+  fs.writeFileSync(envFile, Object.entries(shared).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
+  fs.chmodSync(envFile, 0o600);
   say(`ready in ${((Date.now() - began) / 1000).toFixed(1)} s`);
   say(`  DynamoDB   ${stack.env.AWS_ENDPOINT_URL_DYNAMODB}`);
   say(`  S3         ${stack.env.AWS_ENDPOINT_URL_S3}   (bucket ${stack.env.BUCKET_FILES})`);
@@ -58,6 +63,10 @@ async function main() {
   for (const service of stack.services) say(`  ${service.name.padEnd(20)} ${service.url}  pid ${service.pid}  log ${path.relative(root, service.logFile)}`);
   say(`  health     curl -s ${stack.services.find((s) => s.name === 'serverless-offline')?.url}/healthcheck`);
   say(`  env        ${path.relative(root, envFile)} (source it to reach this stack from another shell)`);
+  if (stack.devToken) {
+    say(`  API token  ${stack.devToken}   (all scopes, this session only; also API_TOKEN in ${path.relative(root, envFile)})`);
+    say(`  try        curl -s -H "Authorization: Bearer $API_TOKEN" ${stack.services.find((s) => s.name === 'serverless-offline')?.url}/downloads`);
+  }
   say('Ctrl-C stops everything');
 }
 

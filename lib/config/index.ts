@@ -1,4 +1,5 @@
-import { Env, EnvReader } from './env';
+import { parseTokenGrants, TokenGrant } from '../auth/tokens';
+import { ConfigError, Env, EnvReader } from './env';
 
 export { ConfigError } from './env';
 
@@ -162,4 +163,19 @@ let cached: Config | undefined;
 export function config(): Config {
   cached ??= loadConfig();
   return cached;
+}
+
+/** The API authorizer's settings (authorizer function only). */
+export interface AuthConfig {
+  grants: TokenGrant[];
+}
+
+/** AUTH_TOKENS: the JSON list of token grants, hashes only (lib/auth/tokens). */
+export function loadAuthConfig(env: Env = process.env): AuthConfig {
+  const r = new EnvReader(env);
+  const text = r.string('AUTH_TOKENS', { hint: 'a JSON list of token grants' });
+  r.done();
+  const { grants, problems } = parseTokenGrants(text);
+  if (problems.length > 0) throw new ConfigError(problems.map((p) => `AUTH_TOKENS ${p}`));
+  return { grants };
 }

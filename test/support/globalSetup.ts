@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../../emulator/stack/ports';
 import { startStack, Stack } from '../../emulator/stack/stack';
+import { grantJson, newToken, SCOPES } from '../../lib/auth/tokens';
 
 /**
  * One real stack for the whole jest run: DynamoDB Local, s3rver, nats-server
@@ -23,7 +24,21 @@ export default async function globalSetup(): Promise<void> {
   const [httpPort, lambdaPort] = [await freePort(), await freePort()];
   // Tests drive every tick themselves; offline's wall-clock schedules would race them.
   process.env.SCHEDULES_ENABLED = 'false';
+  // One token per shape the tests need; the stack sees only their hashes.
+  const tokens = {
+    TEST_TOKEN_ALL: newToken(),
+    TEST_TOKEN_DOWNLOADS_READ: newToken(),
+    TEST_TOKEN_SYNC_READ: newToken(),
+    TEST_TOKEN_EXPIRED: newToken(),
+  };
+  const grants = [
+    grantJson('test-all', tokens.TEST_TOKEN_ALL, SCOPES),
+    grantJson('test-downloads-read', tokens.TEST_TOKEN_DOWNLOADS_READ, ['downloads:read']),
+    grantJson('test-sync-read', tokens.TEST_TOKEN_SYNC_READ, ['sync:read']),
+    grantJson('test-expired', tokens.TEST_TOKEN_EXPIRED, SCOPES, new Date(Date.now() - 60_000)),
+  ];
   const stack = await startStack({
+    authTokens: JSON.stringify(grants),
     root: ROOT,
     stateDir,
     stage: 'test',
@@ -36,6 +51,7 @@ export default async function globalSetup(): Promise<void> {
     TEST_HTTP_URL: `http://127.0.0.1:${httpPort}`,
     TEST_LAMBDA_URL: `http://127.0.0.1:${lambdaPort}`,
     TEST_STATE_DIR: stateDir,
+    ...tokens,
   };
   fs.writeFileSync(path.join(stateDir, 'env.json'), JSON.stringify(env));
   fs.writeFileSync(path.join(stateDir, 'definition.json'), JSON.stringify(stack.definition));

@@ -6,11 +6,18 @@ export interface Answer {
   body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
-/** One HTTP call to the service under serverless offline, JSON in and out. */
-export async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+/** `Authorization` for one of the run's tokens (test/support/globalSetup). */
+export const bearer = (token = process.env.TEST_TOKEN_ALL) => ({ authorization: `Bearer ${token}` });
+
+/**
+ * One HTTP call to the service under serverless offline, JSON in and out,
+ * with the all-scopes token unless `headers` sets `authorization` (undefined = none).
+ */
+export async function call(method: string, path: string, body?: unknown, headers: Record<string, string | undefined> = {}): Promise<Answer> {
+  const all: Record<string, string | undefined> = { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...bearer(), ...headers };
   const res = await fetch(httpUrl(path), {
     method,
-    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    headers: Object.fromEntries(Object.entries(all).filter((e): e is [string, string] => e[1] !== undefined)),
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await res.text();

@@ -1,0 +1,28 @@
+import type { APIGatewayAuthorizerResult } from 'aws-lambda';
+import type { Decision } from './authorize';
+
+/**
+ * A decision in API Gateway's terms (IAM policy form, not simple responses:
+ * only the policy form distinguishes 401 from 403). API Gateway turns the
+ * error message `Unauthorized` into a 401 and a Deny into a 403; serverless
+ * offline does the same, so the local stack answers as AWS would.
+ */
+export class UnauthorizedError extends Error {
+  constructor() {
+    super('Unauthorized');
+    this.name = 'UnauthorizedError';
+  }
+}
+
+export function gatewayAnswer(decision: Decision, routeArn: string): APIGatewayAuthorizerResult {
+  if (decision.effect === 'unauthenticated') throw new UnauthorizedError();
+  return {
+    principalId: decision.principal,
+    policyDocument: {
+      Version: '2012-10-17',
+      Statement: [{ Action: 'execute-api:Invoke', Effect: decision.effect === 'allow' ? 'Allow' : 'Deny', Resource: routeArn }],
+    },
+    // Handlers read who called from requestContext.authorizer; never the token.
+    context: { principal: decision.principal, scope: decision.effect === 'allow' ? decision.scope : '' },
+  };
+}

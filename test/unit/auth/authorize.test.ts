@@ -1,0 +1,90 @@
+import { authorize } from '../../../lib/auth/authorize';
+import { gatewayAnswer, UnauthorizedError } from '../../../lib/auth/gateway';
+import { grantJson, newToken, parseTokenGrants, SCOPES, tokenHash } from '../../../lib/auth/tokens';
+import { ConfigError, loadAuthConfig } from '../../../lib/config';
+
+const NOW = Date.parse('2026-12-02T12:00:00Z');
+const all = newToken();
+const reader = newToken();
+const expired = newToken();
+const { grants } = parseTokenGrants(
+  JSON.stringify([
+    grantJson('all', all, SCOPES),
+    grantJson('reader', reader, ['downloads:read']),
+    grantJson('old', expired, SCOPES, new Date(NOW - 1)),
+  ]),
+);
+
+describe('authorize', () => {
+  it('allows a known token on a route its scopes cover, naming the principal', () => {
+    expect(authorize(grants, `Bearer ${all}`, 'POST /downloads', NOW)).toEqual({ effect: 'allow', principal: 'all', scope: 'downloads:write' });
+    expect(authorize(grants, `bearer ${reader}`, 'GET /downloads/{id}', NOW)).toMatchObject({ effect: 'allow', principal: 'reader' });
+  });
+
+  it.each([
+    ['no header', undefined, 'missing'],
+    ['empty header', '', 'missing'],
+    ['another scheme', `Basic ${all}`, 'malformed'],
+    ['no scheme', all, 'malformed'],
+    ['a short token', 'Bearer abc', 'malformed'],
+    ['a token with a space', `Bearer ${all.slice(0, 20)} ${all.slice(20)}`, 'malformed'],
+    ['an oversize token', `Bearer ${'a'.repeat(10_000)}`, 'malformed'],
+    ['an unknown token', `Bearer ${newToken()}`, 'unknown'],
+    ['a token differing in its last character', `Bearer ${all.slice(0, -1)}${all.endsWith('A') ? 'B' : 'A'}`, 'unknown'],
+    ['the stored hash instead of the token', `Bearer ${tokenHash(all)}`, 'unknown'],
+  ])('refuses %s as unauthenticated', (_label, header, reason) => {
+    expect(authorize(grants, header, 'GET /downloads', NOW)).toEqual({ effect: 'unauthenticated', reason });
+  });
+
+  it('refuses an expired token as unauthenticated from its expiry on', () => {
+    expect(authorize(grants, `Bearer ${expired}`, 'GET /downloads', NOW)).toEqual({ effect: 'unauthenticated', reason: 'expired', principal: 'old' });
+    expect(authorize(grants, `Bearer ${expired}`, 'GET /downloads', NOW - 2)).toMatchObject({ effect: 'allow' });
+  });
+
+  it('forbids a good token without the route scope, and any route missing from the scope table', () => {
+    expect(authorize(grants, `Bearer ${reader}`, 'POST /downloads', NOW)).toEqual({ effect: 'forbidden', reason: 'scope', principal: 'reader', scope: 'downloads:write' });
+    expect(authorize(grants, `Bearer ${reader}`, 'GET /sync/{user}/hourly', NOW)).toMatchObject({ effect: 'forbidden', reason: 'scope' });
+    expect(authorize(grants, `Bearer ${all}`, 'DELETE /downloads', NOW)).toMatchObject({ effect: 'forbidden', reason: 'unknown-route' });
+  });
+});
+
+describe('gatewayAnswer', () => {
+  const arn = 'arn:aws:execute-api:us-east-1:1:api/$default/GET/downloads';
+
+  it('throws Unauthorized (→ 401) for an unauthenticated caller', () => {
+    expect(() => gatewayAnswer({ effect: 'unauthenticated', reason: 'unknown' }, arn)).toThrow(UnauthorizedError);
+    expect(() => gatewayAnswer({ effect: 'unauthenticated', reason: 'unknown' }, arn)).toThrow(/^Unauthorized$/);
+  });
+
+  it('answers Allow or Deny (→ 403) on the route ARN, with the principal but never the token', () => {
+    const allow = gatewayAnswer({ effect: 'allow', principal: 'all', scope: 'downloads:read' }, arn);
+    expect(allow.policyDocument.Statement).toEqual([{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: arn }]);
+    expect(allow.context).toEqual({ principal: 'all', scope: 'downloads:read' });
+    const deny = gatewayAnswer({ effect: 'forbidden', reason: 'scope', principal: 'reader', scope: 'downloads:write' }, arn);
+    expect(deny.policyDocument.Statement[0]).toMatchObject({ Effect: 'Deny', Resource: arn });
+  });
+});
+
+describe('AUTH_TOKENS', () => {
+  it('loads grants made by grantJson, keeping only hashes', () => {
+    const text = JSON.stringify([grantJson('ops', all, ['sync:read'], new Date('2027-01-01T00:00:00Z'))]);
+    expect(text).not.toContain(all);
+    expect(loadAuthConfig({ AUTH_TOKENS: text }).grants).toEqual([{ name: 'ops', sha256: tokenHash(all), scopes: ['sync:read'], expiresAt: Date.parse('2027-01-01T00:00:00Z') }]);
+  });
+
+  it.each([
+    ['unset', undefined, /AUTH_TOKENS is required/],
+    ['not JSON', '{', /JSON array/],
+    ['an object', '{}', /JSON array/],
+    ['a plain-text token', JSON.stringify([{ name: 'x', sha256: all, scopes: ['sync:read'] }]), /64 lowercase hex/],
+    ['an unknown scope', JSON.stringify([{ name: 'x', sha256: tokenHash(all), scopes: ['root'] }]), /scopes/],
+    ['no scopes', JSON.stringify([{ name: 'x', sha256: tokenHash(all), scopes: [] }]), /scopes/],
+    ['a bad date', JSON.stringify([{ name: 'x', sha256: tokenHash(all), scopes: ['sync:read'], expires_at: 'soon' }]), /expires_at/],
+    ['an unknown field', JSON.stringify([{ name: 'x', sha256: tokenHash(all), scopes: ['sync:read'], token: all }]), /unknown field/],
+    ['a repeated hash', JSON.stringify([grantJson('a', all, ['sync:read']), grantJson('b', all, ['sync:admin'])]), /repeats/],
+  ])('refuses %s with a ConfigError naming AUTH_TOKENS', (_label, value, message) => {
+    const load = () => loadAuthConfig({ AUTH_TOKENS: value });
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(message);
+  });
+});
