@@ -51,7 +51,8 @@ export const MAX_LIST_LIMIT = 100;
 const parseListShape = validator<{ q?: string; limit?: string; cursor?: string }>({
   type: 'object',
   properties: {
-    q: { type: 'string', maxLength: 128 },
+    // Free text matched literally (never an expression); control characters are refused.
+    q: { type: 'string', maxLength: 128, pattern: '^[^\\u0000-\\u001f\\u007f]*$' },
     limit: { type: 'string', pattern: '^[0-9]{1,3}$' },
     cursor: { type: 'string', maxLength: 256 },
   },

@@ -1,5 +1,6 @@
 import { isId } from '../ident';
 import type { Logger } from '../log';
+import { validateName } from '../names';
 import type { TorrentClient } from '../torrents/client';
 import { InvalidTransitionError, DownloadNotFoundError } from './errors';
 import { Infohash, parseInfohashes } from './infohash';
@@ -121,10 +122,15 @@ export function decodeCursor(cursor: string): string {
 function describeRequest(request: IngestRequest): { hashes: Infohash[]; name: string; magnet?: string } {
   if ('magnet' in request) {
     const magnet = parseMagnet(request.magnet);
-    return { hashes: magnet.infohashes, name: magnet.name ?? magnet.infohashes[0].infohash, magnet: request.magnet };
+    return { hashes: magnet.infohashes, name: safeName(magnet.name) ?? magnet.infohashes[0].infohash, magnet: request.magnet };
   }
   const hashes = parseInfohashes(request.infohashes);
-  return { hashes, name: request.name?.trim() || hashes[0].infohash };
+  return { hashes, name: safeName(request.name?.trim()) ?? hashes[0].infohash };
+}
+
+// The torrent client saves under this name: the shared file-name rules apply (lib/names).
+function safeName(name: string | undefined): string | undefined {
+  return name ? validateName(name) : undefined;
 }
 
 async function mustGet(store: DownloadStore, id: string): Promise<Download> {

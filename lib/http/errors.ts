@@ -11,6 +11,7 @@ import { InvalidInfohashError } from '../downloads/infohash';
 import { InvalidMagnetError } from '../downloads/magnet';
 import { TorrentClientError } from '../torrents/client';
 import { InvalidCursorError } from '../downloads/service';
+import { InvalidFileNameError } from '../names';
 
 /**
  * The ONE mapping from errors to HTTP answers `{error: {code, message, ...}}`.
@@ -21,6 +22,7 @@ export const ErrorCode = {
   INVALID_REQUEST: 'INVALID_REQUEST',
   INVALID_MAGNET: 'INVALID_MAGNET',
   INVALID_INFOHASH: 'INVALID_INFOHASH',
+  INVALID_NAME: 'INVALID_NAME',
   TOO_MANY_INFOHASHES: 'TOO_MANY_INFOHASHES',
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
@@ -62,6 +64,7 @@ export function toHttpError(err: unknown): HttpErrorBody {
   if (err instanceof DownloadNotFoundError) return answer(404, ErrorCode.NOT_FOUND, err.message);
   if (err instanceof InvalidMagnetError) return answer(400, ErrorCode.INVALID_MAGNET, err.message);
   if (err instanceof InvalidInfohashError) return answer(400, ErrorCode.INVALID_INFOHASH, err.message);
+  if (err instanceof InvalidFileNameError) return answer(400, ErrorCode.INVALID_NAME, err.message);
   if (err instanceof InvalidCursorError) return answer(400, ErrorCode.INVALID_REQUEST, err.message);
   if (err instanceof TooManyInfohashesError) return answer(400, ErrorCode.TOO_MANY_INFOHASHES, err.message);
   if (err instanceof InfohashTakenError) return answer(409, ErrorCode.INFOHASH_TAKEN, err.message, { owner_id: err.ownerId, infohash: err.infohash });

@@ -5,7 +5,7 @@ import type { ScanFiles } from './files';
 import type { HotFolder } from './hotfolder';
 import type { ScanJob, ScanJobStore } from './jobs';
 import { mergeAnswers } from './merge';
-import { inboxName, InvalidFileNameError } from './names';
+import { inboxName, InvalidFileNameError } from '../names';
 import type { Normalizer } from './normalizer';
 import { settle } from './settle';
 

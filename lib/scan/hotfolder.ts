@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { validateName } from './names';
+import { validateName } from '../names';
 
 /**
  * The hot folder of the scanning system (DESIGN §4): we drop `Input/<name>`,

@@ -4,7 +4,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AnswerFile, DEFAULT_DIRS, HotFolder, HotFolderDirs, HotFolderUnavailableError } from './hotfolder';
-import { validateName } from './names';
+import { validateName } from '../names';
 
 /**
  * The hot folder on an SMB share, through Samba's `smbclient` (decision 22:

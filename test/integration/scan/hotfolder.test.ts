@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { HotFolder, HotFolderUnavailableError, LocalHotFolder } from '../../../lib/scan/hotfolder';
-import { InvalidFileNameError } from '../../../lib/scan/names';
+import { InvalidFileNameError } from '../../../lib/names';
 import { settle, SettleState } from '../../../lib/scan/settle';
 import { SmbHotFolder } from '../../../lib/scan/smb-hotfolder';
 import { Share, startSamba } from '../../support/samba';

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { scanOnce } from '../../../emulator/scanner/scanner';
 import { LocalHotFolder } from '../../../lib/scan/hotfolder';
 import { mergeAnswers } from '../../../lib/scan/merge';
-import { inboxName } from '../../../lib/scan/names';
+import { inboxName } from '../../../lib/names';
 import { ContentAiNormalizer, NullNormalizer, Normalizer } from '../../../lib/scan/normalizer';
 
 /** Hot folder → scanner emulator → answer set → merge → normalizer, with the real fixtures. */

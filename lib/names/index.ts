@@ -1,7 +1,9 @@
 /**
- * File names at the scan edge, in ONE place (DESIGN §4; issue 6 reuses it).
- * `validateName` refuses what could escape a directory or hide a file;
- * `inboxName` turns a valid name into one a Windows/SMB share accepts.
+ * Names that become files or keys, in ONE place: scan file names, download
+ * names (the torrent client saves under them) and S3 object keys.
+ * `validateName` refuses what could escape a directory, hide a file or name a
+ * device; `inboxName` turns a valid name into one a Windows/SMB share accepts;
+ * `validateObjectKey` refuses keys that would escape a prefix on a file-backed store.
  */
 
 export class InvalidFileNameError extends Error {
@@ -22,7 +24,36 @@ export function validateName(name: unknown): string {
   if (/[/\\]/.test(name)) throw new InvalidFileNameError('contains a path separator');
   if (name.startsWith('.')) throw new InvalidFileNameError('starts with a dot');
   if (/^[A-Za-z]:/.test(name)) throw new InvalidFileNameError('names a drive');
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(name)) throw new InvalidFileNameError('contains a control character');
+  if (WINDOWS_DEVICE.test(name)) throw new InvalidFileNameError('is a reserved Windows device name');
   return name;
+}
+
+// CON, PRN, AUX, NUL, COM1-9, LPT1-9 (and ¹²³), with or without an extension: Windows opens the device.
+const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\.[^.]*)*[. ]*$/i;
+
+export class InvalidObjectKeyError extends Error {
+  readonly code = 'INVALID_OBJECT_KEY';
+  constructor(reason: string) {
+    super(`invalid object key: ${reason}`);
+    this.name = 'InvalidObjectKeyError';
+  }
+}
+
+const MAX_KEY_BYTES = 1024;
+
+/** An S3 key made of relative segments: no leading `/`, no `.`/`..` or empty segment, no control characters. */
+export function validateObjectKey(key: unknown): string {
+  if (typeof key !== 'string' || key.length === 0) throw new InvalidObjectKeyError('empty');
+  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw new InvalidObjectKeyError(`longer than ${MAX_KEY_BYTES} bytes`);
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f\\]/.test(key)) throw new InvalidObjectKeyError('contains a control character or a backslash');
+  if (key.startsWith('/')) throw new InvalidObjectKeyError('is absolute');
+  if (key.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) {
+    throw new InvalidObjectKeyError('has an empty, `.` or `..` segment');
+  }
+  return key;
 }
 
 /**

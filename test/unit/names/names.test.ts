@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { inboxName, InvalidFileNameError, MAX_INBOX_NAME_BYTES, validateName } from '../../../lib/scan/names';
+import { inboxName, InvalidFileNameError, InvalidObjectKeyError, MAX_INBOX_NAME_BYTES, validateName, validateObjectKey } from '../../../lib/names';
 
 const JOB = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
 
@@ -13,19 +13,47 @@ describe('validateName', () => {
     ['NUL', 'a\0.pdf'],
     ['dot-file', '.hidden.pdf'],
     ['a drive', 'C:evil.pdf'],
+    ['a control character', 'a\u0001b.pdf'],
+    ['a newline', 'a\nb.pdf'],
+    ['a Windows device', 'CON'],
+    ['a Windows device with an extension', 'nul.txt'],
+    ['a Windows device, any case, trailing dot', 'Com1.'],
+    ['a Windows device with two extensions', 'LPT9.tar.gz'],
     ['not a string', 42],
   ])('refuses %s', (_what, name) => {
     expect(() => validateName(name)).toThrow(InvalidFileNameError);
   });
 
-  it('accepts ordinary names, unicode included', () => {
-    for (const name of ['aep_3.pdf', 'Счёт №5.PDF', 'scan (1).tiff']) expect(validateName(name)).toBe(name);
+  it('accepts ordinary names, unicode included, and names that merely start like a device', () => {
+    for (const name of ['aep_3.pdf', 'Счёт №5.PDF', 'scan (1).tiff', 'console.pdf', 'COM10.pdf', 'nul_report.pdf', 'a..b.pdf']) expect(validateName(name)).toBe(name);
+  });
+});
+
+describe('validateObjectKey', () => {
+  it.each([
+    ['empty', ''],
+    ['absolute', '/inbox/a.pdf'],
+    ['traversal', 'inbox/../../etc/passwd'],
+    ['a leading parent', '../a.pdf'],
+    ['a dot segment', 'inbox/./a.pdf'],
+    ['an empty segment', 'inbox//a.pdf'],
+    ['a trailing slash', 'inbox/'],
+    ['NUL', 'inbox/a\0.pdf'],
+    ['a backslash', 'inbox\\..\\a.pdf'],
+    ['oversize', 'a/'.repeat(600) + 'b'],
+    ['not a string', { key: 'a' }],
+  ])('refuses %s', (_what, key) => {
+    expect(() => validateObjectKey(key)).toThrow(InvalidObjectKeyError);
+  });
+
+  it('accepts ordinary keys', () => {
+    for (const key of ['inbox/3f2504e0/aep_3.pdf', 'a.pdf', 'raw/x..y.json', 'inbox/Счёт №5.PDF']) expect(validateObjectKey(key)).toBe(key);
   });
 });
 
 describe('inboxName', () => {
   it('prefixes the job id and replaces characters a share refuses', () => {
-    expect(inboxName(JOB, 'ab:c<d>e"f|g?h*i\u0001.pdf')).toBe(`${JOB}_ab_c_d_e_f_g_h_i_.pdf`);
+    expect(inboxName(JOB, 'ab:c<d>e"f|g?h*i.pdf')).toBe(`${JOB}_ab_c_d_e_f_g_h_i.pdf`);
     expect(inboxName(JOB, 'report. . ')).toBe(`${JOB}_report`);
   });
 
