@@ -2,9 +2,13 @@ import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb
 import { planResources } from '../lib/aws/resources';
 import { newId } from '../lib/ident';
 import { silentLogger } from '../lib/log';
+import { newKeyringEntry, parseKeyring, SecretSealer } from '../lib/secrets/sealer';
 import { SyncStore } from '../lib/sync/store';
 import { tick } from '../lib/sync/tick';
 import { BenchStack } from './support';
+
+const keyring = new SecretSealer(parseKeyring(newKeyringEntry('bench')).keyring!);
+const sealer = () => keyring;
 
 /**
  * One tick over N connections: wall time and DynamoDB calls per connection,
@@ -23,7 +27,7 @@ export async function syncTick(bench: BenchStack, sizes = [1, 100, 1000]) {
     const TableName = `${template.create.TableName}-bench-${n}`;
     await dynamodb.send(new CreateTableCommand({ ...template.create, TableName }));
     try {
-      const store = new SyncStore({ documents, table: TableName, waitBoundMs: 15 * 60 * 1000 });
+      const store = new SyncStore({ documents, table: TableName, waitBoundMs: 15 * 60 * 1000, sealer });
       for (let i = 0; i < n; i += 25) {
         await Promise.all(Array.from({ length: Math.min(25, n - i) }, () => store.putConnection(newId(), 'tok_benchbench1', new Date())));
       }

@@ -4,6 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { grantJson, newToken, SCOPES } from '../../lib/auth/tokens';
 import { applyResources, planResources } from '../../lib/aws/resources';
+import { newKeyringEntry } from '../../lib/secrets/sealer';
 import { emulators } from '../registry';
 import { loadServiceDefinition, ServiceDefinition } from './definition';
 import { freePort } from './ports';
@@ -75,6 +76,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const auth = authTokens(options.authTokens ?? process.env.AUTH_TOKENS);
     const baseEnv: Record<string, string> = {
       AUTH_TOKENS: auth.tokens,
+      SYNC_TOKEN_KEYS: process.env.SYNC_TOKEN_KEYS?.trim() || tokenKeyring(options.dataDir),
       AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
       ...(ext.dynamodb || ext.s3 ? { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' } : LOCAL_CREDENTIALS),
       AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
@@ -139,6 +141,17 @@ function authTokens(configured: string | undefined): { tokens: string; devToken?
   if (configured?.trim()) return { tokens: configured };
   const devToken = newToken();
   return { tokens: JSON.stringify([grantJson('dev', devToken, SCOPES)]), devToken };
+}
+
+/** A keyring for brokerage tokens: kept in the data dir when data persists (its tokens must still open), else new per run. */
+function tokenKeyring(dataDir: string | undefined): string {
+  if (!dataDir) return newKeyringEntry('local');
+  const file = path.join(dataDir, 'sync-token-keys');
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(dataDir, { recursive: true });
+    fs.writeFileSync(file, newKeyringEntry('local'), { mode: 0o600 });
+  }
+  return fs.readFileSync(file, 'utf8').trim();
 }
 
 /** Creates the template's tables and buckets on the endpoints in env, idempotently. */

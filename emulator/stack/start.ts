@@ -50,9 +50,10 @@ async function main() {
   if (stopping) return;
 
   const envFile = path.join(stateDir, 'env');
-  // The grants stay with the authorizer; the token is for this user's shells only (0600).
+  // Grants and keys stay with the functions; the API token is for this user's shells only (0600).
   const shared: Record<string, string> = { ...stack.env };
   delete shared.AUTH_TOKENS;
+  delete shared.SYNC_TOKEN_KEYS;
   if (stack.devToken) shared.API_TOKEN = stack.devToken;
   fs.writeFileSync(envFile, Object.entries(shared).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
   fs.chmodSync(envFile, 0o600);

@@ -1,7 +1,8 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { awsClients } from '../../lib/aws/clients';
-import { config, loadSyncConfig, SyncConfig } from '../../lib/config';
+import { config, loadSyncConfig, loadTokenKeyring, SyncConfig } from '../../lib/config';
 import { createLogger } from '../../lib/log';
+import { SecretSealer } from '../../lib/secrets/sealer';
 import { SyncStore } from '../../lib/sync/store';
 import type { Dispatch } from '../../lib/sync/tick';
 
@@ -9,6 +10,7 @@ import type { Dispatch } from '../../lib/sync/tick';
 
 export const log = createLogger({ domain: 'sync' });
 
+let sealer: SecretSealer | undefined;
 let wired: { store: SyncStore; settings: SyncConfig; dispatch: Dispatch } | undefined;
 
 export function syncDeps() {
@@ -18,7 +20,13 @@ export function syncDeps() {
     const lambda = new LambdaClient({ region: cfg.region, maxAttempts: 2 });
     wired = {
       settings,
-      store: new SyncStore({ documents: awsClients(cfg).documents, table: cfg.tables.sync, waitBoundMs: settings.waitBoundMs }),
+      store: new SyncStore({
+        documents: awsClients(cfg).documents,
+        table: cfg.tables.sync,
+        waitBoundMs: settings.waitBoundMs,
+        // Only the functions that touch tokens are given SYNC_TOKEN_KEYS (serverless.yml).
+        sealer: () => (sealer ??= new SecretSealer(loadTokenKeyring())),
+      }),
       // An async invocation (202): the step runs on its own; its row is its report.
       dispatch: async (input) => {
         const out = await lambda.send(

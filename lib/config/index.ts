@@ -1,4 +1,5 @@
 import { parseTokenGrants, TokenGrant } from '../auth/tokens';
+import { Keyring, parseKeyring } from '../secrets/sealer';
 import { ConfigError, Env, EnvReader } from './env';
 
 export { ConfigError } from './env';
@@ -178,4 +179,14 @@ export function loadAuthConfig(env: Env = process.env): AuthConfig {
   const { grants, problems } = parseTokenGrants(text);
   if (problems.length > 0) throw new ConfigError(problems.map((p) => `AUTH_TOKENS ${p}`));
   return { grants };
+}
+
+/** SYNC_TOKEN_KEYS: the keyring sealing brokerage tokens at rest (sync functions that touch tokens only). */
+export function loadTokenKeyring(env: Env = process.env): Keyring {
+  const r = new EnvReader(env);
+  const text = r.string('SYNC_TOKEN_KEYS', { hint: '<id>:<base64 of 32 bytes>, newest first' });
+  r.done();
+  const { keyring, problems } = parseKeyring(text);
+  if (!keyring) throw new ConfigError(problems.map((p) => `SYNC_TOKEN_KEYS ${p}`));
+  return keyring;
 }

@@ -1,7 +1,8 @@
-import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { queryAll, queryItems } from '../aws/query';
 import { TransactionCancelledError, transactWrite, TransactItem } from '../aws/transact';
 import { newId } from '../ident';
+import type { SecretSealer } from '../secrets/sealer';
 import { attemptKey, attemptPartition, connectionKey, headKey, stepKey, userPartition } from './keys';
 import { Connection, HOUR_MS, HourlyHead, Section, StepRow, StepState, SyncErrorCode } from './model';
 import { barrierReached, Derived, deriveOutcome, finishedBefore } from './outcome';
@@ -35,7 +36,12 @@ export interface SyncStoreDeps {
   documents: DynamoDBDocumentClient;
   table: string;
   waitBoundMs: number;
+  /** Seals brokerage tokens at rest; asked for only when a token is written or read. */
+  sealer: () => SecretSealer;
 }
+
+// Binds a sealed token to its row: copied onto another user's connection, it does not open.
+const tokenContext = (user: string) => `sync-connection:${user}`;
 
 export class SyncStore {
   constructor(private readonly deps: SyncStoreDeps) {}
@@ -48,14 +54,39 @@ export class SyncStore {
 
   async putConnection(user: string, token: string, now: Date): Promise<Connection> {
     const connection = { user_id: user, created_at: now.toISOString() };
-    await this.deps.documents.send(new PutCommand({ TableName: this.table, Item: { ...connectionKey(user), ...connection, token } }));
+    const sealed = this.deps.sealer().seal(token, tokenContext(user));
+    await this.deps.documents.send(new PutCommand({ TableName: this.table, Item: { ...connectionKey(user), ...connection, token_sealed: sealed } }));
     return connection;
   }
 
-  /** The stored token, for the steps only: no read API returns it. */
+  /**
+   * The stored token, for the tick and the steps only: no read API returns it.
+   * A token sealed under an older key is re-sealed under the current one (a
+   * conditional write, so a newer token is never overwritten): every
+   * connection is read hourly, so a rotation completes within the hour.
+   */
   async connectionToken(user: string): Promise<string | undefined> {
     const { Item } = await this.deps.documents.send(new GetCommand({ TableName: this.table, Key: connectionKey(user), ConsistentRead: true }));
-    return Item?.token as string | undefined;
+    const sealed = Item?.token_sealed as string | undefined;
+    if (!sealed) return undefined;
+    const sealer = this.deps.sealer();
+    const token = sealer.open(sealed, tokenContext(user));
+    if (sealer.isStale(sealed)) {
+      await this.deps.documents
+        .send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: connectionKey(user),
+            UpdateExpression: 'SET token_sealed = :new',
+            ConditionExpression: 'token_sealed = :old',
+            ExpressionAttributeValues: { ':new': sealer.seal(token, tokenContext(user)), ':old': sealed },
+          }),
+        )
+        .catch((err: Error) => {
+          if (err.name !== 'ConditionalCheckFailedException') throw err;
+        });
+    }
+    return token;
   }
 
   async *connections(): AsyncGenerator<Connection> {

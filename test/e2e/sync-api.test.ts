@@ -2,7 +2,7 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { newId } from '../../lib/ident';
 import { SyncStore } from '../../lib/sync/store';
 import { call } from '../support/http';
-import { stackClients, stackConfig } from '../support/stack';
+import { stackClients, stackConfig, stackSealer } from '../support/stack';
 
 /** The hourly sync as deployed: the tick through offline's Lambda endpoint, steps invoked asynchronously, reads over HTTP. */
 describe('hourly sync through serverless offline', () => {
@@ -63,7 +63,7 @@ describe('hourly sync through serverless offline', () => {
 
   it('refuses bad connections with a clear 400 and stores nothing', async () => {
     const aws = stackClients();
-    const store = new SyncStore({ documents: aws.documents, table: stackConfig().tables.sync, waitBoundMs: 1 });
+    const store = new SyncStore({ documents: aws.documents, table: stackConfig().tables.sync, waitBoundMs: 1, sealer: stackSealer() });
     for (const body of [{ user_id: 'x'.repeat(26), token: 'tok_x' }, { user_id: newId() }, { user_id: newId(), token: 'tok_x', admin: true }]) {
       const answer = await call('POST', '/sync/connections', body);
       expect([answer.status, answer.body.error.code]).toEqual([400, 'INVALID_REQUEST']);

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { createAwsClients, AwsClients } from '../../lib/aws/clients';
 import { planResources } from '../../lib/aws/resources';
 import type { ServiceDefinition } from '../../emulator/stack/definition';
-import { Config, loadConfig } from '../../lib/config';
+import { Config, loadConfig, loadTokenKeyring } from '../../lib/config';
+import { SecretSealer } from '../../lib/secrets/sealer';
 
 /** What a test needs to talk to the run's stack. */
 export function stackConfig(): Config {
@@ -13,6 +14,12 @@ export function stackConfig(): Config {
 
 export function stackClients(): AwsClients {
   return createAwsClients(stackConfig());
+}
+
+/** The run's keyring for brokerage tokens, as the sync functions use it. */
+export function stackSealer(): () => SecretSealer {
+  const sealer = new SecretSealer(loadTokenKeyring(process.env));
+  return () => sealer;
 }
 
 export function httpUrl(path: string): string {

@@ -7,7 +7,7 @@ import { SECTION_RUNNERS } from '../../../lib/sync/sections';
 import { runStep, StepDeps, StepInput } from '../../../lib/sync/step';
 import { SyncStore } from '../../../lib/sync/store';
 import { Dispatch, SETTLE_GRACE_MS, tick, TICK_MARGIN_MS, tickUser } from '../../../lib/sync/tick';
-import { isolatedTable, stackClients } from '../../support/stack';
+import { isolatedTable, stackClients, stackSealer } from '../../support/stack';
 
 /**
  * The hourly coordinator against DynamoDB Local and a real HTTP brokerage
@@ -22,7 +22,7 @@ let brokerageUrl: string;
 
 beforeAll(async () => {
   table = await isolatedTable(aws, 'SyncTable');
-  store = new SyncStore({ documents: aws.documents, table: table.name, waitBoundMs: WAIT_BOUND });
+  store = new SyncStore({ documents: aws.documents, table: table.name, waitBoundMs: WAIT_BOUND, sealer: stackSealer() });
   jest.useFakeTimers({ doNotFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'nextTick', 'queueMicrotask', 'hrtime', 'performance'] });
   brokerage = new BrokerageEmulator();
   brokerageUrl = await brokerage.listen();

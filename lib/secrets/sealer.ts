@@ -1,0 +1,83 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+/**
+ * Secrets at rest (the brokerage token of a sync connection): AES-256-GCM
+ * under a keyring from config. The first key seals; every key opens, so a
+ * key can be rotated in without a flag day (docs/security.md). The sealed
+ * form names its key and binds a context (e.g. the user), so a sealed value
+ * copied onto another row does not open.
+ *
+ *   sealed = "v1.<key id>.<iv>.<ciphertext>.<tag>"   (base64url parts)
+ */
+
+export interface Keyring {
+  /** Seals new values. */
+  current: string;
+  keys: ReadonlyMap<string, Buffer>;
+}
+
+export class SecretUnreadableError extends Error {
+  readonly code = 'SECRET_UNREADABLE';
+  constructor(reason: string) {
+    super(`sealed secret cannot be opened: ${reason}`);
+    this.name = 'SecretUnreadableError';
+  }
+}
+
+const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
+
+/** `id:base64key[,id:base64key...]`, newest first; each key 32 bytes. Returns every problem found. */
+export function parseKeyring(text: string): { keyring?: Keyring; problems: string[] } {
+  const problems: string[] = [];
+  const keys = new Map<string, Buffer>();
+  for (const [i, entry] of text.split(',').map((e) => e.trim()).entries()) {
+    const [id, material, ...rest] = entry.split(':');
+    if (!id || !KEY_ID.test(id) || material === undefined || rest.length > 0) {
+      problems.push(`key ${i + 1} must be <id>:<base64 of 32 bytes>, the id 1-32 [A-Za-z0-9_-]`);
+      continue;
+    }
+    const key = Buffer.from(material, 'base64');
+    if (key.length !== 32) problems.push(`key ${JSON.stringify(id)} must be 32 bytes of base64, got ${key.length}`);
+    else if (keys.has(id)) problems.push(`key id ${JSON.stringify(id)} appears twice`);
+    else keys.set(id, key);
+  }
+  if (problems.length > 0 || keys.size === 0) return { problems: problems.length > 0 ? problems : ['must name at least one key'] };
+  return { keyring: { current: keys.keys().next().value!, keys }, problems };
+}
+
+/** A new keyring entry, for setup and rotation (`npm run token -- key`). */
+export function newKeyringEntry(id: string): string {
+  return `${id}:${randomBytes(32).toString('base64')}`;
+}
+
+export class SecretSealer {
+  constructor(private readonly keyring: Keyring) {}
+
+  seal(plaintext: string, context: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.keyring.keys.get(this.keyring.current)!, iv);
+    cipher.setAAD(Buffer.from(context, 'utf8'));
+    const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return ['v1', this.keyring.current, iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
+  }
+
+  open(sealed: string, context: string): string {
+    const [version, keyId, iv, body, tag, ...rest] = sealed.split('.');
+    if (version !== 'v1' || rest.length > 0 || tag === undefined) throw new SecretUnreadableError('not a v1 sealed value');
+    const key = this.keyring.keys.get(keyId);
+    if (!key) throw new SecretUnreadableError(`key ${JSON.stringify(keyId)} is not in the keyring`);
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+      decipher.setAAD(Buffer.from(context, 'utf8'));
+      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+      return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+    } catch {
+      throw new SecretUnreadableError('authentication failed (wrong key, context or a tampered value)');
+    }
+  }
+
+  /** Sealed under a key other than the current one: rotation will re-seal it. */
+  isStale(sealed: string): boolean {
+    return sealed.split('.')[1] !== this.keyring.current;
+  }
+}
