@@ -17,6 +17,9 @@ const transform = {
 
 module.exports = {
   testTimeout: 30_000,
+  // One worker: the stack tests share one stack, and the abuse suite must see it quiet (test/support/sequencer.js).
+  maxWorkers: 1,
+  testSequencer: '<rootDir>/test/support/sequencer.js',
   projects: [
     {
       displayName: 'unit',
@@ -30,7 +33,7 @@ module.exports = {
       transform,
       transformIgnorePatterns,
       testEnvironment: 'node',
-      testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/e2e/**/*.test.ts'],
+      testMatch: ['<rootDir>/test/security/**/*.test.ts', '<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/e2e/**/*.test.ts'],
       globalSetup: '<rootDir>/test/support/globalSetup.ts',
       globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
       setupFiles: ['<rootDir>/test/support/env.ts'],

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { connect } from 'nats';
+import { natsOptions } from '../lib/nats/connection';
 import { scanOnce } from '../emulator/scanner/scanner';
 import { planResources } from '../lib/aws/resources';
 import { loadScanConfig } from '../lib/config';
@@ -33,7 +34,7 @@ export async function scanGateway(bench: BenchStack) {
   await bench.aws.dynamodb.send(new CreateTableCommand({ ...template.create, TableName }));
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-scan-'));
   fs.mkdirSync(path.join(root, 'Input'));
-  const nc = await connect({ servers: bench.config.nats.servers });
+  const nc = await connect(natsOptions(bench.config.nats, 'bench'));
   const subject = `scan.results.bench.${randomUUID()}`;
   const finished = new Map<string, number>();
   nc.subscribe(subject, {

@@ -4,6 +4,8 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { connect } from 'nats';
+import { loadNatsConfig } from '../../lib/config';
+import { natsOptions } from '../../lib/nats/connection';
 import type { Envelope } from '../../lib/scan/contract';
 
 /**
@@ -37,7 +39,7 @@ async function main() {
   await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: fs.readFileSync(file) }));
   process.stdout.write(`uploaded s3://${bucket}/${key}\n`);
 
-  const nc = await connect({ servers: process.env.NATS_URL.split(',') });
+  const nc = await connect(natsOptions(loadNatsConfig(), 'scan-cli'));
   const sub = nc.subscribe(process.env.SCAN_RESULT_SUBJECT || 'scan.results');
   const request = {
     schema_version: '1.0',

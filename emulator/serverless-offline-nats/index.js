@@ -34,6 +34,8 @@ class ServerlessOfflineNats {
     const { natsRoutes } = tsRequire('../../lib/nats/routes.ts', __filename);
     const { startBridge, lambdaInvoker } = tsRequire('../../lib/nats/bridge.ts', __filename);
     const { createLogger } = tsRequire('../../lib/log/index.ts', __filename);
+    const { loadNatsConfig } = tsRequire('../../lib/config/index.ts', __filename);
+    const { natsOptions } = tsRequire('../../lib/nats/connection.ts', __filename);
     const { connect } = require('nats');
     const { LambdaClient } = require('@aws-sdk/client-lambda');
 
@@ -46,9 +48,10 @@ class ServerlessOfflineNats {
     const options = this.serverless.processedInput.options || {};
     const host = options.host || offline.host || '127.0.0.1';
     const lambdaPort = options.lambdaPort || offline.lambdaPort || 3002;
-    const servers = String(service.provider.environment.NATS_URL).split(',');
+    // The functions' own NATS settings and credentials; a bad pair stops offline with the variable named.
+    const nats = loadNatsConfig({ ...process.env, ...service.provider.environment });
 
-    this.nc = await connect({ servers, name: 'serverless-offline-nats', maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+    this.nc = await connect(natsOptions(nats, 'serverless-offline-nats'));
     const lambda = new LambdaClient({
       endpoint: `http://${host}:${lambdaPort}`,
       region: service.provider.region,

@@ -1,5 +1,8 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { connect, NatsConnection } from 'nats';
+import { loadNatsConfig } from '../../lib/config';
+import { natsOptions } from '../../lib/nats/connection';
 import { ensureSystemDep } from './system-deps';
 import { httpAnswers, tcpOpen } from './ports';
 import { RunningService, startProcess } from './process';
@@ -44,13 +47,26 @@ export async function startS3Emulator(ctx: ServiceContext, port: number, dataDir
   });
 }
 
-/** Core NATS only: JetStream stays off (DESIGN §1: no JetStream). */
-export async function startNatsServer(ctx: ServiceContext, port: number): Promise<RunningService> {
+/**
+ * Core NATS only: JetStream stays off (DESIGN §1: no JetStream). With
+ * credentials, clients must log in (a 0600 config file keeps the password
+ * out of the process list).
+ */
+export type NatsLogin = { user: string; password: string } | { nkey: string };
+
+export async function startNatsServer(ctx: ServiceContext, port: number, login?: NatsLogin): Promise<RunningService> {
   const bin = ensureSystemDep('nats', ctx.say);
+  const auth: string[] = [];
+  if (login) {
+    const file = path.join(ctx.logDir, `nats-server-${port}.conf`);
+    const users = 'nkey' in login ? `{ nkey: ${JSON.stringify(login.nkey)} }` : `{ user: ${JSON.stringify(login.user)}, password: ${JSON.stringify(login.password)} }`;
+    fs.writeFileSync(file, `authorization {\n  users = [ ${users} ]\n}\n`, { mode: 0o600 });
+    auth.push('-c', file);
+  }
   return startProcess({
     name: 'nats-server',
     command: bin,
-    args: ['-a', '127.0.0.1', '-p', String(port), '-n', 'local-stack'],
+    args: [...auth, '-a', '127.0.0.1', '-p', String(port), '-n', 'local-stack'],
     logFile: log(ctx, 'nats-server'),
     url: `nats://127.0.0.1:${port}`,
     ready: () => tcpOpen(port),
@@ -74,7 +90,7 @@ export async function startOffline(ctx: ServiceContext, opts: OfflineOptions): P
   let nc: NatsConnection | undefined;
   const natsPingAnswers = async () => {
     try {
-      nc ??= await connect({ servers: String(opts.env.NATS_URL).split(','), timeout: 1000 });
+      nc ??= await connect({ ...natsOptions(loadNatsConfig(opts.env), 'stack-probe'), timeout: 1000 });
       await nc.request('health.ping', 'ready?', { timeout: 1000 });
       return true;
     } catch {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -74,6 +75,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       nats: ext.nats ?? `nats://127.0.0.1:${natsPort}`,
     };
     const auth = authTokens(options.authTokens ?? process.env.AUTH_TOKENS);
+    // Our own nats-server requires a login made for this run; an external one uses the NATS_ variables given.
+    const natsLogin = ext.nats ? undefined : { user: 'stack', password: randomBytes(18).toString('base64url') };
     const baseEnv: Record<string, string> = {
       AUTH_TOKENS: auth.tokens,
       SYNC_TOKEN_KEYS: process.env.SYNC_TOKEN_KEYS?.trim() || tokenKeyring(options.dataDir),
@@ -83,6 +86,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       AWS_ENDPOINT_URL_S3: endpoints.s3,
       AWS_EC2_METADATA_DISABLED: 'true',
       NATS_URL: endpoints.nats,
+      ...(natsLogin ? { NATS_USER: natsLogin.user, NATS_PASSWORD: natsLogin.password, NATS_NKEY_SEED: '', NATS_JWT: '' } : {}),
       SLS_TELEMETRY_DISABLED: '1',
       SLS_NOTIFICATIONS_MODE: 'off',
       // We pin SDK releases from before the Node 22 cut-off (docs/decisions.md).
@@ -99,7 +103,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       loadServiceDefinition(options.root, { ...process.env, ...baseEnv }, stage),
       ext.dynamodb ? undefined : started(startDynamoDbLocal(ctx, dynamodbPort, dynamodbDir)),
       ext.s3 ? undefined : started(startS3Emulator(ctx, s3Port, s3Dir)),
-      ext.nats ? undefined : started(startNatsServer(ctx, natsPort)),
+      ext.nats ? undefined : started(startNatsServer(ctx, natsPort, natsLogin)),
     ]);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;

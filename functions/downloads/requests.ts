@@ -14,22 +14,22 @@ const infohashList = {
   items: { type: 'string', minLength: 1, maxLength: 128 },
 };
 
+// if/then/else, not oneOf: the error then names the problem of the shape the caller chose.
 export const parseIngest = validator<IngestRequest>({
   type: 'object',
-  oneOf: [
-    {
-      type: 'object',
-      properties: { magnet: { type: 'string', minLength: 1, maxLength: MAX_MAGNET_LENGTH } },
-      required: ['magnet'],
-      additionalProperties: false,
-    },
-    {
-      type: 'object',
-      properties: { infohashes: infohashList, name: { type: 'string', maxLength: 1024 } },
-      required: ['infohashes'],
-      additionalProperties: false,
-    },
-  ],
+  if: { type: 'object', properties: { magnet: true }, required: ['magnet'] },
+  then: {
+    type: 'object',
+    properties: { magnet: { type: 'string', minLength: 1, maxLength: MAX_MAGNET_LENGTH } },
+    required: ['magnet'],
+    additionalProperties: false,
+  },
+  else: {
+    type: 'object',
+    properties: { infohashes: infohashList, name: { type: 'string', maxLength: 1024 } },
+    required: ['infohashes'],
+    additionalProperties: false,
+  },
 });
 
 export const parseStateChange = validator<{ state: DownloadState }>({

@@ -46,7 +46,7 @@ function defaultDeps(): HealthcheckDeps {
     probes: {
       dynamodb: dynamodbProbe(aws.dynamodb, cfg.tables.downloads),
       s3: s3Probe(aws.s3, cfg.buckets.files),
-      nats: natsProbe(() => natsConnection(cfg.nats.servers)),
+      nats: natsProbe(() => natsConnection(cfg.nats)),
       hotfolder,
     },
     timeoutMs: cfg.health.probeTimeoutMs,

@@ -29,7 +29,7 @@ export const handler = middy().handler(async (event: unknown) => {
     return;
   }
   if (!event.reply) return;
-  const nc = await natsConnection(config().nats.servers);
+  const nc = await natsConnection(config().nats);
   nc.publish(event.reply, JSON.stringify(pong(event)));
   await nc.flush();
 });

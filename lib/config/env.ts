@@ -18,13 +18,19 @@ export class EnvReader {
 
   constructor(private readonly env: Env) {}
 
-  string(name: string, opts: { default?: string; pattern?: RegExp; hint?: string } = {}): string {
+  /** `secret`: a mismatch is reported without the value, which must never reach a log. */
+  string(name: string, opts: { default?: string; pattern?: RegExp; hint?: string; secret?: boolean } = {}): string {
     const value = this.raw(name) ?? opts.default;
-    if (value === undefined) return this.fail(name, 'is required', '');
+    if (value === undefined) return this.fail(name, `is required${opts.hint ? ` (${opts.hint})` : ''}`, '');
     if (opts.pattern && !opts.pattern.test(value)) {
-      return this.fail(name, `must match ${opts.hint ?? opts.pattern}, got ${JSON.stringify(value)}`, '');
+      return this.fail(name, `must match ${opts.hint ?? opts.pattern}${opts.secret ? '' : `, got ${JSON.stringify(value)}`}`, '');
     }
     return value;
+  }
+
+  /** Records a problem no single reader can see (variables that conflict). */
+  refuse(name: string, message: string): void {
+    this.fail(name, message, undefined);
   }
 
   int(name: string, opts: { default: number; min: number; max: number }): number {

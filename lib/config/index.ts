@@ -19,7 +19,7 @@ export interface Config {
   endpoints: { dynamodb?: string; s3?: string };
   tables: { downloads: string; sync: string; scan: string };
   buckets: { files: string };
-  nats: { servers: string[] };
+  nats: NatsConfig;
   health: { probeTimeoutMs: number };
 }
 
@@ -44,15 +44,61 @@ export function loadConfig(env: Env = process.env): Config {
     buckets: {
       files: r.string('BUCKET_FILES', { pattern: BUCKET, hint: 'an S3 bucket name' }),
     },
-    nats: {
-      servers: r.urlList('NATS_URL', ['nats', 'tls'], { default: 'nats://127.0.0.1:4222' }),
-    },
+    nats: natsConfig(r, env),
     health: {
       probeTimeoutMs: r.int('HEALTH_PROBE_TIMEOUT_MS', { default: 2000, min: 100, max: 10000 }),
     },
   };
   r.done();
   return config;
+}
+
+/** NATS: the servers, and at most one kind of credentials. */
+export interface NatsConfig {
+  servers: string[];
+  auth: NatsAuth;
+}
+
+export type NatsAuth =
+  | { kind: 'none' }
+  | { kind: 'user'; user: string; password: string }
+  | { kind: 'nkey'; seed: string }
+  | { kind: 'jwt'; jwt: string; seed: string };
+
+/** The NATS settings alone, for tools and the offline bridge that need nothing else. */
+export function loadNatsConfig(env: Env = process.env): NatsConfig {
+  const r = new EnvReader(env);
+  const nats = natsConfig(r, env);
+  r.done();
+  return nats;
+}
+
+const NKEY_USER_SEED = /^SU[A-Z2-7]{56}$/;
+
+/**
+ * NATS_USER + NATS_PASSWORD, or NATS_NKEY_SEED (+ NATS_JWT for a decentralised
+ * account), or nothing. A half pair or two kinds at once is refused by name:
+ * connecting without the credentials one meant to give fails much later and less clearly.
+ */
+function natsConfig(r: EnvReader, env: Env): NatsConfig {
+  const servers = r.urlList('NATS_URL', ['nats', 'tls'], { default: 'nats://127.0.0.1:4222' });
+  const set = (name: string) => (env[name] ?? '').trim() !== '';
+  const userPass = set('NATS_USER') || set('NATS_PASSWORD');
+  const keyed = set('NATS_NKEY_SEED') || set('NATS_JWT');
+  if (userPass && keyed) {
+    r.refuse('NATS_USER', 'and NATS_NKEY_SEED are both set: give user/password OR an nkey seed (with its JWT), not both');
+    return { servers, auth: { kind: 'none' } };
+  }
+  if (userPass) {
+    const user = r.string('NATS_USER', { hint: 'set it with NATS_PASSWORD' });
+    const password = r.string('NATS_PASSWORD', { hint: 'set it with NATS_USER' });
+    return { servers, auth: { kind: 'user', user, password } };
+  }
+  if (!keyed) return { servers, auth: { kind: 'none' } };
+  const seed = r.string('NATS_NKEY_SEED', { pattern: NKEY_USER_SEED, hint: 'a user nkey seed (SU…, 58 characters)', secret: true });
+  if (!set('NATS_JWT')) return { servers, auth: { kind: 'nkey', seed } };
+  const jwt = r.string('NATS_JWT', { pattern: /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, hint: 'a user JWT (three base64url parts)', secret: true });
+  return { servers, auth: { kind: 'jwt', jwt, seed } };
 }
 
 /** The torrent client the downloads domain drives (qBittorrent Web API v2). */

@@ -1,23 +1,48 @@
-import { connect, NatsConnection } from 'nats';
+import {
+  connect,
+  ConnectionOptions,
+  jwtAuthenticator,
+  NatsConnection,
+  nkeyAuthenticator,
+  usernamePasswordAuthenticator,
+} from 'nats';
+import type { NatsConfig } from '../config';
 
 /**
- * One NATS connection per process, opened on first use and reused by every
- * later invocation of a warm Lambda container. A closed connection (server
- * gone for longer than the reconnect window) is replaced on the next call.
+ * NATS connections. `natsOptions` is the ONE place credentials become
+ * connection options (functions, the offline bridge, the stack's probe, tools
+ * and tests all use it). `natsConnection` keeps one connection per process,
+ * opened on first use and reused by every later invocation of a warm Lambda
+ * container; a closed connection is replaced on the next call.
  */
+
+export function natsOptions(nats: NatsConfig, name = 'torrent-scan-sync'): ConnectionOptions {
+  const base: ConnectionOptions = { servers: nats.servers, name, timeout: 2000, maxReconnectAttempts: -1, reconnectTimeWait: 250 };
+  const enc = new TextEncoder();
+  switch (nats.auth.kind) {
+    case 'none':
+      return base;
+    case 'user':
+      return { ...base, authenticator: usernamePasswordAuthenticator(nats.auth.user, nats.auth.password) };
+    case 'nkey':
+      return { ...base, authenticator: nkeyAuthenticator(enc.encode(nats.auth.seed)) };
+    case 'jwt':
+      return { ...base, authenticator: jwtAuthenticator(nats.auth.jwt, enc.encode(nats.auth.seed)) };
+  }
+}
 
 let current: Promise<NatsConnection> | undefined;
 
-export function natsConnection(servers: string[], name = 'torrent-scan-sync'): Promise<NatsConnection> {
+export function natsConnection(nats: NatsConfig): Promise<NatsConnection> {
   if (current) {
     const pending = current;
-    return pending.then((nc) => (nc.isClosed() ? reopen(servers, name) : nc));
+    return pending.then((nc) => (nc.isClosed() ? reopen(nats) : nc));
   }
-  return reopen(servers, name);
+  return reopen(nats);
 }
 
-function reopen(servers: string[], name: string): Promise<NatsConnection> {
-  current = connect({ servers, name, timeout: 2000, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+function reopen(nats: NatsConfig): Promise<NatsConnection> {
+  current = connect(natsOptions(nats));
   // A failed connect must not poison the cache for the next invocation.
   current.catch(() => (current = undefined));
   return current;

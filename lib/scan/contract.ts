@@ -2,7 +2,6 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import envelopeSchema from './schemas/envelope.schema.json';
 import requestSchema from './schemas/request.schema.json';
-import { validateName, validateObjectKey } from '../names';
 
 /**
  * The scan contract (DESIGN §4): the request the core system publishes and
@@ -74,16 +73,7 @@ export function parseScanRequest(data: string): ParsedRequest {
   } catch {
     return { ok: false, reason: 'not JSON' };
   }
-  if (validateRequest(body)) {
-    // Path safety is not expressible in the schema: checked here, in the shared rules of lib/names.
-    try {
-      validateName(body.original_name);
-      validateObjectKey(body.s3.key);
-    } catch (err) {
-      return { ok: false, reason: (err as Error).message, ids: extractIds(body) };
-    }
-    return { ok: true, request: body };
-  }
+  if (validateRequest(body)) return { ok: true, request: body };
   const error = validateRequest.errors?.[0];
   const reason = `${error?.instancePath || 'request'} ${error?.message ?? 'is invalid'}`.trim();
   return { ok: false, reason, ids: extractIds(body) };

@@ -3,9 +3,9 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { connect, NatsConnection } from 'nats';
+import { NatsConnection } from 'nats';
 import { Envelope, validateEnvelope } from '../../lib/scan/contract';
-import { stackClients, stackConfig } from '../support/stack';
+import { stackClients, stackConfig, stackNats } from '../support/stack';
 
 /** The scan gateway exactly as the core system uses it: S3 + NATS in, NATS out; the scanner emulator runs as its own process. */
 describe('scan gateway through NATS and serverless offline', () => {
@@ -15,7 +15,7 @@ describe('scan gateway through NATS and serverless offline', () => {
   let nc: NatsConnection;
   const envelopes: Envelope[] = [];
   beforeAll(async () => {
-    nc = await connect({ servers: process.env.NATS_URL!.split(',') });
+    nc = await stackNats();
     nc.subscribe('scan.results', { callback: (_e, m) => envelopes.push(JSON.parse(new TextDecoder().decode(m.data))) });
     await nc.flush();
   });

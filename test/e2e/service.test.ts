@@ -1,11 +1,11 @@
-import { connect, NatsConnection } from 'nats';
-import { httpUrl } from '../support/stack';
+import { NatsConnection } from 'nats';
+import { httpUrl, stackNats } from '../support/stack';
 
 /** Through `serverless offline` exactly as a client would: HTTP port and NATS subjects. */
 describe('the service under serverless offline', () => {
   let nc: NatsConnection;
   beforeAll(async () => {
-    nc = await connect({ servers: process.env.NATS_URL!.split(',') });
+    nc = await stackNats();
   });
   afterAll(() => nc.close());
 

@@ -18,7 +18,7 @@ describe('healthcheck with a failing dependency', () => {
     probes: {
       dynamodb: dynamodbProbe(aws.dynamodb, cfg.tables.downloads),
       s3: s3Probe(s3, cfg.buckets.files),
-      nats: natsProbe(() => natsConnection(cfg.nats.servers)),
+      nats: natsProbe(() => natsConnection(cfg.nats)),
     },
     timeoutMs,
     version: 'test',

@@ -1,15 +1,16 @@
-import { connect, headers, NatsConnection } from 'nats';
+import { headers, NatsConnection } from 'nats';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Invoke, startBridge } from '../../lib/nats/bridge';
 import { NatsEvent } from '../../lib/nats/event';
 import { silentLogger } from '../../lib/log';
 import { newId } from '../../lib/ident';
+import { stackNats } from '../support/stack';
 
 /** The bridge against the real nats-server, with a recording invoker in place of Lambda. */
 describe('NATS bridge on nats-server', () => {
   let nc: NatsConnection;
   beforeAll(async () => {
-    nc = await connect({ servers: process.env.NATS_URL!.split(',') });
+    nc = await stackNats();
   });
   afterAll(() => nc.close());
 
@@ -51,5 +52,24 @@ describe('NATS bridge on nats-server', () => {
     await until(() => delivered.length >= 2);
     await bridge.stop();
     expect(delivered).toEqual(['one', 'two']);
+  });
+
+  it('drops an oversize message and outlives a hung invoke: the next message still goes through', async () => {
+    const subject = `test.${newId()}`;
+    const delivered: string[] = [];
+    const invoke: Invoke = async (_fn, event, signal) => {
+      if (event.data === 'hang') return new Promise<void>(() => undefined); // never settles, ignores the signal
+      delivered.push(event.data.slice(0, 10));
+      expect(signal).toBeDefined();
+    };
+    const bridge = startBridge(nc, [{ functionName: 'f', subject, queue: 'workers' }], invoke, silentLogger, { maxBytes: 1024, invokeTimeoutMs: 300 });
+    await nc.flush();
+    nc.publish(subject, 'x'.repeat(1025));
+    nc.publish(subject, 'hang');
+    nc.publish(subject, '{not json');
+    nc.publish(subject, 'after');
+    await until(() => delivered.length >= 2);
+    await bridge.stop();
+    expect(delivered).toEqual(['{not json', 'after']);
   });
 });

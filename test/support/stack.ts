@@ -6,6 +6,8 @@ import { planResources } from '../../lib/aws/resources';
 import type { ServiceDefinition } from '../../emulator/stack/definition';
 import { Config, loadConfig, loadTokenKeyring } from '../../lib/config';
 import { SecretSealer } from '../../lib/secrets/sealer';
+import { connect, NatsConnection } from 'nats';
+import { natsOptions } from '../../lib/nats/connection';
 
 /** What a test needs to talk to the run's stack. */
 export function stackConfig(): Config {
@@ -14,6 +16,11 @@ export function stackConfig(): Config {
 
 export function stackClients(): AwsClients {
   return createAwsClients(stackConfig());
+}
+
+/** A NATS connection to the run's server, logged in as the functions are. */
+export function stackNats(name = 'test'): Promise<NatsConnection> {
+  return connect(natsOptions(stackConfig().nats, name));
 }
 
 /** The run's keyring for brokerage tokens, as the sync functions use it. */

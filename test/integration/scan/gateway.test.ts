@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { connect, NatsConnection, Subscription } from 'nats';
+import { NatsConnection, Subscription } from 'nats';
 import { scanOnce } from '../../../emulator/scanner/scanner';
 import { loadScanConfig } from '../../../lib/config';
 import { Envelope, validateEnvelope } from '../../../lib/scan/contract';
@@ -14,7 +14,7 @@ import { ScanJobStore } from '../../../lib/scan/jobs';
 import { ContentAiNormalizer, NullNormalizer } from '../../../lib/scan/normalizer';
 import { publishWithRetries } from '../../../lib/nats/publish';
 import { silentLogger } from '../../../lib/log';
-import { isolatedTable, stackClients, stackConfig } from '../../support/stack';
+import { isolatedTable, stackClients, stackConfig, stackNats } from '../../support/stack';
 
 /** The gateway on DynamoDB Local, s3rver, nats-server and a real hot folder, the scanner emulator in-process. */
 const FIXTURES = path.resolve(__dirname, '../../../fixtures/ocr');
@@ -24,7 +24,7 @@ let nc: NatsConnection;
 const cleanups: Array<() => Promise<void>> = [];
 
 beforeAll(async () => {
-  nc = await connect({ servers: process.env.NATS_URL!.split(',') });
+  nc = await stackNats();
 });
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
@@ -173,7 +173,9 @@ describe('scan gateway', () => {
     it.each([
       ['the S3 object is missing', (key: string) => ({ s3: { bucket, key: `${key}.missing` } }), 'FILE_READ_ERROR'],
       ['the bucket is not the configured one', (key: string) => ({ s3: { bucket: 'someone-elses-bucket', key } }), 'FILE_READ_ERROR'],
+      ['the key climbs out of its prefix', (key: string) => ({ s3: { bucket, key: `${key}/../../../etc/passwd` } }), 'FILE_READ_ERROR'],
       ['the name is invalid', () => ({ original_name: '../../etc/passwd' }), 'RECOGNITION_FAILED'],
+      ['the name is a Windows device', () => ({ original_name: 'CON.pdf' }), 'RECOGNITION_FAILED'],
     ])('%s → its error, slot released', async (_what, override, code) => {
       const h = await harness();
       const key = await upload('aep_6.pdf');

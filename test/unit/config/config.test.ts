@@ -102,3 +102,34 @@ describe('loadScanConfig', () => {
     expect(() => loadScanConfig({ SCAN_HOTFOLDER_ROOT: '/x', SCAN_INPUT_DIR: '../up' })).toThrow(/SCAN_INPUT_DIR/);
   });
 });
+
+describe('NATS credentials', () => {
+  const seed = 'SUAM' + 'A'.repeat(54);
+  const jwt = 'eyJhbGciOiJlZDI1NTE5In0.eyJzdWIiOiJVIn0.c2ln';
+
+  it.each([
+    ['nothing', {}, { kind: 'none' }],
+    ['user and password', { NATS_USER: 'svc', NATS_PASSWORD: 'pw' }, { kind: 'user', user: 'svc', password: 'pw' }],
+    ['an nkey seed', { NATS_NKEY_SEED: seed }, { kind: 'nkey', seed }],
+    ['a seed and a JWT', { NATS_NKEY_SEED: seed, NATS_JWT: jwt }, { kind: 'jwt', jwt, seed }],
+  ])('accepts %s', (_label, creds, auth) => {
+    expect(loadConfig({ ...valid, ...creds }).nats.auth).toEqual(auth);
+  });
+
+  it.each([
+    ['a user without password', { NATS_USER: 'svc' }, 'NATS_PASSWORD is required'],
+    ['a password without user', { NATS_PASSWORD: 'pw' }, 'NATS_USER is required'],
+    ['a JWT without its seed', { NATS_JWT: jwt }, 'NATS_NKEY_SEED is required'],
+    ['both kinds at once', { NATS_USER: 'svc', NATS_PASSWORD: 'pw', NATS_NKEY_SEED: seed }, 'not both'],
+    ['a seed that is not a user seed', { NATS_NKEY_SEED: 'SOAM' + 'A'.repeat(54) }, 'user nkey seed'],
+    ['a malformed JWT', { NATS_NKEY_SEED: seed, NATS_JWT: 'not-a-jwt' }, 'user JWT'],
+  ])('refuses %s at startup, naming the variable', (_label, creds, message) => {
+    const found = problems({ ...valid, ...creds });
+    expect(found.join('; ')).toContain(message);
+  });
+
+  it('never echoes a secret in the error', () => {
+    const leaked = 'SOAMSECRETSECRETSECRETSECRETSECRETSECRETSECRETSECRETSECRE';
+    expect(problems({ ...valid, NATS_NKEY_SEED: leaked, NATS_JWT: 'secret-jwt-text' }).join('; ')).not.toMatch(/SECRETSECRET|secret-jwt-text/);
+  });
+});
