@@ -63,4 +63,24 @@ describe('scan gateway through NATS and serverless offline', () => {
       expect(final).toMatchObject({ status: 'error', error: { code: 'INVALID_DOCUMENT' }, raw_s3_key: `raw/${job}.json` });
     }
   }, 90_000);
+
+  it('survives a burst of garbage, oversize and traversal requests: the queue group still takes the next good one', async () => {
+    const job = randomUUID();
+    const traversal = { schema_version: '1.0', job_id: job, file_id: randomUUID(), attempt: 1, pipeline: 'image', s3: { bucket, key: 'inbox/../../etc/passwd' }, original_name: '../x.pdf', reply_deadline: new Date(Date.now() + 60_000).toISOString() };
+    for (let i = 0; i < 20; i++) {
+      nc.publish('scan.requests', '{"job_id":');
+      nc.publish('scan.requests', new Uint8Array([0xff, 0xfe, 0x00, 0x01]));
+      nc.publish('scan.requests', JSON.stringify({ pad: 'x'.repeat(200 * 1024) })); // over the bridge's bound
+      nc.publish('scan.requests', JSON.stringify({ pad: 'x'.repeat(70 * 1024) })); // under it, over the function's
+    }
+    nc.publish('scan.requests', JSON.stringify(traversal));
+    // The traversal request is acked then refused on reading (FILE_READ_ERROR): the ack proves the subject still flows.
+    await until(() => envelopes.some((e) => e.job_id === job), 15_000);
+    expect(envelopes.find((e) => e.job_id === job)).toMatchObject({ status: 'processing' });
+    await until(() => envelopes.some((e) => e.job_id === job && e.status === 'error'), 10_000);
+    expect(envelopes.find((e) => e.job_id === job && e.status === 'error')).toMatchObject({ error: { code: 'FILE_READ_ERROR' }, raw_s3_key: null });
+
+    const after = await scanThroughNats('aep_6.pdf');
+    expect(after.final).toMatchObject({ status: 'done' });
+  }, 90_000);
 });

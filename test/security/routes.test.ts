@@ -1,0 +1,46 @@
+import { PUBLIC_ROUTES, ROUTE_SCOPES } from '../../lib/auth/scopes';
+import { stackDefinition } from '../support/stack';
+
+/**
+ * Every HTTP route of serverless.yml (as the stack resolved it) names the
+ * bearer authorizer unless it is public, and has exactly one scope: a route
+ * added without either fails here, before it could ship open.
+ */
+type HttpApiEvent = { httpApi?: { method: string; path: string; authorizer?: { name?: string } } };
+
+const definition = stackDefinition() as unknown as {
+  functions: Record<string, { events?: HttpApiEvent[]; environment?: Record<string, string> }>;
+  provider: { environment: Record<string, string>; httpApi?: { authorizers?: Record<string, { functionName: string; identitySource: string; resultTtlInSeconds: number; enableSimpleResponses: boolean }> } };
+};
+const routes = Object.values(definition.functions).flatMap((fn) =>
+  (fn.events ?? []).filter((e) => e.httpApi).map((e) => ({ key: `${e.httpApi!.method.toUpperCase()} ${e.httpApi!.path}`, authorizer: e.httpApi!.authorizer?.name })),
+);
+
+it('protects every route but the public ones with the bearer authorizer', () => {
+  expect(routes.length).toBeGreaterThan(PUBLIC_ROUTES.length);
+  for (const route of routes) expect([route.key, route.authorizer]).toEqual([route.key, PUBLIC_ROUTES.includes(route.key) ? undefined : 'bearer']);
+});
+
+it('has a scope for exactly the protected routes', () => {
+  const protectedKeys = routes.filter((r) => !PUBLIC_ROUTES.includes(r.key)).map((r) => r.key).sort();
+  expect(Object.keys(ROUTE_SCOPES).sort()).toEqual(protectedKeys);
+});
+
+it('configures the authorizer as the decision needs: no cache, policy responses, the Authorization header', () => {
+  expect(definition.provider.httpApi?.authorizers?.bearer).toMatchObject({
+    functionName: 'authorizer',
+    identitySource: '$request.header.Authorization',
+    resultTtlInSeconds: 0,
+    enableSimpleResponses: false,
+  });
+});
+
+it('gives each secret only to the functions that need it (offline runs in one process and cannot show this)', () => {
+  const holders = (variable: string) => Object.entries(definition.functions).filter(([, fn]) => fn.environment && variable in fn.environment).map(([name]) => name).sort();
+  expect(holders('AUTH_TOKENS')).toEqual(['authorizer']);
+  expect(holders('SYNC_TOKEN_KEYS')).toEqual(['syncConnections', 'syncStep', 'syncTick']);
+  const shared = Object.keys(definition.provider.environment);
+  expect(shared).toContain('NATS_URL');
+  expect(shared).not.toContain('AUTH_TOKENS');
+  expect(shared).not.toContain('SYNC_TOKEN_KEYS');
+});
