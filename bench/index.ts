@@ -1,6 +1,8 @@
 import { dynamodbWrites, reportDynamodbWrites } from './dynamodb-writes';
 import { downloadsIngest, reportDownloadsIngest } from './downloads-ingest';
+import { edgeTokens, httpEdge, reportHttpEdge } from './http-edge';
 import { BenchStack, startBenchStack } from './support';
+import { freePort } from '../emulator/stack/ports';
 import { reportSyncTick, syncTick } from './sync-tick';
 import { reportScanGateway, scanGateway } from './scan-gateway';
 
@@ -10,15 +12,23 @@ const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
   ingest: async (b) => reportDownloadsIngest(await downloadsIngest(b)),
   sync: async (b) => reportSyncTick(await syncTick(b)),
   scan: async (b) => reportScanGateway(await scanGateway(b)),
+  edge: async (b) => reportHttpEdge(await httpEdge(b)),
 };
+// Benches that need serverless offline (started only when one of them runs).
+const NEEDS_OFFLINE = ['edge'];
 
 async function main() {
   const chosen = process.argv.slice(2);
   const unknown = chosen.filter((name) => !(name in BENCHES));
   if (unknown.length) throw new Error(`unknown bench ${unknown.join(', ')}; choose from ${Object.keys(BENCHES).join(', ')}`);
-  const bench = await startBenchStack({ say: (line) => process.stdout.write(`[bench] ${line}\n`) });
+  const names = chosen.length ? chosen : Object.keys(BENCHES);
+  const offline = names.some((name) => NEEDS_OFFLINE.includes(name));
+  const bench = await startBenchStack({
+    say: (line) => process.stdout.write(`[bench] ${line}\n`),
+    ...(offline ? { offline: true, emulators: true, httpPort: await freePort(), lambdaPort: await freePort(), authTokens: edgeTokens } : {}),
+  });
   try {
-    for (const name of chosen.length ? chosen : Object.keys(BENCHES)) await BENCHES[name](bench);
+    for (const name of names) await BENCHES[name](bench);
   } finally {
     await bench.stop();
   }
