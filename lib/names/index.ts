@@ -30,8 +30,8 @@ export function validateName(name: unknown): string {
   return name;
 }
 
-// CON, PRN, AUX, NUL, COM1-9, LPT1-9 (and ¹²³), with or without an extension: Windows opens the device.
-const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\.[^.]*)*[. ]*$/i;
+// CON, PRN, AUX, NUL, CONIN$, CONOUT$, COM0-9, LPT0-9 (and ¹²³), with or without an extension: Windows opens the device.
+const WINDOWS_DEVICE = /^(con|prn|aux|nul|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³])(\.[^.]*)*[. ]*$/i;
 
 export class InvalidObjectKeyError extends Error {
   readonly code = 'INVALID_OBJECT_KEY';

@@ -19,6 +19,7 @@ describe('validateName', () => {
     ['a Windows device with an extension', 'nul.txt'],
     ['a Windows device, any case, trailing dot', 'Com1.'],
     ['a Windows device with two extensions', 'LPT9.tar.gz'],
+    ['a console device', 'CONOUT$.txt'],
     ['not a string', 42],
   ])('refuses %s', (_what, name) => {
     expect(() => validateName(name)).toThrow(InvalidFileNameError);
