@@ -55,7 +55,7 @@ export function parseTokenGrants(text: string): { grants: TokenGrant[]; problems
   try {
     raw = JSON.parse(text);
   } catch {
-    return { grants: [], problems: ['must be a JSON array of {name, sha256, scopes, expires_at?}'] };
+    // not JSON: refused below with the same message as JSON that is not a list
   }
   if (!Array.isArray(raw)) return { grants: [], problems: ['must be a JSON array of {name, sha256, scopes, expires_at?}'] };
   const grants: TokenGrant[] = [];

@@ -28,6 +28,11 @@ export class EnvReader {
     return value;
   }
 
+  /** Whether a variable is set (empty counts as unset), for settings given in groups. */
+  has(name: string): boolean {
+    return this.raw(name) !== undefined;
+  }
+
   /** Records a problem no single reader can see (variables that conflict). */
   refuse(name: string, message: string): void {
     this.fail(name, message, undefined);

@@ -44,7 +44,7 @@ export function loadConfig(env: Env = process.env): Config {
     buckets: {
       files: r.string('BUCKET_FILES', { pattern: BUCKET, hint: 'an S3 bucket name' }),
     },
-    nats: natsConfig(r, env),
+    nats: natsConfig(r),
     health: {
       probeTimeoutMs: r.int('HEALTH_PROBE_TIMEOUT_MS', { default: 2000, min: 100, max: 10000 }),
     },
@@ -68,7 +68,7 @@ export type NatsAuth =
 /** The NATS settings alone, for tools and the offline bridge that need nothing else. */
 export function loadNatsConfig(env: Env = process.env): NatsConfig {
   const r = new EnvReader(env);
-  const nats = natsConfig(r, env);
+  const nats = natsConfig(r);
   r.done();
   return nats;
 }
@@ -80,11 +80,10 @@ const NKEY_USER_SEED = /^SU[A-Z2-7]{56}$/;
  * account), or nothing. A half pair or two kinds at once is refused by name:
  * connecting without the credentials one meant to give fails much later and less clearly.
  */
-function natsConfig(r: EnvReader, env: Env): NatsConfig {
+function natsConfig(r: EnvReader): NatsConfig {
   const servers = r.urlList('NATS_URL', ['nats', 'tls'], { default: 'nats://127.0.0.1:4222' });
-  const set = (name: string) => (env[name] ?? '').trim() !== '';
-  const userPass = set('NATS_USER') || set('NATS_PASSWORD');
-  const keyed = set('NATS_NKEY_SEED') || set('NATS_JWT');
+  const userPass = r.has('NATS_USER') || r.has('NATS_PASSWORD');
+  const keyed = r.has('NATS_NKEY_SEED') || r.has('NATS_JWT');
   if (userPass && keyed) {
     r.refuse('NATS_USER', 'and NATS_NKEY_SEED are both set: give user/password OR an nkey seed (with its JWT), not both');
     return { servers, auth: { kind: 'none' } };
@@ -96,7 +95,7 @@ function natsConfig(r: EnvReader, env: Env): NatsConfig {
   }
   if (!keyed) return { servers, auth: { kind: 'none' } };
   const seed = r.string('NATS_NKEY_SEED', { pattern: NKEY_USER_SEED, hint: 'a user nkey seed (SU…, 58 characters)', secret: true });
-  if (!set('NATS_JWT')) return { servers, auth: { kind: 'nkey', seed } };
+  if (!r.has('NATS_JWT')) return { servers, auth: { kind: 'nkey', seed } };
   const jwt = r.string('NATS_JWT', { pattern: /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, hint: 'a user JWT (three base64url parts)', secret: true });
   return { servers, auth: { kind: 'jwt', jwt, seed } };
 }
@@ -171,7 +170,7 @@ export function loadScanConfig(env: Env = process.env): ScanConfig {
   const threshold = r.int('SCAN_CONFIDENCE_PERCENT', { default: 80, min: 0, max: 100 });
   const config: ScanConfig = {
     resultSubject: r.string('SCAN_RESULT_SUBJECT', { default: 'scan.results', pattern: /^[^\s.*>]+(\.[^\s.*>]+)*$/, hint: 'a NATS subject without wildcards' }),
-    hotFolder: hotFolderConfig(r, env),
+    hotFolder: hotFolderConfig(r),
     dirs: {
       input: r.string('SCAN_INPUT_DIR', { default: 'Input', pattern: DIR, hint: 'a folder name' }),
       output: r.string('SCAN_OUTPUT_DIR', { default: 'Output', pattern: DIR, hint: 'a folder name' }),
@@ -192,8 +191,8 @@ export function loadScanConfig(env: Env = process.env): ScanConfig {
 const SMB_VARIABLES = ['SCAN_SMB_SHARE', 'SCAN_SMB_USER', 'SCAN_SMB_PASSWORD'];
 
 /** A local folder (SCAN_HOTFOLDER_ROOT), or an SMB share: all of SCAN_SMB_SHARE/USER/PASSWORD or none. */
-function hotFolderConfig(r: EnvReader, env: Env): HotFolderConfig {
-  const given = SMB_VARIABLES.filter((name) => (env[name] ?? '').trim() !== '');
+function hotFolderConfig(r: EnvReader): HotFolderConfig {
+  const given = SMB_VARIABLES.filter((name) => r.has(name));
   if (given.length === 0) return { kind: 'local', root: r.string('SCAN_HOTFOLDER_ROOT', { pattern: /^\//, hint: 'an absolute path' }) };
   if (given.length < SMB_VARIABLES.length) {
     for (const name of SMB_VARIABLES.filter((n) => !given.includes(n))) r.string(name, { hint: 'set with the other SCAN_SMB_ variables' });
