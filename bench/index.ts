@@ -2,7 +2,7 @@ import { dynamodbWrites, reportDynamodbWrites } from './dynamodb-writes';
 import { downloadsIngest, reportDownloadsIngest } from './downloads-ingest';
 import { edgeTokens, httpEdge, reportHttpEdge } from './http-edge';
 import { BenchStack, startBenchStack } from './support';
-import { freePort } from '../emulator/stack/ports';
+import { freePort } from '../tools/stack/ports';
 import { reportSyncTick, syncTick } from './sync-tick';
 import { reportScanGateway, scanGateway } from './scan-gateway';
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { connect } from 'nats';
 import { natsOptions } from '../lib/nats/connection';
 import { scanOnce } from '../emulator/scanner/scanner';
-import { planResources } from '../lib/aws/resources';
+import { planResources } from '../tools/stack/resources';
 import { loadScanConfig } from '../lib/config';
 import { silentLogger } from '../lib/log';
 import { publishWithRetries } from '../lib/nats/publish';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createAwsClients, AwsClients } from '../lib/aws/clients';
 import { Config, loadConfig } from '../lib/config';
-import { startStack, Stack, StackOptions } from '../emulator/stack/stack';
+import { startStack, Stack, StackOptions } from '../tools/stack/stack';
 
 /**
  * Benchmarks measure RATIOS within one run on one machine: absolute numbers

@@ -1,5 +1,5 @@
 import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { planResources } from '../lib/aws/resources';
+import { planResources } from '../tools/stack/resources';
 import { newId } from '../lib/ident';
 import { silentLogger } from '../lib/log';
 import { newKeyringEntry, parseKeyring, SecretSealer } from '../lib/secrets/sealer';

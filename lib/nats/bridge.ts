@@ -8,7 +8,7 @@ import type { NatsRoute } from './routes';
 /**
  * The NATS trigger (DESIGN §2): subscribes to each route's subject in its
  * queue group and invokes the function asynchronously with a NatsEvent.
- * Locally it runs inside `serverless offline` (emulator/serverless-offline-nats)
+ * Locally it runs inside `serverless offline` (plugins/serverless-offline-nats)
  * against the offline Lambda endpoint; in the cloud the same code runs as a
  * long-lived connector against Lambda. One bad message never stops the
  * subject: a failed invoke is logged and the pump goes on, an invoke is

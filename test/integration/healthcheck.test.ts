@@ -2,13 +2,13 @@ import { S3Client } from '@aws-sdk/client-s3';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { freePort } from '../../emulator/stack/ports';
-import { startS3Emulator } from '../../emulator/stack/services';
+import { freePort } from '../../tools/stack/ports';
+import { startS3Emulator } from '../../tools/stack/services';
 import { healthcheck } from '../../functions/health/healthcheck';
 import { dynamodbProbe, natsProbe, s3Probe } from '../../lib/health/check';
 import { closeNatsConnection, natsConnection } from '../../lib/nats/connection';
 import { stackClients, stackConfig } from '../support/stack';
-import { bootstrapResources } from '../../emulator/stack/stack';
+import { bootstrapResources } from '../../tools/stack/stack';
 
 /** The healthcheck core with real probes, while a dependency really dies. */
 describe('healthcheck with a failing dependency', () => {

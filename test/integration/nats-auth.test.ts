@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { connect, nkeys } from 'nats';
-import { freePort } from '../../emulator/stack/ports';
-import { RunningService } from '../../emulator/stack/process';
-import { startNatsServer } from '../../emulator/stack/services';
+import { freePort } from '../../tools/stack/ports';
+import { RunningService } from '../../tools/stack/process';
+import { startNatsServer } from '../../tools/stack/services';
 import { loadNatsConfig } from '../../lib/config';
 import { natsOptions } from '../../lib/nats/connection';
 

@@ -1,9 +1,9 @@
 import { ConditionalCheckFailedException, DescribeTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { HeadBucketCommand } from '@aws-sdk/client-s3';
 import path from 'node:path';
-import { loadServiceDefinition } from '../../emulator/stack/definition';
-import { bootstrapResources } from '../../emulator/stack/stack';
-import { planResources } from '../../lib/aws/resources';
+import { loadServiceDefinition } from '../../tools/stack/definition';
+import { bootstrapResources } from '../../tools/stack/stack';
+import { planResources } from '../../tools/stack/resources';
 import { newId } from '../../lib/ident';
 import { stackClients, stackConfig } from '../support/stack';
 

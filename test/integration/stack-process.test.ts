@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ServiceStartError, startProcess } from '../../emulator/stack/process';
+import { ServiceStartError, startProcess } from '../../tools/stack/process';
 
 /** The stack's supervisor with real processes: failures name the service and its log. */
 describe('startProcess', () => {
@@ -41,7 +41,7 @@ describe('startProcess', () => {
   it('a supervisor that crashes takes its services down with it', async () => {
     const pidFile = path.join(logDir, 'orphan.pid');
     const script = `
-      const { startProcess } = require(${JSON.stringify(path.resolve(__dirname, '../../emulator/stack/process.ts'))});
+      const { startProcess } = require(${JSON.stringify(path.resolve(__dirname, '../../tools/stack/process.ts'))});
       startProcess({ name: 'sleeper', command: '/bin/sh', args: ['-c', 'echo $$ > ${pidFile}; exec sleep 60'], logFile: ${JSON.stringify(path.join(logDir, 'sleeper.log'))},
         url: 'n/a', ready: async () => require('fs').existsSync(${JSON.stringify(pidFile)}) })
         .then(() => { throw new Error('crash'); });`;

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort } from '../../emulator/stack/ports';
-import { startStack, Stack } from '../../emulator/stack/stack';
+import { freePort } from '../../tools/stack/ports';
+import { startStack, Stack } from '../../tools/stack/stack';
 import { grantJson, newToken, SCOPES } from '../../lib/auth/tokens';
 
 /**

@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { freePort, tcpOpen } from '../../emulator/stack/ports';
-import { RunningService, startProcess } from '../../emulator/stack/process';
-import { ensureSystemDep } from '../../emulator/stack/system-deps';
+import { freePort, tcpOpen } from '../../tools/stack/ports';
+import { RunningService, startProcess } from '../../tools/stack/process';
+import { ensureSystemDep } from '../../tools/stack/system-deps';
 
 /**
  * A real Samba share on 127.0.0.1 for the tests: its own config, state and

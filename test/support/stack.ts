@@ -2,8 +2,8 @@ import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb
 import fs from 'node:fs';
 import path from 'node:path';
 import { createAwsClients, AwsClients } from '../../lib/aws/clients';
-import { planResources } from '../../lib/aws/resources';
-import type { ServiceDefinition } from '../../emulator/stack/definition';
+import { planResources } from '../../tools/stack/resources';
+import type { ServiceDefinition } from '../../tools/stack/definition';
 import { Config, loadConfig, loadTokenKeyring } from '../../lib/config';
 import { SecretSealer } from '../../lib/secrets/sealer';
 import { connect, NatsConnection } from 'nats';

@@ -1,4 +1,4 @@
-import { planResources, UnsupportedResourceError } from '../../../lib/aws/resources';
+import { planResources, UnsupportedResourceError } from '../../../tools/stack/resources';
 
 const table = {
   Type: 'AWS::DynamoDB::Table',

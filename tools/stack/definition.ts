@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { CfnResource } from '../../lib/aws/resources';
+import type { CfnResource } from './resources';
 
 /**
  * serverless.yml as the framework resolves it (`serverless print`): the one

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort, httpAnswers } from './stack/ports';
-import { RunningService, startProcess } from './stack/process';
-import type { ServiceContext } from './stack/services';
+import { freePort, httpAnswers } from './ports';
+import { RunningService, startProcess } from './process';
+import type { ServiceContext } from './services';
 
 /**
  * Emulators of the systems around us (scanner, torrent client, brokerage API),
@@ -20,7 +20,7 @@ export function tsProcess(ctx: ServiceContext, name: string, entry: string, env:
   return startProcess({
     name,
     command: process.execPath,
-    args: [require.resolve('tsx/cli'), path.join(__dirname, entry)],
+    args: [require.resolve('tsx/cli'), path.join(__dirname, '..', '..', 'emulator', entry)],
     env: { ...process.env, ...env },
     logFile: path.join(ctx.logDir, `${name}.log`),
     url,

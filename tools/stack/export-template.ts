@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { planResources } from '../../lib/aws/resources';
+import { planResources } from './resources';
 import { loadServiceDefinition } from './definition';
 
 /**
