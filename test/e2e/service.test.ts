@@ -1,3 +1,4 @@
+import { SERVICE_VERSION } from '../../lib/version';
 import { NatsConnection } from 'nats';
 import { httpUrl, stackNats } from '../support/stack';
 
@@ -16,7 +17,7 @@ describe('the service under serverless offline', () => {
     const body = await res.json();
     expect(body).toEqual({
       status: 'ok',
-      version: require('../../package.json').version,
+      version: SERVICE_VERSION,
       uptime_s: expect.any(Number),
       checks: { dynamodb: 'ok', s3: 'ok', nats: 'ok', hotfolder: 'ok' },
     });
@@ -27,7 +28,7 @@ describe('the service under serverless offline', () => {
     const reply = await nc.request('health.ping', payload, { timeout: 10_000 });
     expect(JSON.parse(new TextDecoder().decode(reply.data))).toEqual({
       status: 'ok',
-      version: require('../../package.json').version,
+      version: SERVICE_VERSION,
       subject: 'health.ping',
       echo: payload,
     });

@@ -13,7 +13,6 @@ import { grantJson, newToken, SCOPES } from '../../lib/auth/tokens';
 export const ROOT = path.resolve(__dirname, '..', '..');
 
 declare global {
-  // eslint-disable-next-line no-var
   var __STACK__: { stack: Stack; stateDir: string } | undefined;
 }
 

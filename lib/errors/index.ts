@@ -1,0 +1,20 @@
+/**
+ * The one base of every typed refusal. A domain error carries its `code`
+ * (what callers and clients branch on), the HTTP status it maps to, and
+ * details safe to show (an owner's id, a limit). `lib/http/errors.ts` maps by
+ * these fields, so the HTTP edge never imports a domain.
+ */
+export abstract class DomainError extends Error {
+  abstract readonly code: string;
+  abstract readonly status: number;
+  /** Safe to return to the caller; never a secret. */
+  readonly details: Record<string, unknown> = {};
+  /** What the caller sees; defaults to the message. 404s say only "not found". */
+  get publicMessage(): string {
+    return this.message;
+  }
+}
+
+export function isDomainError(err: unknown): err is DomainError {
+  return err instanceof DomainError;
+}
