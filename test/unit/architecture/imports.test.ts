@@ -1,4 +1,4 @@
-import { analyseImports, loadImportGraph } from '../../../tools/arch/imports';
+import { analyseImports, loadImportGraph, type Violation } from '../../../tools/arch/imports';
 
 /**
  * The layering rule of docs/architecture.md, checked on the real import graph
@@ -64,7 +64,7 @@ describe('architecture: the checker itself finds each kind of violation', () => 
   };
   const rules = new Set(analyseImports(graph).violations.map((v) => v.rule));
 
-  it.each(['domain-internals', 'sdk-in-domain', 'runtime-imports-tooling', 'shared-imports-domain', 'handler-imports-storage', 'cycle'])(
+  it.each<Violation['rule']>(['domain-internals', 'sdk-in-domain', 'runtime-imports-tooling', 'shared-imports-domain', 'handler-imports-storage', 'cycle'])(
     'reports %s',
     (rule) => {
       expect(rules.has(rule)).toBe(true);
