@@ -1,3 +1,4 @@
+import { DomainError } from '../errors';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -31,7 +32,12 @@ export class TransactionCancelledError extends Error {
   }
 }
 
-export class TransactionConflictError extends Error {
+export class TransactionConflictError extends DomainError {
+  readonly code = 'BUSY';
+  readonly status = 503;
+  override get publicMessage(): string {
+    return 'too many concurrent changes, retry';
+  }
   constructor(attempts: number) {
     super(`transaction still conflicting after ${attempts} attempts`);
     this.name = 'TransactionConflictError';

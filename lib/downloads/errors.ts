@@ -1,9 +1,11 @@
+import { DomainError } from '../errors';
 import type { DownloadState } from './model';
 
 /** Typed refusals of the downloads store; callers branch on the class. */
 
-export class DownloadNotFoundError extends Error {
+export class DownloadNotFoundError extends DomainError {
   readonly code = 'NOT_FOUND';
+  readonly status = 404;
   constructor(readonly downloadId: string) {
     super(`download ${downloadId} not found`);
     this.name = 'DownloadNotFoundError';
@@ -11,8 +13,12 @@ export class DownloadNotFoundError extends Error {
 }
 
 /** A hash of the call belongs to ANOTHER active download. */
-export class InfohashTakenError extends Error {
+export class InfohashTakenError extends DomainError {
   readonly code = 'INFOHASH_TAKEN';
+  readonly status = 409;
+  override get details() {
+    return { owner_id: this.ownerId, infohash: this.infohash };
+  }
   constructor(readonly infohash: string, readonly ownerId: string) {
     super(`infohash ${infohash} belongs to active download ${ownerId}`);
     this.name = 'InfohashTakenError';
@@ -20,24 +26,33 @@ export class InfohashTakenError extends Error {
 }
 
 /** Activation refused: another download is active for one of the hashes. */
-export class ActiveExistsError extends Error {
+export class ActiveExistsError extends DomainError {
   readonly code = 'ACTIVE_EXISTS';
+  readonly status = 409;
+  override get details() {
+    return { owner_id: this.ownerId, infohash: this.infohash };
+  }
   constructor(readonly infohash: string, readonly ownerId: string) {
     super(`download ${ownerId} is already active for infohash ${infohash}`);
     this.name = 'ActiveExistsError';
   }
 }
 
-export class InvalidTransitionError extends Error {
+export class InvalidTransitionError extends DomainError {
   readonly code = 'INVALID_TRANSITION';
+  readonly status = 409;
+  override get details() {
+    return { state: this.current };
+  }
   constructor(readonly downloadId: string, readonly current: DownloadState, readonly requested: DownloadState, reason: string) {
     super(`download ${downloadId}: ${current} → ${requested} refused: ${reason}`);
     this.name = 'InvalidTransitionError';
   }
 }
 
-export class TooManyInfohashesError extends Error {
+export class TooManyInfohashesError extends DomainError {
   readonly code = 'TOO_MANY_INFOHASHES';
+  readonly status = 400;
   constructor(readonly downloadId: string, max: number) {
     super(`download ${downloadId} would hold more than ${max} infohashes`);
     this.name = 'TooManyInfohashesError';

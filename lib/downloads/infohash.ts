@@ -1,3 +1,4 @@
+import { DomainError } from '../errors';
 /**
  * BitTorrent infohashes: v1 = SHA-1 (40 hex), v2 = SHA-256 (64 hex). The kind
  * is derived from the length, never stored apart from the hash or guessed.
@@ -14,8 +15,9 @@ export interface Infohash {
 /** A download holds at most this many hashes (a hybrid torrent has two). */
 export const MAX_INFOHASHES = 16;
 
-export class InvalidInfohashError extends Error {
+export class InvalidInfohashError extends DomainError {
   readonly code = 'INVALID_INFOHASH';
+  readonly status = 400;
   constructor(message: string) {
     super(message);
     this.name = 'InvalidInfohashError';

@@ -1,3 +1,4 @@
+import { DomainError } from '../errors';
 import { Infohash, InvalidInfohashError, parseInfohash, sortHashes } from './infohash';
 
 /**
@@ -17,8 +18,9 @@ const MAX_TRACKERS = 64;
 const MAX_NAME_LENGTH = 1024;
 const SHA256_MULTIHASH_PREFIX = '1220';
 
-export class InvalidMagnetError extends Error {
+export class InvalidMagnetError extends DomainError {
   readonly code = 'INVALID_MAGNET';
+  readonly status = 400;
   constructor(message: string) {
     super(message);
     this.name = 'InvalidMagnetError';

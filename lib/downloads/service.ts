@@ -1,3 +1,4 @@
+import { DomainError } from '../errors';
 import { isId } from '../ident';
 import type { Logger } from '../log';
 import { validateName } from '../names';
@@ -99,8 +100,9 @@ export async function listDownloads(deps: Pick<DownloadsDeps, 'store'>, request:
   return { items: page.items, cursor: page.next ? encodeCursor(page.next) : undefined };
 }
 
-export class InvalidCursorError extends Error {
-  readonly code = 'INVALID_CURSOR';
+export class InvalidCursorError extends DomainError {
+  readonly code = 'INVALID_REQUEST';
+  readonly status = 400;
   constructor() {
     super('cursor is not one this API issued');
     this.name = 'InvalidCursorError';

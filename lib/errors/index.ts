@@ -8,7 +8,9 @@ export abstract class DomainError extends Error {
   abstract readonly code: string;
   abstract readonly status: number;
   /** Safe to return to the caller; never a secret. */
-  readonly details: Record<string, unknown> = {};
+  get details(): Record<string, unknown> {
+    return {};
+  }
   /** What the caller sees; defaults to the message. 404s say only "not found". */
   get publicMessage(): string {
     return this.message;

@@ -1,17 +1,5 @@
-import { InvalidIdError } from '../ident';
-import { TransactionConflictError } from '../aws/transact';
-import {
-  ActiveExistsError,
-  DownloadNotFoundError,
-  InfohashTakenError,
-  InvalidTransitionError,
-  TooManyInfohashesError,
-} from '../downloads/errors';
-import { InvalidInfohashError } from '../downloads/infohash';
-import { InvalidMagnetError } from '../downloads/magnet';
+import { isDomainError } from '../errors';
 import { TorrentClientError } from '../torrents/client';
-import { InvalidCursorError } from '../downloads/service';
-import { InvalidFileNameError } from '../names';
 
 /**
  * The ONE mapping from errors to HTTP answers `{error: {code, message, ...}}`.
@@ -60,17 +48,7 @@ export function toHttpError(err: unknown): HttpErrorBody {
     body: { error: { code, message, ...details } },
   });
   if (err instanceof HttpError) return answer(err.status, err.code, err.message, err.details);
-  if (err instanceof InvalidIdError) return answer(404, ErrorCode.NOT_FOUND, 'not found');
-  if (err instanceof DownloadNotFoundError) return answer(404, ErrorCode.NOT_FOUND, err.message);
-  if (err instanceof InvalidMagnetError) return answer(400, ErrorCode.INVALID_MAGNET, err.message);
-  if (err instanceof InvalidInfohashError) return answer(400, ErrorCode.INVALID_INFOHASH, err.message);
-  if (err instanceof InvalidFileNameError) return answer(400, ErrorCode.INVALID_NAME, err.message);
-  if (err instanceof InvalidCursorError) return answer(400, ErrorCode.INVALID_REQUEST, err.message);
-  if (err instanceof TooManyInfohashesError) return answer(400, ErrorCode.TOO_MANY_INFOHASHES, err.message);
-  if (err instanceof InfohashTakenError) return answer(409, ErrorCode.INFOHASH_TAKEN, err.message, { owner_id: err.ownerId, infohash: err.infohash });
-  if (err instanceof ActiveExistsError) return answer(409, ErrorCode.ACTIVE_EXISTS, err.message, { owner_id: err.ownerId, infohash: err.infohash });
-  if (err instanceof InvalidTransitionError) return answer(409, ErrorCode.INVALID_TRANSITION, err.message, { state: err.current });
+  if (isDomainError(err)) return answer(err.status, err.code as ErrorCode, err.publicMessage, err.details);
   if (err instanceof TorrentClientError) return answer(502, ErrorCode.TORRENT_CLIENT_ERROR, err.message);
-  if (err instanceof TransactionConflictError) return answer(503, ErrorCode.BUSY, 'too many concurrent changes, retry');
   return answer(500, ErrorCode.INTERNAL, 'internal error');
 }

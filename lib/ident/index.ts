@@ -1,3 +1,4 @@
+import { DomainError } from '../errors';
 import { monotonicFactory } from 'ulid';
 
 /**
@@ -12,8 +13,13 @@ const ULID_LENGTH = 26;
 // Crockford base32 without I, L, O, U; first char <= 7 (48-bit timestamp bound).
 const ULID_PATTERN = /^[0-7][0-9a-hjkmnp-tv-z]{25}$/;
 
-export class InvalidIdError extends Error {
-  readonly code = 'INVALID_ID';
+export class InvalidIdError extends DomainError {
+  readonly code = 'NOT_FOUND';
+  readonly status = 404;
+  // An id that cannot exist is answered like one that does not: no hint about the format.
+  override get publicMessage(): string {
+    return 'not found';
+  }
   constructor(readonly input: unknown, reason: string) {
     super(`invalid id: ${reason}`);
     this.name = 'InvalidIdError';

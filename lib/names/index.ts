@@ -1,3 +1,4 @@
+import { DomainError } from '../errors';
 /**
  * Names that become files or keys, in ONE place: scan file names, download
  * names (the torrent client saves under them) and S3 object keys.
@@ -6,8 +7,9 @@
  * `validateObjectKey` refuses keys that would escape a prefix on a file-backed store.
  */
 
-export class InvalidFileNameError extends Error {
-  readonly code = 'INVALID_FILE_NAME';
+export class InvalidFileNameError extends DomainError {
+  readonly code = 'INVALID_NAME';
+  readonly status = 400;
   constructor(reason: string) {
     super(`invalid file name: ${reason}`);
     this.name = 'InvalidFileNameError';
@@ -33,8 +35,9 @@ export function validateName(name: unknown): string {
 // CON, PRN, AUX, NUL, CONIN$, CONOUT$, COM0-9, LPT0-9 (and ¹²³), with or without an extension: Windows opens the device.
 const WINDOWS_DEVICE = /^(con|prn|aux|nul|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³])(\.[^.]*)*[. ]*$/i;
 
-export class InvalidObjectKeyError extends Error {
+export class InvalidObjectKeyError extends DomainError {
   readonly code = 'INVALID_OBJECT_KEY';
+  readonly status = 400;
   constructor(reason: string) {
     super(`invalid object key: ${reason}`);
     this.name = 'InvalidObjectKeyError';
