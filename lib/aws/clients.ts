@@ -5,7 +5,7 @@ import type { Config } from '../config';
 
 /**
  * Client factories. Endpoints are not passed: the SDK reads
- * AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_S3 itself (DESIGN §2).
+ * AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_S3 itself (docs/architecture.md).
  * Emulators serve buckets by path, not by virtual host, hence forcePathStyle
  * whenever an S3 endpoint is configured.
  */

@@ -144,7 +144,7 @@ export function loadSyncConfig(env: Env = process.env): SyncConfig {
   return config;
 }
 
-/** The scan gateway's settings (scan functions only; DESIGN §4). */
+/** The scan gateway's settings (scan functions only; lib/scan/README.md). */
 export type HotFolderConfig =
   | { kind: 'local'; root: string }
   | { kind: 'smb'; host: string; port?: number; share: string; user: string; password: string };

@@ -1,5 +1,5 @@
 /**
- * Key design of the downloads table (one place; DESIGN §3, STYLE "ElectroDB").
+ * Key design of the downloads table (the one place keys are written; docs/database.md).
  *
  * item         PK               SK          GSI1 (list)        GSI2 (hash prefix)
  * download     DL#<id>          META        DL / <id>          -

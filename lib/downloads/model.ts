@@ -1,6 +1,6 @@
 import type { Infohash } from './infohash';
 
-/** Activity is a function of `state` only (DESIGN §3). */
+/** Activity is a function of `state` only. */
 export const ACTIVE_STATES = ['queued', 'downloading', 'paused', 'stuck'] as const;
 export const TERMINAL_STATES = ['completed', 'failed', 'cancelled'] as const;
 export type ActiveState = (typeof ACTIVE_STATES)[number];

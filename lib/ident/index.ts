@@ -2,7 +2,7 @@ import { DomainError } from '../errors';
 import { monotonicFactory } from 'ulid';
 
 /**
- * The one generator and the one parser of entity ids (DESIGN §2).
+ * The one generator and the one parser of entity ids.
  *
  * Ids are ULIDs written in lowercase: sortable by creation time, 26 chars of
  * Crockford base32. Monotonic entropy keeps ids minted in the same millisecond

@@ -10,7 +10,7 @@ import { CreateBucketCommand, S3Client, S3ServiceException } from '@aws-sdk/clie
 
 /**
  * Local bootstrap of the resources that serverless.yml defines ONCE as
- * CloudFormation (DESIGN §2). `planResources` turns the resolved template into
+ * CloudFormation, so there is no second hand-written copy. `planResources` turns the resolved template into
  * SDK calls; `applyResources` makes them idempotently. No second hand-written
  * copy of any table or bucket exists.
  */

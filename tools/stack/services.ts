@@ -48,7 +48,7 @@ export async function startS3Emulator(ctx: ServiceContext, port: number, dataDir
 }
 
 /**
- * Core NATS only: JetStream stays off (DESIGN §1: no JetStream). With
+ * Core NATS only: JetStream stays off (the scan contract is core NATS; nothing here needs streams). With
  * credentials, clients must log in (a 0600 config file keeps the password
  * out of the process list).
  */

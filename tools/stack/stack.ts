@@ -13,7 +13,7 @@ import { RunningService } from './process';
 import { ServiceContext, startDynamoDbLocal, startNatsServer, startOffline, startS3Emulator } from './services';
 
 /**
- * The embedded local stack (DESIGN §2): DynamoDB Local, the S3 emulator and
+ * The embedded local stack (docs/architecture.md): DynamoDB Local, the S3 emulator and
  * nats-server on loopback, resources bootstrapped from serverless.yml, the
  * emulators of emulator/, then `serverless offline`. Used by `npm start`, by
  * the test harness and by the benchmarks, so all three run the same stack.
