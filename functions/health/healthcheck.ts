@@ -16,7 +16,7 @@ export interface HealthcheckDeps {
   now: () => number;
 }
 
-/** Always answers: a down dependency is reported, never thrown (DESIGN §4). */
+/** Always answers: a down dependency is reported, never thrown. */
 export async function healthcheck(deps: HealthcheckDeps): Promise<HealthReport> {
   const checks = await runProbes(deps.probes, deps.timeoutMs);
   return healthReport(checks, deps.version, deps.now() - deps.startedAt);
@@ -27,7 +27,7 @@ const startedAt = Date.now();
 // Built once per container (an SMB folder writes its auth file when created).
 let folder: HotFolder | undefined;
 
-// Cached 5 s (DESIGN §4); a scan config that does not load is a hot folder we cannot reach.
+// Cached 5 s so a probe storm cannot hammer the share; a scan config that does not load is a hot folder we cannot reach.
 const hotfolder = cachedProbe(
   hotFolderProbe(async () => {
     if (!folder) {
