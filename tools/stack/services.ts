@@ -117,7 +117,7 @@ export async function startOffline(ctx: ServiceContext, opts: OfflineOptions): P
       command: process.execPath,
       args: [cli, 'offline', 'start', '--stage', opts.stage, '--httpPort', String(opts.httpPort), '--lambdaPort', String(opts.lambdaPort)],
       cwd: ctx.root,
-      env: { ...opts.env, SERVERLESS_PLUGINS: 'local', NATS_TRIGGER: opts.natsTrigger },
+      env: { ...opts.env, NATS_TRIGGER: opts.natsTrigger },
       logFile: log(ctx, 'serverless-offline'),
       url: `http://127.0.0.1:${opts.httpPort}`,
       readyTimeoutMs: 120_000,

@@ -89,6 +89,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       AWS_EC2_METADATA_DISABLED: 'true',
       NATS_URL: endpoints.nats,
       ...(natsLogin ? { NATS_USER: natsLogin.user, NATS_PASSWORD: natsLogin.password, NATS_NKEY_SEED: '', NATS_JWT: '' } : {}),
+      // serverless.yml's local target: offline's plugins, secrets from this environment (docs/deploy.md).
+      DEPLOY_TARGET: 'local',
       SLS_TELEMETRY_DISABLED: '1',
       SLS_NOTIFICATIONS_MODE: 'off',
       // We pin SDK releases from before the Node 22 cut-off (docs/decisions.md).
@@ -139,7 +141,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         const definitionFile = path.join(options.stateDir, 'service-definition.json');
         fs.writeFileSync(definitionFile, JSON.stringify(definition));
         env.NATS_CONNECTOR_DEFINITION = definitionFile;
-        await started(startNatsConnector(ctx, { definitionFile, healthPort: await freePort(), env: { ...process.env, ...env } }));
+        const connector = await started(startNatsConnector(ctx, { definitionFile, healthPort: await freePort(), env: { ...process.env, ...env } }));
+        env.NATS_CONNECTOR_HEALTH = connector.url;
       }
     }
     return { env, definition, services, devToken: auth.devToken, stop };
