@@ -1,12 +1,15 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NatsConnection } from 'nats';
 import type { Envelope } from '../../lib/scan/contract';
 import { freePort } from '../../tools/stack/ports';
 import { RunningService } from '../../tools/stack/process';
-import { startNatsConnector } from '../../tools/stack/services';
+import { startNatsConnector, startNatsServer } from '../../tools/stack/services';
+import { Connector, loadConnectorSettings, startConnector } from '../../connector/connector';
+import { silentLogger } from '../../lib/log';
 const ROOT = path.resolve(__dirname, '..', '..');
 import { stackConfig, stackNats } from '../support/stack';
 
@@ -124,4 +127,41 @@ describe('NATS connector process', () => {
       expect(new Set(acks).size).toBe(acks.length);
     }
   }, 120_000);
+});
+
+/** Reconnection and the health endpoint, against a nats-server of its own that the test stops and starts again. */
+describe('NATS connector health across a NATS outage', () => {
+  const logDir = path.join(process.env.TEST_STATE_DIR!, 'logs');
+  const ctx = { root: path.resolve(__dirname, '..', '..'), logDir, say: () => undefined };
+  let server: RunningService | undefined;
+  let connector: Connector | undefined;
+  afterAll(async () => {
+    await connector?.stop();
+    await server?.stop();
+  });
+
+  it('answers 503 while NATS is down and 200 again once the client reconnected by itself', async () => {
+    const port = await freePort();
+    server = await startNatsServer(ctx, port);
+    const definition = path.join(process.env.TEST_STATE_DIR!, `outage-${Date.now()}.json`);
+    fs.writeFileSync(definition, JSON.stringify({ functions: { ping: { name: 'svc-test-ping', events: [{ nats: { subject: 'outage.ping' } }] } } }));
+    const env = { NATS_URL: `nats://127.0.0.1:${port}`, SERVICE_DEFINITION: definition, HEALTH_PORT: '0' };
+    connector = await startConnector(loadConnectorSettings(env), env, silentLogger);
+    const status = async () => (await fetch(connector!.healthUrl)).status;
+    expect(await status()).toBe(200);
+
+    await server.stop();
+    const down = Date.now() + 10_000;
+    while ((await status()) !== 503 && Date.now() < down) await sleep(100);
+    expect(await status()).toBe(503);
+
+    server = await startNatsServer(ctx, port);
+    const up = Date.now() + 15_000;
+    while ((await status()) !== 200 && Date.now() < up) await sleep(100);
+    expect(await status()).toBe(200);
+    expect(await connector.stop()).toBe(true);
+    // Closed, or a kept-alive socket still answering: never 200 once draining.
+    expect(['closed', 503]).toContain(await status().catch(() => 'closed'));
+    connector = undefined;
+  }, 60_000);
 });
