@@ -22,7 +22,7 @@ export class InvalidNatsEventError extends Error {
   }
 }
 
-type FunctionDefs = Record<string, { name?: string; events?: Array<Record<string, unknown>> }>;
+export type FunctionDefs = Record<string, { name?: string; events?: Array<Record<string, unknown>> }>;
 
 // Dot-separated tokens, none empty, no white space (wildcards allowed).
 const SUBJECT = /^[^\s.]+(\.[^\s.]+)*$/;

@@ -72,4 +72,27 @@ describe('NATS bridge on nats-server', () => {
     await bridge.stop();
     expect(delivered).toEqual(['{not json', 'after']);
   });
+
+  it('never runs more than maxInFlight invokes at once, and stop() drains: every delivered message is still invoked', async () => {
+    const subject = `test.${newId()}`;
+    let running = 0;
+    let peak = 0;
+    const done: string[] = [];
+    const slow: Invoke = async (_fn, event) => {
+      peak = Math.max(peak, ++running);
+      await sleep(20);
+      running--;
+      done.push(event.data);
+    };
+    const bridge = startBridge(nc, [{ functionName: 'f', subject }], slow, silentLogger, { maxInFlight: 3 });
+    await nc.flush();
+    for (let i = 0; i < 40; i++) nc.publish(subject, String(i));
+    await nc.flush();
+    await until(() => done.length >= 5);
+    expect(bridge.stats().inFlight).toBeLessThanOrEqual(3);
+    await bridge.stop();
+    expect(peak).toBe(3);
+    expect(done.map(Number).sort((a, b) => a - b)).toEqual([...Array(40).keys()]);
+    expect(bridge.stats()).toMatchObject({ inFlight: 0, invoked: 40, failed: 0 });
+  });
 });

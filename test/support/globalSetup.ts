@@ -43,6 +43,8 @@ export default async function globalSetup(): Promise<void> {
     stage: 'test',
     httpPort,
     lambdaPort,
+    // The cloud path: NATS reaches the functions through the connector process, as on AWS (TEST_NATS_TRIGGER=plugin for offline's plugin).
+    natsTrigger: process.env.TEST_NATS_TRIGGER === 'plugin' ? 'plugin' : 'connector',
     say: (line) => process.stdout.write(`[test-stack] ${line}\n`),
   });
   const env = {

@@ -78,6 +78,28 @@ export interface OfflineOptions {
   lambdaPort: number;
   stage: string;
   env: NodeJS.ProcessEnv;
+  /** With the connector as NATS trigger, offline is ready on HTTP alone (the connector proves NATS). */
+  natsTrigger: NatsTrigger;
+}
+
+/** Who bridges NATS to the functions locally: offline's plugin, or the cloud connector as its own process. */
+export type NatsTrigger = 'plugin' | 'connector';
+
+/** A NATS request through the trigger to natsPing and back: the proof that the bridge works end to end. */
+function natsPingProbe(env: NodeJS.ProcessEnv) {
+  let nc: NatsConnection | undefined;
+  return {
+    answers: async () => {
+      try {
+        nc ??= await connect({ ...natsOptions(loadNatsConfig(env), 'stack-probe'), timeout: 1000 });
+        await nc.request('health.ping', 'ready?', { timeout: 1000 });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    close: async () => nc?.close(),
+  };
 }
 
 /**
@@ -87,29 +109,64 @@ export interface OfflineOptions {
  */
 export async function startOffline(ctx: ServiceContext, opts: OfflineOptions): Promise<RunningService> {
   const cli = path.join(path.dirname(require.resolve('osls/package.json')), 'bin', 'serverless.js');
-  let nc: NatsConnection | undefined;
-  const natsPingAnswers = async () => {
-    try {
-      nc ??= await connect({ ...natsOptions(loadNatsConfig(opts.env), 'stack-probe'), timeout: 1000 });
-      await nc.request('health.ping', 'ready?', { timeout: 1000 });
-      return true;
-    } catch {
-      return false;
-    }
-  };
+  const probe = natsPingProbe(opts.env);
+  const natsPingAnswers = async () => opts.natsTrigger === 'connector' || probe.answers();
   try {
     return await startProcess({
       name: 'serverless-offline',
       command: process.execPath,
       args: [cli, 'offline', 'start', '--stage', opts.stage, '--httpPort', String(opts.httpPort), '--lambdaPort', String(opts.lambdaPort)],
       cwd: ctx.root,
-      env: opts.env,
+      env: { ...opts.env, NATS_TRIGGER: opts.natsTrigger },
       logFile: log(ctx, 'serverless-offline'),
       url: `http://127.0.0.1:${opts.httpPort}`,
       readyTimeoutMs: 120_000,
       ready: async () => (await httpAnswers(`http://127.0.0.1:${opts.httpPort}/healthcheck`)) && natsPingAnswers(),
     });
   } finally {
-    await nc?.close();
+    await probe.close();
+  }
+}
+
+export interface ConnectorOptions {
+  /** The service definition (`serverless print` output) the connector reads its routes from. */
+  definitionFile: string;
+  healthPort: number;
+  env: NodeJS.ProcessEnv;
+  /** Log file name under the log dir (tests run several connectors). */
+  name?: string;
+}
+
+/**
+ * The cloud NATS connector (connector/) as its own process, against offline's
+ * Lambda endpoint (AWS_ENDPOINT_URL_LAMBDA in env). Ready when its health
+ * endpoint answers 200 AND a health.ping goes through it.
+ */
+export async function startNatsConnector(ctx: ServiceContext, opts: ConnectorOptions): Promise<RunningService> {
+  const name = opts.name ?? 'nats-connector';
+  const probe = natsPingProbe(opts.env);
+  const url = `http://127.0.0.1:${opts.healthPort}/health`;
+  try {
+    return await startProcess({
+      name,
+      command: process.execPath,
+      // One process (node with tsx's loader), so a signal reaches the connector itself.
+      args: ['--import', 'tsx', path.join(ctx.root, 'connector', 'main.ts')],
+      cwd: ctx.root,
+      env: { ...opts.env, SERVICE_DEFINITION: opts.definitionFile, HEALTH_PORT: String(opts.healthPort) },
+      logFile: log(ctx, name),
+      url,
+      ready: async () => (await healthOk(url)) && probe.answers(),
+    });
+  } finally {
+    await probe.close();
+  }
+}
+
+async function healthOk(url: string): Promise<boolean> {
+  try {
+    return (await fetch(url, { signal: AbortSignal.timeout(1000) })).ok;
+  } catch {
+    return false;
   }
 }

@@ -10,7 +10,7 @@ import { emulators } from './emulators';
 import { loadServiceDefinition, ServiceDefinition } from './definition';
 import { freePort } from './ports';
 import { RunningService } from './process';
-import { ServiceContext, startDynamoDbLocal, startNatsServer, startOffline, startS3Emulator } from './services';
+import { NatsTrigger, ServiceContext, startDynamoDbLocal, startNatsConnector, startNatsServer, startOffline, startS3Emulator } from './services';
 
 /**
  * The embedded local stack (docs/architecture.md): DynamoDB Local, the S3 emulator and
@@ -35,6 +35,8 @@ export interface StackOptions {
   /** Keep DynamoDB's and S3's data here across runs; by default both start empty. */
   dataDir?: string;
   offline?: boolean;
+  /** Who bridges NATS to the functions: offline's plugin (default) or the connector process (connector/). */
+  natsTrigger?: NatsTrigger;
   emulators?: boolean;
   /** AUTH_TOKENS for the authorizer; by default AUTH_TOKENS of the environment, else a dev token made for this run. */
   authTokens?: string;
@@ -87,6 +89,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       AWS_EC2_METADATA_DISABLED: 'true',
       NATS_URL: endpoints.nats,
       ...(natsLogin ? { NATS_USER: natsLogin.user, NATS_PASSWORD: natsLogin.password, NATS_NKEY_SEED: '', NATS_JWT: '' } : {}),
+      // serverless.yml's local target: offline's plugins, secrets from this environment (docs/deploy.md).
+      DEPLOY_TARGET: 'local',
       SLS_TELEMETRY_DISABLED: '1',
       SLS_NOTIFICATIONS_MODE: 'off',
       // We pin SDK releases from before the Node 22 cut-off (docs/decisions.md).
@@ -130,8 +134,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           httpPort: options.httpPort ?? 3000,
           lambdaPort: options.lambdaPort ?? 3002,
           env: { ...process.env, ...env, ESBUILD_WORK_DIR: esbuildWork },
+          natsTrigger: options.natsTrigger ?? 'plugin',
         }),
       );
+      if (options.natsTrigger === 'connector') {
+        const definitionFile = path.join(options.stateDir, 'service-definition.json');
+        fs.writeFileSync(definitionFile, JSON.stringify(definition));
+        env.NATS_CONNECTOR_DEFINITION = definitionFile;
+        const connector = await started(startNatsConnector(ctx, { definitionFile, healthPort: await freePort(), env: { ...process.env, ...env } }));
+        env.NATS_CONNECTOR_HEALTH = connector.url;
+      }
     }
     return { env, definition, services, devToken: auth.devToken, stop };
   } catch (err) {

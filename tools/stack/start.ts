@@ -6,6 +6,7 @@ import { startStack, Stack } from './stack';
  * `npm start`: the whole service on the embedded stack, no Docker, no cloud.
  *   STACK=localstack npm start   uses LocalStack (localstack/docker-compose.yml)
  *   STACK_DATA_DIR=dir           keeps DynamoDB's and S3's data across runs (default: both start empty)
+ *   NATS_TRIGGER=connector       bridges NATS with the cloud connector process instead of offline's plugin
  * Writes .stack/env (the endpoints, for other terminals) and stops everything
  * it started on Ctrl-C.
  */
@@ -18,6 +19,8 @@ async function main() {
   const began = Date.now();
   const localstack = process.env.STACK === 'localstack';
   if (process.env.STACK && !localstack) throw new Error(`STACK must be 'localstack' or unset, got ${JSON.stringify(process.env.STACK)}`);
+  const natsTrigger = process.env.NATS_TRIGGER || 'plugin';
+  if (natsTrigger !== 'plugin' && natsTrigger !== 'connector') throw new Error(`NATS_TRIGGER must be 'plugin' or 'connector', got ${JSON.stringify(natsTrigger)}`);
   const edge = process.env.LOCALSTACK_URL ?? 'http://127.0.0.1:4566';
 
   let stack: Stack | undefined;
@@ -45,6 +48,7 @@ async function main() {
       ? { dynamodb: edge, s3: edge, nats: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' }
       : { nats: process.env.NATS_URL },
     dataDir: process.env.STACK_DATA_DIR ? path.resolve(process.env.STACK_DATA_DIR) : undefined,
+    natsTrigger,
     say,
   });
   if (stopping) return;

@@ -1,0 +1,158 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  Cfn,
+  checkAuthorizer,
+  checkBuckets,
+  checkConnector,
+  checkIam,
+  checkOnFailure,
+  checkSecrets,
+  checkStream,
+  checkTables,
+  checkTemplate,
+  streamConsumers,
+  TemplateContext,
+} from '../../../tools/deploy/template-checks';
+
+/**
+ * `serverless package` offline (no AWS account), stage prod, and the rules of
+ * docs/deploy.md on the CloudFormation it writes. Packaged once, at collection:
+ * whether the stream check runs depends on what was packaged. Every rule is also
+ * broken on a copy of the template to prove it reports.
+ */
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const STAGE = 'prod';
+const out = fs.mkdtempSync(path.join(os.tmpdir(), 'tss-package-'));
+// Secrets set in the packaging environment: none may reach the template.
+const PLANTED = {
+  AUTH_TOKENS: '[{"name":"planted","sha256":"planted-auth-0001"}]',
+  SYNC_TOKEN_KEYS: 'k1:planted-sync-key-0002',
+  NATS_USER: 'planted-nats-user-0003',
+  NATS_PASSWORD: 'planted-nats-password-0004',
+  TORRENT_CLIENT_PASSWORD: 'planted-qbt-password-0005',
+  SCAN_SMB_PASSWORD: 'planted-smb-password-0006',
+  TELEGRAM_BOT_TOKEN: '123456:planted-telegram-0007',
+};
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  ...PLANTED,
+  SLS_TELEMETRY_DISABLED: '1',
+  SLS_NOTIFICATIONS_MODE: 'off',
+  NATS_CONNECTOR_DEPLOY: 'true',
+  NATS_CONNECTOR_IMAGE: '123456789012.dkr.ecr.us-east-1.amazonaws.com/nats-connector:test',
+  NATS_CONNECTOR_SUBNETS: 'subnet-aaaa,subnet-bbbb',
+  NATS_CONNECTOR_SECURITY_GROUP: 'sg-cccc',
+  ESBUILD_WORK_DIR: path.relative(ROOT, path.join(out, 'esbuild')),
+};
+delete env.DEPLOY_TARGET; // the default target is the one that deploys
+const began = Date.now();
+execFileSync(process.execPath, [path.join(ROOT, 'node_modules/osls/bin/serverless.js'), 'package', '--stage', STAGE, '--package', path.join(out, 'package')], {
+  cwd: ROOT,
+  env,
+  stdio: 'pipe',
+});
+const packagedMs = Date.now() - began;
+const template: Cfn = JSON.parse(fs.readFileSync(path.join(out, 'package', 'cloudformation-template-update-stack.json'), 'utf8'));
+const state = JSON.parse(fs.readFileSync(path.join(out, 'package', 'serverless-state.json'), 'utf8'));
+const ctx: TemplateContext = { service: state.service.service, stage: STAGE, functions: state.service.functions, plantedSecrets: Object.values(PLANTED) };
+const copy = (): Cfn => JSON.parse(JSON.stringify(template));
+const rules = (violations: Array<{ rule: string }>) => [...new Set(violations.map((v) => v.rule))];
+
+afterAll(() => fs.rmSync(out, { recursive: true, force: true }));
+
+describe('the packaged CloudFormation template', () => {
+  it('keeps every rule', () => {
+    process.stdout.write(`[template] serverless package: ${(packagedMs / 1000).toFixed(1)} s\n`);
+    expect(checkTemplate(template, ctx)).toEqual([]);
+  });
+
+  it('was packaged without tsx or serverless-offline: the deploy target loads neither', () => {
+    expect(state.service.plugins).toEqual(['serverless-esbuild', './plugins/nats-event']);
+  });
+
+  it('authorizer: a route without it, or a guarded healthcheck, is reported', () => {
+    const t = copy();
+    const [id] = Object.entries(t.Resources).find(([, r]) => r.Type === 'AWS::ApiGatewayV2::Route' && r.Properties.RouteKey === 'POST /downloads')!;
+    delete t.Resources[id].Properties.AuthorizationType;
+    expect(checkAuthorizer(t)).toEqual([expect.objectContaining({ message: expect.stringContaining('POST /downloads') })]);
+  });
+
+  it('iam: a wildcard, a foreign table, an index wildcard, a foreign function each is reported', () => {
+    const role = (t: Cfn) => t.Resources.IamRoleLambdaExecution.Properties.Policies[0].PolicyDocument.Statement as any[];
+    const dynamo = (t: Cfn) => role(t).find((s) => [s.Action].flat().includes('dynamodb:GetItem'));
+    const broken: Array<(t: Cfn) => void> = [
+      (t) => dynamo(t).Resource.push('*'),
+      (t) => dynamo(t).Resource.push({ 'Fn::GetAtt': ['SomeoneElsesTable', 'Arn'] }),
+      (t) => dynamo(t).Resource.push({ 'Fn::Join': ['/', [{ 'Fn::GetAtt': ['ScanTable', 'Arn'] }, 'index/*']] }),
+      (t) => dynamo(t).Resource.push('arn:aws:dynamodb:us-east-1:123456789012:table/other'),
+      (t) => role(t).find((s) => [s.Action].flat().includes('lambda:InvokeFunction')).Resource[0]['Fn::Join'][1][4] = 'other-service-prod-fn',
+      (t) => role(t).find((s) => [s.Action].flat().includes('s3:PutObject')).Resource[0]['Fn::Join'][1][1] = 'raw/*/x*',
+    ];
+    for (const breakIt of broken) {
+      const t = copy();
+      breakIt(t);
+      expect(rules(checkIam(t, ctx))).toEqual(['iam']);
+    }
+  });
+
+  it('on-failure: an asynchronous function without a destination is reported (NATS, schedule and invoked alike)', () => {
+    for (const id of ['ScanRequestLambdaEvConf', 'ScanPollLambdaEvConf', 'SyncStepLambdaEvConf']) {
+      const t = copy();
+      delete t.Resources[id];
+      expect(checkOnFailure(t, ctx)).toHaveLength(1);
+    }
+  });
+
+  it('tables: no deletion protection outside dev, or no point-in-time recovery, is reported', () => {
+    const t = copy();
+    t.Resources.SyncTable.Properties.DeletionProtectionEnabled = false;
+    delete t.Resources.ScanTable.Properties.PointInTimeRecoverySpecification;
+    expect(checkTables(t, ctx).map((v) => v.message)).toEqual([expect.stringContaining('SyncTable'), expect.stringContaining('ScanTable')]);
+    expect(checkTables(t, { ...ctx, stage: 'dev' }).map((v) => v.message)).toEqual([expect.stringContaining('ScanTable')]);
+  });
+
+  it('bucket: public access or no encryption is reported', () => {
+    const t = copy();
+    t.Resources.FilesBucket.Properties.PublicAccessBlockConfiguration.BlockPublicPolicy = false;
+    delete t.Resources.FilesBucket.Properties.BucketEncryption;
+    expect(checkBuckets(t)).toHaveLength(2);
+  });
+
+  it('secrets: a literal value, a plain connector variable, or a planted secret anywhere is reported', () => {
+    const t = copy();
+    t.Resources.AuthorizerLambdaFunction.Properties.Environment.Variables.AUTH_TOKENS = '[]';
+    t.Resources.ConnectorTaskDefinition.Properties.ContainerDefinitions[0].Environment.push({ Name: 'NATS_PASSWORD', Value: 'x' });
+    t.Resources.FilesBucket.Properties.Tags = [{ Key: 'k', Value: PLANTED.TELEGRAM_BOT_TOKEN }];
+    expect(checkSecrets(t, ctx)).toHaveLength(3);
+  });
+
+  it('connector: its task role invokes exactly the nats functions, nothing more', () => {
+    const t = copy();
+    t.Resources.ConnectorTaskRole.Properties.Policies[0].PolicyDocument.Statement[0].Resource.push({ 'Fn::GetAtt': ['SyncStepLambdaFunction', 'Arn'] });
+    expect(rules(checkConnector(t, ctx))).toEqual(['connector']);
+    expect(t.Conditions?.DeployConnector).toEqual({ 'Fn::Equals': ['true', 'true'] });
+  });
+
+  it('stream: a declared consumer without a mapping, or on a table without a stream, is reported', () => {
+    const fake = { ...ctx, functions: { ...ctx.functions, botNotify: { name: 'x-prod-botNotify', events: [{ stream: { type: 'dynamodb', arn: { 'Fn::GetAtt': ['DownloadsTable', 'StreamArn'] } } }] } } };
+    expect(rules(checkStream(template, fake))).toEqual(['stream']);
+    const t = copy();
+    t.Resources.BotNotifyEventSourceMapping = {
+      Type: 'AWS::Lambda::EventSourceMapping',
+      Properties: { FunctionName: { 'Fn::GetAtt': ['BotNotifyLambdaFunction', 'Arn'] }, EventSourceArn: { 'Fn::GetAtt': ['DownloadsTable', 'StreamArn'] }, DestinationConfig: { OnFailure: { Destination: 'arn' } } },
+    };
+    expect(checkStream(t, fake).map((v) => v.message)).toEqual(['DownloadsTable has no stream enabled']);
+  });
+
+  const consumers = streamConsumers(ctx);
+  (consumers.length > 0 ? it : it.skip)(
+    consumers.length > 0
+      ? `stream: ${consumers.join(', ')} is wired to its table's stream`
+      : 'stream: SKIPPED, no function consumes a DynamoDB stream yet (the bot adds one; this check then runs)',
+    () => expect(checkStream(template, ctx)).toEqual([]),
+  );
+});
