@@ -36,6 +36,8 @@ const MAX_CAS_TURNS = 20;
 /** Name search filters the newest-first index; this bounds the items one call reads. */
 const NAME_SEARCH_BUDGET = 1000;
 const PREFIX_SEARCH_CAP = 1000;
+/** DynamoDB's limit of items in one TransactWriteItems. */
+const MAX_TRANSACT_ITEMS = 100;
 
 export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
   private readonly documents: DynamoDBDocumentClient;
@@ -208,21 +210,9 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
   }
 
   async importDownloadIfNoActive(download: Download, legacyId: string): Promise<LegacyImportOutcome> {
-    const hashes = sortHashes(download.infohashes);
-    if (hashes.length === 0 || hashes.length > MAX_INFOHASHES) throw new RangeError(`1..${MAX_INFOHASHES} infohashes required`);
-    const write = (d: Download) =>
-      transactWrite(this.documents, [
-        // First: a cancelled import names the item that refused it, and this one means "done before".
-        this.put({ ...legacyIdKey(legacyId), entity: 'legacy-id', legacy_id: legacyId, download_id: d.id }, 'attribute_not_exists(PK)'),
-        this.put(downloadItem(d), 'attribute_not_exists(PK)'),
-        ...hashes.flatMap((h) => [
-          this.put(membershipItem(h, d.id)),
-          ...(isActive(d.state) ? [this.put(guardItem(h.infohash, d.id, d.updated_at), 'attribute_not_exists(PK)')] : []),
-        ]),
-      ]);
-    const imported: Download = { ...download, infohashes: hashes, revision: 1 };
+    const imported = this.importable(download);
     try {
-      await write(imported);
+      await transactWrite(this.documents, this.importItems(imported, legacyId));
       return { outcome: 'imported', download: imported };
     } catch (err) {
       const done = alreadyImported(err);
@@ -232,7 +222,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
       // The owner keeps the hash; this row arrives finished, its history kept.
       const failed: Download = { ...imported, state: 'failed' };
       try {
-        await write(failed);
+        await transactWrite(this.documents, this.importItems(failed, legacyId));
       } catch (again) {
         const doneMeanwhile = alreadyImported(again);
         if (doneMeanwhile) return { outcome: 'already', id: doneMeanwhile };
@@ -240,6 +230,45 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
       }
       return { outcome: 'conflict', download: failed, infohash: owner.infohash, ownerId: owner.ownerId };
     }
+  }
+
+  /**
+   * The usual case in one transaction for many rows (a transaction per row
+   * costs the emulator and the service far more than its items): all rows are
+   * written, or, when any row is refused, none, and each row goes again alone.
+   */
+  async importDownloadsIfNoActive(rows: Array<{ download: Download; legacyId: string }>): Promise<LegacyImportOutcome[]> {
+    const hashes = rows.flatMap((r) => r.download.infohashes.map((h) => h.infohash));
+    if (new Set(hashes).size !== hashes.length) throw new RangeError('the rows of one import batch must not share an infohash');
+    const imported = rows.map((r) => ({ legacyId: r.legacyId, download: this.importable(r.download) }));
+    const items = imported.flatMap((r) => this.importItems(r.download, r.legacyId));
+    if (rows.length > 1 && items.length <= MAX_TRANSACT_ITEMS) {
+      try {
+        await transactWrite(this.documents, items);
+        return imported.map((r) => ({ outcome: 'imported', download: r.download }));
+      } catch (err) {
+        if (!(err instanceof TransactionCancelledError)) throw err;
+      }
+    }
+    return Promise.all(rows.map((r) => this.importDownloadIfNoActive(r.download, r.legacyId)));
+  }
+
+  private importable(download: Download): Download {
+    const hashes = sortHashes(download.infohashes);
+    if (hashes.length === 0 || hashes.length > MAX_INFOHASHES) throw new RangeError(`1..${MAX_INFOHASHES} infohashes required`);
+    return { ...download, infohashes: hashes, revision: 1 };
+  }
+
+  private importItems(d: Download, legacyId: string): TransactItem[] {
+    return [
+      // First: a cancelled import names the item that refused it, and this one means "done before".
+      this.put({ ...legacyIdKey(legacyId), entity: 'legacy-id', legacy_id: legacyId, download_id: d.id }, 'attribute_not_exists(PK)'),
+      this.put(downloadItem(d), 'attribute_not_exists(PK)'),
+      ...d.infohashes.flatMap((h) => [
+        this.put(membershipItem(h, d.id)),
+        ...(isActive(d.state) ? [this.put(guardItem(h.infohash, d.id, d.updated_at), 'attribute_not_exists(PK)')] : []),
+      ]),
+    ];
   }
 
   async legacyImports(): Promise<Map<string, string>> {

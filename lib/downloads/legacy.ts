@@ -4,7 +4,7 @@ import { validateName } from '../names';
 import { Infohash, InvalidInfohashError, parseInfohash } from './infohash';
 import { LEGACY_ID_PATTERN } from './keys';
 import { Download, DownloadState, isActive, isDownloadState } from './model';
-import type { DownloadStore, LegacyImportStore } from './store';
+import type { DownloadStore, LegacyImportOutcome, LegacyImportStore } from './store';
 
 /**
  * Import of a legacy installation's downloads (SQLite, INTEGER AUTOINCREMENT
@@ -145,13 +145,15 @@ export interface LegacyImportDeps {
   now?: () => Date;
   /** Reads only: what would be imported, nothing written. */
   dryRun?: boolean;
-  /** Writes in flight at once (rows of one hash are still written in order). */
+  /** Batches in flight at once (rows of one hash are still written in old-id order). */
   concurrency?: number;
+  /** Rows per batch: one transaction when none of them is refused. */
+  batchRows?: number;
   /** After every row, imported or not. */
   onProgress?: (done: number) => void;
 }
 
-type Outcome = Awaited<ReturnType<LegacyImportStore['importDownloadIfNoActive']>>;
+type Outcome = LegacyImportOutcome;
 
 export async function importLegacyDownloads(rows: Iterable<LegacyRow>, deps: LegacyImportDeps): Promise<LegacyImportReport> {
   const now = (deps.now ?? (() => new Date()))();
@@ -170,13 +172,44 @@ export async function importLegacyDownloads(rows: Iterable<LegacyRow>, deps: Leg
     warnings: [],
     errors: [],
   };
-  const write = dryRun ? dryRunWriter(deps.store) : (d: Download, legacyId: string) => deps.store.importDownloadIfNoActive(d, legacyId);
+  const write = dryRun ? dryRunWriter(deps.store) : (batch: Pending[]) => deps.store.importDownloadsIfNoActive(batch);
   const seen = new Set<string>();
+  // The last batch holding each hash: a batch with a hash waits for the one before it.
   const tails = new Map<string, Promise<void>>();
   const inFlight = new Set<Promise<void>>();
-  const limit = Math.max(1, deps.concurrency ?? 16);
+  const limit = Math.max(1, deps.concurrency ?? 4);
+  const batchRows = Math.max(1, deps.batchRows ?? 25);
+  let pending: Pending[] = [];
+  let pendingHashes = new Set<string>();
   let done = 0;
   const settled = () => deps.onProgress?.(++done);
+
+  const flush = async () => {
+    if (pending.length === 0) return;
+    const batch = pending;
+    const hashes = [...pendingHashes];
+    pending = [];
+    pendingHashes = new Set();
+    const before = hashes.flatMap((h) => tails.get(h) ?? []);
+    const task = (async () => {
+      await Promise.all(before);
+      let outcomes: Outcome[];
+      try {
+        outcomes = await write(batch);
+      } catch (err) {
+        for (const row of batch) report.errors.push({ legacy_id: row.legacyId, id: row.download.id, reason: (err as Error).message });
+        return;
+      }
+      batch.forEach((row, i) => record(report, row.legacyId, outcomes[i], legacyOf));
+    })().finally(() => batch.forEach(settled));
+    for (const h of hashes) tails.set(h, task);
+    inFlight.add(task);
+    void task.finally(() => {
+      inFlight.delete(task);
+      for (const h of hashes) if (tails.get(h) === task) tails.delete(h);
+    });
+    while (inFlight.size >= limit) await Promise.race(inFlight);
+  };
 
   for (const row of rows) {
     report.summary.rows++;
@@ -200,36 +233,21 @@ export async function importLegacyDownloads(rows: Iterable<LegacyRow>, deps: Leg
       continue;
     }
     legacyOf.set(id, mapped.legacyId);
-    const download = toDownload(mapped, id, time);
-
-    // Rows of one hash in old-id order: the older active row must reach the guard first.
-    const hash = mapped.hash.infohash;
-    const before = tails.get(hash);
-    const task = (async () => {
-      await before;
-      let outcome: Outcome;
-      try {
-        outcome = await write(download, mapped.legacyId);
-      } catch (err) {
-        report.errors.push({ legacy_id: mapped.legacyId, id, reason: (err as Error).message });
-        return;
-      }
-      record(report, mapped.legacyId, outcome, legacyOf);
-    })().finally(settled);
-    tails.set(hash, task);
-    inFlight.add(task);
-    void task.finally(() => {
-      inFlight.delete(task);
-      if (tails.get(hash) === task) tails.delete(hash);
-    });
-    while (inFlight.size >= limit) await Promise.race(inFlight);
+    // Rows of one hash go in different batches, in old-id order: the older active row reaches the guard first.
+    if (pendingHashes.has(mapped.hash.infohash)) await flush();
+    pending.push({ download: toDownload(mapped, id, time), legacyId: mapped.legacyId });
+    pendingHashes.add(mapped.hash.infohash);
+    if (pending.length >= batchRows) await flush();
   }
+  await flush();
   await Promise.all(inFlight);
   report.summary.bad_rows = report.bad_rows.length;
   report.summary.conflicts = report.conflicts.length;
   report.summary.errors = report.errors.length;
   return report;
 }
+
+type Pending = { download: Download; legacyId: string };
 
 function toDownload(row: Extract<MappedRow, { ok: true }>, id: string, time: number): Download {
   const iso = (ms: number) => new Date(ms).toISOString();
@@ -269,7 +287,7 @@ function record(report: LegacyImportReport, legacyId: string, outcome: Outcome, 
 /** The import's decisions from reads alone: which hash an earlier row of the file or a download in the table holds. */
 function dryRunWriter(store: Pick<DownloadStore, 'findActiveByInfohash'>) {
   const claimed = new Map<string, string>();
-  return async (d: Download): Promise<Outcome> => {
+  const one = async (d: Download): Promise<Outcome> => {
     if (!isActive(d.state)) return { outcome: 'imported', download: d };
     for (const { infohash } of d.infohashes) {
       const owner = claimed.get(infohash) ?? (await store.findActiveByInfohash(infohash))?.id;
@@ -277,5 +295,10 @@ function dryRunWriter(store: Pick<DownloadStore, 'findActiveByInfohash'>) {
     }
     for (const { infohash } of d.infohashes) claimed.set(infohash, d.id);
     return { outcome: 'imported', download: d };
+  };
+  return async (batch: Pending[]): Promise<Outcome[]> => {
+    const outcomes: Outcome[] = [];
+    for (const row of batch) outcomes.push(await one(row.download));
+    return outcomes;
   };
 }

@@ -44,6 +44,8 @@ export interface LegacyImportStore {
    * owns is written `failed` instead (the owner stays active).
    */
   importDownloadIfNoActive(download: Download, legacyId: string): Promise<LegacyImportOutcome>;
+  /** The same for rows with distinct hashes, in as few transactions as the limits allow; outcomes in row order. */
+  importDownloadsIfNoActive(rows: Array<{ download: Download; legacyId: string }>): Promise<LegacyImportOutcome[]>;
   /** Every legacy id imported so far → its download id. */
   legacyImports(): Promise<Map<string, string>>;
   /** The time of the first import into this table (written once, then read back by every run). */

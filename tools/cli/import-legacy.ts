@@ -19,13 +19,13 @@ import { loadStackEnv } from './stack-env';
  * (imported, already there, conflict or bad row), 1 when writes failed (re-run), 2 on bad usage.
  */
 
-const USAGE = 'usage: npm run import:legacy -- --sqlite <file> [--dry-run] [--report <file.json>] [--concurrency <1-64>]';
+const USAGE = 'usage: npm run import:legacy -- --sqlite <file> [--dry-run] [--report <file.json>] [--concurrency <batches in flight, 1-64>]';
 const SHOWN = 20;
 
 class UsageError extends Error {}
 
 function parseArgs(args: string[]) {
-  const opts: { sqlite?: string; dryRun: boolean; report?: string; concurrency: number } = { dryRun: false, concurrency: 16 };
+  const opts: { sqlite?: string; dryRun: boolean; report?: string; concurrency: number } = { dryRun: false, concurrency: 4 };
   for (let i = 0; i < args.length; i++) {
     const value = () => {
       const v = args[++i];

@@ -56,10 +56,7 @@ function memoryStore(delayMs: (legacyId: string) => number) {
   const guards = new Map<string, string>();
   const legacy = new Map<string, string>();
   const writes: string[] = [];
-  return {
-    writes,
-    guards,
-    store: {
+  const store = {
       async importDownloadIfNoActive(d: Download, legacyId: string): Promise<LegacyImportOutcome> {
         await new Promise((r) => setTimeout(r, delayMs(legacyId)));
         writes.push(legacyId);
@@ -72,40 +69,46 @@ function memoryStore(delayMs: (legacyId: string) => number) {
         }
         return { outcome: 'imported', download: d };
       },
+      async importDownloadsIfNoActive(rows: Array<{ download: Download; legacyId: string }>): Promise<LegacyImportOutcome[]> {
+        return Promise.all(rows.map((r) => store.importDownloadIfNoActive(r.download, r.legacyId)));
+      },
       legacyImports: async () => new Map(legacy),
       legacyImportTime: async (now: Date) => now,
       findActiveByInfohash: async () => undefined,
-    },
   };
+  return { writes, guards, store };
 }
 
 describe('importLegacyDownloads', () => {
   it('writes the rows of one hash in old-id order even when the older write is the slow one', async () => {
     const rows: LegacyRow[] = Array.from({ length: 30 }, (_, i) => ({ id: BigInt(i + 1), infohash: i % 3 === 0 ? H : `${i}`.padStart(40, 'a'), state: 'queued', created_at: '2021-01-01 00:00:00' }));
     const mem = memoryStore((id) => (id === '1' ? 50 : 1));
-    const report = await importLegacyDownloads(rows, { store: mem.store, concurrency: 8 });
+    const report = await importLegacyDownloads(rows, { store: mem.store, concurrency: 8, batchRows: 4 });
     expect(mem.writes.filter((id) => (Number(id) - 1) % 3 === 0)).toEqual(['1', '4', '7', '10', '13', '16', '19', '22', '25', '28']);
     expect(report.conflicts.map((c) => c.owner_legacy_id)).toEqual(Array(9).fill('1'));
     expect(mem.guards.get(H)).toBe(report.ids['1']);
   });
 
-  it('never has more writes in flight than asked, and reports progress for every row', async () => {
+  it('never has more batches in flight, or rows in a batch, than asked, and reports progress for every row', async () => {
     let inFlight = 0;
     let peak = 0;
+    const sizes: number[] = [];
     const mem = memoryStore(() => 2);
-    const write = mem.store.importDownloadIfNoActive;
-    mem.store.importDownloadIfNoActive = async (d, id) => {
+    const write = mem.store.importDownloadsIfNoActive;
+    mem.store.importDownloadsIfNoActive = async (rows) => {
       peak = Math.max(peak, ++inFlight);
+      sizes.push(rows.length);
       try {
-        return await write(d, id);
+        return await write(rows);
       } finally {
         inFlight--;
       }
     };
     const progress: number[] = [];
     const rows: LegacyRow[] = Array.from({ length: 50 }, (_, i) => ({ id: BigInt(i + 1), infohash: `${i}`.padStart(40, 'b'), state: i === 7 ? 'bogus' : 'completed' }));
-    const report = await importLegacyDownloads(rows, { store: mem.store, concurrency: 4, onProgress: (n) => progress.push(n), now: () => new Date(86_400_000) });
-    expect(peak).toBeLessThanOrEqual(4);
+    const report = await importLegacyDownloads(rows, { store: mem.store, concurrency: 2, batchRows: 5, onProgress: (n) => progress.push(n), now: () => new Date(86_400_000) });
+    expect(peak).toBe(2);
+    expect(Math.max(...sizes)).toBe(5);
     expect(progress.sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
     expect(report.summary).toMatchObject({ rows: 50, imported: 49, bad_rows: 1 });
     for (const id of Object.values(report.ids)) expect(idTime(id)).toBe(86_400_000);
@@ -119,7 +122,7 @@ describe('importLegacyDownloads', () => {
       return write(d, id);
     };
     const rows: LegacyRow[] = [1n, 2n, 3n].map((id) => ({ id, infohash: `${id}`.padStart(40, 'c'), state: 'completed' }));
-    const report = await importLegacyDownloads(rows, { store: mem.store });
+    const report = await importLegacyDownloads(rows, { store: mem.store, batchRows: 1 });
     expect(report.summary).toMatchObject({ imported: 2, errors: 1 });
     expect(report.errors).toEqual([{ legacy_id: '2', id: expect.any(String), reason: 'connection reset' }]);
   });
