@@ -153,8 +153,6 @@ export interface LegacyImportDeps {
   onProgress?: (done: number) => void;
 }
 
-type Outcome = LegacyImportOutcome;
-
 export async function importLegacyDownloads(rows: Iterable<LegacyRow>, deps: LegacyImportDeps): Promise<LegacyImportReport> {
   const now = (deps.now ?? (() => new Date()))();
   const dryRun = deps.dryRun ?? false;
@@ -193,7 +191,7 @@ export async function importLegacyDownloads(rows: Iterable<LegacyRow>, deps: Leg
     const before = hashes.flatMap((h) => tails.get(h) ?? []);
     const task = (async () => {
       await Promise.all(before);
-      let outcomes: Outcome[];
+      let outcomes: LegacyImportOutcome[];
       try {
         outcomes = await write(batch);
       } catch (err) {
@@ -263,7 +261,7 @@ function toDownload(row: Extract<MappedRow, { ok: true }>, id: string, time: num
   };
 }
 
-function record(report: LegacyImportReport, legacyId: string, outcome: Outcome, legacyOf: Map<string, string>): void {
+function record(report: LegacyImportReport, legacyId: string, outcome: LegacyImportOutcome, legacyOf: Map<string, string>): void {
   if (outcome.outcome === 'already') {
     // Another run imported it since this one started: its id is the one that counts.
     report.ids[legacyId] = outcome.id;
@@ -287,7 +285,7 @@ function record(report: LegacyImportReport, legacyId: string, outcome: Outcome, 
 /** The import's decisions from reads alone: which hash an earlier row of the file or a download in the table holds. */
 function dryRunWriter(store: Pick<DownloadStore, 'findActiveByInfohash'>) {
   const claimed = new Map<string, string>();
-  const one = async (d: Download): Promise<Outcome> => {
+  const one = async (d: Download): Promise<LegacyImportOutcome> => {
     if (!isActive(d.state)) return { outcome: 'imported', download: d };
     for (const { infohash } of d.infohashes) {
       const owner = claimed.get(infohash) ?? (await store.findActiveByInfohash(infohash))?.id;
@@ -296,8 +294,8 @@ function dryRunWriter(store: Pick<DownloadStore, 'findActiveByInfohash'>) {
     for (const { infohash } of d.infohashes) claimed.set(infohash, d.id);
     return { outcome: 'imported', download: d };
   };
-  return async (batch: Pending[]): Promise<Outcome[]> => {
-    const outcomes: Outcome[] = [];
+  return async (batch: Pending[]): Promise<LegacyImportOutcome[]> => {
+    const outcomes: LegacyImportOutcome[] = [];
     for (const row of batch) outcomes.push(await one(row.download));
     return outcomes;
   };
