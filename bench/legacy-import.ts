@@ -10,10 +10,10 @@ import { openLegacyFile } from '../tools/cli/legacy-sqlite';
 import { BenchStack, report, Row, throughput } from './support';
 
 /**
- * Legacy import rate (rows/s): the import (one guarded transaction per row:
- * legacy-id item + download + membership [+ guard]) against a plain
- * BatchWriteItem (25 items a call, no conditions) of the very items the import
- * wrote, read back from the table, re-keyed, same concurrency, same run.
+ * Legacy import rate (rows/s): the import (each row's legacy-id item, download,
+ * membership [+ guard], all conditional, 25 rows to a transaction) against a
+ * plain BatchWriteItem (25 items a call, no conditions) of the very items the
+ * import wrote, read back from the table, re-keyed, same concurrency, same run.
  */
 export async function legacyImport(bench: BenchStack, rows = 3000, concurrency = 4): Promise<Row[]> {
   const table = bench.config.tables.downloads;
