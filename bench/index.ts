@@ -5,6 +5,7 @@ import { BenchStack, startBenchStack } from './support';
 import { freePort } from '../tools/stack/ports';
 import { reportSyncTick, syncTick } from './sync-tick';
 import { reportScanGateway, scanGateway } from './scan-gateway';
+import { legacyImport, reportLegacyImport } from './legacy-import';
 
 /** `npm run bench [-- name...]`: the benchmarks (all by default) in one run against one fresh stack. */
 const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
@@ -13,6 +14,7 @@ const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
   sync: async (b) => reportSyncTick(await syncTick(b)),
   scan: async (b) => reportScanGateway(await scanGateway(b)),
   edge: async (b) => reportHttpEdge(await httpEdge(b)),
+  legacy: async (b) => reportLegacyImport(await legacyImport(b)),
 };
 // Benches that need serverless offline (started only when one of them runs).
 const NEEDS_OFFLINE = ['edge'];

@@ -1,4 +1,5 @@
-import { BatchGetCommand, BatchGetCommandOutput, DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchGetCommandOutput, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { queryAll } from '../aws/query';
 import { newId } from '../ident';
 import { TransactionCancelledError, TransactionConflictError, transactWrite, TransactItem } from '../aws/transact';
@@ -8,6 +9,11 @@ import {
   downloadKey,
   guardKey,
   infohashPartition,
+  LEGACY_ID_PREFIX,
+  LEGACY_IMPORT_KEY,
+  LEGACY_PARTITION,
+  legacyIdFromSortKey,
+  legacyIdKey,
   LIST_INDEX,
   LIST_PARTITION,
   listIndexKeys,
@@ -17,7 +23,7 @@ import {
   prefixShard,
 } from './keys';
 import { ActiveState, Download, DownloadState, isActive, NewDownload } from './model';
-import type { DownloadStore, ListPage, ListQuery } from './store';
+import type { DownloadStore, LegacyImportOutcome, LegacyImportStore, ListPage, ListQuery } from './store';
 
 export interface StoreDeps {
   documents: DynamoDBDocumentClient;
@@ -30,8 +36,10 @@ const MAX_CAS_TURNS = 20;
 /** Name search filters the newest-first index; this bounds the items one call reads. */
 const NAME_SEARCH_BUDGET = 1000;
 const PREFIX_SEARCH_CAP = 1000;
+/** DynamoDB's limit of items in one TransactWriteItems. */
+const MAX_TRANSACT_ITEMS = 100;
 
-export class DynamoDownloadStore implements DownloadStore {
+export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
   private readonly documents: DynamoDBDocumentClient;
   private readonly table: string;
   private readonly now: () => Date;
@@ -201,6 +209,91 @@ export class DynamoDownloadStore implements DownloadStore {
     }
   }
 
+  async importDownloadIfNoActive(download: Download, legacyId: string): Promise<LegacyImportOutcome> {
+    const imported = this.importable(download);
+    try {
+      await transactWrite(this.documents, this.importItems(imported, legacyId));
+      return { outcome: 'imported', download: imported };
+    } catch (err) {
+      const done = alreadyImported(err);
+      if (done) return { outcome: 'already', id: done };
+      const owner = guardOwners(err)[0];
+      if (!owner) throw err;
+      // The owner keeps the hash; this row arrives finished, its history kept.
+      const failed: Download = { ...imported, state: 'failed' };
+      try {
+        await transactWrite(this.documents, this.importItems(failed, legacyId));
+      } catch (again) {
+        const doneMeanwhile = alreadyImported(again);
+        if (doneMeanwhile) return { outcome: 'already', id: doneMeanwhile };
+        throw again;
+      }
+      return { outcome: 'conflict', download: failed, infohash: owner.infohash, ownerId: owner.ownerId };
+    }
+  }
+
+  /**
+   * The usual case in one transaction for many rows (a transaction per row
+   * costs the emulator and the service far more than its items): all rows are
+   * written, or, when any row is refused, none, and each row goes again alone.
+   */
+  async importDownloadsIfNoActive(rows: Array<{ download: Download; legacyId: string }>): Promise<LegacyImportOutcome[]> {
+    const hashes = rows.flatMap((r) => r.download.infohashes.map((h) => h.infohash));
+    if (new Set(hashes).size !== hashes.length) throw new RangeError('the rows of one import batch must not share an infohash');
+    const imported = rows.map((r) => ({ legacyId: r.legacyId, download: this.importable(r.download) }));
+    const items = imported.flatMap((r) => this.importItems(r.download, r.legacyId));
+    if (rows.length > 1 && items.length <= MAX_TRANSACT_ITEMS) {
+      try {
+        await transactWrite(this.documents, items);
+        return imported.map((r) => ({ outcome: 'imported', download: r.download }));
+      } catch (err) {
+        if (!(err instanceof TransactionCancelledError)) throw err;
+      }
+    }
+    return Promise.all(rows.map((r) => this.importDownloadIfNoActive(r.download, r.legacyId)));
+  }
+
+  private importable(download: Download): Download {
+    const hashes = sortHashes(download.infohashes);
+    if (hashes.length === 0 || hashes.length > MAX_INFOHASHES) throw new RangeError(`1..${MAX_INFOHASHES} infohashes required`);
+    return { ...download, infohashes: hashes, revision: 1 };
+  }
+
+  private importItems(d: Download, legacyId: string): TransactItem[] {
+    return [
+      // First: a cancelled import names the item that refused it, and this one means "done before".
+      this.put({ ...legacyIdKey(legacyId), entity: 'legacy-id', legacy_id: legacyId, download_id: d.id }, 'attribute_not_exists(PK)'),
+      this.put(downloadItem(d), 'attribute_not_exists(PK)'),
+      ...d.infohashes.flatMap((h) => [
+        this.put(membershipItem(h, d.id)),
+        ...(isActive(d.state) ? [this.put(guardItem(h.infohash, d.id, d.updated_at), 'attribute_not_exists(PK)')] : []),
+      ]),
+    ];
+  }
+
+  async legacyImports(): Promise<Map<string, string>> {
+    const items = await queryAll(this.documents, {
+      TableName: this.table,
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :id)',
+      ExpressionAttributeValues: { ':pk': LEGACY_PARTITION, ':id': LEGACY_ID_PREFIX },
+      ConsistentRead: true,
+    });
+    return new Map(items.map((i) => [legacyIdFromSortKey(i.SK as string), i.download_id as string]));
+  }
+
+  async legacyImportTime(now: Date): Promise<Date> {
+    try {
+      await this.documents.send(
+        new PutCommand({ TableName: this.table, Item: { ...LEGACY_IMPORT_KEY, entity: 'legacy-import', started_at: now.toISOString() }, ConditionExpression: 'attribute_not_exists(PK)' }),
+      );
+      return now;
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      const { Item } = await this.documents.send(new GetCommand({ TableName: this.table, Key: LEGACY_IMPORT_KEY, ConsistentRead: true }));
+      return new Date(Item!.started_at as string);
+    }
+  }
+
   async get(id: string): Promise<Download | undefined> {
     const { Item } = await this.documents.send(new GetCommand({ TableName: this.table, Key: downloadKey(id), ConsistentRead: true }));
     return Item ? fromItem(Item) : undefined;
@@ -333,6 +426,13 @@ function guardOwners(err: unknown): Array<{ infohash: string; ownerId: string }>
       ? [{ infohash: item.infohash as string, ownerId: item.download_id as string }]
       : [],
   );
+}
+
+/** The download id of a legacy-id item that refused the import: that row was imported before. */
+function alreadyImported(err: unknown): string | undefined {
+  if (!(err instanceof TransactionCancelledError)) return undefined;
+  const [first] = err.reasons;
+  return first?.code === 'ConditionalCheckFailed' && first.item?.entity === 'legacy-id' ? (first.item.download_id as string) : undefined;
 }
 
 function revisionMoved(err: unknown): boolean {

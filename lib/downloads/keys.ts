@@ -5,6 +5,8 @@
  * download     DL#<id>          META        DL / <id>          -
  * membership   IH#<hash>        DL#<id>     -                  IHP#<hash[0]> / <hash>#<id>
  * guard        IH#<hash>        ACTIVE      -                  -
+ * legacy id    LEGACY           ID#<old id, 20 digits>        -   (numeric id of an imported legacy row → its ULID)
+ * legacy run   LEGACY           IMPORT      -                  -   (the first import's time, for rows whose time is unreadable)
  *
  * Access patterns:
  * - get a download                     GetItem DL#<id>/META
@@ -12,6 +14,8 @@
  * - the downloads that ever had a hash Query PK=IH#<hash>, SK begins_with DL#
  * - list newest first                  Query GSI1 PK=DL, descending (ULIDs sort by time)
  * - search by hash prefix              Query GSI2 PK=IHP#<first hex>, SK begins_with <prefix>
+ * - the ULID of a legacy numeric id    GetItem LEGACY/ID#<old id> (written in the download's own transaction)
+ * - every imported legacy id, in order Query PK=LEGACY, SK begins_with ID# (a re-run skips them)
  *
  * Uniqueness of "the active download of a hash" is the guard item, written in
  * the same transaction as every transition into or out of the active set.
@@ -29,3 +33,14 @@ export const infohashPartition = (infohash: string) => `IH#${infohash}`;
 export const listIndexKeys = (id: string) => ({ GSI1PK: LIST_PARTITION, GSI1SK: id });
 export const prefixIndexKeys = (infohash: string, id: string) => ({ GSI2PK: prefixShard(infohash), GSI2SK: `${infohash}#${id}` });
 export const prefixShard = (hexPrefix: string) => `IHP#${hexPrefix[0]}`;
+
+/** A legacy id is a positive 64-bit integer in canonical decimal; zero-padded so the partition sorts by old id. */
+export const LEGACY_PARTITION = 'LEGACY';
+export const LEGACY_ID_PREFIX = 'ID#';
+export const LEGACY_ID_PATTERN = /^[1-9][0-9]{0,18}$/;
+export function legacyIdKey(legacyId: string) {
+  if (!LEGACY_ID_PATTERN.test(legacyId)) throw new RangeError(`not a legacy id: ${JSON.stringify(legacyId)}`);
+  return { PK: LEGACY_PARTITION, SK: `${LEGACY_ID_PREFIX}${legacyId.padStart(20, '0')}` };
+}
+export const legacyIdFromSortKey = (sk: string) => sk.slice(LEGACY_ID_PREFIX.length).replace(/^0+/, '');
+export const LEGACY_IMPORT_KEY = { PK: LEGACY_PARTITION, SK: 'IMPORT' };

@@ -34,3 +34,25 @@ export interface ListPage {
   /** Id to pass as `after` for the next page; absent on the last page. */
   next?: string;
 }
+
+/** The writes of a legacy import (lib/downloads/legacy.ts), each its own guarded transaction. */
+export interface LegacyImportStore {
+  /**
+   * Writes a download whose id the caller minted, with its legacy-id item, in
+   * ONE transaction: a legacy id is imported at most once, whatever crashes or
+   * runs in parallel. An active download whose hash another active download
+   * owns is written `failed` instead (the owner stays active).
+   */
+  importDownloadIfNoActive(download: Download, legacyId: string): Promise<LegacyImportOutcome>;
+  /** The same for rows with distinct hashes, in as few transactions as the limits allow; outcomes in row order. */
+  importDownloadsIfNoActive(rows: Array<{ download: Download; legacyId: string }>): Promise<LegacyImportOutcome[]>;
+  /** Every legacy id imported so far → its download id. */
+  legacyImports(): Promise<Map<string, string>>;
+  /** The time of the first import into this table (written once, then read back by every run). */
+  legacyImportTime(now: Date): Promise<Date>;
+}
+
+export type LegacyImportOutcome =
+  | { outcome: 'imported'; download: Download }
+  | { outcome: 'conflict'; download: Download; infohash: string; ownerId: string }
+  | { outcome: 'already'; id: string };

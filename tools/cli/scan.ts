@@ -7,21 +7,13 @@ import { connect } from 'nats';
 import { loadNatsConfig } from '../../lib/config';
 import { natsOptions } from '../../lib/nats/connection';
 import type { Envelope } from '../../lib/scan/contract';
+import { loadStackEnv } from './stack-env';
 
 /**
  * `npm run scan -- <file> [--timeout 120]`: what the core system does, by hand,
  * against the running `npm start` stack (its endpoints come from .stack/env):
  * upload the file to S3, publish a scan request, print every envelope.
  */
-
-function loadStackEnv() {
-  const file = path.resolve(__dirname, '../../.stack/env');
-  if (!fs.existsSync(file)) return;
-  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-    const eq = line.indexOf('=');
-    if (eq > 0 && process.env[line.slice(0, eq)] === undefined) process.env[line.slice(0, eq)] = line.slice(eq + 1);
-  }
-}
 
 async function main() {
   loadStackEnv();

@@ -1,0 +1,123 @@
+import fs from 'node:fs';
+import { createAwsClients } from '../../lib/aws/clients';
+import { ConfigError, EnvReader } from '../../lib/config/env';
+import { DynamoDownloadStore } from '../../lib/downloads/dynamodb-store';
+import { importLegacyDownloads, LegacyImportReport } from '../../lib/downloads/legacy';
+import { LegacyFileError, openLegacyFile } from './legacy-sqlite';
+import { progressReporter } from './progress';
+import { loadStackEnv } from './stack-env';
+
+/**
+ * `npm run import:legacy -- --sqlite <file> [--dry-run] [--report <file.json>] [--concurrency <n>]`
+ *
+ * Moves a legacy installation's downloads (SQLite, numeric ids) into the
+ * downloads table through the guarded store (lib/downloads/legacy.ts). The
+ * target is the environment's: TABLE_DOWNLOADS, AWS_REGION and, for LocalStack
+ * or the embedded stack, AWS_ENDPOINT_URL_DYNAMODB (read from .stack/env when
+ * `npm start` runs and the environment does not set them). Safe to kill and
+ * re-run: imported rows are skipped. Exit 0 when every row was decided
+ * (imported, already there, conflict or bad row), 1 when writes failed (re-run), 2 on bad usage.
+ */
+
+const USAGE = 'usage: npm run import:legacy -- --sqlite <file> [--dry-run] [--report <file.json>] [--concurrency <batches in flight, 1-64>]';
+const SHOWN = 20;
+
+class UsageError extends Error {}
+
+function parseArgs(args: string[]) {
+  const opts: { sqlite?: string; dryRun: boolean; report?: string; concurrency: number } = { dryRun: false, concurrency: 4 };
+  for (let i = 0; i < args.length; i++) {
+    const value = () => {
+      const v = args[++i];
+      if (v === undefined || v.startsWith('--')) throw new UsageError(`${args[i - 1]} needs a value\n${USAGE}`);
+      return v;
+    };
+    switch (args[i]) {
+      case '--sqlite': opts.sqlite = value(); break;
+      case '--report': opts.report = value(); break;
+      case '--dry-run': opts.dryRun = true; break;
+      case '--concurrency': {
+        const n = value();
+        if (!/^[1-9][0-9]?$/.test(n) || Number(n) > 64) throw new UsageError(`--concurrency must be 1..64\n${USAGE}`);
+        opts.concurrency = Number(n);
+        break;
+      }
+      default: throw new UsageError(`unknown argument ${JSON.stringify(args[i])}\n${USAGE}`);
+    }
+  }
+  if (!opts.sqlite) throw new UsageError(USAGE);
+  return opts as typeof opts & { sqlite: string };
+}
+
+function target() {
+  const r = new EnvReader(process.env);
+  const table = r.string('TABLE_DOWNLOADS', { pattern: /^[A-Za-z0-9._-]{3,255}$/, hint: 'the downloads table (run `npm start`, or set it for LocalStack/AWS)' });
+  const region = r.string('AWS_REGION', { default: 'us-east-1', pattern: /^[a-z]{2}(-[a-z]+)+-\d$/, hint: 'an AWS region' });
+  const dynamodb = r.url('AWS_ENDPOINT_URL_DYNAMODB', ['http', 'https'], { optional: true });
+  r.done();
+  return { table, region, dynamodb };
+}
+
+export function summaryLines(file: string, table: string, report: LegacyImportReport): string[] {
+  const s = report.summary;
+  const lines = [
+    `${report.dry_run ? 'DRY RUN (nothing written): ' : ''}legacy import of ${file} into ${table}: ${s.rows} rows`,
+    `  imported       ${s.imported}${s.conflicts ? `   (${s.conflicts} of them as failed: conflict)` : ''}`,
+    `  already there  ${s.already_there}`,
+    `  conflicts      ${s.conflicts}`,
+    `  bad rows       ${s.bad_rows}`,
+    ...(s.errors ? [`  write errors   ${s.errors}   (re-run to retry them)`] : []),
+    ...(report.warnings.length ? [`  warnings       ${report.warnings.length}`] : []),
+  ];
+  const some = <T>(items: T[], line: (item: T) => string) => [
+    ...items.slice(0, SHOWN).map(line),
+    ...(items.length > SHOWN ? [`  … ${items.length - SHOWN} more in the --report file`] : []),
+  ];
+  lines.push(
+    ...some(report.conflicts, (c) =>
+      `conflict: legacy id ${c.legacy_id} → ${c.id} imported failed: infohash ${c.infohash} belongs to active download ${c.owner_id}${c.owner_legacy_id ? ` (legacy id ${c.owner_legacy_id})` : ''}`),
+    ...some(report.bad_rows, (b) => `bad row: legacy id ${b.legacy_id ?? 'NULL'}${b.rowid ? ` (rowid ${b.rowid})` : ''}: ${b.reason}`),
+    ...some(report.errors, (e) => `write failed: legacy id ${e.legacy_id} → ${e.id}: ${e.reason}`),
+    ...some(report.warnings, (w) => `warning: legacy id ${w.legacy_id}: ${w.reason}`),
+  );
+  return lines;
+}
+
+async function main(): Promise<number> {
+  const opts = parseArgs(process.argv.slice(2));
+  loadStackEnv();
+  const { table, region, dynamodb } = target();
+  const file = openLegacyFile(opts.sqlite);
+  const aws = createAwsClients({ region, endpoints: { dynamodb } });
+  try {
+    const store = new DynamoDownloadStore({ documents: aws.documents, table });
+    const progress = progressReporter(process.stderr, file.total);
+    let done = 0;
+    const report = await importLegacyDownloads(file.rows(), {
+      store,
+      dryRun: opts.dryRun,
+      concurrency: opts.concurrency,
+      onProgress: (n) => progress.tick((done = n)),
+    });
+    progress.end(done);
+    if (opts.report) fs.writeFileSync(opts.report, JSON.stringify({ source: opts.sqlite, table, ...report }, null, 2) + '\n');
+    process.stdout.write(summaryLines(opts.sqlite, table, report).join('\n') + '\n');
+    if (opts.report) process.stdout.write(`report (old id → new id) written to ${opts.report}\n`);
+    return report.summary.errors > 0 ? 1 : 0;
+  } finally {
+    file.close();
+    aws.dynamodb.destroy();
+    aws.s3.destroy();
+  }
+}
+
+if (require.main === module) {
+  main().then(
+    (code) => process.exit(code),
+    (err) => {
+      const expected = err instanceof UsageError || err instanceof LegacyFileError || err instanceof ConfigError;
+      process.stderr.write(`${expected ? (err as Error).message : (err as Error).stack}\n`);
+      process.exit(2);
+    },
+  );
+}
