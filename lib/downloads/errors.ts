@@ -43,3 +43,12 @@ export class TooManyInfohashesError extends Error {
     this.name = 'TooManyInfohashesError';
   }
 }
+
+/** A review's candidate must share a hash with the download under review. */
+export class NotACandidateError extends Error {
+  readonly code = 'NOT_A_CANDIDATE';
+  constructor(readonly downloadId: string, readonly candidateId: string) {
+    super(`download ${candidateId} shares no infohash with ${downloadId}`);
+    this.name = 'NotACandidateError';
+  }
+}

@@ -5,6 +5,7 @@ import {
   DownloadNotFoundError,
   InfohashTakenError,
   InvalidTransitionError,
+  NotACandidateError,
   TooManyInfohashesError,
 } from '../downloads/errors';
 import { InvalidInfohashError } from '../downloads/infohash';
@@ -30,6 +31,8 @@ export const ErrorCode = {
   INFOHASH_TAKEN: 'INFOHASH_TAKEN',
   ACTIVE_EXISTS: 'ACTIVE_EXISTS',
   INVALID_TRANSITION: 'INVALID_TRANSITION',
+  NOT_A_CANDIDATE: 'NOT_A_CANDIDATE',
+  FORBIDDEN: 'FORBIDDEN',
   TORRENT_CLIENT_ERROR: 'TORRENT_CLIENT_ERROR',
   BUSY: 'BUSY',
   INTERNAL: 'INTERNAL',
@@ -70,6 +73,7 @@ export function toHttpError(err: unknown): HttpErrorBody {
   if (err instanceof InfohashTakenError) return answer(409, ErrorCode.INFOHASH_TAKEN, err.message, { owner_id: err.ownerId, infohash: err.infohash });
   if (err instanceof ActiveExistsError) return answer(409, ErrorCode.ACTIVE_EXISTS, err.message, { owner_id: err.ownerId, infohash: err.infohash });
   if (err instanceof InvalidTransitionError) return answer(409, ErrorCode.INVALID_TRANSITION, err.message, { state: err.current });
+  if (err instanceof NotACandidateError) return answer(409, ErrorCode.NOT_A_CANDIDATE, err.message, { candidate_id: err.candidateId });
   if (err instanceof TorrentClientError) return answer(502, ErrorCode.TORRENT_CLIENT_ERROR, err.message);
   if (err instanceof TransactionConflictError) return answer(503, ErrorCode.BUSY, 'too many concurrent changes, retry');
   return answer(500, ErrorCode.INTERNAL, 'internal error');
