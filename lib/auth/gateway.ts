@@ -35,8 +35,7 @@ export function gatewayAnswer(decision: Decision, routeArn: string): APIGatewayA
       principal: decision.principal,
       scope: decision.effect === 'allow' ? decision.scope : '',
       // UI routes only: what the page may offer, and the session's form token.
-      scopes: decision.effect === 'allow' ? (decision.scopes ?? []).join(' ') : '',
-      csrf: decision.effect === 'allow' ? (decision.csrf ?? '') : '',
+      ...(decision.effect === 'allow' && decision.csrf ? { scopes: (decision.scopes ?? []).join(' '), csrf: decision.csrf } : {}),
     },
   };
 }

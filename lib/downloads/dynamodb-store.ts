@@ -330,8 +330,8 @@ function guardItem(infohash: string, id: string, since: string): Record<string, 
 }
 
 function fromItem(item: Record<string, unknown>): Download {
-  const { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, revision } = item as unknown as Download;
-  return { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, revision };
+  const { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, progress, review_reason, revision } = item as unknown as Download;
+  return { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, progress, review_reason, revision };
 }
 
 /** The guards whose condition failed, with their holder, in transaction (= hash) order. */

@@ -79,8 +79,10 @@ export function time(iso: string): Html {
   return html`<time datetime="${iso}" title="${iso} (UTC)" data-local>${iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</time>`;
 }
 
-export function progressBar(progress: number | undefined, label: string): Html {
-  if (typeof progress !== 'number' || !Number.isFinite(progress)) return html`<span class="muted">not reported yet</span>`;
+export function progressBar(progress: number | undefined, label: string, compact = false): Html {
+  if (typeof progress !== 'number' || !Number.isFinite(progress)) {
+    return compact ? html`<span class="muted" aria-hidden="true">–</span><span class="visually-hidden">not reported yet</span>` : html`<span class="muted">not reported yet</span>`;
+  }
   const value = Math.min(1, Math.max(0, progress));
   const percent = `${Math.floor(value * 1000) / 10} %`;
   return html`<span class="progress"><progress max="1" value="${value}" aria-label="${label}">${percent}</progress><span>${percent}</span></span>`;
@@ -137,7 +139,7 @@ ${
 <thead><tr><th scope="col">Name</th><th scope="col">State</th><th scope="col">Progress</th><th scope="col" class="wide">Infohashes</th><th scope="col" class="wide">Created</th></tr></thead>
 <tbody>${view.items.map(
         (d) => html`<tr><td class="name"><a href="/download/${d.id}">${d.name}</a></td><td>${stateBadge(d.state)}</td>
-<td>${progressBar(d.progress, `Progress of ${d.name}`)}</td><td class="wide">${kinds(d)}</td><td class="wide">${time(d.created_at)}</td></tr>`,
+<td>${progressBar(d.progress, `Progress of ${d.name}`, true)}</td><td class="wide">${kinds(d)}</td><td class="wide">${time(d.created_at)}</td></tr>`,
       )}</tbody></table></div>`
 }
 <nav class="pager" aria-label="Pages">${view.paged ? html`<a href="${filtered ? `/?${new URLSearchParams({ ...(view.q ? { q: view.q } : {}), ...(view.state ? { state: view.state } : {}) }).toString()}` : '/'}">First page</a>` : ''}${
@@ -285,7 +287,7 @@ progress{width:120px;height:12px;accent-color:#1f883d}
 .hashes{list-style:none;padding:0;margin:0 0 16px}
 .hashes li{display:flex;flex-wrap:wrap;gap:8px;align-items:center;padding:8px 0;border-bottom:1px solid var(--line)}
 .hash{word-break:break-all;flex:1 1 200px}
-.kind{font-weight:700;font-size:.8rem;padding:2px 8px;border-radius:4px;background:#eaeef2;color:#1b1f24;text-transform:uppercase}
+.kind{font-weight:700;font-size:.8rem;padding:2px 8px;border-radius:4px;background:#eaeef2;color:#1b1f24}
 .kind-v2{background:#fbefff;color:#6e2b8c}
 .actions{display:flex;gap:12px;flex-wrap:wrap;margin-bottom:16px}.actions form{margin:0}
 .notice{border:1px solid var(--bad);background:#ffebe9;color:#5e0a16;border-radius:8px;padding:8px 16px;margin:16px 0}.notice p{margin:.4em 0}.notice a{color:#5e0a16;font-weight:600}

@@ -3,7 +3,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type { Browser, HTTPResponse, Page } from 'puppeteer-core';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { awsClients } from '../../lib/aws/clients';
+import { downloadKey } from '../../lib/downloads/keys';
 import { config } from '../../lib/config';
 import { handler as pagesHandler } from '../../functions/web/pages';
 import { handler as actionsHandler } from '../../functions/web/actions';
@@ -207,8 +209,16 @@ describe('malformed ids', () => {
 
 describe('looks and manners', () => {
   it('has no serious or critical axe violations on the list, card and review pages; writes screenshots at desktop and phone widths', async () => {
-    const d = await make({ infohashes: [v1().infohash, v2().infohash], name: `${tag} Sintel (2010) 1080p` });
+    // A review with two candidates, and a progress bar as the poll reports it (written here as the poll writes it).
+    const shared = v1();
+    const earlier = await make({ infohashes: [shared.infohash], name: `${tag} Sintel (2010) 720p` });
+    await call('POST', `/downloads/${earlier.id}/state`, { state: 'cancelled' });
+    const d = await make({ infohashes: [shared.infohash, v2().infohash], name: `${tag} Sintel (2010) 1080p` });
     await call('POST', `/downloads/${d.id}/state`, { state: 'failed' });
+    const running = await make({ infohashes: [v1().infohash], name: `${tag} Big Buck Bunny` });
+    await aws.documents.send(
+      new UpdateCommand({ TableName: table, Key: downloadKey(running.id), UpdateExpression: 'SET progress = :p', ExpressionAttributeValues: { ':p': 0.42 } }),
+    );
     const pages: Array<[string, string]> = [
       ['list', '/'],
       ['card', `/download/${d.id}`],
@@ -225,6 +235,8 @@ describe('looks and manners', () => {
     }
     // Times: the viewer's locale on the page, the exact UTC value on hover.
     await go(`/download/${d.id}`);
+    await go(`/download/${running.id}`);
+    expect(await page.$eval('dl.facts progress', (p) => (p as HTMLProgressElement).value)).toBeCloseTo(0.42);
     const t = await page.$eval('time', (el) => ({ title: el.getAttribute('title'), datetime: el.getAttribute('datetime') }));
     expect(t.title).toBe(`${t.datetime} (UTC)`);
   });
