@@ -84,7 +84,7 @@ export function progressBar(progress: number | undefined, label: string, compact
     return compact ? html`<span class="muted" aria-hidden="true">–</span><span class="visually-hidden">not reported yet</span>` : html`<span class="muted">not reported yet</span>`;
   }
   const value = Math.min(1, Math.max(0, progress));
-  const percent = `${Math.floor(value * 1000) / 10} %`;
+  const percent = `${Math.floor(value * 1000) / 10}%`;
   return html`<span class="progress"><progress max="1" value="${value}" aria-label="${label}">${percent}</progress><span>${percent}</span></span>`;
 }
 
@@ -281,7 +281,8 @@ table.list{width:100%;border-collapse:collapse}
 .state-completed{color:#116329;background:#dafbe1}
 .state-failed{color:#a40e26;background:#ffebe9}
 .state-cancelled{color:#3d444d;background:#eaeef2;border-style:dashed}
-.progress{display:inline-flex;align-items:center;gap:8px}
+.progress{display:inline-flex;align-items:center;gap:8px;white-space:nowrap}
+.list time{white-space:nowrap}
 progress{width:120px;height:12px;accent-color:#1f883d}
 .facts{display:grid;grid-template-columns:max-content 1fr;gap:8px 16px;margin:0}.facts dt{font-weight:600}.facts dd{margin:0;word-break:break-all}
 .hashes{list-style:none;padding:0;margin:0 0 16px}
@@ -296,7 +297,7 @@ fieldset{border:0;padding:0;margin:0}legend{font-weight:600;margin-bottom:8px}
 .candidates{list-style:none;padding:0;margin:0 0 16px}
 .candidates li{display:flex;gap:10px;align-items:flex-start;padding:10px 0;border-bottom:1px solid var(--line)}
 .candidates input{margin-top:6px;width:18px;height:18px}.candidates label{flex:1;font-weight:400;margin:0}
-.cname{font-weight:600;word-break:break-word}.meta{display:block;color:var(--muted);font-size:.9rem;word-break:break-all}
+.cname{font-weight:600;word-break:break-word}.meta{display:block;color:var(--muted);font-size:.9rem;overflow-wrap:anywhere}
 .pager{display:flex;gap:16px;margin-top:16px}
 .signin{max-width:440px}
 @media (max-width:640px){main{padding:12px}.top{padding:10px 12px}.wide{display:none}.list th,.list td{padding:8px}progress{width:70px}.facts{grid-template-columns:1fr}.facts dd{margin-bottom:6px}}
