@@ -300,7 +300,7 @@ fieldset{border:0;padding:0;margin:0}legend{font-weight:600;margin-bottom:8px}
 .cname{font-weight:600;word-break:break-word}.meta{display:block;color:var(--muted);font-size:.9rem;overflow-wrap:anywhere}
 .pager{display:flex;gap:16px;margin-top:16px}
 .signin{max-width:440px}
-@media (max-width:640px){main{padding:12px}.top{padding:10px 12px}.wide{display:none}.list th,.list td{padding:8px}progress{width:70px}.facts{grid-template-columns:1fr}.facts dd{margin-bottom:6px}}
+@media (max-width:640px){main{padding:12px}.top{padding:10px 12px}.wide{display:none}.list th,.list td{padding:8px}progress{width:48px}.facts{grid-template-columns:1fr}.facts dd{margin-bottom:6px}}
 `;
 
 // Copy buttons copy exactly their data-copy value; times switch to the viewer's locale (UTC stays in the title).
