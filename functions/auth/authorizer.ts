@@ -1,29 +1,39 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEventV2 } from 'aws-lambda';
-import { authorize } from '../../lib/auth/authorize';
+import { authorize, authorizeSession } from '../../lib/auth/authorize';
 import { gatewayAnswer } from '../../lib/auth/gateway';
-import { AuthConfig, loadAuthConfig } from '../../lib/config';
+import { SESSION_ROUTES } from '../../lib/auth/scopes';
+import { AuthConfig, loadAuthConfig, loadSessionKeyring } from '../../lib/config';
+import type { Keyring } from '../../lib/secrets/sealer';
 import { createLogger } from '../../lib/log';
+import { header } from '../../lib/http/request';
 
 /**
  * The HTTP API's Lambda authorizer (REQUEST, payload 2.0, no caching: the
- * decision depends on the route). Logs who was refused and why, never the token.
+ * decision depends on the route). API routes take the bearer token; UI routes
+ * (SESSION_ROUTES) take the session cookie. Logs who was refused and why,
+ * never the token or the cookie.
  */
 
 const log = createLogger({ domain: 'auth' });
 
 let settings: AuthConfig | undefined;
+let sessionKeys: Keyring | undefined;
 
 export async function handler(event: APIGatewayRequestAuthorizerEventV2): Promise<APIGatewayAuthorizerResult> {
+  const web = SESSION_ROUTES.includes(event.routeKey);
   try {
     settings ??= loadAuthConfig();
+    if (web) sessionKeys ??= loadSessionKeyring();
   } catch (err) {
-    // Fail closed: a bad AUTH_TOKENS refuses everyone, loudly.
+    // Fail closed: a bad AUTH_TOKENS (or SESSION_KEYS, for the UI) refuses everyone, loudly.
     log.error('auth_config_invalid', { err });
     throw err;
   }
-  const decision = authorize(settings.grants, event.identitySource?.[0] ?? event.headers?.authorization, event.routeKey, Date.now());
+  const decision = web
+    ? authorizeSession(settings.grants, sessionKeys!, event.cookies ?? header(event.headers, 'cookie'), event.routeKey, Date.now())
+    : authorize(settings.grants, event.identitySource?.[0] ?? header(event.headers, 'authorization'), event.routeKey, Date.now());
   if (decision.effect !== 'allow') {
-    log.warn('auth_refused', { route: event.routeKey, effect: decision.effect, reason: decision.reason, principal: decision.principal });
+    log.warn('auth_refused', { route: event.routeKey, effect: decision.effect, reason: decision.reason, principal: 'principal' in decision ? decision.principal : undefined });
   }
   return gatewayAnswer(decision, event.routeArn);
 }

@@ -48,11 +48,12 @@ export const parseAddInfohashes = validator<{ infohashes: string[] }>({
 
 export const MAX_LIST_LIMIT = 100;
 
-const parseListShape = validator<{ q?: string; limit?: string; cursor?: string }>({
+const parseListShape = validator<{ q?: string; state?: DownloadState; limit?: string; cursor?: string }>({
   type: 'object',
   properties: {
     // Free text matched literally (never an expression); control characters are refused.
     q: { type: 'string', maxLength: 128, pattern: '^[^\\u0000-\\u001f\\u007f]*$' },
+    state: { type: 'string', enum: [...DOWNLOAD_STATES] },
     limit: { type: 'string', pattern: '^[0-9]{1,3}$' },
     cursor: { type: 'string', maxLength: 256 },
   },
@@ -65,5 +66,5 @@ export function parseListQuery(query: Record<string, string | undefined> | undef
   if (limit < 1 || limit > MAX_LIST_LIMIT) {
     throw new HttpError(400, ErrorCode.INVALID_REQUEST, `limit must be between 1 and ${MAX_LIST_LIMIT}`, { limit: MAX_LIST_LIMIT });
   }
-  return { q: shaped.q || undefined, limit, cursor: shaped.cursor || undefined };
+  return { q: shaped.q || undefined, state: shaped.state, limit, cursor: shaped.cursor || undefined };
 }

@@ -1,5 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
-import { ROUTE_SCOPES } from './scopes';
+import type { Keyring } from '../secrets/sealer';
+import { ROUTE_SCOPES, SESSION_ROUTES } from './scopes';
+import { checkSession, readCookie, SESSION_COOKIE } from './session';
 import { Scope, TokenGrant, tokenHash } from './tokens';
 
 /**
@@ -8,7 +10,9 @@ import { Scope, TokenGrant, tokenHash } from './tokens';
  * good but lacks the route's scope.
  */
 export type Decision =
-  | { effect: 'allow'; principal: string; scope: Scope }
+  | { effect: 'allow'; principal: string; scope: Scope; scopes?: Scope[]; csrf?: string }
+  /** A browser without a valid session on a UI route: let through ONLY so the page can redirect to sign-in. */
+  | { effect: 'anonymous'; reason: 'missing' | 'malformed' | 'forged' | 'expired' | 'revoked' }
   | { effect: 'unauthenticated'; reason: 'missing' | 'malformed' | 'unknown' | 'expired'; principal?: string }
   | { effect: 'forbidden'; reason: 'scope' | 'unknown-route'; principal: string; scope?: Scope };
 
@@ -22,11 +26,40 @@ export function authorize(grants: readonly TokenGrant[], authorization: string |
   if (!token) return { effect: 'unauthenticated', reason: 'malformed' };
   const grant = findGrant(grants, token);
   if (!grant) return { effect: 'unauthenticated', reason: 'unknown' };
+  if (SESSION_ROUTES.includes(routeKey)) return { effect: 'forbidden', reason: 'unknown-route', principal: grant.name };
   if (grant.expiresAt !== undefined && now >= grant.expiresAt) return { effect: 'unauthenticated', reason: 'expired', principal: grant.name };
   const scope = ROUTE_SCOPES[routeKey];
   if (!scope) return { effect: 'forbidden', reason: 'unknown-route', principal: grant.name };
   if (!grant.scopes.includes(scope)) return { effect: 'forbidden', reason: 'scope', principal: grant.name, scope };
   return { effect: 'allow', principal: grant.name, scope };
+}
+
+/**
+ * A UI route: the session cookie decides, with the same scope table as the
+ * API. No valid session is `anonymous` (the page answers with a redirect to
+ * sign-in and does nothing else); a session without the scope is forbidden.
+ */
+export function authorizeSession(
+  grants: readonly TokenGrant[],
+  keyring: Keyring,
+  cookies: readonly string[] | string | undefined,
+  routeKey: string,
+  now: number,
+): Decision {
+  const scope = ROUTE_SCOPES[routeKey];
+  if (!scope || !SESSION_ROUTES.includes(routeKey)) return { effect: 'unauthenticated', reason: 'malformed' };
+  const check = checkSession(keyring, grants, readCookie(cookies, SESSION_COOKIE), now);
+  if (!check.ok) return { effect: 'anonymous', reason: check.reason };
+  const principal = check.grant.name;
+  if (!check.grant.scopes.includes(scope)) return { effect: 'forbidden', reason: 'scope', principal, scope };
+  return { effect: 'allow', principal, scope, scopes: check.grant.scopes, csrf: check.session.csrf };
+}
+
+/** The grant a presented API token stands for, if any and not expired (sign-in uses it). */
+export function grantForToken(grants: readonly TokenGrant[], token: string, now: number): TokenGrant | undefined {
+  if (!/^[A-Za-z0-9._~+/-]{16,512}=*$/.test(token)) return undefined;
+  const grant = findGrant(grants, token);
+  return grant && (grant.expiresAt === undefined || now < grant.expiresAt) ? grant : undefined;
 }
 
 /** Compares the token's hash with EVERY grant in constant time: no early exit tells which came close. */

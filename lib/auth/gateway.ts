@@ -16,6 +16,14 @@ export class UnauthorizedError extends Error {
 
 export function gatewayAnswer(decision: Decision, routeArn: string): APIGatewayAuthorizerResult {
   if (decision.effect === 'unauthenticated') throw new UnauthorizedError();
+  if (decision.effect === 'anonymous') {
+    // API Gateway cannot redirect: the page function does, from an empty principal, before any other work.
+    return {
+      principalId: 'anonymous',
+      policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: routeArn }] },
+      context: { principal: '', scope: '', scopes: '', csrf: '' },
+    };
+  }
   return {
     principalId: decision.principal,
     policyDocument: {
@@ -23,6 +31,11 @@ export function gatewayAnswer(decision: Decision, routeArn: string): APIGatewayA
       Statement: [{ Action: 'execute-api:Invoke', Effect: decision.effect === 'allow' ? 'Allow' : 'Deny', Resource: routeArn }],
     },
     // Handlers read who called from requestContext.authorizer; never the token.
-    context: { principal: decision.principal, scope: decision.effect === 'allow' ? decision.scope : '' },
+    context: {
+      principal: decision.principal,
+      scope: decision.effect === 'allow' ? decision.scope : '',
+      // UI routes only: what the page may offer, and the session's form token.
+      ...(decision.effect === 'allow' && decision.csrf ? { scopes: (decision.scopes ?? []).join(' '), csrf: decision.csrf } : {}),
+    },
   };
 }

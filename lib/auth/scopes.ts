@@ -17,7 +17,32 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'GET /sync/{user}/hourly': 'sync:read',
   'GET /sync/attempts/{attempt}': 'sync:read',
   'GET /sync/{user}/operations': 'sync:read',
+  // The web UI (lib/web): the same scopes as the API routes it stands for, proven by a session cookie.
+  'GET /': 'downloads:read',
+  'GET /download/{id}': 'downloads:read',
+  'GET /review/{id}': 'downloads:read',
+  'POST /download/{id}/retry': 'downloads:write',
+  'POST /download/{id}/cancel': 'downloads:write',
+  'POST /download/{id}/infohashes': 'downloads:write',
+  'POST /review/{id}': 'downloads:write',
+  'POST /signout': 'downloads:read',
 };
 
+/**
+ * Routes authorized by the browser session cookie instead of a bearer token
+ * (the `session` authorizer of serverless.yml). API routes never accept the
+ * cookie: a cross-site request could otherwise ride on it.
+ */
+export const SESSION_ROUTES: readonly string[] = [
+  'GET /',
+  'GET /download/{id}',
+  'GET /review/{id}',
+  'POST /download/{id}/retry',
+  'POST /download/{id}/cancel',
+  'POST /download/{id}/infohashes',
+  'POST /review/{id}',
+  'POST /signout',
+];
+
 /** Routes anyone may call: no authorizer is attached to them. */
-export const PUBLIC_ROUTES: readonly string[] = ['GET /healthcheck'];
+export const PUBLIC_ROUTES: readonly string[] = ['GET /healthcheck', 'GET /signin', 'POST /signin'];

@@ -235,3 +235,13 @@ export function loadTokenKeyring(env: Env = process.env): Keyring {
   if (!keyring) throw new ConfigError(problems.map((p) => `SYNC_TOKEN_KEYS ${p}`));
   return keyring;
 }
+
+/** SESSION_KEYS: the keyring signing browser session cookies (the authorizer and the sign-in function only). */
+export function loadSessionKeyring(env: Env = process.env): Keyring {
+  const r = new EnvReader(env);
+  const text = r.string('SESSION_KEYS', { hint: '<id>:<base64 of 32 bytes>, newest first', secret: true });
+  r.done();
+  const { keyring, problems } = parseKeyring(text);
+  if (!keyring) throw new ConfigError(problems.map((p) => `SESSION_KEYS ${p}`));
+  return keyring;
+}

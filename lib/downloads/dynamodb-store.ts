@@ -317,23 +317,26 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
   async list(query: ListQuery): Promise<ListPage> {
     const q = query.q?.trim();
     if (q && /^[0-9a-f]{4,64}$/i.test(q)) return this.listByHashPrefix(q.toLowerCase(), query);
-    return this.listNewestFirst(q?.toLowerCase(), query);
+    return this.listNewestFirst(q?.toLowerCase() || undefined, query);
   }
 
   private async listNewestFirst(nameContains: string | undefined, query: ListQuery): Promise<ListPage> {
     const items: Download[] = [];
     let startKey = query.after ? { ...downloadKey(query.after), ...listIndexKeys(query.after) } : undefined;
-    let budget = nameContains ? NAME_SEARCH_BUDGET : query.limit;
+    const filtered = nameContains !== undefined || query.state !== undefined;
+    const filters = [...(nameContains ? ['contains(name_lc, :q)'] : []), ...(query.state ? ['#state = :state'] : [])];
+    let budget = filtered ? NAME_SEARCH_BUDGET : query.limit;
     while (items.length < query.limit && budget > 0) {
       const page = await this.documents.send(
         new QueryCommand({
           TableName: this.table,
           IndexName: LIST_INDEX,
           KeyConditionExpression: 'GSI1PK = :p',
-          ExpressionAttributeValues: { ':p': LIST_PARTITION, ...(nameContains ? { ':q': nameContains } : {}) },
-          FilterExpression: nameContains ? 'contains(name_lc, :q)' : undefined,
+          ExpressionAttributeValues: { ':p': LIST_PARTITION, ...(nameContains ? { ':q': nameContains } : {}), ...(query.state ? { ':state': query.state } : {}) },
+          ...(query.state ? { ExpressionAttributeNames: { '#state': 'state' } } : {}),
+          FilterExpression: filters.length > 0 ? filters.join(' AND ') : undefined,
           ScanIndexForward: false,
-          Limit: Math.min(budget, nameContains ? 100 : query.limit - items.length),
+          Limit: Math.min(budget, filtered ? 100 : query.limit - items.length),
           ExclusiveStartKey: startKey,
         }),
       );
@@ -365,6 +368,12 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
       .filter((id) => !query.after || id < query.after)
       .sort()
       .reverse();
+    if (query.state) {
+      // The prefix search is capped (PREFIX_SEARCH_CAP), so reading its matches whole to filter by state is bounded.
+      const matching = (await this.getMany(ids)).filter((d) => d.state === query.state);
+      const page = matching.slice(0, query.limit);
+      return { items: page, next: matching.length > query.limit ? page[page.length - 1].id : undefined };
+    }
     const page = ids.slice(0, query.limit);
     return { items: await this.getMany(page), next: ids.length > query.limit ? page[page.length - 1] : undefined };
   }
@@ -414,8 +423,8 @@ function guardItem(infohash: string, id: string, since: string): Record<string, 
 }
 
 function fromItem(item: Record<string, unknown>): Download {
-  const { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, revision } = item as unknown as Download;
-  return { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, revision };
+  const { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, progress, review_reason, revision } = item as unknown as Download;
+  return { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, progress, review_reason, revision };
 }
 
 /** The guards whose condition failed, with their holder, in transaction (= hash) order. */

@@ -58,3 +58,16 @@ export class TooManyInfohashesError extends DomainError {
     this.name = 'TooManyInfohashesError';
   }
 }
+
+/** A review's candidate must share a hash with the download under review. */
+export class NotACandidateError extends DomainError {
+  readonly code = 'NOT_A_CANDIDATE';
+  readonly status = 409;
+  override get details() {
+    return { candidate_id: this.candidateId };
+  }
+  constructor(readonly downloadId: string, readonly candidateId: string) {
+    super(`download ${candidateId} shares no infohash with ${downloadId}`);
+    this.name = 'NotACandidateError';
+  }
+}

@@ -27,6 +27,10 @@ export interface Download {
   source_added_at?: string;
   /** Set when a hybrid ingest found this download and another holding the same torrent's other hash. */
   merged_into?: string;
+  /** The torrent client's last known progress, 0..1 (written by the poll). */
+  progress?: number;
+  /** Why the poll wants a person to look at it, e.g. `missing_in_client`. */
+  review_reason?: string;
   /** Bumped by every write of the download: the CAS token of the store. */
   revision: number;
 }

@@ -3,7 +3,7 @@ import { isId } from '../ident';
 import type { Logger } from '../log';
 import { validateName } from '../names';
 import type { TorrentClient } from '../torrents/client';
-import { InvalidTransitionError, DownloadNotFoundError } from './errors';
+import { InvalidTransitionError, DownloadNotFoundError, NotACandidateError } from './errors';
 import { Infohash, parseInfohashes } from './infohash';
 import { formatMagnet, parseMagnet } from './magnet';
 import { Download, DownloadState, isActive } from './model';
@@ -53,20 +53,63 @@ export async function retry(deps: DownloadsDeps, id: string): Promise<Download> 
   if (!RETRYABLE.includes(before.state)) {
     throw new InvalidTransitionError(id, before.state, 'queued', `only ${RETRYABLE.join(', ')} downloads can be retried`);
   }
+  return activateAndAdd(deps, before, { done: 'download_retried', rolledBack: 'download_retry_rolled_back' });
+}
+
+/** The guarded activation (activateIfNoOtherActive), then the client; a client refusal rolls the state back. */
+async function activateAndAdd(deps: DownloadsDeps, before: Download, events: { done: string; rolledBack: string }): Promise<Download> {
+  const id = before.id;
   const activated = await deps.store.activateIfNoOtherActive(id, 'queued');
   const log = deps.log.child({ download_id: id, infohash: before.infohashes[0]?.infohash });
   try {
     await deps.torrents.add(before.magnet ?? formatMagnet(before.infohashes, before.name));
-    log.info('download_retried', { from: before.state });
+    log.info(events.done, { from: before.state });
     return activated;
   } catch (err) {
-    log.warn('download_retry_rolled_back', { from: before.state, err });
+    log.warn(events.rolledBack, { from: before.state, err });
     await deps.store.setDownloadState(id, 'queued', before.state).catch((rollbackErr) => {
       // Someone moved it meanwhile (the poll saw the torrent): their state stands.
       log.warn('download_retry_rollback_skipped', { err: rollbackErr });
     });
     throw err;
   }
+}
+
+/** What a person decides about a download: every download that ever shared one of its hashes (itself included). */
+export interface Review {
+  download: Download;
+  /** Newest first. */
+  candidates: Download[];
+  /** Why it needs a decision; empty when nothing is wrong. */
+  reasons: string[];
+}
+
+export async function reviewDownload(deps: Pick<DownloadsDeps, 'store'>, id: string): Promise<Review> {
+  const download = await mustGet(deps.store, id);
+  const byId = new Map<string, Download>([[download.id, download]]);
+  for (const hash of download.infohashes) {
+    for (const other of await deps.store.historyOfInfohash(hash.infohash)) if (!byId.has(other.id)) byId.set(other.id, other);
+  }
+  const candidates = [...byId.values()].sort((a, b) => (a.id < b.id ? 1 : -1));
+  const reasons: string[] = [];
+  if (download.state === 'stuck' || download.state === 'failed') reasons.push(download.state);
+  if (download.review_reason) reasons.push(download.review_reason);
+  if (download.source_added_at) reasons.push('adopted_from_client');
+  if (candidates.length > 1) reasons.push('shares_infohash');
+  return { download, candidates, reasons };
+}
+
+/**
+ * Makes `candidateId` the active download of the hashes it shares with `id`
+ * (the seed's "relink"): only a download that shares a hash qualifies, and
+ * the guard refuses it while another download is active (ActiveExistsError
+ * names that owner). Ids are parsed by the caller, before this is reached.
+ */
+export async function relink(deps: DownloadsDeps, id: string, candidateId: string): Promise<Download> {
+  const { candidates } = await reviewDownload(deps, id);
+  const candidate = candidates.find((c) => c.id === candidateId);
+  if (!candidate) throw new NotACandidateError(id, candidateId);
+  return activateAndAdd(deps, candidate, { done: 'download_relinked', rolledBack: 'download_relink_rolled_back' });
 }
 
 export async function changeState(deps: DownloadsDeps, id: string, to: DownloadState): Promise<Download> {
@@ -91,12 +134,13 @@ export async function getDownload(deps: Pick<DownloadsDeps, 'store'>, id: string
 
 export interface ListRequest {
   q?: string;
+  state?: DownloadState;
   limit: number;
   cursor?: string;
 }
 
 export async function listDownloads(deps: Pick<DownloadsDeps, 'store'>, request: ListRequest): Promise<{ items: Download[]; cursor?: string }> {
-  const page: ListPage = await deps.store.list({ q: request.q, limit: request.limit, after: request.cursor ? decodeCursor(request.cursor) : undefined });
+  const page: ListPage = await deps.store.list({ q: request.q, state: request.state, limit: request.limit, after: request.cursor ? decodeCursor(request.cursor) : undefined });
   return { items: page.items, cursor: page.next ? encodeCursor(page.next) : undefined };
 }
 

@@ -24,6 +24,8 @@ export interface DownloadStore {
 export interface ListQuery {
   /** Hex of 4+ chars: infohash prefix; anything else: case-insensitive name substring. */
   q?: string;
+  /** Only downloads in this state. */
+  state?: DownloadState;
   limit: number;
   /** Opaque: the id after which (older) to continue. */
   after?: string;

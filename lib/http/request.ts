@@ -56,7 +56,8 @@ function describe(error: ErrorObject | undefined): string {
   return `${where} ${error.message}`;
 }
 
-function header(headers: Record<string, string | undefined> | undefined, name: string): string | undefined {
+/** A request header by name, whatever its case (offline keeps the client's case; API Gateway lowercases). */
+export function header(headers: Record<string, string | undefined> | undefined, name: string): string | undefined {
   if (!headers) return undefined;
   const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
   return key ? headers[key] : undefined;

@@ -1,4 +1,4 @@
-import { PUBLIC_ROUTES, ROUTE_SCOPES } from '../../lib/auth/scopes';
+import { PUBLIC_ROUTES, ROUTE_SCOPES, SESSION_ROUTES } from '../../lib/auth/scopes';
 import { stackDefinition } from '../support/stack';
 
 /**
@@ -16,9 +16,10 @@ const routes = Object.values(definition.functions).flatMap((fn) =>
   (fn.events ?? []).filter((e) => e.httpApi).map((e) => ({ key: `${e.httpApi!.method.toUpperCase()} ${e.httpApi!.path}`, authorizer: e.httpApi!.authorizer?.name })),
 );
 
-it('protects every route but the public ones with the bearer authorizer', () => {
+it('protects every route but the public ones: API routes with the bearer authorizer, UI routes with the session one', () => {
   expect(routes.length).toBeGreaterThan(PUBLIC_ROUTES.length);
-  for (const route of routes) expect([route.key, route.authorizer]).toEqual([route.key, PUBLIC_ROUTES.includes(route.key) ? undefined : 'bearer']);
+  const expected = (key: string) => (PUBLIC_ROUTES.includes(key) ? undefined : SESSION_ROUTES.includes(key) ? 'session' : 'bearer');
+  for (const route of routes) expect([route.key, route.authorizer]).toEqual([route.key, expected(route.key)]);
 });
 
 it('has a scope for exactly the protected routes', () => {
@@ -33,14 +34,24 @@ it('configures the authorizer as the decision needs: no cache, policy responses,
     resultTtlInSeconds: 0,
     enableSimpleResponses: false,
   });
+  // No identity source: a browser without a cookie must still reach the page, which sends it to sign-in.
+  expect(definition.provider.httpApi?.authorizers?.session).toEqual({
+    type: 'request',
+    functionName: 'authorizer',
+    payloadVersion: '2.0',
+    resultTtlInSeconds: 0,
+    enableSimpleResponses: false,
+  });
 });
 
 it('gives each secret only to the functions that need it (offline runs in one process and cannot show this)', () => {
   const holders = (variable: string) => Object.entries(definition.functions).filter(([, fn]) => fn.environment && variable in fn.environment).map(([name]) => name).sort();
-  expect(holders('AUTH_TOKENS')).toEqual(['authorizer']);
+  expect(holders('AUTH_TOKENS')).toEqual(['authorizer', 'webSignIn']);
+  expect(holders('SESSION_KEYS')).toEqual(['authorizer', 'webSignIn']);
   expect(holders('SYNC_TOKEN_KEYS')).toEqual(['syncConnections', 'syncStep', 'syncTick']);
   const shared = Object.keys(definition.provider.environment);
   expect(shared).toContain('NATS_URL');
   expect(shared).not.toContain('AUTH_TOKENS');
   expect(shared).not.toContain('SYNC_TOKEN_KEYS');
+  expect(shared).not.toContain('SESSION_KEYS');
 });

@@ -82,6 +82,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const baseEnv: Record<string, string> = {
       AUTH_TOKENS: auth.tokens,
       SYNC_TOKEN_KEYS: process.env.SYNC_TOKEN_KEYS?.trim() || tokenKeyring(options.dataDir),
+      // Browser sessions end with the stack unless SESSION_KEYS is given.
+      SESSION_KEYS: process.env.SESSION_KEYS?.trim() || newKeyringEntry('local'),
       AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
       ...(ext.dynamodb || ext.s3 ? { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' } : LOCAL_CREDENTIALS),
       AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,

@@ -58,6 +58,7 @@ async function main() {
   const shared: Record<string, string> = { ...stack.env };
   delete shared.AUTH_TOKENS;
   delete shared.SYNC_TOKEN_KEYS;
+  delete shared.SESSION_KEYS;
   if (stack.devToken) shared.API_TOKEN = stack.devToken;
   fs.writeFileSync(envFile, Object.entries(shared).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
   fs.chmodSync(envFile, 0o600);
@@ -67,6 +68,7 @@ async function main() {
   say(`  NATS       ${stack.env.NATS_URL}`);
   for (const service of stack.services) say(`  ${service.name.padEnd(20)} ${service.url}  pid ${service.pid}  log ${path.relative(root, service.logFile)}`);
   say(`  health     curl -s ${stack.services.find((s) => s.name === 'serverless-offline')?.url}/healthcheck`);
+  say(`  web UI     ${stack.services.find((s) => s.name === 'serverless-offline')?.url}/   (sign in with an API token)`);
   say(`  env        ${path.relative(root, envFile)} (source it to reach this stack from another shell)`);
   if (stack.devToken) {
     say(`  API token  ${stack.devToken}   (all scopes, this session only; also API_TOKEN in ${path.relative(root, envFile)})`);

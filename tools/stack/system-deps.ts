@@ -11,6 +11,8 @@ export const SYSTEM_DEPS = {
   // The SMB hot folder: Samba's client talks to the share; the server serves the tests' share.
   smbclient: { binary: 'smbclient', pkg: 'smbclient' },
   smbd: { binary: 'smbd', pkg: 'samba' },
+  // The web UI's browser tests drive Debian's Chromium (puppeteer-core never downloads one).
+  chromium: { binary: 'chromium', pkg: 'chromium' },
 } as const;
 
 export function ensureSystemDep(name: keyof typeof SYSTEM_DEPS, say: (line: string) => void): string {

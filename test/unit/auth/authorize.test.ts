@@ -88,3 +88,14 @@ describe('AUTH_TOKENS', () => {
     expect(load).toThrow(message);
   });
 });
+
+describe('gatewayAnswer on UI routes', () => {
+  const arn = 'arn:aws:execute-api:us-east-1:1:api/$default/GET/';
+  it('lets an anonymous browser through with an EMPTY principal (the page redirects it), and gives a session its scopes and form token', () => {
+    const anonymous = gatewayAnswer({ effect: 'anonymous', reason: 'expired' }, arn);
+    expect(anonymous.policyDocument.Statement[0]).toMatchObject({ Effect: 'Allow' });
+    expect(anonymous.context).toEqual({ principal: '', scope: '', scopes: '', csrf: '' });
+    const allow = gatewayAnswer({ effect: 'allow', principal: 'ops', scope: 'downloads:read', scopes: ['downloads:read', 'downloads:write'], csrf: 'n0nce' }, arn);
+    expect(allow.context).toEqual({ principal: 'ops', scope: 'downloads:read', scopes: 'downloads:read downloads:write', csrf: 'n0nce' });
+  });
+});

@@ -1,0 +1,79 @@
+import { parseId } from '../../lib/ident';
+import { addHashes, changeState, getDownload, relink, retry, reviewDownload } from '../../lib/downloads/service';
+import { pathId, validator } from '../../lib/http/request';
+import { clearedSessionCookie } from '../../lib/auth/session';
+import { header } from '../../lib/http/request';
+import { noticeOf, webHandler, WebRequest, WebAnswer } from '../../lib/web/handler';
+import { cardPage, reviewPage } from '../../lib/web/pages';
+import { downloadsDeps, log } from '../downloads/deps';
+import { parseAddInfohashes } from '../downloads/requests';
+import { needsReview } from './pages';
+
+/**
+ * The UI's state-changing forms (session + form token checked by webHandler).
+ * Each calls the same service as its JSON route; a refusal renders the page
+ * again with the API's error code and message, and the owner's link on a 409.
+ */
+
+const parseEmpty = validator<Record<string, never>>({ type: 'object', additionalProperties: false });
+const parseHashesForm = validator<{ infohashes: string }>({
+  type: 'object',
+  properties: { infohashes: { type: 'string', minLength: 1, maxLength: 2400 } },
+  required: ['infohashes'],
+  additionalProperties: false,
+});
+const parseReviewForm = validator<{ candidate_id: string }>({
+  type: 'object',
+  properties: { candidate_id: { type: 'string', maxLength: 64 } },
+  required: ['candidate_id'],
+  additionalProperties: false,
+});
+
+export const handler = webHandler(log, async (request) => {
+  const { event, form } = request;
+  if (event.routeKey === 'POST /signout') {
+    parseEmpty(form);
+    return { redirect: '/signin', cookies: [clearedSessionCookie(header(event.headers, 'host'))] };
+  }
+  // Ids first: a malformed one is a 404 before any storage call.
+  const id = pathId(event);
+  switch (event.routeKey) {
+    case 'POST /download/{id}/retry':
+      parseEmpty(form);
+      return onCard(request, id, () => retry(downloadsDeps(), id));
+    case 'POST /download/{id}/cancel':
+      parseEmpty(form);
+      return onCard(request, id, () => changeState(downloadsDeps(), id, 'cancelled'));
+    case 'POST /download/{id}/infohashes': {
+      const { infohashes } = parseAddInfohashes({ infohashes: parseHashesForm(form).infohashes.split(/[\s,]+/).filter(Boolean) });
+      return onCard(request, id, () => addHashes(downloadsDeps(), id, infohashes));
+    }
+    case 'POST /review/{id}': {
+      const candidateId = parseId(parseReviewForm(form).candidate_id);
+      try {
+        await relink(downloadsDeps(), id, candidateId);
+        return { redirect: `/download/${candidateId}` };
+      } catch (err) {
+        const { status, notice } = noticeOf(err);
+        if (status === 404 || status >= 500) throw err;
+        return { status, page: reviewPage(await reviewDownload(downloadsDeps(), id), request.viewer!, { notice }) };
+      }
+    }
+    default:
+      throw new Error(`no action for ${event.routeKey}`);
+  }
+});
+
+/** Post/Redirect/Get on success; on a refusal the card again, with the reason. */
+async function onCard(request: WebRequest, id: string, action: () => Promise<unknown>): Promise<WebAnswer> {
+  try {
+    await action();
+    return { redirect: `/download/${id}` };
+  } catch (err) {
+    const { status, notice } = noticeOf(err);
+    // A 502 (the client refused; state rolled back) is shown on the card like a refusal.
+    if (status === 404 || (status >= 500 && status !== 502)) throw err;
+    const download = await getDownload(downloadsDeps(), id);
+    return { status, page: cardPage(download, request.viewer!, { notice, needsReview: needsReview(download) }) };
+  }
+}

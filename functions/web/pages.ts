@@ -1,0 +1,31 @@
+import { getDownload, listDownloads, reviewDownload } from '../../lib/downloads/service';
+import { pathId } from '../../lib/http/request';
+import { pageQuery } from '../../lib/web/forms';
+import { webHandler } from '../../lib/web/handler';
+import { cardPage, listPage, reviewPage } from '../../lib/web/pages';
+import { downloadsDeps, log } from '../downloads/deps';
+import { parseListQuery } from '../downloads/requests';
+import type { Download } from '../../lib/downloads/model';
+
+/** GET /, /download/{id}, /review/{id}: the UI's pages over the same services and validators as the JSON API. */
+
+/** What the card can tell without reading more: the review page then finds hashes shared with other downloads. */
+export function needsReview(d: Download): boolean {
+  return d.state === 'stuck' || d.state === 'failed' || Boolean(d.review_reason) || Boolean(d.source_added_at);
+}
+
+export const handler = webHandler(log, async ({ event, viewer }) => {
+  switch (event.routeKey) {
+    case 'GET /download/{id}': {
+      const download = await getDownload(downloadsDeps(), pathId(event));
+      return { page: cardPage(download, viewer!, { needsReview: needsReview(download) }) };
+    }
+    case 'GET /review/{id}':
+      return { page: reviewPage(await reviewDownload(downloadsDeps(), pathId(event)), viewer!, {}) };
+    default: {
+      const query = parseListQuery(pageQuery(event.queryStringParameters));
+      const page = await listDownloads(downloadsDeps(), query);
+      return { page: listPage({ items: page.items, q: query.q, state: query.state, cursor: page.cursor, paged: Boolean(query.cursor) }) };
+    }
+  }
+});

@@ -1,0 +1,53 @@
+import { grantForToken } from '../../lib/auth/authorize';
+import { issueSession, sessionCookie } from '../../lib/auth/session';
+import { AuthConfig, loadAuthConfig, loadSessionKeyring } from '../../lib/config';
+import { header, validator } from '../../lib/http/request';
+import { createLogger } from '../../lib/log';
+import type { Keyring } from '../../lib/secrets/sealer';
+import { safeNext, webHandler } from '../../lib/web/handler';
+import { signInPage } from '../../lib/web/pages';
+
+/**
+ * GET /signin: the form. POST /signin: an API token in the form body (never
+ * the URL) opens an 8-hour session cookie for its grant; the token itself is
+ * neither kept nor logged. Public routes: the origin check of webHandler
+ * still refuses a sign-in posted from another site.
+ */
+
+const log = createLogger({ domain: 'web' });
+
+let settings: { auth: AuthConfig; keys: Keyring } | undefined;
+const loadSettings = () => (settings ??= { auth: loadAuthConfig(), keys: loadSessionKeyring() });
+
+const parseSignIn = validator<{ token: string; next?: string }>({
+  type: 'object',
+  properties: { token: { type: 'string', minLength: 1, maxLength: 600 }, next: { type: 'string', maxLength: 64 } },
+  required: ['token'],
+  additionalProperties: false,
+});
+const parseSignInQuery = validator<{ next?: string }>({ type: 'object', properties: { next: { type: 'string', maxLength: 64 } }, additionalProperties: false });
+
+export const handler = webHandler(
+  log,
+  async ({ event, form }) => {
+    if (event.requestContext.http.method !== 'POST') {
+      return { page: signInPage({ next: safeNext(parseSignInQuery(event.queryStringParameters ?? {}).next) }) };
+    }
+    const { token, next } = parseSignIn(form);
+    const { auth, keys } = loadSettings();
+    const now = Date.now();
+    const grant = grantForToken(auth.grants, token.trim(), now);
+    if (!grant) {
+      log.warn('web_signin_refused', { reason: 'unknown' });
+      return { status: 401, page: signInPage({ next: safeNext(next), notice: { code: 'UNAUTHORIZED', message: 'That token is not accepted (unknown or expired).' } }) };
+    }
+    if (!grant.scopes.includes('downloads:read')) {
+      log.warn('web_signin_refused', { reason: 'scope', principal: grant.name });
+      return { status: 403, page: signInPage({ next: safeNext(next), notice: { code: 'FORBIDDEN', message: 'That token has no downloads:read scope.' } }) };
+    }
+    const { value, maxAge } = issueSession(keys, grant, now);
+    log.info('web_signed_in', { principal: grant.name });
+    return { redirect: safeNext(next) ?? '/', cookies: [sessionCookie(value, maxAge, header(event.headers, 'host'))] };
+  },
+  { public: true },
+);

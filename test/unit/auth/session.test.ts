@@ -1,0 +1,59 @@
+import { authorizeSession } from '../../../lib/auth/authorize';
+import { checkSession, clearedSessionCookie, issueSession, readCookie, sessionCookie } from '../../../lib/auth/session';
+import { TokenGrant } from '../../../lib/auth/tokens';
+import { newKeyringEntry, parseKeyring } from '../../../lib/secrets/sealer';
+
+const keyring = parseKeyring(`${newKeyringEntry('new')},${newKeyringEntry('old')}`).keyring!;
+const grant: TokenGrant = { name: 'ops', sha256: 'a1'.repeat(32), scopes: ['downloads:read'] };
+const now = Date.parse('2026-12-03T06:00:00Z');
+
+describe('session cookies', () => {
+  it('open under the keyring and the current grant', () => {
+    const { value, session } = issueSession(keyring, grant, now);
+    expect(checkSession(keyring, [grant], value, now + 1000)).toEqual({ ok: true, session, grant });
+  });
+
+  it.each([
+    ['expired', (v: string) => v, now + 8 * 3600_000 + 1, [grant]],
+    ['revoked: token removed', (v: string) => v, now, []],
+    ['revoked: token re-issued under the same name', (v: string) => v, now, [{ ...grant, sha256: 'b2'.repeat(32) }]],
+    ['forged: a flipped MAC', (v: string) => v.slice(0, -2) + (v.endsWith('AA') ? 'AB' : 'AA'), now, [grant]],
+    ['forged: another payload under the same MAC', (v: string) => v.replace(/\.[^.]+\./, `.${Buffer.from('{"sub":"ops","gh":"a1a1a1a1a1a1a1a1","exp":9999999999,"csrf":"x"}').toString('base64url')}.`), now, [grant]],
+    ['malformed', () => 'v1.new.!!.x', now, [grant]],
+  ])('refuses a session that is %s', (_name, edit, at, grants) => {
+    const check = checkSession(keyring, grants as TokenGrant[], edit(issueSession(keyring, grant, now).value), at as number);
+    expect(check.ok).toBe(false);
+  });
+
+  it('never outlives its token', () => {
+    const short = { ...grant, expiresAt: now + 60_000 };
+    const { value, maxAge } = issueSession(keyring, short, now);
+    expect(maxAge).toBe(60);
+    expect(checkSession(keyring, [short], value, now + 61_000)).toEqual({ ok: false, reason: 'expired' });
+  });
+
+  it('sets HttpOnly, SameSite=Strict and, off loopback, Secure', () => {
+    expect(sessionCookie('v', 10, '127.0.0.1:3000')).toBe('tss_session=v; Path=/; Max-Age=10; HttpOnly; SameSite=Strict');
+    expect(sessionCookie('v', 10, 'ui.example.com')).toMatch(/; Secure$/);
+    expect(sessionCookie('v', 10, undefined)).toMatch(/; Secure$/);
+    expect(clearedSessionCookie('localhost:3000')).toContain('Max-Age=0');
+  });
+
+  it('reads a cookie from a header or a list, first one wins', () => {
+    expect(readCookie('a=1; tss_session=x; tss_session=y', 'tss_session')).toBe('x');
+    expect(readCookie(['a=1', 'tss_session=z'], 'tss_session')).toBe('z');
+    expect(readCookie(undefined, 'tss_session')).toBeUndefined();
+  });
+});
+
+describe('authorizeSession', () => {
+  const cookie = (g: TokenGrant) => `tss_session=${issueSession(keyring, g, now).value}`;
+  it('allows a UI route with the scope, forbids without, and is anonymous without a session', () => {
+    expect(authorizeSession([grant], keyring, cookie(grant), 'GET /', now)).toMatchObject({ effect: 'allow', principal: 'ops', scope: 'downloads:read' });
+    expect(authorizeSession([grant], keyring, cookie(grant), 'POST /download/{id}/retry', now)).toMatchObject({ effect: 'forbidden', reason: 'scope' });
+    expect(authorizeSession([grant], keyring, undefined, 'GET /', now)).toEqual({ effect: 'anonymous', reason: 'missing' });
+  });
+  it('never takes a cookie on an API route', () => {
+    expect(authorizeSession([grant], keyring, cookie(grant), 'GET /downloads', now).effect).toBe('unauthenticated');
+  });
+});
