@@ -17,7 +17,12 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'GET /sync/{user}/hourly': 'sync:read',
   'GET /sync/attempts/{attempt}': 'sync:read',
   'GET /sync/{user}/operations': 'sync:read',
+  'GET /telegram/failures': 'downloads:read',
 };
 
-/** Routes anyone may call: no authorizer is attached to them. */
-export const PUBLIC_ROUTES: readonly string[] = ['GET /healthcheck'];
+/**
+ * Routes without the bearer authorizer. `POST /telegram/webhook` is not open:
+ * Telegram cannot send a bearer token, so its handler checks the webhook's
+ * secret header (constant time) before reading anything.
+ */
+export const PUBLIC_ROUTES: readonly string[] = ['GET /healthcheck', 'POST /telegram/webhook'];

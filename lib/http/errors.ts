@@ -32,6 +32,8 @@ export const ErrorCode = {
   INVALID_TRANSITION: 'INVALID_TRANSITION',
   TORRENT_CLIENT_ERROR: 'TORRENT_CLIENT_ERROR',
   BUSY: 'BUSY',
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  NOT_CONFIGURED: 'NOT_CONFIGURED',
   INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
