@@ -38,7 +38,7 @@ export class DynamoDeliveryStore implements DeliveryStore {
     if (status === 'sending' && Number(held.lease_until) < now) {
       // Its worker died after the request may have reached Telegram: at most once, never a second send.
       const settled = await this.settle(ref, String(held.owner), 'uncertain', 'crashed while sending: delivery unknown, not resent', Number(held.lease_until));
-      return { claimed: false, status: settled ? 'uncertain' : ((await this.get(ref))?.status as DeliveryStatus) };
+      return settled ? { claimed: false, status: 'uncertain', settledNow: true } : { claimed: false, status: (await this.get(ref))?.status as DeliveryStatus };
     }
     return { claimed: false, status };
   }

@@ -97,8 +97,12 @@ async function deliver(deps: NotifierDeps, event: DownloadEvent, chatId: number)
     const began = now();
     const claim = await deps.deliveries.claim(ref, owner, began, began + policy.leaseMs);
     if (!claim.claimed) {
-      (claim.status === 'uncertain' ? log.error : log.info)('notification_skipped', { status: claim.status });
-      return claim.status === 'uncertain' ? 'failed' : 'duplicate';
+      if (claim.settledNow) {
+        log.error('notification_uncertain', { reason: 'the sender crashed between sending and recording; not resent (at most once)' });
+        return 'failed';
+      }
+      log.info('notification_skipped', { status: claim.status });
+      return 'duplicate';
     }
     const text = notificationText(event.kind, event.download, deps.uiBase);
     for (let attempt = 1; ; attempt += 1) {
