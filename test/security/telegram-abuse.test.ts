@@ -41,7 +41,13 @@ beforeAll(async () => {
   const created = await call('POST', '/downloads', { infohashes: [v1().infohash], name: 'target' });
   downloadId = created.body.id;
   await call('POST', `/downloads/${downloadId}/state`, { state: 'failed' });
-  await waitFor('its notifications', async () => (await messagesAbout(downloadId)).length === 2 * chats().length);
+  // Until every delivery is recorded `sent`: the snapshots below must not see the notifier finishing.
+  await waitFor('its notifications, recorded', async () => {
+    const { Items = [] } = await aws.documents.send(
+      new ScanCommand({ TableName: process.env.TABLE_TELEGRAM!, ConsistentRead: true, FilterExpression: 'download_id = :id AND #s = :sent', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':id': downloadId, ':sent': 'sent' } }),
+    );
+    return Items.length === 2 * chats().length;
+  });
 });
 
 const press = (data: string, from = ALLOWED_USER()) => ({
