@@ -26,6 +26,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'POST /download/{id}/infohashes': 'downloads:write',
   'POST /review/{id}': 'downloads:write',
   'POST /signout': 'downloads:read',
+  'GET /telegram/failures': 'downloads:read',
 };
 
 /**
@@ -44,5 +45,9 @@ export const SESSION_ROUTES: readonly string[] = [
   'POST /signout',
 ];
 
-/** Routes anyone may call: no authorizer is attached to them. */
-export const PUBLIC_ROUTES: readonly string[] = ['GET /healthcheck', 'GET /signin', 'POST /signin'];
+/**
+ * Routes without an authorizer. `POST /telegram/webhook` is not open:
+ * Telegram cannot send a bearer token, so its handler checks the webhook's
+ * secret header (constant time) before reading anything.
+ */
+export const PUBLIC_ROUTES: readonly string[] = ['GET /healthcheck', 'GET /signin', 'POST /signin', 'POST /telegram/webhook'];

@@ -22,6 +22,8 @@ export const ErrorCode = {
   FORBIDDEN: 'FORBIDDEN',
   TORRENT_CLIENT_ERROR: 'TORRENT_CLIENT_ERROR',
   BUSY: 'BUSY',
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  NOT_CONFIGURED: 'NOT_CONFIGURED',
   INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -49,7 +49,10 @@ it('gives each secret only to the functions that need it (offline runs in one pr
   expect(holders('AUTH_TOKENS')).toEqual(['authorizer', 'webSignIn']);
   expect(holders('SESSION_KEYS')).toEqual(['authorizer', 'webSignIn']);
   expect(holders('SYNC_TOKEN_KEYS')).toEqual(['syncConnections', 'syncStep', 'syncTick']);
+  expect(holders('TELEGRAM_BOT_TOKEN')).toEqual(['telegramNotify', 'telegramWebhook']);
+  expect(holders('TELEGRAM_WEBHOOK_SECRET')).toEqual(['telegramNotify', 'telegramWebhook']);
   const shared = Object.keys(definition.provider.environment);
+  expect(shared).not.toContain('TELEGRAM_BOT_TOKEN');
   expect(shared).toContain('NATS_URL');
   expect(shared).not.toContain('AUTH_TOKENS');
   expect(shared).not.toContain('SYNC_TOKEN_KEYS');

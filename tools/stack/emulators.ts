@@ -66,4 +66,30 @@ const scanner: EmulatorSpec = {
   },
 };
 
-export const emulators: EmulatorSpec[] = [qbittorrent, brokerage, scanner];
+/**
+ * The Telegram Bot API emulator, unless a real bot token is configured. A
+ * token and webhook secret made per run; the webhook points at offline's
+ * /telegram/webhook as if setWebhook had been called. Chats and the allowed
+ * user are the configured ones, else two group chats and one user.
+ */
+const telegram: EmulatorSpec = {
+  name: 'telegram',
+  async start(ctx) {
+    const port = await freePort(8081);
+    const url = `http://127.0.0.1:${port}`;
+    const env = {
+      TELEGRAM_BOT_TOKEN: `${7_000_000_001}:${randomBytes(24).toString('base64url')}`,
+      TELEGRAM_WEBHOOK_SECRET: randomBytes(24).toString('base64url'),
+      TELEGRAM_API_ROOT: url,
+      TELEGRAM_CHAT_IDS: process.env.TELEGRAM_CHAT_IDS?.trim() || '-1001001,-1001002',
+      TELEGRAM_ALLOWED_USER_IDS: process.env.TELEGRAM_ALLOWED_USER_IDS?.trim() || '4242',
+    };
+    const webhook = `${ctx.httpUrl ?? 'http://127.0.0.1:3000'}/telegram/webhook`;
+    const service = await tsProcess(ctx, 'telegram-emulator', 'telegram/main.ts', { ...env, TELEGRAM_WEBHOOK_URL: webhook, PORT: String(port) }, url, () =>
+      httpAnswers(`${url}/emulator/webhook`),
+    );
+    return { service, env };
+  },
+};
+
+export const emulators: EmulatorSpec[] = [qbittorrent, brokerage, scanner, ...(process.env.TELEGRAM_BOT_TOKEN?.trim() ? [] : [telegram])];

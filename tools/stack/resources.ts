@@ -1,9 +1,11 @@
 import {
   CreateTableCommand,
   CreateTableCommandInput,
+  DescribeTableCommand,
   DescribeTimeToLiveCommand,
   DynamoDBClient,
   ResourceInUseException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
@@ -96,6 +98,9 @@ function planTable(logicalId: string, props: Record<string, unknown>): TablePlan
   }
   const create: Record<string, unknown> = {};
   for (const key of TABLE_PROPERTIES) if (props[key] !== undefined) create[key] = props[key];
+  // CloudFormation says only the view type; CreateTable also wants the switch.
+  const stream = props.StreamSpecification as { StreamViewType?: string } | undefined;
+  if (stream) create.StreamSpecification = { StreamEnabled: true, StreamViewType: stream.StreamViewType };
   const ttl = props.TimeToLiveSpecification as { AttributeName?: string; Enabled?: boolean } | undefined;
   return {
     logicalId,
@@ -134,6 +139,14 @@ async function createTable(dynamodb: DynamoDBClient, table: TablePlan): Promise<
   } catch (err) {
     if (!(err instanceof ResourceInUseException)) throw err;
     created = false;
+  }
+  // A table kept from a run before its stream was declared (STACK_DATA_DIR) gets the stream now.
+  const stream = table.create.StreamSpecification;
+  if (!created && stream?.StreamEnabled) {
+    const current = await dynamodb.send(new DescribeTableCommand({ TableName: table.create.TableName }));
+    if (!current.Table?.StreamSpecification?.StreamEnabled) {
+      await dynamodb.send(new UpdateTableCommand({ TableName: table.create.TableName, StreamSpecification: stream }));
+    }
   }
   if (table.ttlAttribute) {
     const current = await dynamodb.send(new DescribeTimeToLiveCommand({ TableName: table.create.TableName }));

@@ -13,6 +13,8 @@ export interface ServiceContext {
   root: string;
   logDir: string;
   say: (line: string) => void;
+  /** serverless offline's HTTP URL (known before it starts): where emulators deliver webhooks. */
+  httpUrl?: string;
 }
 
 const log = (ctx: ServiceContext, name: string) => path.join(ctx.logDir, `${name}.log`);

@@ -61,7 +61,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const stage = options.stage ?? 'dev';
   const logDir = path.join(options.stateDir, 'logs');
   fs.mkdirSync(logDir, { recursive: true });
-  const ctx: ServiceContext = { root: options.root, logDir, say };
+  const ctx: ServiceContext = { root: options.root, logDir, say, httpUrl: `http://127.0.0.1:${options.httpPort ?? 3000}` };
   const services: RunningService[] = [];
   const stop = async () => {
     for (const service of services.splice(0).reverse()) await service.stop();

@@ -74,6 +74,15 @@ async function main() {
     say(`  API token  ${stack.devToken}   (all scopes, this session only; also API_TOKEN in ${path.relative(root, envFile)})`);
     say(`  try        curl -s -H "Authorization: Bearer $API_TOKEN" ${stack.services.find((s) => s.name === 'serverless-offline')?.url}/downloads`);
   }
+  const telegram = stack.services.find((s) => s.name === 'telegram-emulator');
+  if (telegram) {
+    const [chat] = stack.env.TELEGRAM_CHAT_IDS.split(',');
+    const user = stack.env.TELEGRAM_ALLOWED_USER_IDS.split(',')[0];
+    say(`  telegram   the bot talks to the emulator at ${telegram.url} (chats ${stack.env.TELEGRAM_CHAT_IDS}, user ${user}):`);
+    say(`             type:  curl -s -XPOST ${telegram.url}/emulator/type -d '{"chat_id":${chat},"user_id":${user},"text":"/help"}'`);
+    say(`             read:  curl -s '${telegram.url}/emulator/messages?chat_id=${chat}'`);
+    say(`             press: curl -s -XPOST ${telegram.url}/emulator/press -d '{"chat_id":${chat},"user_id":${user},"message_id":1,"data":"v1:o:<id>"}'`);
+  }
   say('Ctrl-C stops everything');
 }
 

@@ -1,0 +1,329 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readBody } from '../http';
+import { HtmlParseError, htmlToPlain } from './html';
+
+/**
+ * A Telegram Bot API server for the methods the bot uses, with Telegram's
+ * answer shapes (`{ok, result}` / `{ok:false, error_code, description,
+ * parameters?}`) and refusals, plus what Telegram does on its side: it
+ * delivers Updates to the registered webhook with the secret header.
+ *
+ * Control API (for tests and people):
+ *   GET    /emulator/messages?chat_id=   what the bot sent (with edits), oldest first
+ *   POST   /emulator/press  {chat_id, user_id, message_id?, data}   a button press → {status, answer}
+ *   POST   /emulator/type   {chat_id, user_id, text}                a typed message → {status, replies}
+ *   PUT    /emulator/faults {chat_id, fault: "429"|"500"|"timeout", count, retry_after?}
+ *   DELETE /emulator/faults
+ *   GET    /emulator/webhook                                         the registered webhook (no secret)
+ */
+
+export interface InlineButton {
+  text: string;
+  callback_data?: string;
+  url?: string;
+}
+
+export interface SentMessage {
+  chat_id: number;
+  message_id: number;
+  html: string;
+  text: string;
+  reply_markup?: { inline_keyboard: InlineButton[][] };
+  date: number;
+  edits: number;
+}
+
+export interface CallbackAnswer {
+  text?: string;
+  show_alert?: boolean;
+}
+
+type Fault = { fault: '429'; retry_after: number } | { fault: '500' } | { fault: 'timeout'; ms: number };
+
+class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly description: string,
+    readonly parameters?: Record<string, unknown>,
+  ) {
+    super(description);
+  }
+}
+
+const MAX_TEXT = 4096;
+const MAX_CALLBACK_BYTES = 64;
+const MAX_ANSWER = 200;
+const SECRET = /^[A-Za-z0-9_-]{1,256}$/;
+
+export interface TelegramEmulatorOptions {
+  token: string;
+  webhook?: { url: string; secret: string };
+  /** How long a `timeout` fault holds the request before dropping the connection. */
+  timeoutFaultMs?: number;
+}
+
+export class TelegramEmulator {
+  readonly messages: SentMessage[] = [];
+  private readonly nextMessageId = new Map<number, number>();
+  private readonly queries = new Map<string, { answered: boolean; answer?: CallbackAnswer }>();
+  private readonly faults = new Map<number, Fault[]>();
+  private webhook?: { url: string; secret?: string; allowed_updates?: string[] };
+  private updateId = 100_000;
+  private queryId = 1;
+  private readonly server: http.Server;
+  readonly me = { id: 7_000_000_001, is_bot: true, first_name: 'Downloads (emulator)', username: 'downloads_emulator_bot', can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false };
+
+  constructor(private readonly opts: TelegramEmulatorOptions) {
+    if (opts.webhook) this.webhook = { url: opts.webhook.url, secret: opts.webhook.secret };
+    this.server = http.createServer((req, res) => void this.route(req, res));
+  }
+
+  listen(port = 0): Promise<string> {
+    return new Promise((resolve) => this.server.listen(port, '127.0.0.1', () => resolve(`http://127.0.0.1:${(this.server.address() as AddressInfo).port}`)));
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    try {
+      const body = await readBody(req);
+      const bot = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
+      if (bot) return await this.api(bot[1], bot[2], body, url, res);
+      if (url.pathname.startsWith('/emulator/')) return await this.control(req.method ?? 'GET', url, body, res);
+      send(res, 404, { ok: false, error_code: 404, description: 'Not Found' });
+    } catch (err) {
+      if (err instanceof ApiError) return send(res, err.status, { ok: false, error_code: err.status, description: err.description, ...(err.parameters ? { parameters: err.parameters } : {}) });
+      send(res, 500, { ok: false, error_code: 500, description: `Internal Server Error: ${(err as Error).message}` });
+    }
+  }
+
+  private async api(token: string, method: string, body: string, url: URL, res: http.ServerResponse): Promise<void> {
+    if (token !== this.opts.token) throw new ApiError(401, 'Unauthorized');
+    let params: Record<string, unknown> = Object.fromEntries(url.searchParams);
+    if (body) {
+      try {
+        params = { ...params, ...JSON.parse(body) };
+      } catch {
+        throw new ApiError(400, "Bad Request: can't parse JSON");
+      }
+    }
+    const ok = (result: unknown) => send(res, 200, { ok: true, result });
+    switch (method) {
+      case 'getMe':
+        return ok(this.me);
+      case 'sendMessage': {
+        const chatId = chat(params.chat_id);
+        if (await this.fault(chatId, res)) return;
+        const text = this.text(params);
+        const markup = replyMarkup(params.reply_markup);
+        const id = (this.nextMessageId.get(chatId) ?? 0) + 1;
+        this.nextMessageId.set(chatId, id);
+        const message: SentMessage = { chat_id: chatId, message_id: id, html: String(params.text), text, reply_markup: markup, date: Math.floor(Date.now() / 1000), edits: 0 };
+        this.messages.push(message);
+        return ok(this.toMessage(message));
+      }
+      case 'editMessageText': {
+        const message = this.find(params);
+        const text = this.text(params);
+        const markup = replyMarkup(params.reply_markup);
+        if (message.html === String(params.text) && JSON.stringify(message.reply_markup) === JSON.stringify(markup)) {
+          throw new ApiError(400, 'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+        }
+        Object.assign(message, { html: String(params.text), text, reply_markup: markup, edits: message.edits + 1 });
+        return ok(this.toMessage(message));
+      }
+      case 'editMessageReplyMarkup': {
+        const message = this.find(params);
+        const markup = replyMarkup(params.reply_markup);
+        if (JSON.stringify(message.reply_markup) === JSON.stringify(markup)) throw new ApiError(400, 'Bad Request: message is not modified');
+        Object.assign(message, { reply_markup: markup, edits: message.edits + 1 });
+        return ok(this.toMessage(message));
+      }
+      case 'answerCallbackQuery': {
+        const query = this.queries.get(String(params.callback_query_id));
+        if (!query || query.answered) throw new ApiError(400, 'Bad Request: query is too old and response timeout expired or query ID is invalid');
+        if (params.text !== undefined && (typeof params.text !== 'string' || [...params.text].length > MAX_ANSWER)) throw new ApiError(400, 'Bad Request: MESSAGE_TOO_LONG');
+        query.answered = true;
+        query.answer = { ...(params.text !== undefined ? { text: String(params.text) } : {}), ...(params.show_alert ? { show_alert: true } : {}) };
+        return ok(true);
+      }
+      case 'setWebhook': {
+        if (typeof params.url !== 'string' || params.url === '') {
+          this.webhook = undefined;
+          return ok(true);
+        }
+        if (!/^https?:\/\//.test(params.url)) throw new ApiError(400, 'Bad Request: bad webhook: An HTTPS URL must be provided for webhook');
+        if (params.secret_token !== undefined && (typeof params.secret_token !== 'string' || !SECRET.test(params.secret_token))) {
+          throw new ApiError(400, 'Bad Request: bad webhook: secret token contains unallowed characters');
+        }
+        this.webhook = { url: params.url, secret: params.secret_token as string | undefined, allowed_updates: params.allowed_updates as string[] | undefined };
+        return ok(true);
+      }
+      case 'deleteWebhook':
+        this.webhook = undefined;
+        return ok(true);
+      default:
+        throw new ApiError(404, 'Not Found');
+    }
+  }
+
+  /** Applies the next planned fault of the chat; true when the request was answered (or dropped) by it. */
+  private async fault(chatId: number, res: http.ServerResponse): Promise<boolean> {
+    const fault = this.faults.get(chatId)?.shift();
+    if (!fault) return false;
+    if (fault.fault === '429') throw new ApiError(429, `Too Many Requests: retry after ${fault.retry_after}`, { retry_after: fault.retry_after });
+    if (fault.fault === '500') throw new ApiError(500, 'Internal Server Error');
+    await new Promise((r) => setTimeout(r, fault.ms));
+    res.destroy();
+    return true;
+  }
+
+  private text(params: Record<string, unknown>): string {
+    if (typeof params.text !== 'string' || params.text.length === 0) throw new ApiError(400, 'Bad Request: message text is empty');
+    let text = params.text;
+    if (params.parse_mode === 'HTML') {
+      try {
+        text = htmlToPlain(params.text);
+      } catch (err) {
+        if (err instanceof HtmlParseError) throw new ApiError(400, `Bad Request: ${err.message}`);
+        throw err;
+      }
+    }
+    if ([...text].length > MAX_TEXT) throw new ApiError(400, 'Bad Request: message is too long');
+    return text;
+  }
+
+  private find(params: Record<string, unknown>): SentMessage {
+    const chatId = chat(params.chat_id);
+    const message = this.messages.find((m) => m.chat_id === chatId && m.message_id === Number(params.message_id));
+    if (!message) throw new ApiError(400, 'Bad Request: message to edit not found');
+    return message;
+  }
+
+  private toMessage(m: SentMessage) {
+    return {
+      message_id: m.message_id,
+      date: m.date,
+      chat: chatObject(m.chat_id),
+      from: { id: this.me.id, is_bot: true, first_name: this.me.first_name, username: this.me.username },
+      text: m.text,
+      ...(m.reply_markup ? { reply_markup: m.reply_markup } : {}),
+    };
+  }
+
+  private async control(method: string, url: URL, body: string, res: http.ServerResponse): Promise<void> {
+    const input = body ? (JSON.parse(body) as Record<string, unknown>) : {};
+    const path = url.pathname;
+    if (method === 'GET' && path === '/emulator/messages') {
+      const chatId = url.searchParams.get('chat_id');
+      return send(res, 200, { messages: this.messages.filter((m) => chatId === null || m.chat_id === Number(chatId)) });
+    }
+    if (method === 'GET' && path === '/emulator/webhook') return send(res, 200, { url: this.webhook?.url ?? '', has_secret: Boolean(this.webhook?.secret) });
+    if (method === 'PUT' && path === '/emulator/faults') {
+      const chatId = chat(input.chat_id);
+      const count = Number(input.count ?? 1);
+      const fault: Fault =
+        input.fault === '429' ? { fault: '429', retry_after: Number(input.retry_after ?? 1) } : input.fault === 'timeout' ? { fault: 'timeout', ms: this.opts.timeoutFaultMs ?? 6000 } : { fault: '500' };
+      this.faults.set(chatId, [...(this.faults.get(chatId) ?? []), ...Array.from({ length: count }, () => fault)]);
+      return send(res, 200, { chat_id: chatId, planned: this.faults.get(chatId)!.length });
+    }
+    if (method === 'DELETE' && path === '/emulator/faults') {
+      this.faults.clear();
+      return send(res, 200, { ok: true });
+    }
+    if (method === 'POST' && path === '/emulator/press') {
+      const chatId = chat(input.chat_id);
+      const stored = this.messages.find((m) => m.chat_id === chatId && m.message_id === Number(input.message_id));
+      const id = String(this.queryId++);
+      this.queries.set(id, { answered: false });
+      const update = {
+        update_id: ++this.updateId,
+        callback_query: {
+          id,
+          from: user(input.user_id),
+          chat_instance: String(chatId),
+          message: stored ? this.toMessage(stored) : { message_id: Number(input.message_id ?? 1), date: Math.floor(Date.now() / 1000), chat: chatObject(chatId), text: '' },
+          data: input.data,
+        },
+      };
+      const status = await this.deliver(update);
+      return send(res, 200, { status, query_id: id, answer: this.queries.get(id)?.answer ?? null });
+    }
+    if (method === 'POST' && path === '/emulator/type') {
+      const chatId = chat(input.chat_id);
+      const text = String(input.text ?? '');
+      const before = this.messages.length;
+      const command = /^\/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?/.exec(text);
+      const update = {
+        update_id: ++this.updateId,
+        message: {
+          message_id: (this.nextMessageId.get(chatId) ?? 0) + 1,
+          date: Math.floor(Date.now() / 1000),
+          chat: chatObject(chatId),
+          from: user(input.user_id),
+          text,
+          ...(command ? { entities: [{ type: 'bot_command', offset: 0, length: command[0].length }] } : {}),
+        },
+      };
+      this.nextMessageId.set(chatId, update.message.message_id);
+      const status = await this.deliver(update);
+      return send(res, 200, { status, replies: this.messages.slice(before).filter((m) => m.chat_id === chatId) });
+    }
+    send(res, 404, { error: 'unknown emulator route' });
+  }
+
+  /** As Telegram does: POST the Update to the webhook with the secret header. */
+  private async deliver(update: unknown): Promise<number> {
+    if (!this.webhook) throw new ApiError(409, 'Conflict: no webhook is set (setWebhook first)');
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (this.webhook.secret) headers['X-Telegram-Bot-Api-Secret-Token'] = this.webhook.secret;
+    const answer = await fetch(this.webhook.url, { method: 'POST', headers, body: JSON.stringify(update), signal: AbortSignal.timeout(30_000) });
+    await answer.arrayBuffer();
+    return answer.status;
+  }
+}
+
+function send(res: http.ServerResponse, status: number, body: unknown): void {
+  if (res.destroyed) return;
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+function chat(value: unknown): number {
+  const id = typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value;
+  if (typeof id !== 'number' || !Number.isSafeInteger(id)) throw new ApiError(400, 'Bad Request: chat not found');
+  return id;
+}
+
+function chatObject(id: number) {
+  return id < 0 ? { id, type: 'group', title: `Group ${id}` } : { id, type: 'private', first_name: `User ${id}` };
+}
+
+function user(value: unknown) {
+  const id = Number(value ?? 1);
+  return { id, is_bot: false, first_name: `User ${id}` };
+}
+
+function replyMarkup(value: unknown): SentMessage['reply_markup'] {
+  if (value === undefined) return undefined;
+  const markup = (typeof value === 'string' ? JSON.parse(value) : value) as { inline_keyboard?: unknown };
+  if (!markup || !Array.isArray(markup.inline_keyboard)) throw new ApiError(400, 'Bad Request: object expected as reply markup');
+  for (const row of markup.inline_keyboard) {
+    if (!Array.isArray(row)) throw new ApiError(400, 'Bad Request: field "inline_keyboard" of the InlineKeyboardMarkup must be an Array of Arrays');
+    for (const button of row as InlineButton[]) {
+      if (typeof button?.text !== 'string' || button.text === '') throw new ApiError(400, 'Bad Request: text buttons are unallowed in the inline keyboard');
+      if (button.callback_data !== undefined) {
+        const bytes = Buffer.byteLength(String(button.callback_data), 'utf8');
+        if (bytes < 1 || bytes > MAX_CALLBACK_BYTES) throw new ApiError(400, 'Bad Request: BUTTON_DATA_INVALID');
+      } else if (button.url === undefined) {
+        throw new ApiError(400, 'Bad Request: can\'t parse inline keyboard button: InlineKeyboardButton must have exactly one optional field');
+      }
+    }
+  }
+  return markup as SentMessage['reply_markup'];
+}

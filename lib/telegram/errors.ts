@@ -1,0 +1,32 @@
+/** Typed failures of a call to the Bot API; the notifier branches on `retryable`. */
+
+export class TelegramApiError extends Error {
+  readonly code = 'TELEGRAM_API_ERROR';
+  constructor(
+    readonly method: string,
+    readonly errorCode: number,
+    readonly description: string,
+    /** 429's `parameters.retry_after`, in seconds. */
+    readonly retryAfterS?: number,
+  ) {
+    super(`telegram ${method}: ${errorCode} ${description}`);
+    this.name = 'TelegramApiError';
+  }
+
+  /** 429 and 5xx: Telegram did not take the message, try again; any other 4xx will never succeed. */
+  get retryable(): boolean {
+    return this.errorCode === 429 || this.errorCode >= 500;
+  }
+}
+
+/** No answer (timeout, connection refused): the request may or may not have reached Telegram. */
+export class TelegramNetworkError extends Error {
+  readonly code = 'TELEGRAM_NETWORK_ERROR';
+  readonly retryable = true;
+  constructor(readonly method: string, cause: string) {
+    super(`telegram ${method}: no answer (${cause})`);
+    this.name = 'TelegramNetworkError';
+  }
+}
+
+export type TelegramSendError = TelegramApiError | TelegramNetworkError;

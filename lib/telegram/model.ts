@@ -1,0 +1,107 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { isDownloadState, isActive, DownloadState } from '../downloads/model';
+import { isId } from '../ident';
+
+/**
+ * What a person cares about in the life of a download, derived from one
+ * DynamoDB Stream record of the downloads table (old and new image). Every
+ * other change (queued → downloading, a hash appended, guards, memberships)
+ * is not an event.
+ */
+export const EVENT_KINDS = ['created', 'adopted', 'completed', 'failed', 'stuck', 'resurrected', 'needs_review'] as const;
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+export interface DownloadEvent {
+  /** The stream record's eventID: the dedupe key of every notification it causes. */
+  eventId: string;
+  /** The stream record's sequence number: order of events of one item. */
+  sequence: string;
+  kind: EventKind;
+  download: NotifiedDownload;
+}
+
+/** The fields a notification shows; read from the image by name, nothing else is copied. */
+export interface NotifiedDownload {
+  id: string;
+  name: string;
+  state: DownloadState;
+  firstHash?: string;
+  reviewReason?: string;
+}
+
+/** The parts of a stream record we read (aws-lambda's DynamoDBRecord, kept structural). */
+export interface StreamRecord {
+  eventID?: string;
+  eventName?: 'INSERT' | 'MODIFY' | 'REMOVE' | string;
+  dynamodb?: {
+    SequenceNumber?: string;
+    NewImage?: Record<string, AttributeValue>;
+    OldImage?: Record<string, AttributeValue>;
+  };
+}
+
+export class MalformedStreamRecordError extends Error {
+  readonly code = 'MALFORMED_STREAM_RECORD';
+  constructor(reason: string) {
+    super(`stream record refused: ${reason}`);
+    this.name = 'MalformedStreamRecordError';
+  }
+}
+
+// eventIDs are AWS's (hex or uuid-like); they become part of a key, so their shape is checked.
+const EVENT_ID = /^[A-Za-z0-9-]{1,128}$/;
+const SEQUENCE = /^\d{1,40}$/;
+
+/** undefined: not an event a person cares about. Throws MalformedStreamRecordError for a record we cannot read. */
+export function classify(record: StreamRecord): DownloadEvent | undefined {
+  if (record.eventName === 'REMOVE') return undefined;
+  const newImage = record.dynamodb?.NewImage;
+  if (!newImage || newImage.SK?.S !== 'META' || newImage.entity?.S !== 'download') return undefined;
+  if (typeof record.eventID !== 'string' || !EVENT_ID.test(record.eventID)) throw new MalformedStreamRecordError('eventID missing or malformed');
+  const sequence = record.dynamodb?.SequenceNumber;
+  if (typeof sequence !== 'string' || !SEQUENCE.test(sequence)) throw new MalformedStreamRecordError('SequenceNumber missing or malformed');
+  const next = readDownload(unmarshall(newImage));
+  const old = record.dynamodb?.OldImage ? readDownload(unmarshall(record.dynamodb.OldImage)) : undefined;
+  const kind = eventKind(old, next, record.eventName === 'INSERT');
+  return kind ? { eventId: record.eventID, sequence, kind, download: next.shown } : undefined;
+}
+
+interface ReadDownload {
+  shown: NotifiedDownload;
+  sourceAddedAt?: string;
+}
+
+function readDownload(item: Record<string, unknown>): ReadDownload {
+  const { id, name, state, infohashes, review_reason, source_added_at } = item;
+  if (!isId(id)) throw new MalformedStreamRecordError('download id is not an id');
+  if (!isDownloadState(state)) throw new MalformedStreamRecordError(`download ${id}: unknown state`);
+  const first = Array.isArray(infohashes) ? (infohashes[0] as { infohash?: unknown } | undefined)?.infohash : undefined;
+  return {
+    shown: {
+      id,
+      state,
+      name: typeof name === 'string' ? name : '',
+      firstHash: typeof first === 'string' ? first : undefined,
+      reviewReason: typeof review_reason === 'string' && review_reason !== '' ? review_reason : undefined,
+    },
+    sourceAddedAt: typeof source_added_at === 'string' ? source_added_at : undefined,
+  };
+}
+
+function eventKind(old: ReadDownload | undefined, next: ReadDownload, inserted: boolean): EventKind | undefined {
+  if (inserted || !old) return next.sourceAddedAt ? 'adopted' : 'created';
+  const from = old.shown.state;
+  const to = next.shown.state;
+  // A review request outranks the state change written with it: it is what a person must act on.
+  if (next.shown.reviewReason && next.shown.reviewReason !== old.shown.reviewReason) return 'needs_review';
+  if (from === to) return undefined;
+  if (to === 'completed' || to === 'failed' || to === 'stuck') return to;
+  if (!isActive(from) && isActive(to)) return 'resurrected';
+  return undefined;
+}
+
+/** Events that ask a person to look: their message links to the review page, the others to the card. */
+export function needsReview(kind: EventKind): boolean {
+  return kind === 'failed' || kind === 'stuck' || kind === 'needs_review';
+}

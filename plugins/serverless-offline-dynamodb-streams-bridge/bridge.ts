@@ -1,0 +1,158 @@
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand, Shard, _Record } from '@aws-sdk/client-dynamodb-streams';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '../../lib/log';
+
+/**
+ * The DynamoDB Streams event source under serverless offline: what AWS's
+ * event source mapping does for a `stream` function event, on DynamoDB Local.
+ * Per shard, one batch at a time, invoked synchronously (RequestResponse)
+ * through offline's Lambda endpoint, so a table item's records reach the
+ * function in stream order. A failed invocation is retried (at least once,
+ * like AWS) up to `maximumRetryAttempts`, then the batch is skipped and logged.
+ */
+
+export interface StreamRoute {
+  functionName: string;
+  tableName: string;
+  batchSize: number;
+  startingPosition: 'TRIM_HORIZON' | 'LATEST';
+  maximumRetryAttempts: number;
+}
+
+interface FunctionDef {
+  name: string;
+  events?: Array<Record<string, unknown>>;
+}
+
+/** `stream` events of type dynamodb whose arn is `!GetAtt <Table>.StreamArn` of a table in the template. */
+export function streamRoutes(functions: Record<string, FunctionDef>, resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>): StreamRoute[] {
+  const routes: StreamRoute[] = [];
+  for (const [key, def] of Object.entries(functions)) {
+    for (const event of def.events ?? []) {
+      const stream = event.stream as Record<string, unknown> | undefined;
+      if (!stream || stream.type !== 'dynamodb') continue;
+      const getAtt = (stream.arn as Record<string, unknown> | undefined)?.['Fn::GetAtt'];
+      const logicalId = Array.isArray(getAtt) ? getAtt[0] : typeof getAtt === 'string' ? getAtt.split('.')[0] : undefined;
+      const table = typeof logicalId === 'string' ? resources[logicalId] : undefined;
+      const tableName = table?.Properties?.TableName;
+      if (table?.Type !== 'AWS::DynamoDB::Table' || typeof tableName !== 'string') {
+        throw new Error(`${key}: a dynamodb stream event needs arn: !GetAtt <Table>.StreamArn of a table in resources`);
+      }
+      routes.push({
+        functionName: def.name,
+        tableName,
+        batchSize: Number(stream.batchSize ?? 100),
+        startingPosition: stream.startingPosition === 'LATEST' ? 'LATEST' : 'TRIM_HORIZON',
+        maximumRetryAttempts: Number(stream.maximumRetryAttempts ?? 3),
+      });
+    }
+  }
+  return routes;
+}
+
+export interface StreamBridgeOptions {
+  dynamodb: DynamoDBClient;
+  streams: DynamoDBStreamsClient;
+  lambda: LambdaClient;
+  routes: StreamRoute[];
+  log: Logger;
+  pollMs?: number;
+}
+
+export function startStreamBridge(opts: StreamBridgeOptions): { stop(): Promise<void> } {
+  const controller = new AbortController();
+  const pumps = opts.routes.map((route) =>
+    pump(route, opts, controller.signal).catch((err) => {
+      if (!controller.signal.aborted) opts.log.error('stream_bridge_stopped', { function: route.functionName, err });
+    }),
+  );
+  return {
+    async stop() {
+      controller.abort();
+      await Promise.all(pumps);
+    },
+  };
+}
+
+async function pump(route: StreamRoute, opts: StreamBridgeOptions, signal: AbortSignal): Promise<void> {
+  const pollMs = opts.pollMs ?? 200;
+  const log = opts.log.child({ function: route.functionName, table: route.tableName });
+  const table = await opts.dynamodb.send(new DescribeTableCommand({ TableName: route.tableName }), { abortSignal: signal });
+  const streamArn = table.Table?.LatestStreamArn;
+  if (!streamArn) throw new Error(`table ${route.tableName} has no stream (StreamSpecification missing?)`);
+  log.info('stream_bridge_started', { stream: streamArn });
+  // shard id → iterator; null once the shard is closed and read to its end.
+  const iterators = new Map<string, string | null>();
+  let first = true;
+  while (!signal.aborted) {
+    const shards = await listShards(opts.streams, streamArn, signal);
+    for (const shard of shards) {
+      if (iterators.has(shard.ShardId!)) continue;
+      // Shards found later are read from their start: their records are newer than anything seen.
+      const type = first ? route.startingPosition : 'TRIM_HORIZON';
+      const it = await opts.streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shard.ShardId, ShardIteratorType: type }), { abortSignal: signal });
+      iterators.set(shard.ShardId!, it.ShardIterator ?? null);
+    }
+    first = false;
+    let busy = false;
+    // Parents come before their children in DescribeStream's list: a parent is drained first.
+    for (const shard of shards) {
+      const iterator = iterators.get(shard.ShardId!);
+      if (!iterator) continue;
+      if (shard.ParentShardId && iterators.get(shard.ParentShardId)) continue;
+      const page = await opts.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: route.batchSize }), { abortSignal: signal });
+      iterators.set(shard.ShardId!, page.NextShardIterator ?? null);
+      if (page.Records && page.Records.length > 0) {
+        busy = true;
+        await invokeBatch(route, opts.lambda, streamArn, page.Records, log, signal);
+      }
+    }
+    if (!busy) await sleep(pollMs, undefined, { signal }).catch(() => undefined);
+  }
+}
+
+async function listShards(streams: DynamoDBStreamsClient, streamArn: string, signal: AbortSignal): Promise<Shard[]> {
+  const shards: Shard[] = [];
+  let start: string | undefined;
+  do {
+    const page = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: start }), { abortSignal: signal });
+    shards.push(...(page.StreamDescription?.Shards ?? []));
+    start = page.StreamDescription?.LastEvaluatedShardId;
+  } while (start);
+  return shards;
+}
+
+async function invokeBatch(route: StreamRoute, lambda: LambdaClient, streamArn: string, records: _Record[], log: Logger, signal: AbortSignal): Promise<void> {
+  const payload = new TextEncoder().encode(JSON.stringify({ Records: records.map((r) => toLambdaRecord(r, streamArn)) }));
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      const out = await lambda.send(new InvokeCommand({ FunctionName: route.functionName, InvocationType: 'RequestResponse', Payload: payload }), { abortSignal: signal });
+      if (out.FunctionError) throw new Error(`function error: ${out.FunctionError}`);
+      return;
+    } catch (err) {
+      if (signal.aborted) return;
+      if (attempt >= route.maximumRetryAttempts) {
+        log.error('stream_batch_skipped', { records: records.length, first_sequence: records[0].dynamodb?.SequenceNumber, err });
+        return;
+      }
+      log.warn('stream_batch_retry', { attempt: attempt + 1, err });
+      await sleep(500 * 2 ** attempt, undefined, { signal }).catch(() => undefined);
+    }
+  }
+}
+
+/** GetRecords' shape → the Lambda event's (epoch seconds instead of a Date, the source named). */
+function toLambdaRecord(record: _Record, streamArn: string): Record<string, unknown> {
+  const created = record.dynamodb?.ApproximateCreationDateTime;
+  return {
+    eventID: record.eventID,
+    eventName: record.eventName,
+    eventVersion: record.eventVersion ?? '1.1',
+    eventSource: 'aws:dynamodb',
+    awsRegion: record.awsRegion,
+    eventSourceARN: streamArn,
+    dynamodb: { ...record.dynamodb, ApproximateCreationDateTime: created instanceof Date ? Math.floor(created.getTime() / 1000) : created },
+  };
+}

@@ -1,0 +1,142 @@
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { TelegramEmulator } from '../../../emulator/telegram/emulator';
+import { newId } from '../../../lib/ident';
+import { silentLogger } from '../../../lib/log';
+import { GrammySender } from '../../../lib/telegram/api';
+import { DynamoDeliveryStore } from '../../../lib/telegram/dynamodb-store';
+import { DeliveryPolicy, NotifierDeps, notifyRecords } from '../../../lib/telegram/notifier';
+import type { StreamRecord } from '../../../lib/telegram/model';
+import { stackClients } from '../../support/stack';
+
+/**
+ * The notifier on DynamoDB Local (the stack's telegram table) against an
+ * in-process Telegram emulator: exactly once across a crash between "sent"
+ * and "recorded", bounded retries, the failure store.
+ */
+const aws = stackClients();
+const table = process.env.TABLE_TELEGRAM!;
+const token = `123456:${'x'.repeat(30)}`;
+let emulator: TelegramEmulator;
+let apiRoot: string;
+
+beforeAll(async () => {
+  emulator = new TelegramEmulator({ token, timeoutFaultMs: 1500 });
+  apiRoot = await emulator.listen();
+});
+afterAll(async () => {
+  await emulator.close();
+  aws.dynamodb.destroy();
+});
+
+const CHAT = -5001;
+const POLICY: DeliveryPolicy = { attempts: 4, boundMs: 8000, leaseMs: 1500, backoffMs: 50, concurrency: 4 };
+
+function deps(overrides: Partial<NotifierDeps> = {}): NotifierDeps {
+  return {
+    deliveries: new DynamoDeliveryStore({ documents: aws.documents, table }),
+    sender: new GrammySender({ token, apiRoot, timeoutMs: 1000 }),
+    chats: [CHAT],
+    uiBase: 'http://ui.test',
+    log: silentLogger,
+    policy: POLICY,
+    ...overrides,
+  };
+}
+
+function failedRecord(id = newId(), name = 'Sintel'): StreamRecord {
+  const image = (state: string) => marshall({ PK: `DL#${id}`, SK: 'META', entity: 'download', id, name, state, infohashes: [{ infohash: 'cd'.repeat(20), kind: 'v1' }] });
+  return { eventID: randomUUID(), eventName: 'MODIFY', dynamodb: { SequenceNumber: String(Date.now()), NewImage: image('failed'), OldImage: image('downloading') } };
+}
+
+const sentAbout = (id: string) => emulator.messages.filter((m) => m.text.includes(id));
+
+describe('exactly once', () => {
+  it('sends a redelivered record once', async () => {
+    const record = failedRecord();
+    const id = record.dynamodb!.NewImage!.id.S!;
+    expect((await notifyRecords(deps(), [record])).outcomes.sent).toBe(1);
+    expect((await notifyRecords(deps(), [record, record])).outcomes.duplicate).toBe(2);
+    expect(sentAbout(id)).toHaveLength(1);
+  });
+
+  it('does not send again when the sender crashed between the send and its record', async () => {
+    const record = failedRecord();
+    const id = record.dynamodb!.NewImage!.id.S!;
+    const crash = async () => {
+      throw new Error('injected crash after send');
+    };
+    expect((await notifyRecords(deps({ afterSend: crash }), [record])).outcomes.error).toBe(1);
+    expect(sentAbout(id)).toHaveLength(1);
+    // Redelivered while the dead sender's lease runs: someone holds it, nothing sent.
+    expect((await notifyRecords(deps(), [record])).outcomes.duplicate).toBe(1);
+    // Redelivered after the lease: the outcome is unknown, recorded as uncertain, still not resent.
+    await new Promise((r) => setTimeout(r, POLICY.leaseMs + 200));
+    expect((await notifyRecords(deps(), [record])).outcomes.failed).toBe(1);
+    expect((await notifyRecords(deps(), [record])).outcomes.duplicate).toBe(1);
+    expect(sentAbout(id)).toHaveLength(1);
+    const failures = await deps().deliveries.listFailures(20);
+    expect(failures.find((f) => f.download_id === id)?.reason).toMatch(/^uncertain: crashed while sending/);
+  });
+
+  it('resends after a crash while waiting to retry (nothing was in flight)', async () => {
+    const record = failedRecord();
+    const id = record.dynamodb!.NewImage!.id.S!;
+    await fetch(`${apiRoot}/emulator/faults`, { method: 'PUT', body: JSON.stringify({ chat_id: CHAT, fault: '500', count: 1 }) });
+    // The "crash": the sleep before the second attempt never returns.
+    const stuck = notifyRecords(deps({ sleep: () => new Promise(() => undefined) }), [record]);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sentAbout(id)).toHaveLength(0);
+    await new Promise((r) => setTimeout(r, POLICY.leaseMs + 300));
+    expect((await notifyRecords(deps(), [record])).outcomes.sent).toBe(1);
+    expect(sentAbout(id)).toHaveLength(1);
+    void stuck;
+  });
+});
+
+describe('bounded retries and the failure store', () => {
+  afterEach(() => fetch(`${apiRoot}/emulator/faults`, { method: 'DELETE' }));
+
+  it('retries 429 (after retry_after), 5xx and timeouts, then sends', async () => {
+    const record = failedRecord();
+    const id = record.dynamodb!.NewImage!.id.S!;
+    for (const f of [{ fault: '429', retry_after: 1 }, { fault: '500' }, { fault: 'timeout' }]) {
+      await fetch(`${apiRoot}/emulator/faults`, { method: 'PUT', body: JSON.stringify({ chat_id: CHAT, count: 1, ...f }) });
+    }
+    const began = Date.now();
+    expect((await notifyRecords(deps(), [record])).outcomes.sent).toBe(1);
+    expect(Date.now() - began).toBeGreaterThanOrEqual(1000);
+    expect(sentAbout(id)).toHaveLength(1);
+  });
+
+  it('gives up after its bound into the failure store, without holding up another download', async () => {
+    const poisoned = failedRecord();
+    const healthy = failedRecord();
+    await fetch(`${apiRoot}/emulator/faults`, { method: 'PUT', body: JSON.stringify({ chat_id: CHAT, fault: '500', count: 10 }) });
+    // Two chats: the other chat's queue is not behind the failing one's.
+    const other = -5002;
+    const summary = await notifyRecords(deps({ chats: [CHAT, other] }), [poisoned, healthy]);
+    expect(summary.outcomes.failed).toBeGreaterThanOrEqual(1);
+    expect(emulator.messages.filter((m) => m.chat_id === other && m.text.includes(healthy.dynamodb!.NewImage!.id.S!))).toHaveLength(1);
+    const failures = await deps().deliveries.listFailures(20);
+    expect(failures.some((f) => f.download_id === poisoned.dynamodb!.NewImage!.id.S! && /gave up after 4 attempts/.test(f.reason))).toBe(true);
+    // Settled: a redelivery neither loops nor sends.
+    await fetch(`${apiRoot}/emulator/faults`, { method: 'DELETE' });
+    expect((await notifyRecords(deps({ chats: [CHAT] }), [poisoned])).outcomes.duplicate).toBe(1);
+  });
+
+  it('stores an unreadable record as a failure and goes on with the batch', async () => {
+    const good = failedRecord();
+    const bad: StreamRecord = { ...failedRecord(), eventID: 'bad id with spaces' };
+    const summary = await notifyRecords(deps(), [bad, good]);
+    expect(summary.outcomes).toMatchObject({ error: 1, sent: 1 });
+    expect((await deps().deliveries.listFailures(5)).some((f) => f.kind === 'unreadable')).toBe(true);
+  });
+
+  it('refuses nothing for hostile names: escaped, sent, shown verbatim', async () => {
+    const name = '<script>alert("x")</script> & <b>';
+    const record = failedRecord(newId(), name);
+    expect((await notifyRecords(deps(), [record])).outcomes.sent).toBe(1);
+    expect(sentAbout(record.dynamodb!.NewImage!.id.S!)[0].text).toContain(name);
+  });
+});

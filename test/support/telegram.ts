@@ -1,0 +1,42 @@
+import type { CallbackAnswer, SentMessage } from '../../emulator/telegram/emulator';
+
+/** The stack's Telegram emulator through its control API, and the chats the stack configured. */
+
+export const chats = () => (process.env.TELEGRAM_CHAT_IDS ?? '').split(',').map(Number);
+export const ALLOWED_USER = () => Number((process.env.TELEGRAM_ALLOWED_USER_IDS ?? '').split(',')[0]);
+
+const base = () => process.env.TELEGRAM_API_ROOT!;
+
+async function control<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${base()}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  return (await res.json()) as T;
+}
+
+export async function messages(chatId?: number): Promise<SentMessage[]> {
+  return (await control<{ messages: SentMessage[] }>('GET', `/emulator/messages${chatId === undefined ? '' : `?chat_id=${chatId}`}`)).messages;
+}
+
+/** Messages about one download (its id is in every text and button). */
+export async function messagesAbout(id: string, chatId?: number): Promise<SentMessage[]> {
+  return (await messages(chatId)).filter((m) => m.text.includes(id));
+}
+
+export const press = (chatId: number, userId: number, data: string, messageId?: number) =>
+  control<{ status: number; answer: CallbackAnswer | null }>('POST', '/emulator/press', { chat_id: chatId, user_id: userId, data, message_id: messageId });
+
+export const type = (chatId: number, userId: number, text: string) => control<{ status: number; replies: SentMessage[] }>('POST', '/emulator/type', { chat_id: chatId, user_id: userId, text });
+
+export const fault = (chatId: number, f: '429' | '500' | 'timeout', count: number, retryAfter?: number) =>
+  control('PUT', '/emulator/faults', { chat_id: chatId, fault: f, count, retry_after: retryAfter });
+
+export const clearFaults = () => control('DELETE', '/emulator/faults');
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
