@@ -6,6 +6,8 @@
  * break each rule on a copy of the template and see it reported.
  */
 
+import { PUBLIC_ROUTES } from '../../lib/auth/scopes';
+
 export type Cfn = { Resources: Record<string, { Type: string; Condition?: string; Properties?: any }>; Conditions?: Record<string, unknown> };
 
 export interface PackagedFunction {
@@ -46,10 +48,11 @@ export function checkAuthorizer(t: Cfn): Violation[] {
   const routes = of(t, 'AWS::ApiGatewayV2::Route');
   if (routes.length === 0) out.push({ rule: 'authorizer', message: 'no HTTP routes in the template' });
   for (const [id, r] of routes) {
-    const open = r.Properties.RouteKey === 'GET /healthcheck';
+    // The one list of routes without an authorizer, each with its reason (healthcheck, sign-in, the webhook).
+    const open = PUBLIC_ROUTES.includes(r.Properties.RouteKey);
     const guarded = r.Properties.AuthorizationType === 'CUSTOM' && r.Properties.AuthorizerId !== undefined;
     if (!open && !guarded) out.push({ rule: 'authorizer', message: `${id} (${r.Properties.RouteKey}) has no authorizer` });
-    if (open && guarded) out.push({ rule: 'authorizer', message: 'GET /healthcheck must stay open (load balancers and probes call it)' });
+    if (open && guarded) out.push({ rule: 'authorizer', message: `${r.Properties.RouteKey} must stay open (lib/auth/scopes.ts PUBLIC_ROUTES says why)` });
   }
   return out;
 }
