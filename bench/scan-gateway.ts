@@ -14,7 +14,7 @@ import { publishWithRetries } from '../lib/nats/publish';
 import { S3ScanFiles } from '../lib/scan/files';
 import { GatewayDeps, handleRequest, pollOnce } from '../lib/scan/gateway';
 import { LocalHotFolder } from '../lib/scan/hotfolder';
-import { ScanJobStore } from '../lib/scan/jobs';
+import { DynamoDbScanJobStore } from '../lib/scan/dynamodb-store';
 import { ContentAiNormalizer } from '../lib/scan/normalizer';
 import { BenchStack } from './support';
 
@@ -28,7 +28,29 @@ const SETTLE_MS = 1000;
 const POLL_MS = 100;
 const FIXTURES = path.resolve(__dirname, '../fixtures/ocr');
 
+/** Wraps every method of `target` so the time spent in each is summed under `label.method`. */
+function timed<T extends object>(target: T, label: string, stats: Map<string, { calls: number; ms: number }>): T {
+  return new Proxy(target, {
+    get(obj, prop, receiver) {
+      const value = Reflect.get(obj, prop, receiver);
+      if (typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        const began = performance.now();
+        try {
+          return await value.apply(obj, args);
+        } finally {
+          const s = stats.get(`${label}.${String(prop)}`) ?? { calls: 0, ms: 0 };
+          s.calls++;
+          s.ms += performance.now() - began;
+          stats.set(`${label}.${String(prop)}`, s);
+        }
+      };
+    },
+  });
+}
+
 export async function scanGateway(bench: BenchStack) {
+  const stats = new Map<string, { calls: number; ms: number }>();
   const template = planResources(bench.stack.definition.resources.Resources).tables.find((t) => t.logicalId === 'ScanTable')!;
   const TableName = `${template.create.TableName}-bench`;
   await bench.aws.dynamodb.send(new CreateTableCommand({ ...template.create, TableName }));
@@ -45,10 +67,10 @@ export async function scanGateway(bench: BenchStack) {
   });
   const config = { ...loadScanConfig({ SCAN_HOTFOLDER_ROOT: root, SCAN_RESULT_SUBJECT: subject, SCAN_SETTLE_SECONDS: '1' }), settleMs: SETTLE_MS, bucket: bench.config.buckets.files };
   const deps: GatewayDeps = {
-    jobs: new ScanJobStore(bench.aws.documents, TableName),
-    files: new S3ScanFiles(bench.aws.s3, config.bucket),
-    hotFolder: new LocalHotFolder(root),
-    publish: (s, d, id) => publishWithRetries(nc, s, d, id, 3),
+    jobs: timed(new DynamoDbScanJobStore(bench.aws.documents, TableName), 'jobs', stats),
+    files: timed(new S3ScanFiles(bench.aws.s3, config.bucket), 'files', stats),
+    hotFolder: timed(new LocalHotFolder(root), 'hotFolder', stats),
+    publish: timed({ publish: (s: string, d: string, id: string) => publishWithRetries(nc, s, d, id, 3) }, 'nats', stats).publish,
     normalizer: new ContentAiNormalizer(0.8),
     config,
     service: { name: 'bench', version: '0' },
@@ -66,7 +88,17 @@ export async function scanGateway(bench: BenchStack) {
   let running = true;
   const loops = Promise.all([
     (async () => { while (running) { await scanOnce({ root, fixturesDir: FIXTURES }); await new Promise((r) => setTimeout(r, 20)); } })(),
-    (async () => { while (running) { await pollOnce(deps); await new Promise((r) => setTimeout(r, POLL_MS)); } })(),
+    (async () => {
+      while (running) {
+        const began = performance.now();
+        await pollOnce(deps);
+        const s = stats.get('pollOnce (whole pass)') ?? { calls: 0, ms: 0 };
+        s.calls++;
+        s.ms += performance.now() - began;
+        stats.set('pollOnce (whole pass)', s);
+        await new Promise((r) => setTimeout(r, POLL_MS));
+      }
+    })(),
   ]);
   const until = async (cond: () => boolean) => { while (!cond()) await new Promise((r) => setTimeout(r, 5)); };
 
@@ -81,13 +113,15 @@ export async function scanGateway(bench: BenchStack) {
     }
     latencies.sort((a, b) => a - b);
     const median = latencies[5];
+    const single = new Map(stats);
+    stats.clear();
 
     const batch = Array.from({ length: 100 }, request);
     const began = performance.now();
     await Promise.all(batch.map((r) => handleRequest(deps, JSON.stringify(r))));
     await until(() => batch.every((r) => finished.has(r.job_id)));
     const total = performance.now() - began;
-    return { median, overhead: median - SETTLE_MS, total, inflight: config.maxInflight };
+    return { median, overhead: median - SETTLE_MS, total, inflight: config.maxInflight, single, batch: new Map(stats) };
   } finally {
     running = false;
     await loops;
@@ -104,4 +138,10 @@ export function reportScanGateway(r: Awaited<ReturnType<typeof scanGateway>>): v
     `  100 jobs, ${r.inflight} in flight: ${(r.total / 1000).toFixed(1)} s = x${(r.total / SETTLE_MS).toFixed(1)} settle windows; ${(100 / (r.total / 1000)).toFixed(1)} jobs/s ` +
       `(the slot-bound ideal is x${(100 / r.inflight).toFixed(0)})\n`,
   );
+  for (const [title, stats] of [['10 single jobs', r.single], ['100 jobs', r.batch]] as const) {
+    process.stdout.write(`  where the time goes, ${title} (calls, total ms, ms per call):\n`);
+    for (const [name, s] of [...stats].sort((a, b) => b[1].ms - a[1].ms)) {
+      process.stdout.write(`    ${name.padEnd(28)} ${String(s.calls).padStart(6)} ${s.ms.toFixed(0).padStart(8)} ${(s.ms / s.calls).toFixed(1).padStart(7)}\n`);
+    }
+  }
 }

@@ -10,7 +10,7 @@ import { Envelope, validateEnvelope } from '../../../lib/scan/contract';
 import { S3ScanFiles } from '../../../lib/scan/files';
 import { GatewayDeps, handleRequest, pollOnce } from '../../../lib/scan/gateway';
 import { LocalHotFolder } from '../../../lib/scan/hotfolder';
-import { ScanJobStore } from '../../../lib/scan/jobs';
+import { DynamoDbScanJobStore } from '../../../lib/scan/dynamodb-store';
 import { ContentAiNormalizer, NullNormalizer } from '../../../lib/scan/normalizer';
 import { publishWithRetries } from '../../../lib/nats/publish';
 import { silentLogger } from '../../../lib/log';
@@ -67,7 +67,7 @@ async function harness(over: Partial<GatewayDeps> = {}, env: Record<string, stri
   const clock = { now: Date.parse('2026-12-02T12:00:00Z') };
   const config = { ...loadScanConfig({ SCAN_HOTFOLDER_ROOT: root, SCAN_RESULT_SUBJECT: subject, ...env }), bucket };
   const deps: GatewayDeps = {
-    jobs: new ScanJobStore(aws.documents, table.name),
+    jobs: new DynamoDbScanJobStore(aws.documents, table.name),
     files: new S3ScanFiles(aws.s3, bucket),
     hotFolder: new LocalHotFolder(root),
     publish: (s, data, id) => publishWithRetries(nc, s, data, id, config.publishRetries),
