@@ -55,11 +55,16 @@ export interface Harness {
   logs: Array<{ level: string; event: string; fields: Record<string, unknown> }>;
 }
 
-export async function harness(over: Partial<GatewayDeps> = {}, env: Record<string, string> = {}): Promise<Harness> {
+/** `sharedRoot`: a folder that outlives the test (an SMB share's); it is emptied, not removed. */
+export async function harness(over: Partial<GatewayDeps> = {}, env: Record<string, string> = {}, sharedRoot?: string): Promise<Harness> {
   const nc = nats();
   const table = await isolatedTable(aws, 'ScanTable');
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-'));
-  fs.mkdirSync(path.join(root, 'Input'));
+  const root = sharedRoot ?? fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-'));
+  const empty = () => {
+    for (const entry of fs.existsSync(root) ? fs.readdirSync(root) : []) fs.rmSync(path.join(root, entry), { recursive: true, force: true });
+  };
+  if (sharedRoot) empty();
+  fs.mkdirSync(path.join(root, 'Input'), { recursive: true });
   const subject = `scan.results.${randomUUID()}`;
   const envelopes: Envelope[] = [];
   const msgIds: string[] = [];
@@ -72,7 +77,8 @@ export async function harness(over: Partial<GatewayDeps> = {}, env: Record<strin
   await nc.flush();
   cleanups.push(async () => {
     sub.unsubscribe();
-    fs.rmSync(root, { recursive: true, force: true });
+    if (sharedRoot) empty();
+    else fs.rmSync(root, { recursive: true, force: true });
     await table.drop();
   });
   const clock = { now: Date.parse('2026-12-02T12:00:00Z') };

@@ -9,6 +9,7 @@ import { handleRequest, PAYLOAD_CONFLICTS, pollOnce } from '../../../lib/scan/ga
 import { MAX_INBOX_NAME_BYTES } from '../../../lib/names';
 import { FIXTURES, finals, harness, request, runToEnd, scanSuite, settleNats, upload } from '../../support/scan';
 import { freePort } from '../../../tools/stack/ports';
+import { pollCore } from '../../../functions/scan/poll';
 
 /**
  * The gateway's rules, each on the real services (DynamoDB Local, s3rver,
@@ -227,6 +228,8 @@ describe('the store is down', () => {
     await settleNats();
     expect(h.envelopes.map((e) => e.error?.code)).toEqual(['UNKNOWN_ERROR', 'SCHEMA_MISMATCH']);
     expect(inputs(h.root)).toEqual([]);
+    await expect(pollOnce(h.deps)).rejects.toThrow();
+    expect(await pollCore(() => h.deps, 30_000)).toEqual({ passes: 0, finished: 0, failed: true }); // the invocation ends quietly
     dead.destroy();
   });
 });
