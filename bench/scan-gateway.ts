@@ -12,7 +12,7 @@ import { loadScanConfig } from '../lib/config';
 import { silentLogger } from '../lib/log';
 import { publishWithRetries } from '../lib/nats/publish';
 import { S3ScanFiles } from '../lib/scan/files';
-import { GatewayDeps, handleRequest, pollOnce } from '../lib/scan/gateway';
+import { GatewayDeps, handleRequest, pollUntil } from '../lib/scan/gateway';
 import { LocalHotFolder } from '../lib/scan/hotfolder';
 import { DynamoDbScanJobStore } from '../lib/scan/dynamodb-store';
 import { ContentAiNormalizer } from '../lib/scan/normalizer';
@@ -29,7 +29,9 @@ const POLL_MS = 100;
 const FIXTURES = path.resolve(__dirname, '../fixtures/ocr');
 
 /** Wraps every method of `target` so the time spent in each is summed under `label.method`. */
-function timed<T extends object>(target: T, label: string, stats: Map<string, { calls: number; ms: number }>): T {
+type OnCall = (name: string, args: unknown[], began: number, ended: number) => void;
+
+function timed<T extends object>(target: T, label: string, stats: Map<string, { calls: number; ms: number }>, onCall?: OnCall): T {
   return new Proxy(target, {
     get(obj, prop, receiver) {
       const value = Reflect.get(obj, prop, receiver);
@@ -41,8 +43,10 @@ function timed<T extends object>(target: T, label: string, stats: Map<string, { 
         } finally {
           const s = stats.get(`${label}.${String(prop)}`) ?? { calls: 0, ms: 0 };
           s.calls++;
-          s.ms += performance.now() - began;
+          const ended = performance.now();
+          s.ms += ended - began;
           stats.set(`${label}.${String(prop)}`, s);
+          onCall?.(`${label}.${String(prop)}`, args, began, ended);
         }
       };
     },
@@ -51,6 +55,18 @@ function timed<T extends object>(target: T, label: string, stats: Map<string, { 
 
 export async function scanGateway(bench: BenchStack) {
   const stats = new Map<string, { calls: number; ms: number }>();
+  // Per-job milestones, to see which phase of the pipeline the time goes to.
+  const marks = new Map<string, Record<string, number>>();
+  const mark = (job: string, what: string, at: number) => {
+    const m = marks.get(job) ?? {};
+    m[what] ??= at;
+    marks.set(job, m);
+  };
+  const onCall: OnCall = (name, args, _began, ended) => {
+    if (name === 'hotFolder.put') mark(String(args[0]).slice(0, 36), 'in_input', ended);
+    if (name === 'jobs.recordPoll' && (args[1] as { settle?: unknown }).settle) mark((args[0] as { job_id: string }).job_id, 'first_seen', ended);
+    if (name === 'files.writeRaw') mark(String(args[0]).slice(4, 40), 'settled', _began);
+  };
   const template = planResources(bench.stack.definition.resources.Resources).tables.find((t) => t.logicalId === 'ScanTable')!;
   const TableName = `${template.create.TableName}-bench`;
   await bench.aws.dynamodb.send(new CreateTableCommand({ ...template.create, TableName }));
@@ -65,11 +81,11 @@ export async function scanGateway(bench: BenchStack) {
       if (e.status !== 'processing') finished.set(e.job_id, performance.now());
     },
   });
-  const config = { ...loadScanConfig({ SCAN_HOTFOLDER_ROOT: root, SCAN_RESULT_SUBJECT: subject, SCAN_SETTLE_SECONDS: '1' }), settleMs: SETTLE_MS, bucket: bench.config.buckets.files };
+  const config = { ...loadScanConfig({ SCAN_HOTFOLDER_ROOT: root, SCAN_RESULT_SUBJECT: subject, SCAN_SETTLE_SECONDS: String(SETTLE_MS / 1000), SCAN_POLL_SECONDS: String(POLL_MS / 1000) }), bucket: bench.config.buckets.files };
   const deps: GatewayDeps = {
-    jobs: timed(new DynamoDbScanJobStore(bench.aws.documents, TableName), 'jobs', stats),
-    files: timed(new S3ScanFiles(bench.aws.s3, config.bucket), 'files', stats),
-    hotFolder: timed(new LocalHotFolder(root), 'hotFolder', stats),
+    jobs: timed(new DynamoDbScanJobStore(bench.aws.documents, TableName), 'jobs', stats, onCall),
+    files: timed(new S3ScanFiles(bench.aws.s3, config.bucket), 'files', stats, onCall),
+    hotFolder: timed(new LocalHotFolder(root), 'hotFolder', stats, onCall),
     publish: timed({ publish: (s: string, d: string, id: string) => publishWithRetries(nc, s, d, id, 3) }, 'nats', stats).publish,
     normalizer: new ContentAiNormalizer(0.8),
     config,
@@ -87,15 +103,16 @@ export async function scanGateway(bench: BenchStack) {
   // Emulator and poller run as the deployed ones would: on their own, in loops.
   let running = true;
   const loops = Promise.all([
-    (async () => { while (running) { await scanOnce({ root, fixturesDir: FIXTURES }); await new Promise((r) => setTimeout(r, 20)); } })(),
     (async () => {
       while (running) {
-        const began = performance.now();
-        await pollOnce(deps);
-        const s = stats.get('pollOnce (whole pass)') ?? { calls: 0, ms: 0 };
-        s.calls++;
-        s.ms += performance.now() - began;
-        stats.set('pollOnce (whole pass)', s);
+        for (const job of await scanOnce({ root, fixturesDir: FIXTURES })) mark(job, 'answered', performance.now());
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })(),
+    // The deployed poller: pollUntil (passes at most POLL_MS apart, woken early by an answer or a due settle window), re-fired when idle.
+    (async () => {
+      while (running) {
+        await pollUntil(deps, Date.now() + 60_000);
         await new Promise((r) => setTimeout(r, POLL_MS));
       }
     })(),
@@ -107,9 +124,18 @@ export async function scanGateway(bench: BenchStack) {
     for (let i = 0; i < 10; i++) {
       const r = request();
       const began = performance.now();
+      mark(r.job_id, 'requested', began);
       await handleRequest(deps, JSON.stringify(r));
       await until(() => finished.has(r.job_id));
+      mark(r.job_id, 'published', finished.get(r.job_id)!);
       latencies.push(finished.get(r.job_id)! - began);
+    }
+    // Median of each phase over the 10 jobs.
+    const PHASES = ['requested', 'in_input', 'answered', 'first_seen', 'settled', 'published'];
+    const phases: Record<string, number> = {};
+    for (let i = 1; i < PHASES.length; i++) {
+      const spans = [...marks.values()].filter((m) => m[PHASES[i]] && m[PHASES[i - 1]]).map((m) => m[PHASES[i]] - m[PHASES[i - 1]]).sort((a, b) => a - b);
+      phases[`${PHASES[i - 1]} → ${PHASES[i]}`] = spans[Math.floor(spans.length / 2)] ?? NaN;
     }
     latencies.sort((a, b) => a - b);
     const median = latencies[5];
@@ -121,7 +147,7 @@ export async function scanGateway(bench: BenchStack) {
     await Promise.all(batch.map((r) => handleRequest(deps, JSON.stringify(r))));
     await until(() => batch.every((r) => finished.has(r.job_id)));
     const total = performance.now() - began;
-    return { median, overhead: median - SETTLE_MS, total, inflight: config.maxInflight, single, batch: new Map(stats) };
+    return { median, overhead: median - SETTLE_MS, total, inflight: config.maxInflight, single, batch: new Map(stats), phases };
   } finally {
     running = false;
     await loops;
@@ -138,6 +164,7 @@ export function reportScanGateway(r: Awaited<ReturnType<typeof scanGateway>>): v
     `  100 jobs, ${r.inflight} in flight: ${(r.total / 1000).toFixed(1)} s = x${(r.total / SETTLE_MS).toFixed(1)} settle windows; ${(100 / (r.total / 1000)).toFixed(1)} jobs/s ` +
       `(the slot-bound ideal is x${(100 / r.inflight).toFixed(0)})\n`,
   );
+  process.stdout.write(`  one job, median per phase: ${Object.entries(r.phases).map(([k, v]) => `${k} ${v.toFixed(0)} ms`).join('; ')}\n`);
   for (const [title, stats] of [['10 single jobs', r.single], ['100 jobs', r.batch]] as const) {
     process.stdout.write(`  where the time goes, ${title} (calls, total ms, ms per call):\n`);
     for (const [name, s] of [...stats].sort((a, b) => b[1].ms - a[1].ms)) {

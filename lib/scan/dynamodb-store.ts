@@ -1,6 +1,6 @@
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { queryAll } from '../aws/query';
-import { TransactionCancelledError, transactWrite, TransactItem } from '../aws/transact';
+import { RetryPolicy, TransactionCancelledError, TransactionConflictError, transactWrite, TransactItem } from '../aws/transact';
 import type { Envelope, ScanRequest } from './contract';
 import { fromItem, jobIdOfKey, jobKey, metricKey, SLOTS_KEY, STATE_INDEX, statePartition, toItem } from './keys';
 import type { JobState, ScanJob } from './model';
@@ -16,6 +16,8 @@ import type { ScanJobStore } from './store';
 export const PUBLISH_LEASE_MS = 30_000;
 /** Finished jobs are kept this long for dedup and re-acks, then expire (TTL). */
 const RETENTION_S = 7 * 24 * 3600;
+/** A single try: the request path never waits on the slot counter's conflicts. */
+const ONE_TRY: RetryPolicy = { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 };
 
 export class DynamoDbScanJobStore implements ScanJobStore {
   constructor(private readonly documents: DynamoDBDocumentClient, private readonly table: string) {}
@@ -23,13 +25,17 @@ export class DynamoDbScanJobStore implements ScanJobStore {
   async create(request: ScanRequest, requestHash: string, now: number, maxInflight: number): Promise<{ created: boolean; job: ScanJob }> {
     const queued: ScanJob = { job_id: request.job_id, request, request_hash: requestHash, state: 'queued', created_at: now, published: false, revision: 1 };
     const starting: ScanJob = { ...queued, state: 'starting', started_at: now };
-    // One write takes the id AND a slot in the common case; a full house falls back to a queued create.
-    try {
-      await transactWrite(this.documents, [this.putNew(starting), this.takeSlot(maxInflight)]);
-      return { created: true, job: starting };
-    } catch (err) {
-      if (!(err instanceof TransactionCancelledError)) throw err;
-      if (err.failedConditions().includes(0)) return { created: false, job: await this.holder(err, request.job_id) };
+    // One write takes the id AND a slot when the counter looks free. The counter is one hot item: under a burst,
+    // a request does not queue up behind the others' transactions (no conflict retries); it creates the job
+    // queued instead, and the poller — which starts queued jobs oldest first — gives it the next slot.
+    if (await this.slotsLookFree(maxInflight)) {
+      try {
+        await transactWrite(this.documents, [this.putNew(starting), this.takeSlot(maxInflight)], ONE_TRY);
+        return { created: true, job: starting };
+      } catch (err) {
+        if (err instanceof TransactionCancelledError && err.failedConditions().includes(0)) return { created: false, job: await this.holder(err, request.job_id) };
+        if (!(err instanceof TransactionCancelledError) && !(err instanceof TransactionConflictError)) throw err;
+      }
     }
     try {
       await transactWrite(this.documents, [this.putNew(queued)]);
@@ -38,6 +44,12 @@ export class DynamoDbScanJobStore implements ScanJobStore {
       if (!(err instanceof TransactionCancelledError)) throw err;
       return { created: false, job: await this.holder(err, request.job_id) };
     }
+  }
+
+  /** A hint only (an eventually consistent read): the slot itself is taken by the conditional write. */
+  private async slotsLookFree(maxInflight: number): Promise<boolean> {
+    const { Item } = await this.documents.send(new GetCommand({ TableName: this.table, Key: SLOTS_KEY }));
+    return ((Item?.in_use as number | undefined) ?? 0) < maxInflight;
   }
 
   async get(jobId: string): Promise<ScanJob | undefined> {

@@ -112,8 +112,14 @@ export interface PollSummary {
 
 export async function pollOnce(deps: GatewayDeps): Promise<PollSummary> {
   const summary: PollSummary = { started: 0, finished: 0, republished: 0, waiting: 0, queued: 0, failed: 0 };
-  // The reads are independent hints; each job is re-read before it is acted on.
-  const [unpublished, starting, submitted] = await Promise.all([deps.jobs.inState('unpublished'), deps.jobs.inState('starting'), deps.jobs.inState('submitted')]);
+  // One round of reads, all hints: each job is re-read (or CAS-checked) before it is acted on.
+  const [unpublished, starting, submitted, queuedCount, slotsBefore] = await Promise.all([
+    deps.jobs.inState('unpublished'),
+    deps.jobs.inState('starting'),
+    deps.jobs.inState('submitted'),
+    deps.jobs.countInState('queued'),
+    deps.jobs.slotsInUse(),
+  ]);
   await Promise.all([
     ...unpublished.map((job) =>
       guard(deps, job, async () => {
@@ -147,16 +153,16 @@ export async function pollOnce(deps: GatewayDeps): Promise<PollSummary> {
       }
     }),
   ]);
-  // Slots freed above go to the oldest queued jobs; only as many are read as there are free slots.
-  const free = deps.config.maxInflight - (await deps.jobs.slotsInUse());
+  // Slots freed above go to the oldest queued jobs; only as many are read as look free (the start itself is conditional).
+  const free = Math.min(queuedCount, deps.config.maxInflight - slotsBefore + summary.finished);
   const queued = free > 0 ? await deps.jobs.inState('queued', free) : [];
   for (const job of queued) {
-    const starting = await deps.jobs.start(job, deps.now(), deps.config.maxInflight);
-    if (!starting) break; // no slot for it, none for the younger
+    const taken = await deps.jobs.start(job, deps.now(), deps.config.maxInflight);
+    if (!taken) break; // no slot for it, none for the younger
     summary.started++;
-    await guard(deps, starting, () => submit(deps, starting));
+    await guard(deps, taken, () => submit(deps, taken));
   }
-  summary.queued = await deps.jobs.countInState('queued');
+  summary.queued = Math.max(0, queuedCount - summary.started);
   return summary;
 }
 
@@ -202,17 +208,24 @@ async function submit(deps: GatewayDeps, starting: ScanJob): Promise<void> {
   let name: string;
   try {
     name = hotFolderName(request.job_id, request.original_name);
+  } catch {
+    await finishWith(deps, starting, 'error', { error: { code: 'RECOGNITION_FAILED', message: 'invalid file name' } });
+    return;
+  }
+  // The deadline clock starts when the file goes into the hot folder (not when the slot was taken). The job is
+  // marked submitted just BEFORE the write, so a poll woken by the scanner's answer already sees it as submitted.
+  const submittedAt = deps.now();
+  const deadline = Math.min(Date.parse(request.reply_deadline), submittedAt + deps.config.timeoutMs);
+  const submitted = await deps.jobs.submitted(starting, name, submittedAt, deadline);
+  if (!submitted) return; // another invocation moved it (finished it as interrupted): not ours to write
+  try {
     await deps.hotFolder.put(name, bytes);
   } catch (err) {
     const message = err instanceof InvalidFileNameError ? 'invalid file name' : 'hot folder unavailable';
     deps.log.warn('scan_submit_failed', { job_id: request.job_id, err });
-    await finishWith(deps, starting, 'error', { error: { code: 'RECOGNITION_FAILED', message } });
+    await finishWith(deps, submitted, 'error', { error: { code: 'RECOGNITION_FAILED', message } });
     return;
   }
-  // The deadline clock starts when the file is in the hot folder, not when the slot was taken.
-  const submittedAt = deps.now();
-  const deadline = Math.min(Date.parse(request.reply_deadline), submittedAt + deps.config.timeoutMs);
-  await deps.jobs.submitted(starting, name, submittedAt, deadline);
   deps.log.info('scan_submitted', { job_id: request.job_id, inbox_name: name });
 }
 
