@@ -25,17 +25,15 @@ export class DynamoDbScanJobStore implements ScanJobStore {
   async create(request: ScanRequest, requestHash: string, now: number, maxInflight: number): Promise<{ created: boolean; job: ScanJob }> {
     const queued: ScanJob = { job_id: request.job_id, request, request_hash: requestHash, state: 'queued', created_at: now, published: false, revision: 1 };
     const starting: ScanJob = { ...queued, state: 'starting', started_at: now };
-    // One write takes the id AND a slot when the counter looks free. The counter is one hot item: under a burst,
-    // a request does not queue up behind the others' transactions (no conflict retries); it creates the job
-    // queued instead, and the poller — which starts queued jobs oldest first — gives it the next slot.
-    if (await this.slotsLookFree(maxInflight)) {
-      try {
-        await transactWrite(this.documents, [this.putNew(starting), this.takeSlot(maxInflight)], ONE_TRY);
-        return { created: true, job: starting };
-      } catch (err) {
-        if (err instanceof TransactionCancelledError && err.failedConditions().includes(0)) return { created: false, job: await this.holder(err, request.job_id) };
-        if (!(err instanceof TransactionCancelledError) && !(err instanceof TransactionConflictError)) throw err;
-      }
+    // One write takes the id AND a slot. The counter is one hot item: under a burst, a request does not queue
+    // up behind the others' transactions (no conflict retries); it creates the job queued instead, and the
+    // poller — which starts queued jobs oldest first — gives it the next slot.
+    try {
+      await transactWrite(this.documents, [this.putNew(starting), this.takeSlot(maxInflight)], ONE_TRY);
+      return { created: true, job: starting };
+    } catch (err) {
+      if (err instanceof TransactionCancelledError && err.failedConditions().includes(0)) return { created: false, job: await this.holder(err, request.job_id) };
+      if (!(err instanceof TransactionCancelledError) && !(err instanceof TransactionConflictError)) throw err;
     }
     try {
       await transactWrite(this.documents, [this.putNew(queued)]);
@@ -44,12 +42,6 @@ export class DynamoDbScanJobStore implements ScanJobStore {
       if (!(err instanceof TransactionCancelledError)) throw err;
       return { created: false, job: await this.holder(err, request.job_id) };
     }
-  }
-
-  /** A hint only (an eventually consistent read): the slot itself is taken by the conditional write. */
-  private async slotsLookFree(maxInflight: number): Promise<boolean> {
-    const { Item } = await this.documents.send(new GetCommand({ TableName: this.table, Key: SLOTS_KEY }));
-    return ((Item?.in_use as number | undefined) ?? 0) < maxInflight;
   }
 
   async get(jobId: string): Promise<ScanJob | undefined> {

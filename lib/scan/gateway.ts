@@ -102,22 +102,29 @@ export interface PollSummary {
   finished: number;
   republished: number;
   waiting: number;
-  /** Jobs still queued for a slot after this pass (a hint from the index). */
+  /** Jobs still queued for a slot after this pass (a hint; 0 when no slot was free and the queue was not read). */
   queued: number;
+  /** Slots held after this pass (from the counter). */
+  inFlight: number;
   /** Jobs whose poll threw this pass (logged; they go on until their deadline). */
   failed: number;
   /** The earliest moment a waiting job can change without news from the hot folder (settle window end, deadline). */
   nextDueAt?: number;
 }
 
-export async function pollOnce(deps: GatewayDeps): Promise<PollSummary> {
-  const summary: PollSummary = { started: 0, finished: 0, republished: 0, waiting: 0, queued: 0, failed: 0 };
+/**
+ * One pass. A `light` pass (between the full ones of one invocation) looks
+ * only at submitted and queued jobs: re-publishing a stored result and
+ * recovering an interrupted start are not latency-bound (their lease and
+ * grace are 30 s and 60 s), so they need not cost every pass two queries.
+ */
+export async function pollOnce(deps: GatewayDeps, options: { light?: boolean } = {}): Promise<PollSummary> {
+  const summary: PollSummary = { started: 0, finished: 0, republished: 0, waiting: 0, queued: 0, failed: 0, inFlight: 0 };
   // One round of reads, all hints: each job is re-read (or CAS-checked) before it is acted on.
-  const [unpublished, starting, submitted, queuedCount, slotsBefore] = await Promise.all([
-    deps.jobs.inState('unpublished'),
-    deps.jobs.inState('starting'),
+  const [unpublished, starting, submitted, slotsBefore] = await Promise.all([
+    options.light ? [] : deps.jobs.inState('unpublished'),
+    options.light ? [] : deps.jobs.inState('starting'),
     deps.jobs.inState('submitted'),
-    deps.jobs.countInState('queued'),
     deps.jobs.slotsInUse(),
   ]);
   await Promise.all([
@@ -154,7 +161,7 @@ export async function pollOnce(deps: GatewayDeps): Promise<PollSummary> {
     }),
   ]);
   // Slots freed above go to the oldest queued jobs; only as many are read as look free (the start itself is conditional).
-  const free = Math.min(queuedCount, deps.config.maxInflight - slotsBefore + summary.finished);
+  const free = deps.config.maxInflight - slotsBefore + summary.finished;
   const queued = free > 0 ? await deps.jobs.inState('queued', free) : [];
   for (const job of queued) {
     const taken = await deps.jobs.start(job, deps.now(), deps.config.maxInflight);
@@ -162,9 +169,14 @@ export async function pollOnce(deps: GatewayDeps): Promise<PollSummary> {
     summary.started++;
     await guard(deps, taken, () => submit(deps, taken));
   }
-  summary.queued = Math.max(0, queuedCount - summary.started);
+  summary.inFlight = slotsBefore - summary.finished + summary.started;
+  // Without free slots the queue is not read: jobs are in flight, so the pass is not idle anyway.
+  if (free > 0) summary.queued = queued.length < free ? queued.length - summary.started : await deps.jobs.countInState('queued');
   return summary;
 }
+
+/** Within one invocation, a full pass (re-publish, interrupted starts) at most this often. */
+const FULL_PASS_EVERY_MS = 1000;
 
 /** A start older than this without a submission died on the way; its slot is given back. */
 const STARTING_GRACE_MS = 60_000;
@@ -177,10 +189,13 @@ const STARTING_GRACE_MS = 60_000;
  */
 export async function pollUntil(deps: GatewayDeps, budgetEndsAt: number): Promise<PollSummary[]> {
   const passes: PollSummary[] = [];
+  let fullAt = -Infinity;
   for (;;) {
-    const pass = await pollOnce(deps);
+    const light = deps.now() - fullAt < FULL_PASS_EVERY_MS;
+    if (!light) fullAt = deps.now();
+    const pass = await pollOnce(deps, { light });
     passes.push(pass);
-    const idle = pass.waiting + pass.queued + pass.started === 0;
+    const idle = pass.waiting + pass.queued + pass.started === 0 && pass.inFlight <= 0;
     const now = deps.now();
     const wakeAt = Math.min(now + deps.config.pollEveryMs, pass.nextDueAt ?? Infinity);
     if (idle || wakeAt >= budgetEndsAt) return passes;
