@@ -14,6 +14,8 @@ import { publishWithRetries } from '../lib/nats/publish';
 import { S3ScanFiles } from '../lib/scan/files';
 import { GatewayDeps, handleRequest, pollUntil } from '../lib/scan/gateway';
 import { LocalHotFolder } from '../lib/scan/hotfolder';
+import { SmbHotFolder } from '../lib/scan/smb-hotfolder';
+import { startSamba } from '../test/support/samba';
 import { DynamoDbScanJobStore } from '../lib/scan/dynamodb-store';
 import { ContentAiNormalizer } from '../lib/scan/normalizer';
 import { BenchStack } from './support';
@@ -101,22 +103,29 @@ export async function scanGateway(bench: BenchStack) {
   });
 
   // Emulator and poller run as the deployed ones would: on their own, in loops.
-  let running = true;
-  const loops = Promise.all([
-    (async () => {
-      while (running) {
-        for (const job of await scanOnce({ root, fixturesDir: FIXTURES })) mark(job, 'answered', performance.now());
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    })(),
-    // The deployed poller: pollUntil (passes at most POLL_MS apart, woken early by an answer or a due settle window), re-fired when idle.
-    (async () => {
-      while (running) {
-        await pollUntil(deps, Date.now() + 60_000);
-        await new Promise((r) => setTimeout(r, POLL_MS));
-      }
-    })(),
-  ]);
+  const startLoops = (d: GatewayDeps, hotRoot: string) => {
+    let running = true;
+    const loops = Promise.all([
+      (async () => {
+        while (running) {
+          for (const job of await scanOnce({ root: hotRoot, fixturesDir: FIXTURES })) mark(job, 'answered', performance.now());
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })(),
+      // The deployed poller: pollUntil (passes at most POLL_MS apart, woken early by an answer or a due settle window), re-fired when idle.
+      (async () => {
+        while (running) {
+          await pollUntil(d, Date.now() + 60_000);
+          await new Promise((r) => setTimeout(r, POLL_MS));
+        }
+      })(),
+    ]);
+    return async () => {
+      running = false;
+      await loops;
+    };
+  };
+  let stopLoops = startLoops(deps, root);
   const until = async (cond: () => boolean) => { while (!cond()) await new Promise((r) => setTimeout(r, 5)); };
 
   try {
@@ -147,10 +156,31 @@ export async function scanGateway(bench: BenchStack) {
     await Promise.all(batch.map((r) => handleRequest(deps, JSON.stringify(r))));
     await until(() => batch.every((r) => finished.has(r.job_id)));
     const total = performance.now() - began;
-    return { median, overhead: median - SETTLE_MS, total, inflight: config.maxInflight, single, batch: new Map(stats), phases };
+    const batchStats = new Map(stats);
+    await stopLoops();
+
+    // The same 100 jobs through a real Samba share (smbclient per operation).
+    stats.clear();
+    const sambaDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-samba-'));
+    const share = await startSamba(sambaDir);
+    const smbDeps: GatewayDeps = { ...deps, hotFolder: timed(new SmbHotFolder({ ...share, timeoutMs: 30_000 }), 'hotFolder', stats, onCall) };
+    stopLoops = startLoops(smbDeps, share.root);
+    let smbTotal: number;
+    try {
+      const smbBatch = Array.from({ length: 100 }, request);
+      const smbBegan = performance.now();
+      await Promise.all(smbBatch.map((r) => handleRequest(smbDeps, JSON.stringify(r))));
+      await until(() => smbBatch.every((r) => finished.has(r.job_id)));
+      smbTotal = performance.now() - smbBegan;
+    } finally {
+      await stopLoops();
+      stopLoops = async () => undefined;
+      await share.service.stop();
+      fs.rmSync(sambaDir, { recursive: true, force: true });
+    }
+    return { median, overhead: median - SETTLE_MS, total, smbTotal, inflight: config.maxInflight, single, batch: batchStats, smb: new Map(stats), phases };
   } finally {
-    running = false;
-    await loops;
+    await stopLoops();
     await nc.close();
     fs.rmSync(root, { recursive: true, force: true });
     await bench.aws.dynamodb.send(new DeleteTableCommand({ TableName }));
@@ -164,8 +194,9 @@ export function reportScanGateway(r: Awaited<ReturnType<typeof scanGateway>>): v
     `  100 jobs, ${r.inflight} in flight: ${(r.total / 1000).toFixed(1)} s = x${(r.total / SETTLE_MS).toFixed(1)} settle windows; ${(100 / (r.total / 1000)).toFixed(1)} jobs/s ` +
       `(the slot-bound ideal is x${(100 / r.inflight).toFixed(0)})\n`,
   );
+  process.stdout.write(`  100 jobs through a Samba share: ${(r.smbTotal / 1000).toFixed(1)} s = x${(r.smbTotal / SETTLE_MS).toFixed(1)} settle windows\n`);
   process.stdout.write(`  one job, median per phase: ${Object.entries(r.phases).map(([k, v]) => `${k} ${v.toFixed(0)} ms`).join('; ')}\n`);
-  for (const [title, stats] of [['10 single jobs', r.single], ['100 jobs', r.batch]] as const) {
+  for (const [title, stats] of [['10 single jobs', r.single], ['100 jobs', r.batch], ['100 jobs, SMB', r.smb]] as const) {
     process.stdout.write(`  where the time goes, ${title} (calls, total ms, ms per call):\n`);
     for (const [name, s] of [...stats].sort((a, b) => b[1].ms - a[1].ms)) {
       process.stdout.write(`    ${name.padEnd(28)} ${String(s.calls).padStart(6)} ${s.ms.toFixed(0).padStart(8)} ${(s.ms / s.calls).toFixed(1).padStart(7)}\n`);

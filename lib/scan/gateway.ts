@@ -163,12 +163,14 @@ export async function pollOnce(deps: GatewayDeps, options: { light?: boolean } =
   // Slots freed above go to the oldest queued jobs; only as many are read as look free (the start itself is conditional).
   const free = deps.config.maxInflight - slotsBefore + summary.finished;
   const queued = free > 0 ? await deps.jobs.inState('queued', free) : [];
+  const submits: Promise<boolean>[] = [];
   for (const job of queued) {
     const taken = await deps.jobs.start(job, deps.now(), deps.config.maxInflight);
     if (!taken) break; // no slot for it, none for the younger
     summary.started++;
-    await guard(deps, taken, () => submit(deps, taken));
+    submits.push(guard(deps, taken, () => submit(deps, taken))); // slots in order, files in parallel
   }
+  await Promise.all(submits);
   summary.inFlight = slotsBefore - summary.finished + summary.started;
   // Without free slots the queue is not read: jobs are in flight, so the pass is not idle anyway.
   if (free > 0) summary.queued = queued.length < free ? queued.length - summary.started : await deps.jobs.countInState('queued');
