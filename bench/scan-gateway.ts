@@ -12,9 +12,11 @@ import { loadScanConfig } from '../lib/config';
 import { silentLogger } from '../lib/log';
 import { publishWithRetries } from '../lib/nats/publish';
 import { S3ScanFiles } from '../lib/scan/files';
-import { GatewayDeps, handleRequest, pollOnce } from '../lib/scan/gateway';
+import { GatewayDeps, handleRequest, pollUntil } from '../lib/scan/gateway';
 import { LocalHotFolder } from '../lib/scan/hotfolder';
-import { ScanJobStore } from '../lib/scan/jobs';
+import { SmbHotFolder } from '../lib/scan/smb-hotfolder';
+import { startSamba } from '../test/support/samba';
+import { DynamoDbScanJobStore } from '../lib/scan/dynamodb-store';
 import { ContentAiNormalizer } from '../lib/scan/normalizer';
 import { BenchStack } from './support';
 
@@ -28,7 +30,45 @@ const SETTLE_MS = 1000;
 const POLL_MS = 100;
 const FIXTURES = path.resolve(__dirname, '../fixtures/ocr');
 
+/** Wraps every method of `target` so the time spent in each is summed under `label.method`. */
+type OnCall = (name: string, args: unknown[], began: number, ended: number) => void;
+
+function timed<T extends object>(target: T, label: string, stats: Map<string, { calls: number; ms: number }>, onCall?: OnCall): T {
+  return new Proxy(target, {
+    get(obj, prop, receiver) {
+      const value = Reflect.get(obj, prop, receiver);
+      if (typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        const began = performance.now();
+        try {
+          return await value.apply(obj, args);
+        } finally {
+          const s = stats.get(`${label}.${String(prop)}`) ?? { calls: 0, ms: 0 };
+          s.calls++;
+          const ended = performance.now();
+          s.ms += ended - began;
+          stats.set(`${label}.${String(prop)}`, s);
+          onCall?.(`${label}.${String(prop)}`, args, began, ended);
+        }
+      };
+    },
+  });
+}
+
 export async function scanGateway(bench: BenchStack) {
+  const stats = new Map<string, { calls: number; ms: number }>();
+  // Per-job milestones, to see which phase of the pipeline the time goes to.
+  const marks = new Map<string, Record<string, number>>();
+  const mark = (job: string, what: string, at: number) => {
+    const m = marks.get(job) ?? {};
+    m[what] ??= at;
+    marks.set(job, m);
+  };
+  const onCall: OnCall = (name, args, _began, ended) => {
+    if (name === 'hotFolder.put') mark(String(args[0]).slice(0, 36), 'in_input', ended);
+    if (name === 'jobs.recordPoll' && (args[1] as { settle?: unknown }).settle) mark((args[0] as { job_id: string }).job_id, 'first_seen', ended);
+    if (name === 'files.writeRaw') mark(String(args[0]).slice(4, 40), 'settled', _began);
+  };
   const template = planResources(bench.stack.definition.resources.Resources).tables.find((t) => t.logicalId === 'ScanTable')!;
   const TableName = `${template.create.TableName}-bench`;
   await bench.aws.dynamodb.send(new CreateTableCommand({ ...template.create, TableName }));
@@ -43,12 +83,12 @@ export async function scanGateway(bench: BenchStack) {
       if (e.status !== 'processing') finished.set(e.job_id, performance.now());
     },
   });
-  const config = { ...loadScanConfig({ SCAN_HOTFOLDER_ROOT: root, SCAN_RESULT_SUBJECT: subject, SCAN_SETTLE_SECONDS: '1' }), settleMs: SETTLE_MS, bucket: bench.config.buckets.files };
+  const config = { ...loadScanConfig({ SCAN_HOTFOLDER_ROOT: root, SCAN_RESULT_SUBJECT: subject, SCAN_SETTLE_SECONDS: String(SETTLE_MS / 1000), SCAN_POLL_SECONDS: String(POLL_MS / 1000) }), bucket: bench.config.buckets.files };
   const deps: GatewayDeps = {
-    jobs: new ScanJobStore(bench.aws.documents, TableName),
-    files: new S3ScanFiles(bench.aws.s3, config.bucket),
-    hotFolder: new LocalHotFolder(root),
-    publish: (s, d, id) => publishWithRetries(nc, s, d, id, 3),
+    jobs: timed(new DynamoDbScanJobStore(bench.aws.documents, TableName), 'jobs', stats, onCall),
+    files: timed(new S3ScanFiles(bench.aws.s3, config.bucket), 'files', stats, onCall),
+    hotFolder: timed(new LocalHotFolder(root), 'hotFolder', stats, onCall),
+    publish: timed({ publish: (s: string, d: string, id: string) => publishWithRetries(nc, s, d, id, 3) }, 'nats', stats).publish,
     normalizer: new ContentAiNormalizer(0.8),
     config,
     service: { name: 'bench', version: '0' },
@@ -63,11 +103,29 @@ export async function scanGateway(bench: BenchStack) {
   });
 
   // Emulator and poller run as the deployed ones would: on their own, in loops.
-  let running = true;
-  const loops = Promise.all([
-    (async () => { while (running) { await scanOnce({ root, fixturesDir: FIXTURES }); await new Promise((r) => setTimeout(r, 20)); } })(),
-    (async () => { while (running) { await pollOnce(deps); await new Promise((r) => setTimeout(r, POLL_MS)); } })(),
-  ]);
+  const startLoops = (d: GatewayDeps, hotRoot: string) => {
+    let running = true;
+    const loops = Promise.all([
+      (async () => {
+        while (running) {
+          for (const job of await scanOnce({ root: hotRoot, fixturesDir: FIXTURES })) mark(job, 'answered', performance.now());
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })(),
+      // The deployed poller: pollUntil (passes at most POLL_MS apart, woken early by an answer or a due settle window), re-fired when idle.
+      (async () => {
+        while (running) {
+          await pollUntil(d, Date.now() + 60_000);
+          await new Promise((r) => setTimeout(r, POLL_MS));
+        }
+      })(),
+    ]);
+    return async () => {
+      running = false;
+      await loops;
+    };
+  };
+  let stopLoops = startLoops(deps, root);
   const until = async (cond: () => boolean) => { while (!cond()) await new Promise((r) => setTimeout(r, 5)); };
 
   try {
@@ -75,22 +133,54 @@ export async function scanGateway(bench: BenchStack) {
     for (let i = 0; i < 10; i++) {
       const r = request();
       const began = performance.now();
+      mark(r.job_id, 'requested', began);
       await handleRequest(deps, JSON.stringify(r));
       await until(() => finished.has(r.job_id));
+      mark(r.job_id, 'published', finished.get(r.job_id)!);
       latencies.push(finished.get(r.job_id)! - began);
+    }
+    // Median of each phase over the 10 jobs.
+    const PHASES = ['requested', 'in_input', 'answered', 'first_seen', 'settled', 'published'];
+    const phases: Record<string, number> = {};
+    for (let i = 1; i < PHASES.length; i++) {
+      const spans = [...marks.values()].filter((m) => m[PHASES[i]] && m[PHASES[i - 1]]).map((m) => m[PHASES[i]] - m[PHASES[i - 1]]).sort((a, b) => a - b);
+      phases[`${PHASES[i - 1]} → ${PHASES[i]}`] = spans[Math.floor(spans.length / 2)] ?? NaN;
     }
     latencies.sort((a, b) => a - b);
     const median = latencies[5];
+    const single = new Map(stats);
+    stats.clear();
 
     const batch = Array.from({ length: 100 }, request);
     const began = performance.now();
     await Promise.all(batch.map((r) => handleRequest(deps, JSON.stringify(r))));
     await until(() => batch.every((r) => finished.has(r.job_id)));
     const total = performance.now() - began;
-    return { median, overhead: median - SETTLE_MS, total, inflight: config.maxInflight };
+    const batchStats = new Map(stats);
+    await stopLoops();
+
+    // The same 100 jobs through a real Samba share (smbclient per operation).
+    stats.clear();
+    const sambaDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-samba-'));
+    const share = await startSamba(sambaDir);
+    const smbDeps: GatewayDeps = { ...deps, hotFolder: timed(new SmbHotFolder({ ...share, timeoutMs: 30_000 }), 'hotFolder', stats, onCall) };
+    stopLoops = startLoops(smbDeps, share.root);
+    let smbTotal: number;
+    try {
+      const smbBatch = Array.from({ length: 100 }, request);
+      const smbBegan = performance.now();
+      await Promise.all(smbBatch.map((r) => handleRequest(smbDeps, JSON.stringify(r))));
+      await until(() => smbBatch.every((r) => finished.has(r.job_id)));
+      smbTotal = performance.now() - smbBegan;
+    } finally {
+      await stopLoops();
+      stopLoops = async () => undefined;
+      await share.service.stop();
+      fs.rmSync(sambaDir, { recursive: true, force: true });
+    }
+    return { median, overhead: median - SETTLE_MS, total, smbTotal, inflight: config.maxInflight, single, batch: batchStats, smb: new Map(stats), phases };
   } finally {
-    running = false;
-    await loops;
+    await stopLoops();
     await nc.close();
     fs.rmSync(root, { recursive: true, force: true });
     await bench.aws.dynamodb.send(new DeleteTableCommand({ TableName }));
@@ -104,4 +194,12 @@ export function reportScanGateway(r: Awaited<ReturnType<typeof scanGateway>>): v
     `  100 jobs, ${r.inflight} in flight: ${(r.total / 1000).toFixed(1)} s = x${(r.total / SETTLE_MS).toFixed(1)} settle windows; ${(100 / (r.total / 1000)).toFixed(1)} jobs/s ` +
       `(the slot-bound ideal is x${(100 / r.inflight).toFixed(0)})\n`,
   );
+  process.stdout.write(`  100 jobs through a Samba share: ${(r.smbTotal / 1000).toFixed(1)} s = x${(r.smbTotal / SETTLE_MS).toFixed(1)} settle windows\n`);
+  process.stdout.write(`  one job, median per phase: ${Object.entries(r.phases).map(([k, v]) => `${k} ${v.toFixed(0)} ms`).join('; ')}\n`);
+  for (const [title, stats] of [['10 single jobs', r.single], ['100 jobs', r.batch], ['100 jobs, SMB', r.smb]] as const) {
+    process.stdout.write(`  where the time goes, ${title} (calls, total ms, ms per call):\n`);
+    for (const [name, s] of [...stats].sort((a, b) => b[1].ms - a[1].ms)) {
+      process.stdout.write(`    ${name.padEnd(28)} ${String(s.calls).padStart(6)} ${s.ms.toFixed(0).padStart(8)} ${(s.ms / s.calls).toFixed(1).padStart(7)}\n`);
+    }
+  }
 }

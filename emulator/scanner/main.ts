@@ -1,17 +1,33 @@
+import fs from 'node:fs';
 import path from 'node:path';
+import { hotFolderDirs } from '../../lib/config';
+import { ConfigError, EnvReader } from '../../lib/config/env';
 import { scanOnce } from './scanner';
 
-/** The scanner emulator as a process: SCAN_HOTFOLDER_ROOT, SCAN_FIXTURES_DIR, SCAN_EMULATOR_DELAY (ms). */
-const root = process.env.SCAN_HOTFOLDER_ROOT;
-if (!root) {
-  process.stderr.write('SCAN_HOTFOLDER_ROOT is required\n');
-  process.exit(1);
+/**
+ * The scanner emulator as a process. SCAN_HOTFOLDER_ROOT (must exist),
+ * SCAN_INPUT_DIR / SCAN_OUTPUT_DIR / SCAN_TMP_DIR (as the gateway),
+ * SCAN_FIXTURES_DIR, SCAN_EMULATOR_DELAY (ms, once per pass),
+ * SCAN_EMULATOR_POLL_SECONDS (its own poll interval), SCAN_DONE_RETENTION_SECONDS.
+ * Exit code 2: bad settings or a missing root.
+ */
+const r = new EnvReader(process.env);
+const root = r.string('SCAN_HOTFOLDER_ROOT', { pattern: /^\//, hint: 'an absolute path' });
+const dirs = hotFolderDirs(r);
+const pollMs = r.seconds('SCAN_EMULATOR_POLL_SECONDS', { default: 0.25, min: 0.01, max: 60 });
+const delayMs = r.int('SCAN_EMULATOR_DELAY', { default: 500, min: 0, max: 600_000 });
+const doneRetentionMs = r.seconds('SCAN_DONE_RETENTION_SECONDS', { default: 86_400, min: 0, max: 365 * 86_400 });
+try {
+  r.done();
+} catch (err) {
+  process.stderr.write(`scanner emulator: ${(err as ConfigError).message}\n`);
+  process.exit(2);
 }
-const options = {
-  root,
-  fixturesDir: process.env.SCAN_FIXTURES_DIR ?? path.resolve(__dirname, '../../fixtures/ocr'),
-  delayMs: Number(process.env.SCAN_EMULATOR_DELAY ?? 500),
-};
+if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) {
+  process.stderr.write(`scanner emulator: the hot folder root ${root} does not exist (SCAN_HOTFOLDER_ROOT); create it or point the variable at the share\n`);
+  process.exit(2);
+}
+const options = { root, dirs, fixturesDir: process.env.SCAN_FIXTURES_DIR || path.resolve(__dirname, '../../fixtures/ocr'), delayMs, doneRetentionMs };
 let stopping = false;
 process.on('SIGTERM', () => (stopping = true));
 process.on('SIGINT', () => (stopping = true));
@@ -23,7 +39,7 @@ process.stdout.write(`scanner emulator watching ${root}\n`);
     } catch (err) {
       process.stderr.write(`${JSON.stringify({ event: 'scanner_pass_failed', message: (err as Error).message })}\n`);
     }
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((res) => setTimeout(res, pollMs));
   }
   process.exit(0);
 })();

@@ -6,7 +6,7 @@ import { publishWithRetries } from '../../lib/nats/publish';
 import { S3ScanFiles } from '../../lib/scan/files';
 import type { GatewayDeps } from '../../lib/scan/gateway';
 import { hotFolderFrom } from '../../lib/scan/hotfolders';
-import { ScanJobStore } from '../../lib/scan/jobs';
+import { DynamoDbScanJobStore } from '../../lib/scan/dynamodb-store';
 import { normalizerFor } from '../../lib/scan/normalizer';
 import { SERVICE_VERSION } from '../../lib/version';
 
@@ -22,7 +22,7 @@ export function scanDeps(): GatewayDeps {
     const scan = loadScanConfig();
     const aws = awsClients(cfg);
     wired = {
-      jobs: new ScanJobStore(aws.documents, cfg.tables.scan),
+      jobs: new DynamoDbScanJobStore(aws.documents, cfg.tables.scan),
       files: new S3ScanFiles(aws.s3, cfg.buckets.files),
       hotFolder: hotFolderFrom(scan.hotFolder, scan.dirs),
       publish: async (subject, data, msgId) => publishWithRetries(await natsConnection(cfg.nats), subject, data, msgId, scan.publishRetries),

@@ -1,12 +1,13 @@
 import middy from '@middy/core';
 import { isNatsEvent } from '../../lib/nats/event';
-import { handleRequest } from '../../lib/scan/gateway';
+import { GatewayDeps, handleRequest, RequestOutcome } from '../../lib/scan/gateway';
 import { log, scanDeps } from './deps';
 
 /** NATS trigger on the request subject (queue group scan-gateway). */
 const MAX_REQUEST_BYTES = 64 * 1024;
 
-export const handler = middy().handler(async (event: unknown) => {
+/** Never throws: one request, however hostile, must not take the function (or serverless offline) down. */
+export async function requestCore(deps: () => GatewayDeps, event: unknown): Promise<RequestOutcome> {
   if (!isNatsEvent(event)) {
     log.warn('scan_request_not_a_nats_event');
     return 'dropped';
@@ -15,5 +16,12 @@ export const handler = middy().handler(async (event: unknown) => {
     log.warn('scan_request_too_large', { bytes: Buffer.byteLength(event.data, 'utf8') });
     return 'dropped';
   }
-  return handleRequest(scanDeps(), event.data);
-});
+  try {
+    return await handleRequest(deps(), event.data);
+  } catch (err) {
+    log.error('scan_request_failed', { err });
+    return 'failed';
+  }
+}
+
+export const handler = middy().handler((event: unknown) => requestCore(scanDeps, event));

@@ -49,6 +49,18 @@ export class EnvReader {
     return value;
   }
 
+  /** A duration given in seconds, fractions allowed (`0.25`), returned in whole milliseconds. */
+  seconds(name: string, opts: { default: number; min: number; max: number }): number {
+    const text = this.raw(name);
+    if (text === undefined) return Math.round(opts.default * 1000);
+    if (!/^\d{1,9}(\.\d{1,3})?$/.test(text)) return this.fail(name, `must be a number of seconds (up to 3 decimals), got ${JSON.stringify(text)}`, Math.round(opts.default * 1000));
+    const value = Number(text);
+    if (value < opts.min || value > opts.max) {
+      return this.fail(name, `must be between ${opts.min} and ${opts.max} seconds, got ${value}`, Math.round(opts.default * 1000));
+    }
+    return Math.round(value * 1000);
+  }
+
   /** A URL whose protocol is one of `protocols`; undefined when unset and optional. */
   url(name: string, protocols: string[], opts: { optional: true }): string | undefined;
   url(name: string, protocols: string[], opts?: { optional?: false; default?: string }): string;

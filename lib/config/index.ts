@@ -144,7 +144,7 @@ export function loadSyncConfig(env: Env = process.env): SyncConfig {
   return config;
 }
 
-/** The scan gateway's settings (scan functions only; lib/scan/README.md). */
+/** The scan gateway's settings (scan functions only; lib/scan/README.md). Durations are seconds, fractions allowed. */
 export type HotFolderConfig =
   | { kind: 'local'; root: string }
   | { kind: 'smb'; host: string; port?: number; share: string; user: string; password: string };
@@ -171,21 +171,27 @@ export function loadScanConfig(env: Env = process.env): ScanConfig {
   const config: ScanConfig = {
     resultSubject: r.string('SCAN_RESULT_SUBJECT', { default: 'scan.results', pattern: /^[^\s.*>]+(\.[^\s.*>]+)*$/, hint: 'a NATS subject without wildcards' }),
     hotFolder: hotFolderConfig(r),
-    dirs: {
-      input: r.string('SCAN_INPUT_DIR', { default: 'Input', pattern: DIR, hint: 'a folder name' }),
-      output: r.string('SCAN_OUTPUT_DIR', { default: 'Output', pattern: DIR, hint: 'a folder name' }),
-      tmp: r.string('SCAN_TMP_DIR', { default: 'Tmp', pattern: DIR, hint: 'a folder name' }),
-    },
+    dirs: hotFolderDirs(r),
     maxInflight: r.int('SCAN_MAX_INFLIGHT', { default: 4, min: 1, max: 1000 }),
-    settleMs: r.int('SCAN_SETTLE_SECONDS', { default: 2, min: 0, max: 3600 }) * 1000,
-    timeoutMs: r.int('SCAN_TIMEOUT_SECONDS', { default: 300, min: 1, max: 86400 }) * 1000,
-    pollEveryMs: r.int('SCAN_POLL_SECONDS', { default: 1, min: 1, max: 60 }) * 1000,
+    settleMs: r.seconds('SCAN_SETTLE_SECONDS', { default: 2, min: 0, max: 3600 }),
+    timeoutMs: r.seconds('SCAN_TIMEOUT_SECONDS', { default: 300, min: 0.1, max: 86400 }),
+    // The designed 5 s: a pass also wakes early when an answer lands or a settle window ends.
+    pollEveryMs: r.seconds('SCAN_POLL_SECONDS', { default: 5, min: 0.05, max: 60 }),
     publishRetries: r.int('PUBLISH_RETRIES', { default: 3, min: 0, max: 10 }),
     normalizer: normalizer as ScanConfig['normalizer'],
     confidenceThreshold: threshold / 100,
   };
   r.done();
   return config;
+}
+
+/** The folder names inside the hot folder (shared by the gateway and the scanner emulator). */
+export function hotFolderDirs(r: EnvReader): ScanConfig['dirs'] {
+  return {
+    input: r.string('SCAN_INPUT_DIR', { default: 'Input', pattern: DIR, hint: 'a folder name' }),
+    output: r.string('SCAN_OUTPUT_DIR', { default: 'Output', pattern: DIR, hint: 'a folder name' }),
+    tmp: r.string('SCAN_TMP_DIR', { default: 'Tmp', pattern: DIR, hint: 'a folder name' }),
+  };
 }
 
 const SMB_VARIABLES = ['SCAN_SMB_SHARE', 'SCAN_SMB_USER', 'SCAN_SMB_PASSWORD'];

@@ -59,20 +59,27 @@ export function validateObjectKey(key: unknown): string {
   return key;
 }
 
+/** An extension is kept whole through shortening only up to this many characters (after the dot). */
+export const MAX_KEPT_EXTENSION = 16;
+
 /**
  * `<job_id>_<name>` made safe for the share: characters invalid on Windows/SMB
  * (`: < > " | ? *`, control characters) become `_`, trailing dots and spaces go,
- * and the result is cut to 240 bytes of UTF-8 keeping the extension whole.
+ * and the result is cut, by whole code points, to `maxBytes` of UTF-8, keeping
+ * an extension of at most MAX_KEPT_EXTENSION characters. The caller's budget
+ * must leave room for whatever it appends on the way (a temp suffix), since
+ * the longest name it writes is the one that must fit the file system.
  */
-export function inboxName(jobId: string, name: string): string {
+export function inboxName(jobId: string, name: string, maxBytes = MAX_INBOX_NAME_BYTES): string {
   validateName(name);
   // eslint-disable-next-line no-control-regex
   const cleaned = `${jobId}_${name}`.replace(/[:<>"|?*\u0000-\u001f\u007f]/g, '_').replace(/[. ]+$/, '');
-  if (Buffer.byteLength(cleaned, 'utf8') <= MAX_INBOX_NAME_BYTES) return cleaned;
+  if (Buffer.byteLength(cleaned, 'utf8') <= maxBytes) return cleaned;
   const dot = cleaned.lastIndexOf('.');
-  const ext = dot > jobId.length ? cleaned.slice(dot) : '';
-  const room = MAX_INBOX_NAME_BYTES - Buffer.byteLength(ext, 'utf8');
-  if (room <= jobId.length + 1) throw new InvalidFileNameError('extension too long');
+  const extLength = dot > jobId.length ? [...cleaned.slice(dot + 1)].length : 0;
+  const ext = extLength >= 1 && extLength <= MAX_KEPT_EXTENSION ? cleaned.slice(dot) : '';
+  const room = maxBytes - Buffer.byteLength(ext, 'utf8');
+  if (room <= jobId.length + 1) throw new InvalidFileNameError('no room for the name');
   return truncateUtf8(cleaned.slice(0, cleaned.length - ext.length), room).replace(/[. ]+$/, '') + ext;
 }
 

@@ -4,7 +4,7 @@ import envelopeSchema from './schemas/envelope.schema.json';
 import requestSchema from './schemas/request.schema.json';
 
 /**
- * The scan contract (DESIGN §4): the request the core system publishes and
+ * The scan contract: the request the core system publishes and
  * the envelopes the gateway answers with, as JSON Schemas in ./schemas (the
  * artefact both sides share) and their TypeScript shapes here.
  */
@@ -44,8 +44,8 @@ export type EnvelopeStatus = 'processing' | 'done' | 'needs_check' | 'error';
 export interface Envelope {
   schema_version: string;
   job_id: string;
-  file_id: string | null;
-  attempt: number | null;
+  file_id: string;
+  attempt: number;
   status: EnvelopeStatus;
   service: { name: string; version: string };
   error: { code: ScanErrorCode; message: string } | null;
@@ -61,10 +61,12 @@ export const validateEnvelope = ajv.compile<Envelope>(envelopeSchema);
 
 export const MAX_MESSAGE_LENGTH = 4000;
 
+export type EnvelopeIds = { job_id: string; file_id: string; attempt: number };
+
 export type ParsedRequest =
   | { ok: true; request: ScanRequest }
-  /** Invalid; `ids` when the job and file ids could still be read, so the sender hears why. */
-  | { ok: false; reason: string; ids?: { job_id: string; file_id: string | null; attempt: number | null } };
+  /** Invalid; `ids` when a job id AND a file id could still be read, so the sender hears why. */
+  | { ok: false; reason: string; ids?: EnvelopeIds };
 
 export function parseScanRequest(data: string): ParsedRequest {
   let body: unknown;
@@ -73,22 +75,67 @@ export function parseScanRequest(data: string): ParsedRequest {
   } catch {
     return { ok: false, reason: 'not JSON' };
   }
-  if (validateRequest(body)) return { ok: true, request: body };
+  if (validateRequest(body)) return { ok: true, request: contractFields(body) };
   const error = validateRequest.errors?.[0];
   const reason = `${error?.instancePath || 'request'} ${error?.message ?? 'is invalid'}`.trim();
   return { ok: false, reason, ids: extractIds(body) };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function extractIds(body: unknown): { job_id: string; file_id: string | null; attempt: number | null } | undefined {
-  const b = body as Record<string, unknown> | null;
-  if (!b || typeof b !== 'object' || typeof b.job_id !== 'string' || !UUID.test(b.job_id)) return undefined;
+/**
+ * Only the contract's fields, rebuilt by name: a later minor version may add
+ * fields (the schema lets them through), but nothing we did not name reaches
+ * the store — not `__proto__`, not a number that parsed to Infinity, not
+ * nesting deeper than DynamoDB holds. Ids are lower-cased here, once: two
+ * spellings of one UUID are one job.
+ */
+function contractFields(r: ScanRequest): ScanRequest {
   return {
-    job_id: b.job_id.toLowerCase(),
-    file_id: typeof b.file_id === 'string' && UUID.test(b.file_id) ? b.file_id.toLowerCase() : null,
-    attempt: Number.isSafeInteger(b.attempt) && (b.attempt as number) >= 1 ? (b.attempt as number) : null,
+    schema_version: r.schema_version,
+    job_id: r.job_id.toLowerCase(),
+    file_id: r.file_id.toLowerCase(),
+    attempt: r.attempt,
+    pipeline: r.pipeline,
+    s3: { bucket: r.s3.bucket, key: r.s3.key },
+    original_name: r.original_name,
+    reply_deadline: r.reply_deadline,
   };
+}
+
+const UUID = /^(?:urn:uuid:)?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
+
+/** The canonical lower-case UUID of a value, when it is one (an `urn:uuid:` spelling is read, then refused by the schema). */
+function readUuid(value: unknown): string | undefined {
+  const m = typeof value === 'string' ? UUID.exec(value) : null;
+  return m ? m[1].toLowerCase() : undefined;
+}
+
+/**
+ * The ids of a refused request, for its SCHEMA_MISMATCH answer: only when
+ * BOTH ids are readable (an envelope without a file id helps no one and
+ * breaks the envelope schema); `attempt` from the body when it is an
+ * integer ≥ 1, else 1 — never null.
+ */
+function extractIds(body: unknown): EnvelopeIds | undefined {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const b = body as Record<string, unknown>;
+  const job_id = readUuid(b.job_id);
+  const file_id = readUuid(b.file_id);
+  if (!job_id || !file_id) return undefined;
+  return { job_id, file_id, attempt: Number.isSafeInteger(b.attempt) && (b.attempt as number) >= 1 ? (b.attempt as number) : 1 };
+}
+
+/**
+ * A message bounded to MAX_MESSAGE_LENGTH UTF-16 units without cutting a
+ * surrogate pair in two; lone surrogates (unencodable in UTF-8, refused by
+ * strict JSON consumers) become U+FFFD.
+ */
+export function boundedMessage(text: string): string {
+  // String.prototype.toWellFormed (Node 20) is outside the ES2023 typings we compile against.
+  const clean = (text as string & { toWellFormed(): string }).toWellFormed();
+  if (clean.length <= MAX_MESSAGE_LENGTH) return clean;
+  const cut = clean.slice(0, MAX_MESSAGE_LENGTH);
+  const last = cut.charCodeAt(cut.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut;
 }
 
 export interface EnvelopeParts {
@@ -100,7 +147,7 @@ export interface EnvelopeParts {
 
 export function envelope(
   status: EnvelopeStatus,
-  ids: { job_id: string; file_id: string | null; attempt: number | null },
+  ids: EnvelopeIds,
   service: { name: string; version: string },
   parts: EnvelopeParts = {},
 ): Envelope {
@@ -111,14 +158,14 @@ export function envelope(
     attempt: ids.attempt,
     status,
     service,
-    error: parts.error ? { code: parts.error.code, message: parts.error.message.slice(0, MAX_MESSAGE_LENGTH) } : null,
+    error: parts.error ? { code: parts.error.code, message: boundedMessage(parts.error.message) } : null,
     raw_s3_key: parts.raw_s3_key ?? null,
-    metrics: { warnings: (parts.warnings ?? []).map((w) => w.slice(0, MAX_MESSAGE_LENGTH)) },
+    metrics: { warnings: (parts.warnings ?? []).map(boundedMessage) },
     ...(parts.documents ? { documents: parts.documents } : {}),
   };
 }
 
 /** Header `Nats-Msg-Id`: lets a deduplicating consumer drop a re-published envelope. */
 export function natsMsgId(e: Pick<Envelope, 'job_id' | 'attempt' | 'status'>): string {
-  return `${e.job_id}:${e.attempt ?? 0}:${e.status}`;
+  return `${e.job_id}:${e.attempt}:${e.status}`;
 }

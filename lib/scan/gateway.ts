@@ -1,19 +1,24 @@
+import { createHash } from 'node:crypto';
 import type { ScanConfig } from '../config';
 import type { Logger } from '../log';
-import { envelope, Envelope, EnvelopeParts, EnvelopeStatus, natsMsgId, parseScanRequest } from './contract';
+import { InvalidFileNameError } from '../names';
+import { envelope, Envelope, EnvelopeIds, EnvelopeParts, EnvelopeStatus, natsMsgId, parseScanRequest, ScanRequest } from './contract';
+import { AnswerNotReadyError } from './errors';
 import type { ScanFiles } from './files';
-import type { HotFolder } from './hotfolder';
-import type { ScanJob, ScanJobStore } from './jobs';
+import { HotFolder, hotFolderName } from './hotfolder';
 import { mergeAnswers } from './merge';
-import { inboxName, InvalidFileNameError } from '../names';
+import type { ScanJob } from './model';
 import type { Normalizer } from './normalizer';
 import { settle } from './settle';
+import type { ScanJobStore } from './store';
 
 /**
- * The scan gateway (DESIGN §4, serverless mapping): `handleRequest` for each
- * NATS request, `pollOnce` on the schedule. Everything that must survive an
- * invocation is on the job item; every transition is a CAS, so overlapping
- * invocations cannot double-submit, double-finish or double-publish.
+ * The scan gateway: `handleRequest` for each NATS request, `pollOnce` /
+ * `pollUntil` on the schedule. Everything that must survive an invocation is
+ * on the job item; every transition is a CAS, so overlapping invocations
+ * cannot double-submit, double-finish or double-publish. No single request,
+ * job or hot-folder error may stop the others (see lib/scan/README.md for
+ * the rules by name).
  */
 
 export interface GatewayDeps {
@@ -28,29 +33,68 @@ export interface GatewayDeps {
   log: Logger;
 }
 
-type Ids = { job_id: string; file_id: string | null; attempt: number | null };
+/** Counter of duplicate requests whose payload differs from the stored job's (a misbehaving core system). */
+export const PAYLOAD_CONFLICTS = 'scan_payload_conflicts';
 
-export async function handleRequest(deps: GatewayDeps, data: string): Promise<'started' | 'queued' | 'duplicate' | 'mismatch' | 'dropped'> {
+export type RequestOutcome = 'started' | 'queued' | 'duplicate' | 'mismatch' | 'ignored' | 'dropped' | 'failed';
+
+export async function handleRequest(deps: GatewayDeps, data: string): Promise<RequestOutcome> {
   const parsed = parseScanRequest(data);
-  if (!parsed.ok) {
-    if (!parsed.ids) {
-      deps.log.warn('scan_request_dropped', { reason: parsed.reason });
-      return 'dropped';
-    }
-    await send(deps, envelope('error', parsed.ids, deps.service, { error: { code: 'SCHEMA_MISMATCH', message: parsed.reason } }));
-    return 'mismatch';
-  }
+  if (!parsed.ok) return refuse(deps, parsed.reason, parsed.ids);
   const request = parsed.request;
   const log = deps.log.child({ job_id: request.job_id, file_id: request.file_id, attempt: request.attempt });
-  const { created, job } = await deps.jobs.create(request, deps.now());
-  if (!created) {
+  const hash = requestHash(request);
+  let created: { created: boolean; job: ScanJob };
+  try {
+    created = await deps.jobs.create(request, hash, deps.now(), deps.config.maxInflight);
+  } catch (err) {
+    // The store is down: the core system must still hear that this attempt did not start.
+    log.error('scan_request_store_failed', { err });
+    await trySend(deps, envelope('error', idsOf(request), deps.service, { error: { code: 'UNKNOWN_ERROR', message: 'the gateway could not record the job; send it again' } }));
+    return 'failed';
+  }
+  const { job } = created;
+  if (!created.created) {
     // A re-sent request: acknowledge again with ITS attempt; no second file.
-    log.info('scan_request_duplicate', { state: job.state });
-    await send(deps, envelope('processing', { ...idsOf(job), attempt: request.attempt }, deps.service));
+    if (job.request_hash && job.request_hash !== hash) {
+      // Same job id, another file: acknowledged as designed, but made visible.
+      log.warn('scan_request_payload_conflict', { state: job.state, stored_hash: job.request_hash, request_hash: hash });
+      await deps.jobs.count(PAYLOAD_CONFLICTS).catch((err) => log.error('scan_metric_failed', { err }));
+    } else {
+      log.info('scan_request_duplicate', { state: job.state });
+    }
+    await trySend(deps, envelope('processing', { ...idsOf(job.request), attempt: request.attempt }, deps.service));
     return 'duplicate';
   }
-  await send(deps, envelope('processing', idsOf(job), deps.service));
-  return (await startIfSlot(deps, job)) ? 'started' : 'queued';
+  await trySend(deps, envelope('processing', idsOf(request), deps.service));
+  if (job.state !== 'starting') return 'queued';
+  await submit(deps, job);
+  return 'started';
+}
+
+/**
+ * A request that breaks the contract: SCHEMA_MISMATCH when both ids are
+ * readable — unless a job with that id is in work or done, whose real
+ * answer would carry the same Nats-Msg-Id and be dropped by the core.
+ */
+async function refuse(deps: GatewayDeps, reason: string, ids: EnvelopeIds | undefined): Promise<RequestOutcome> {
+  if (!ids) {
+    deps.log.warn('scan_request_dropped', { reason });
+    return 'dropped';
+  }
+  let live: ScanJob | undefined;
+  try {
+    live = await deps.jobs.get(ids.job_id);
+  } catch (err) {
+    // Cannot tell: answer anyway — a broken request owes its sender a reason.
+    deps.log.error('scan_mismatch_lookup_failed', { job_id: ids.job_id, err });
+  }
+  if (live) {
+    deps.log.warn('scan_request_mismatch_for_live_job', { job_id: ids.job_id, state: live.state, attempt: ids.attempt, reason });
+    return 'ignored';
+  }
+  await trySend(deps, envelope('error', ids, deps.service, { error: { code: 'SCHEMA_MISMATCH', message: reason } }));
+  return 'mismatch';
 }
 
 export interface PollSummary {
@@ -58,97 +102,195 @@ export interface PollSummary {
   finished: number;
   republished: number;
   waiting: number;
-  /** Jobs still queued for a slot after this pass. */
+  /** Jobs still queued for a slot after this pass (a hint; 0 when no slot was free and the queue was not read). */
   queued: number;
+  /** Slots held after this pass (from the counter). */
+  inFlight: number;
+  /** Jobs whose poll threw this pass (logged; they go on until their deadline). */
+  failed: number;
+  /** The earliest moment a waiting job can change without news from the hot folder (settle window end, deadline). */
+  nextDueAt?: number;
 }
 
-export async function pollOnce(deps: GatewayDeps): Promise<PollSummary> {
-  const summary: PollSummary = { started: 0, finished: 0, republished: 0, waiting: 0, queued: 0 };
-  for (const job of await deps.jobs.inState('unpublished')) {
-    if (await deps.jobs.claimPublish(job, deps.now())) {
-      await publishResult(deps, job);
-      summary.republished++;
-    }
-  }
-  for (const job of await deps.jobs.inState('starting')) {
-    // A start that died between taking its slot and submitting: give the slot back.
-    if (deps.now() - (job.started_at ?? 0) > 60_000) {
-      if (await finishWith(deps, job, 'error', { error: { code: 'UNKNOWN_ERROR', message: 'the gateway was interrupted before submission' } })) summary.finished++;
-    }
-  }
-  for (const job of await deps.jobs.inState('submitted')) {
-    if ((await checkSubmitted(deps, job)) === 'finished') summary.finished++;
-    else summary.waiting++;
-  }
-  const queued = await deps.jobs.inState('queued');
+/**
+ * One pass. A `light` pass (between the full ones of one invocation) looks
+ * only at submitted and queued jobs: re-publishing a stored result and
+ * recovering an interrupted start are not latency-bound (their lease and
+ * grace are 30 s and 60 s), so they need not cost every pass two queries.
+ */
+export async function pollOnce(deps: GatewayDeps, options: { light?: boolean } = {}): Promise<PollSummary> {
+  const summary: PollSummary = { started: 0, finished: 0, republished: 0, waiting: 0, queued: 0, failed: 0, inFlight: 0 };
+  // One round of reads, all hints: each job is re-read (or CAS-checked) before it is acted on.
+  const [unpublished, starting, submitted, slotsBefore] = await Promise.all([
+    options.light ? [] : deps.jobs.inState('unpublished'),
+    options.light ? [] : deps.jobs.inState('starting'),
+    deps.jobs.inState('submitted'),
+    deps.jobs.slotsInUse(),
+  ]);
+  await Promise.all([
+    ...unpublished.map((job) =>
+      guard(deps, job, async () => {
+        if (await deps.jobs.claimPublish(job, deps.now())) {
+          await publishResult(deps, job);
+          summary.republished++;
+        }
+      }),
+    ),
+    ...starting.map((job) =>
+      guard(deps, job, async () => {
+        // A start that died between taking its slot and submitting: give the slot back.
+        if (deps.now() - (job.started_at ?? 0) > STARTING_GRACE_MS) {
+          if (await finishWith(deps, job, 'error', { error: { code: 'UNKNOWN_ERROR', message: 'the gateway was interrupted before submission' } })) summary.finished++;
+        }
+      }),
+    ),
+    // One job's error never stops the pass for the others.
+    ...submitted.map(async (job) => {
+      const ok = await guard(deps, job, async () => {
+        const outcome = await checkSubmitted(deps, job);
+        if (outcome.finished) summary.finished++;
+        else {
+          summary.waiting++;
+          if (outcome.dueAt !== undefined) summary.nextDueAt = Math.min(summary.nextDueAt ?? Infinity, outcome.dueAt);
+        }
+      });
+      if (!ok) {
+        summary.failed++;
+        summary.waiting++;
+      }
+    }),
+  ]);
+  // Slots freed above go to the oldest queued jobs; only as many are read as look free (the start itself is conditional).
+  const free = deps.config.maxInflight - slotsBefore + summary.finished;
+  const queued = free > 0 ? await deps.jobs.inState('queued', free) : [];
+  const submits: Promise<boolean>[] = [];
   for (const job of queued) {
-    if (!(await startIfSlot(deps, job))) break; // oldest first: no slot for it, none for the younger
+    const taken = await deps.jobs.start(job, deps.now(), deps.config.maxInflight);
+    if (!taken) break; // no slot for it, none for the younger
     summary.started++;
+    submits.push(guard(deps, taken, () => submit(deps, taken))); // slots in order, files in parallel
   }
-  summary.queued = queued.length - summary.started;
+  await Promise.all(submits);
+  summary.inFlight = slotsBefore - summary.finished + summary.started;
+  // Without free slots the queue is not read: jobs are in flight, so the pass is not idle anyway.
+  if (free > 0) summary.queued = queued.length < free ? queued.length - summary.started : await deps.jobs.countInState('queued');
   return summary;
 }
 
-/** The schedule's invocation: passes every `pollEveryMs` until its budget ends or nothing is in flight. */
+/** Within one invocation, a full pass (re-publish, interrupted starts) at most this often. */
+const FULL_PASS_EVERY_MS = 1000;
+
+/** A start older than this without a submission died on the way; its slot is given back. */
+const STARTING_GRACE_MS = 60_000;
+
+/**
+ * The schedule's invocation: passes until its budget ends or nothing is in
+ * flight. Between passes it waits `pollEveryMs` at most, and wakes earlier
+ * when a settle window or a deadline is due, or when the hot folder reports
+ * a change under Output/ (an answer landed).
+ */
 export async function pollUntil(deps: GatewayDeps, budgetEndsAt: number): Promise<PollSummary[]> {
   const passes: PollSummary[] = [];
+  let fullAt = -Infinity;
   for (;;) {
-    const pass = await pollOnce(deps);
+    const light = deps.now() - fullAt < FULL_PASS_EVERY_MS;
+    if (!light) fullAt = deps.now();
+    const pass = await pollOnce(deps, { light });
     passes.push(pass);
-    const idle = pass.waiting + pass.queued + pass.started === 0;
-    if (idle || Date.now() + deps.config.pollEveryMs >= budgetEndsAt) return passes;
-    await new Promise((r) => setTimeout(r, deps.config.pollEveryMs));
+    const idle = pass.waiting + pass.queued + pass.started === 0 && pass.inFlight <= 0;
+    const now = deps.now();
+    const wakeAt = Math.min(now + deps.config.pollEveryMs, pass.nextDueAt ?? Infinity);
+    if (idle || wakeAt >= budgetEndsAt) return passes;
+    const pause = Math.max(1, wakeAt - now);
+    await (deps.hotFolder.changed ? deps.hotFolder.changed(pause) : new Promise((r) => setTimeout(r, pause)));
   }
 }
 
-async function startIfSlot(deps: GatewayDeps, job: ScanJob): Promise<boolean> {
-  const starting = await deps.jobs.start(job, deps.now(), deps.config.maxInflight);
-  if (!starting) return false;
+/** starting → the file in Input/ → submitted; every failure becomes the job's answer. */
+async function submit(deps: GatewayDeps, starting: ScanJob): Promise<void> {
   const { request } = starting;
+  // A slot that came too late: the core stopped waiting, so nothing is read or written.
+  if (deps.now() > Date.parse(request.reply_deadline)) {
+    await finishWith(deps, starting, 'error', { error: { code: 'TIMEOUT', message: 'the job got a slot after its reply deadline' } });
+    return;
+  }
   let bytes: Buffer;
   try {
     if (request.s3.bucket !== deps.config.bucket) throw new Error(`bucket ${request.s3.bucket} is not the gateway's`);
     bytes = await deps.files.read(request.s3.bucket, request.s3.key);
   } catch (err) {
     await finishWith(deps, starting, 'error', { error: { code: 'FILE_READ_ERROR', message: `cannot read s3://${request.s3.bucket}/${request.s3.key}: ${(err as Error).message}` } });
-    return true;
+    return;
   }
   let name: string;
   try {
-    name = inboxName(request.job_id, request.original_name);
+    name = hotFolderName(request.job_id, request.original_name);
+  } catch {
+    await finishWith(deps, starting, 'error', { error: { code: 'RECOGNITION_FAILED', message: 'invalid file name' } });
+    return;
+  }
+  // The deadline clock starts when the file goes into the hot folder (not when the slot was taken). The job is
+  // marked submitted just BEFORE the write, so a poll woken by the scanner's answer already sees it as submitted.
+  const submittedAt = deps.now();
+  const deadline = Math.min(Date.parse(request.reply_deadline), submittedAt + deps.config.timeoutMs);
+  const submitted = await deps.jobs.submitted(starting, name, submittedAt, deadline);
+  if (!submitted) return; // another invocation moved it (finished it as interrupted): not ours to write
+  try {
     await deps.hotFolder.put(name, bytes);
   } catch (err) {
     const message = err instanceof InvalidFileNameError ? 'invalid file name' : 'hot folder unavailable';
     deps.log.warn('scan_submit_failed', { job_id: request.job_id, err });
-    await finishWith(deps, starting, 'error', { error: { code: 'RECOGNITION_FAILED', message } });
-    return true;
+    await finishWith(deps, submitted, 'error', { error: { code: 'RECOGNITION_FAILED', message } });
+    return;
   }
-  const deadline = Math.min(Date.parse(request.reply_deadline), starting.started_at! + deps.config.timeoutMs);
-  await deps.jobs.submitted(starting, name, deadline);
   deps.log.info('scan_submitted', { job_id: request.job_id, inbox_name: name });
-  return true;
 }
 
-async function checkSubmitted(deps: GatewayDeps, job: ScanJob): Promise<'finished' | 'waiting'> {
+type Check = { finished: true } | { finished: false; dueAt?: number };
+
+async function checkSubmitted(deps: GatewayDeps, job: ScanJob): Promise<Check> {
   const now = deps.now();
-  if (now > (job.deadline ?? 0)) {
+  const deadline = job.deadline ?? 0;
+  if (now > deadline) {
     // The inbox file is left in place: the scanning system may still be working on it.
-    const won = await finishWith(deps, job, 'error', { error: { code: 'TIMEOUT', message: job.settle ? 'the answer set never settled' : 'no answer before the deadline' } });
-    return won ? 'finished' : 'waiting';
+    const error = job.poll_failed && !job.poll_ok
+      ? { code: 'RECOGNITION_FAILED' as const, message: 'hot folder unavailable' }
+      : { code: 'TIMEOUT' as const, message: job.settle ? 'the answer set never settled' : 'no answer before the deadline' };
+    return { finished: await finishWith(deps, job, 'error', { error }) };
   }
-  const files = await deps.hotFolder.poll(job.job_id);
+  let files;
+  try {
+    files = await deps.hotFolder.poll(job.job_id);
+  } catch (err) {
+    // Logged, and polling goes on until the deadline; only a job whose every poll failed ends "hot folder unavailable".
+    deps.log.warn('scan_poll_failed', { job_id: job.job_id, err });
+    if (!job.poll_failed) await deps.jobs.recordPoll(job, { poll_failed: true });
+    return { finished: false, dueAt: deadline + 1 };
+  }
   const result = settle(files, job.settle, now, deps.config.settleMs);
   if (!result.ready) {
-    if (result.state && result.state.snapshot !== job.settle?.snapshot) await deps.jobs.saveSettle(job, result.state);
-    return 'waiting';
+    const patch = { ...(job.poll_ok ? {} : { poll_ok: true as const }), ...(result.state && result.state.snapshot !== job.settle?.snapshot ? { settle: result.state } : {}) };
+    if (Object.keys(patch).length > 0) await deps.jobs.recordPoll(job, patch);
+    const settleDue = result.state ? result.state.first_seen_at + deps.config.settleMs : Infinity;
+    return { finished: false, dueAt: Math.min(settleDue, deadline + 1) };
   }
-  const merged = await mergeAnswers(job.job_id, files!);
+  let merged;
+  try {
+    merged = await mergeAnswers(job.job_id, files!);
+  } catch (err) {
+    // The scanning system still holds a file (SMB sharing violation, delete pending): not ready yet.
+    if (err instanceof AnswerNotReadyError) {
+      deps.log.info('scan_answer_not_ready', { job_id: job.job_id, reason: err.message });
+      return { finished: false };
+    }
+    throw err;
+  }
   const rawKey = `raw/${job.job_id}.json`;
   try {
     await deps.files.writeRaw(rawKey, JSON.stringify(merged));
   } catch (err) {
     deps.log.error('scan_raw_write_failed', { job_id: job.job_id, err });
-    return (await finishWith(deps, job, 'error', { error: { code: 'UNKNOWN_ERROR', message: 'saving the raw answer failed' } })) ? 'finished' : 'waiting';
+    return { finished: await finishWith(deps, job, 'error', { error: { code: 'UNKNOWN_ERROR', message: 'saving the raw answer failed' } }) };
   }
   let parts: EnvelopeParts;
   let status: EnvelopeStatus;
@@ -161,12 +303,12 @@ async function checkSubmitted(deps: GatewayDeps, job: ScanJob): Promise<'finishe
     status = 'error';
     parts = { error: { code: 'UNKNOWN_ERROR', message: `normalisation failed: ${(err as Error).message}` }, raw_s3_key: rawKey };
   }
-  return (await finishWith(deps, job, status, parts)) ? 'finished' : 'waiting';
+  return { finished: await finishWith(deps, job, status, parts) };
 }
 
 /** Stores the result (releasing the slot) THEN publishes; only the winner of the CAS publishes. */
 async function finishWith(deps: GatewayDeps, job: ScanJob, status: EnvelopeStatus, parts: EnvelopeParts): Promise<boolean> {
-  const finished = await deps.jobs.finish(job, envelope(status, idsOf(job), deps.service, parts), deps.now());
+  const finished = await deps.jobs.finish(job, envelope(status, idsOf(job.request), deps.service, parts), deps.now());
   if (!finished) return false;
   deps.log.info('scan_finished', { job_id: job.job_id, status, error_code: parts.error?.code });
   await publishResult(deps, finished);
@@ -183,11 +325,35 @@ async function publishResult(deps: GatewayDeps, job: ScanJob): Promise<void> {
   }
 }
 
+/** Runs one job's step; a throw is logged against the job and reported as false, never thrown on. */
+async function guard(deps: GatewayDeps, job: ScanJob, step: () => Promise<void>): Promise<boolean> {
+  try {
+    await step();
+    return true;
+  } catch (err) {
+    deps.log.error('scan_job_step_failed', { job_id: job.job_id, state: job.state, err });
+    return false;
+  }
+}
+
 function send(deps: GatewayDeps, e: Envelope): Promise<void> {
   return deps.publish(deps.config.resultSubject, JSON.stringify(e), natsMsgId(e));
 }
 
-function idsOf(job: ScanJob): Ids {
-  return { job_id: job.job_id, file_id: job.request.file_id, attempt: job.request.attempt };
+/** Acks and refusals: a lost one is logged, never allowed to stop the request's own work. */
+async function trySend(deps: GatewayDeps, e: Envelope): Promise<void> {
+  try {
+    await send(deps, e);
+  } catch (err) {
+    deps.log.error('scan_publish_failed', { job_id: e.job_id, status: e.status, err });
+  }
 }
 
+function idsOf(request: ScanRequest): EnvelopeIds {
+  return { job_id: request.job_id, file_id: request.file_id, attempt: request.attempt };
+}
+
+/** What identifies the work of a job: a re-send has the same; a reuse of the id for other work does not. */
+export function requestHash(request: ScanRequest): string {
+  return createHash('sha256').update(JSON.stringify([request.file_id, request.s3.bucket, request.s3.key])).digest('hex').slice(0, 16);
+}

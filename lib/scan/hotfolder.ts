@@ -1,18 +1,24 @@
 import { randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { constants, promises as fs, watch } from 'node:fs';
 import path from 'node:path';
-import { validateName } from '../names';
+import { inboxName, MAX_INBOX_NAME_BYTES, validateName } from '../names';
+import { HotFolderUnavailableError } from './errors';
+
+export { AnswerNotReadyError, HotFolderUnavailableError } from './errors';
 
 /**
- * The hot folder of the scanning system (DESIGN §4): we drop `Input/<name>`,
- * it answers with JSON files in `Output/<job_id>/`. `put` writes in `Tmp/`
- * (same share, created on first write) and renames into `Input/`, so the
- * scanner never sees a partial file.
+ * The hot folder of the scanning system: we drop `Input/<name>`, it answers
+ * with JSON files in `Output/<job_id>/`. `put` writes in `Tmp/` (same share)
+ * and renames into `Input/`, so the scanner never sees a partial file.
+ *
+ * Folders: `put` creates `Input/` and `Tmp/` when missing (private, 0700);
+ * only a missing ROOT means the share is not there ("hot folder unavailable").
  */
 
 export interface AnswerFile {
   name: string;
   size: number;
+  /** Throws AnswerNotReadyError while the scanning system still holds the file. */
   read(): Promise<Buffer>;
 }
 
@@ -20,7 +26,14 @@ export interface HotFolder {
   put(name: string, bytes: Buffer): Promise<void>;
   /** The job's answer files (`*.json`), or null while its Output folder does not exist. */
   poll(jobId: string): Promise<AnswerFile[] | null>;
+  /** The root exists and can be read. */
   healthy(): Promise<boolean>;
+  /**
+   * Resolves when something may have changed under Output/, or after
+   * `timeoutMs` at the latest: lets a poll loop wake when an answer lands
+   * instead of a full poll interval later. Optional: without it, loops sleep.
+   */
+  changed?(timeoutMs: number): Promise<void>;
 }
 
 export interface HotFolderDirs {
@@ -31,31 +44,38 @@ export interface HotFolderDirs {
 
 export const DEFAULT_DIRS: HotFolderDirs = { input: 'Input', output: 'Output', tmp: 'Tmp' };
 
-export class HotFolderUnavailableError extends Error {
-  readonly code = 'HOT_FOLDER_UNAVAILABLE';
-  constructor(reason: string) {
-    super(`hot folder unavailable: ${reason}`);
-    this.name = 'HotFolderUnavailableError';
-  }
+/** `put` appends `.<12 hex>.part` to the name in Tmp/. */
+export const PART_SUFFIX_BYTES = '.'.length + 12 + '.part'.length;
+const partName = (name: string) => `${name}.${randomBytes(6).toString('hex')}.part`;
+
+/**
+ * The inbox name of a job's file, shortened so that the LONGEST name we
+ * write — the temp name in Tmp/ — fits MAX_INBOX_NAME_BYTES, not just the final one.
+ */
+export function hotFolderName(jobId: string, originalName: string): string {
+  return inboxName(jobId, originalName, MAX_INBOX_NAME_BYTES - PART_SUFFIX_BYTES);
 }
 
 export class LocalHotFolder implements HotFolder {
   constructor(
     readonly root: string,
-    private readonly dirs: HotFolderDirs = DEFAULT_DIRS,
+    readonly dirs: HotFolderDirs = DEFAULT_DIRS,
   ) {}
+
+  /** The absolute path of one of the folders (for the scanner side, which works through this class too). */
+  dir(kind: keyof HotFolderDirs): string {
+    return path.join(this.root, this.dirs[kind]);
+  }
 
   async put(name: string, bytes: Buffer): Promise<void> {
     validateName(name);
-    const input = path.join(this.root, this.dirs.input);
-    // Input/ belongs to the scanning system: if it is gone, the share is not the one we know.
-    if (!(await isDirectory(input))) throw new HotFolderUnavailableError(`${this.dirs.input}/ is missing under ${this.root}`);
-    const tmp = path.join(this.root, this.dirs.tmp);
-    await fs.mkdir(tmp, { recursive: true });
-    const partial = path.join(tmp, `${name}.${randomBytes(6).toString('hex')}.part`);
+    if (!(await isDirectory(this.root))) throw new HotFolderUnavailableError(`${this.root} is missing`);
+    const partial = path.join(this.dir('tmp'), partName(name));
     try {
-      await fs.writeFile(partial, bytes, { flag: 'wx' });
-      await fs.rename(partial, path.join(input, name));
+      await fs.mkdir(this.dir('input'), { recursive: true, mode: 0o700 });
+      await fs.mkdir(this.dir('tmp'), { recursive: true, mode: 0o700 });
+      await fs.writeFile(partial, bytes, { flag: 'wx', mode: 0o600 });
+      await fs.rename(partial, path.join(this.dir('input'), name));
     } catch (err) {
       await fs.rm(partial, { force: true });
       throw new HotFolderUnavailableError((err as Error).message);
@@ -64,12 +84,16 @@ export class LocalHotFolder implements HotFolder {
 
   async poll(jobId: string): Promise<AnswerFile[] | null> {
     validateName(jobId);
-    const dir = path.join(this.root, this.dirs.output, jobId);
+    const dir = path.join(this.dir('output'), jobId);
     let entries: string[];
     try {
       entries = await fs.readdir(dir);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+        // No answer yet — unless the share itself is gone, which must not pass for "waiting".
+        if (!(await isDirectory(this.root))) throw new HotFolderUnavailableError(`${this.root} is missing`);
+        return null;
+      }
       throw new HotFolderUnavailableError((err as Error).message);
     }
     const answers: AnswerFile[] = [];
@@ -82,7 +106,27 @@ export class LocalHotFolder implements HotFolder {
   }
 
   async healthy(): Promise<boolean> {
-    return isDirectory(path.join(this.root, this.dirs.input));
+    if (!(await isDirectory(this.root))) return false;
+    return fs.access(this.root, constants.R_OK | constants.X_OK).then(() => true, () => false);
+  }
+
+  changed(timeoutMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      let watcher: ReturnType<typeof watch> | undefined;
+      const done = () => {
+        clearTimeout(timer);
+        watcher?.close();
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      try {
+        // A new Output/<job>/ (the scanner renames a whole set into place) or a file written into one we already watch.
+        watcher = watch(this.dir('output'), { recursive: false }, done);
+        watcher.on('error', () => undefined);
+      } catch {
+        // No Output/ yet: fall back to the timeout.
+      }
+    });
   }
 }
 

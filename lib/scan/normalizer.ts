@@ -2,12 +2,16 @@ import { isScanErrorCode, ScanErrorCode } from './contract';
 import type { Merged, MergedFile } from './merge';
 
 /**
- * Normalizers turn the merged raw answer into the envelope's verdict
- * (DESIGN §4). Per file: failed if it did not parse, or its `error.code` is a
+ * Normalizers turn the merged raw answer into the envelope's verdict. Per file: failed if it did not parse, or its `error.code` is a
  * non-empty string; `error.code == ""` is success, and a missing/null `error`
  * is not a failure. All files failed → `error` with the first failed file's
- * code (by name); each failed file is a warning `<name>: <code>: <message>`.
+ * code (by name) and ITS message (the file is named in the warnings); each
+ * failed file is a warning `<name>: <code>: <message>`. An empty or missing
+ * message counts as absent and gets a default text, so no answer says
+ * nothing about why it failed.
  */
+
+export const NO_MESSAGE = 'the scanning system gave no message';
 
 export interface Normalized {
   status: 'done' | 'needs_check' | 'error';
@@ -30,7 +34,7 @@ function judge(file: MergedFile): FileVerdict {
   const error = (file.response as { error?: { code?: unknown; message?: unknown } | null } | null)?.error;
   const code = error?.code;
   if (typeof code !== 'string' || code === '') return { file };
-  const message = typeof error?.message === 'string' ? error.message : '';
+  const message = typeof error?.message === 'string' && error.message.trim() !== '' ? error.message : NO_MESSAGE;
   // A code outside the contract is reported as UNKNOWN_ERROR, keeping the original in the message.
   return { file, failure: isScanErrorCode(code) ? { code, message } : { code: 'UNKNOWN_ERROR', message: `${code}: ${message}` } };
 }
@@ -42,7 +46,7 @@ function normalizeWith(merged: Merged, onSuccess: (ok: MergedFile[]) => Omit<Nor
   const ok = verdicts.filter((v) => !v.failure).map((v) => v.file);
   if (ok.length === 0) {
     const first = verdicts.find((v) => v.failure)!;
-    return { status: 'error', documents: [], error: { code: first.failure!.code, message: `${first.file.name}: ${first.failure!.message}` }, metrics: { warnings } };
+    return { status: 'error', documents: [], error: { code: first.failure!.code, message: first.failure!.message }, metrics: { warnings } };
   }
   const result = onSuccess(ok);
   return { ...result, error: result.error ?? null, metrics: { warnings } };

@@ -1,7 +1,7 @@
 import type { AnswerFile } from './hotfolder';
 
 /**
- * Readiness of an answer set (DESIGN §4): at least one `*.json`, and the set
+ * Readiness of an answer set: at least one `*.json`, and the set
  * of (name, size) unchanged for the settle window. Invocations are short, so
  * the last snapshot and when it was first seen live on the job item; this is
  * the pure step from one poll to the next.

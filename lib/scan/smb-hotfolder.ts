@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { AnswerFile, DEFAULT_DIRS, HotFolder, HotFolderDirs, HotFolderUnavailableError } from './hotfolder';
+import { AnswerNotReadyError, HotFolderUnavailableError } from './errors';
+import { AnswerFile, DEFAULT_DIRS, HotFolder, HotFolderDirs } from './hotfolder';
 import { validateName } from '../names';
 
 /**
@@ -30,6 +31,7 @@ interface Run {
   output: string;
 }
 
+const NOT_READY = /NT_STATUS_(SHARING_VIOLATION|DELETE_PENDING|FILE_LOCK_CONFLICT|LOCK_NOT_GRANTED)/;
 const LISTING = /^ {2}(.+?)\s+([A-Z]*)\s+(\d+)\s+\w{3} \w{3}\s+\d+ [\d:]+ \d{4}$/;
 
 export class SmbHotFolder implements HotFolder {
@@ -45,8 +47,9 @@ export class SmbHotFolder implements HotFolder {
     const local = await this.scratch(bytes);
     const part = `${this.dirs.tmp}/${name}.${randomBytes(6).toString('hex')}.part`;
     try {
-      const run = await this.run(`mkdir "${this.dirs.tmp}"; put "${local}" "${part}"; rename "${part}" "${this.dirs.input}/${name}"`);
-      if (!run.ok) {
+      // Input/ and Tmp/ are created when missing (smbclient goes on past a mkdir that finds the folder there).
+      const run = await this.run(`mkdir "${this.dirs.input}"; mkdir "${this.dirs.tmp}"; put "${local}" "${part}"; rename "${part}" "${this.dirs.input}/${name}"`);
+      if (!run.ok || /NT_STATUS_(?!OBJECT_NAME_COLLISION)[A-Z_]+/.test(run.output)) {
         await this.run(`del "${part}"`).catch(() => undefined);
         throw new HotFolderUnavailableError(lastStatus(run.output));
       }
@@ -75,15 +78,20 @@ export class SmbHotFolder implements HotFolder {
     return answers.sort((a, b) => (a.name < b.name ? -1 : 1));
   }
 
+  /** The share (the root) answers a listing. */
   async healthy(): Promise<boolean> {
-    return (await this.run(`ls "${this.dirs.input}"`).catch(() => ({ ok: false }) as Run)).ok;
+    return (await this.run('ls').catch(() => ({ ok: false }) as Run)).ok;
   }
 
   private async read(remote: string): Promise<Buffer> {
     const local = await this.scratch(Buffer.alloc(0));
     try {
       const run = await this.run(`get "${remote}" "${local}"`);
-      if (!run.ok) throw new HotFolderUnavailableError(lastStatus(run.output));
+      if (!run.ok) {
+        // The scanning system still holds the file (or is deleting it): not ready yet, not an error.
+        if (NOT_READY.test(run.output)) throw new AnswerNotReadyError(lastStatus(run.output));
+        throw new HotFolderUnavailableError(lastStatus(run.output));
+      }
       return await fs.readFile(local);
     } finally {
       await fs.rm(local, { force: true });

@@ -21,12 +21,13 @@ export interface Share {
   service: RunningService;
 }
 
-export async function startSamba(dir: string): Promise<Share> {
+/** `fixedPort`: Samba's Python client bindings (test/support/smb-hold.py) only reach port 445. */
+export async function startSamba(dir: string, fixedPort?: number): Promise<Share> {
   const smbd = ensureSystemDep('smbd', () => undefined);
   ensureSystemDep('smbclient', () => undefined);
   const smbpasswd = path.join(path.dirname(smbd).replace('/sbin', '/bin'), 'smbpasswd');
   for (const sub of ['state', 'private', 'lock', 'cache', 'pid', 'share/Input']) fs.mkdirSync(path.join(dir, sub), { recursive: true });
-  const port = await freePort();
+  const port = fixedPort ?? (await freePort());
   const conf = path.join(dir, 'smb.conf');
   fs.writeFileSync(
     conf,

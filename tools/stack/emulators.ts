@@ -55,9 +55,10 @@ const brokerage: EmulatorSpec = {
 const scanner: EmulatorSpec = {
   name: 'scanner',
   async start(ctx) {
-    // The hot folder: Input/ is the scanning system's, so the emulator's side creates it.
+    // The hot folder: Input/ is the scanning system's, so the emulator's side creates it. Private (0700): it holds users' documents.
     const root = path.join(path.dirname(ctx.logDir), 'hotfolder');
-    fs.mkdirSync(path.join(root, 'Input'), { recursive: true });
+    fs.mkdirSync(path.join(root, 'Input'), { recursive: true, mode: 0o700 });
+    fs.chmodSync(root, 0o700);
     const env = { SCAN_HOTFOLDER_ROOT: root };
     const service = await tsProcess(ctx, 'scanner-emulator', 'scanner/main.ts', { ...env, SCAN_EMULATOR_DELAY: process.env.SCAN_EMULATOR_DELAY ?? '500' }, root, async () =>
       fs.readFileSync(path.join(ctx.logDir, 'scanner-emulator.log'), 'utf8').includes('watching'),

@@ -1,118 +1,14 @@
-import { PutObjectCommand, GetObjectCommand } from '@aws-sdk/client-s3';
-import { randomUUID } from 'node:crypto';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { NatsConnection, Subscription } from 'nats';
 import { scanOnce } from '../../../emulator/scanner/scanner';
-import { loadScanConfig } from '../../../lib/config';
-import { Envelope, validateEnvelope } from '../../../lib/scan/contract';
-import { S3ScanFiles } from '../../../lib/scan/files';
-import { GatewayDeps, handleRequest, pollOnce } from '../../../lib/scan/gateway';
-import { LocalHotFolder } from '../../../lib/scan/hotfolder';
-import { ScanJobStore } from '../../../lib/scan/jobs';
-import { ContentAiNormalizer, NullNormalizer } from '../../../lib/scan/normalizer';
-import { publishWithRetries } from '../../../lib/nats/publish';
-import { silentLogger } from '../../../lib/log';
-import { isolatedTable, stackClients, stackConfig, stackNats } from '../../support/stack';
+import { validateEnvelope } from '../../../lib/scan/contract';
+import { handleRequest, pollOnce } from '../../../lib/scan/gateway';
+import { NullNormalizer } from '../../../lib/scan/normalizer';
+import { aws, bucket, FIXTURES, finals, harness, nats, request, runToEnd, scanSuite, upload } from '../../support/scan';
 
 /** The gateway on DynamoDB Local, s3rver, nats-server and a real hot folder, the scanner emulator in-process. */
-const FIXTURES = path.resolve(__dirname, '../../../fixtures/ocr');
-const aws = stackClients();
-const bucket = stackConfig().buckets.files;
-let nc: NatsConnection;
-const cleanups: Array<() => Promise<void>> = [];
-
-beforeAll(async () => {
-  nc = await stackNats();
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
-afterAll(async () => {
-  await nc.close();
-  aws.dynamodb.destroy();
-  aws.s3.destroy();
-});
-
-interface Harness {
-  deps: GatewayDeps;
-  root: string;
-  envelopes: Envelope[];
-  msgIds: string[];
-  sub: Subscription;
-  clock: { now: number };
-}
-
-/** A gateway of its own: its own table (so its own slot counter), hot folder and result subject. */
-async function harness(over: Partial<GatewayDeps> = {}, env: Record<string, string> = {}): Promise<Harness> {
-  const table = await isolatedTable(aws, 'ScanTable');
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-'));
-  fs.mkdirSync(path.join(root, 'Input'));
-  const subject = `scan.results.${randomUUID()}`;
-  const envelopes: Envelope[] = [];
-  const msgIds: string[] = [];
-  const sub = nc.subscribe(subject, {
-    callback: (_err, msg) => {
-      envelopes.push(JSON.parse(new TextDecoder().decode(msg.data)));
-      msgIds.push(msg.headers?.get('Nats-Msg-Id') ?? '');
-    },
-  });
-  await nc.flush();
-  cleanups.push(async () => {
-    sub.unsubscribe();
-    fs.rmSync(root, { recursive: true, force: true });
-    await table.drop();
-  });
-  const clock = { now: Date.parse('2026-12-02T12:00:00Z') };
-  const config = { ...loadScanConfig({ SCAN_HOTFOLDER_ROOT: root, SCAN_RESULT_SUBJECT: subject, ...env }), bucket };
-  const deps: GatewayDeps = {
-    jobs: new ScanJobStore(aws.documents, table.name),
-    files: new S3ScanFiles(aws.s3, bucket),
-    hotFolder: new LocalHotFolder(root),
-    publish: (s, data, id) => publishWithRetries(nc, s, data, id, config.publishRetries),
-    normalizer: new ContentAiNormalizer(0.8),
-    config,
-    service: { name: 'test', version: '1' },
-    now: () => clock.now,
-    log: silentLogger,
-    ...over,
-  };
-  return { deps, root, envelopes, msgIds, sub, clock };
-}
-
-async function upload(name: string): Promise<string> {
-  const key = `inbox/${randomUUID()}/${name}`;
-  await aws.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: fs.readFileSync(path.join(FIXTURES, 'inputs', name)) }));
-  return key;
-}
-
-function request(key: string, name: string, over: Record<string, unknown> = {}) {
-  return {
-    schema_version: '1.0',
-    job_id: randomUUID(),
-    file_id: randomUUID(),
-    attempt: 1,
-    pipeline: 'image',
-    s3: { bucket, key },
-    original_name: name,
-    reply_deadline: '2026-12-02T13:00:00Z',
-    ...over,
-  };
-}
-
-/** Polls as the schedule would, the clock stepping past the settle window. */
-async function runToEnd(h: Harness, maxPolls = 6) {
-  for (let i = 0; i < maxPolls; i++) {
-    await scanOnce({ root: h.root, fixturesDir: FIXTURES });
-    await pollOnce(h.deps);
-    h.clock.now += 2500;
-  }
-  await nc.flush();
-  await new Promise((r) => setTimeout(r, 50));
-}
-
-const finals = (h: Harness) => h.envelopes.filter((e) => e.status !== 'processing');
+scanSuite();
 
 describe('scan gateway', () => {
   it('aep_3.pdf: ack, then one envelope with a warning about aep_3_ofr.json; raw holds both files', async () => {
@@ -154,7 +50,7 @@ describe('scan gateway', () => {
     const answers = await Promise.all([1, 2, 3].map((attempt) => handleRequest(h.deps, JSON.stringify({ ...req, attempt }))));
     expect(answers.filter((a) => a === 'duplicate')).toHaveLength(2);
     expect(await handleRequest(h.deps, JSON.stringify({ ...req, attempt: 7 }))).toBe('duplicate');
-    await nc.flush();
+    await nats().flush();
     expect(fs.readdirSync(path.join(h.root, 'Input'))).toHaveLength(1);
     expect(h.envelopes.map((e) => e.attempt).sort()).toEqual([1, 2, 3, 7]);
   });
@@ -165,7 +61,7 @@ describe('scan gateway', () => {
       const bad = request('k', 'a.pdf', { schema_version: '2.0' });
       expect(await handleRequest(h.deps, JSON.stringify(bad))).toBe('mismatch');
       expect(await handleRequest(h.deps, 'garbage')).toBe('dropped');
-      await nc.flush();
+      await nats().flush();
       expect(h.envelopes).toEqual([expect.objectContaining({ status: 'error', job_id: bad.job_id, error: expect.objectContaining({ code: 'SCHEMA_MISMATCH' }) })]);
       expect(await h.deps.jobs.get(bad.job_id)).toBeUndefined(); // no ack, no job
     });
@@ -180,7 +76,7 @@ describe('scan gateway', () => {
       const h = await harness();
       const key = await upload('aep_6.pdf');
       await handleRequest(h.deps, JSON.stringify(request(key, 'aep_6.pdf', override(key))));
-      await nc.flush();
+      await nats().flush();
       expect(finals(h)).toEqual([expect.objectContaining({ status: 'error', error: expect.objectContaining({ code }) })]);
       expect(fs.readdirSync(path.join(h.root, 'Input'))).toEqual([]);
       expect(await h.deps.jobs.slotsInUse()).toBe(0);
@@ -190,7 +86,7 @@ describe('scan gateway', () => {
       const h = await harness();
       fs.rmSync(h.root, { recursive: true }); // the share is gone
       await handleRequest(h.deps, JSON.stringify(request(await upload('aep_6.pdf'), 'aep_6.pdf')));
-      await nc.flush();
+      await nats().flush();
       expect(finals(h)[0].error).toEqual({ code: 'RECOGNITION_FAILED', message: 'hot folder unavailable' });
       expect(await h.deps.jobs.slotsInUse()).toBe(0);
     });
@@ -202,7 +98,7 @@ describe('scan gateway', () => {
       fs.mkdirSync(path.join(h.root, 'Output', req.job_id), { recursive: true });
       fs.writeFileSync(path.join(h.root, 'Output', req.job_id, 'answer.json'), '<html>oops');
       for (let i = 0; i < 3; i++, h.clock.now += 2500) await pollOnce(h.deps);
-      await nc.flush();
+      await nats().flush();
       expect(finals(h)[0]).toMatchObject({ error: { code: 'INVALID_FORMAT' }, raw_s3_key: `raw/${req.job_id}.json` });
     });
 
@@ -230,7 +126,7 @@ describe('scan gateway', () => {
       await handleRequest(h.deps, JSON.stringify(req));
       h.clock.now += 10_000;
       await pollOnce(h.deps);
-      await nc.flush();
+      await nats().flush();
       expect(finals(h)[0].error?.code).toBe('TIMEOUT');
       expect(fs.readdirSync(path.join(h.root, 'Input'))).toEqual([`${req.job_id}_aep_6.pdf`]);
 
@@ -243,7 +139,7 @@ describe('scan gateway', () => {
         fs.appendFileSync(file, ' '); // never stops growing
         await pollOnce(g.deps);
       }
-      await nc.flush();
+      await nats().flush();
       expect(finals(g)).toEqual([expect.objectContaining({ error: { code: 'TIMEOUT', message: 'the answer set never settled' } })]);
     });
   });
@@ -267,7 +163,7 @@ describe('scan gateway', () => {
     for (const r of reqs) await handleRequest(h.deps, JSON.stringify(r));
     await scanOnce({ root: h.root, fixturesDir: FIXTURES });
     for (let i = 0; i < 3; i++, h.clock.now += 2500) await Promise.all([pollOnce(h.deps), pollOnce(h.deps), pollOnce(h.deps)]);
-    await nc.flush();
+    await nats().flush();
     await new Promise((r) => setTimeout(r, 50));
     const counts = reqs.map((r) => finals(h).filter((e) => e.job_id === r.job_id).length);
     expect(counts).toEqual([1, 1, 1]);
@@ -289,7 +185,7 @@ describe('scan gateway', () => {
     fail = false;
     h.clock.now += 31_000; // the lease of the failed publisher runs out
     await Promise.all([pollOnce(h.deps), pollOnce(h.deps)]);
-    await nc.flush();
+    await nats().flush();
     await new Promise((r) => setTimeout(r, 50));
     expect(finals(h)).toHaveLength(1);
     expect(h.msgIds[h.msgIds.length - 1]).toBe(`${req.job_id}:1:done`);
@@ -306,7 +202,7 @@ describe('scan gateway', () => {
       await scanOnce({ root: h.root, fixturesDir: FIXTURES });
       await pollOnce(h.deps);
       h.clock.now += 2500;
-      await nc.flush();
+      await nats().flush();
     }
     expect(most).toBe(4);
     expect(finals(h)).toHaveLength(10);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { HotFolder, HotFolderUnavailableError, LocalHotFolder } from '../../../lib/scan/hotfolder';
+import { HotFolder, hotFolderName, HotFolderUnavailableError, LocalHotFolder } from '../../../lib/scan/hotfolder';
 import { InvalidFileNameError } from '../../../lib/names';
 import { settle, SettleState } from '../../../lib/scan/settle';
 import { SmbHotFolder } from '../../../lib/scan/smb-hotfolder';
@@ -66,13 +66,27 @@ describe('put', () => {
     expect(fs.readdirSync(path.join(root, 'Tmp'))).toEqual([]); // created on first write, left empty
   });
 
-  it('is unavailable when the root or Input/ is gone, and writes nothing', async () => {
+  it('creates a missing Input/ (and Tmp/) on put; healthy() means the root is there', async () => {
     fs.rmSync(path.join(root, 'Input'), { recursive: true });
+    const folder = newFolder(root);
+    expect(await folder.healthy()).toBe(true);
+    await folder.put('a.pdf', Buffer.from('x'));
+    expect(fs.readdirSync(path.join(root, 'Input'))).toEqual(['a.pdf']);
+  });
+
+  it('the longest inbox name (150 Cyrillic characters) fits through Tmp/', async () => {
+    const name = hotFolderName(randomUUID(), `${'Я'.repeat(150)}.pdf`);
+    await newFolder(root).put(name, Buffer.from('x'));
+    expect(fs.readdirSync(path.join(root, 'Input'))).toEqual([name]);
+  });
+
+  it('is unavailable when the ROOT is gone, and writes nothing', async () => {
+    if (root === share.root) return; // the share's own folder: covered by test/integration/scan/smb.test.ts
+    fs.rmSync(root, { recursive: true });
     const folder = newFolder(root);
     await expect(folder.put('a.pdf', Buffer.from('x'))).rejects.toBeInstanceOf(HotFolderUnavailableError);
     expect(await folder.healthy()).toBe(false);
-    const tmp = path.join(root, 'Tmp');
-    expect(fs.existsSync(tmp) ? fs.readdirSync(tmp) : []).toEqual([]); // no partial file left behind
+    expect(fs.existsSync(root)).toBe(false); // not re-created: a missing root is a missing share
   });
 
   it.each(['../escape.pdf', '/etc/passwd', '..', 'a/../../b', '.hidden', 'nul\0.pdf'])('refuses the name %j and writes nothing', async (name) => {

@@ -69,7 +69,8 @@ describe('scanner emulator + normalizers on the fixtures', () => {
 
   it('a broken fixture is answered INVALID_DOCUMENT naming it', async () => {
     const { result } = await scan('aep_9.pdf', undefined, Buffer.from('%PDF-1.4'));
-    expect(result.error).toEqual({ code: 'INVALID_DOCUMENT', message: 'aep_9.json: fixture aep_9.json is broken' });
+    expect(result.error).toEqual({ code: 'INVALID_DOCUMENT', message: 'fixture aep_9.json is broken' }); // the file's own message; its name is in the warnings
+    expect(result.metrics.warnings).toEqual(['aep_9.json: INVALID_DOCUMENT: fixture aep_9.json is broken']);
   });
 
   it('marks inputs .done, ignores dot-files and foreign names, answers each input once', async () => {

@@ -79,10 +79,20 @@ describe('loadScanConfig', () => {
       maxInflight: 4,
       settleMs: 2000,
       timeoutMs: 300_000,
+      pollEveryMs: 5000,
       publishRetries: 3,
       resultSubject: 'scan.results',
       dirs: { input: 'Input', output: 'Output', tmp: 'Tmp' },
     });
+  });
+
+  it('timing settings accept fractional seconds, and refuse what is not a duration', () => {
+    expect(loadScanConfig({ SCAN_HOTFOLDER_ROOT: '/x', SCAN_POLL_SECONDS: '0.25', SCAN_SETTLE_SECONDS: '1.5', SCAN_TIMEOUT_SECONDS: '90.125' })).toMatchObject({
+      pollEveryMs: 250,
+      settleMs: 1500,
+      timeoutMs: 90_125,
+    });
+    for (const bad of ['1e3', '-1', 'soon', '0.0001', '.5']) expect(() => loadScanConfig({ SCAN_HOTFOLDER_ROOT: '/x', SCAN_POLL_SECONDS: bad })).toThrow(/SCAN_POLL_SECONDS/);
   });
 
   it('an SMB share when all SCAN_SMB_ variables are set', () => {

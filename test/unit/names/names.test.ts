@@ -77,4 +77,20 @@ describe('inboxName', () => {
       { numRuns: 2000 },
     );
   });
+
+  it('fits a smaller budget (room for a temp suffix), cutting by code points', () => {
+    const inbox = inboxName(JOB, `${'😀'.repeat(100)}.pdf`, 222);
+    expect(Buffer.byteLength(inbox, 'utf8')).toBeLessThanOrEqual(222);
+    expect(inbox).toMatch(new RegExp(`^${JOB}_(😀)+\\.pdf$`, 'u'));
+  });
+
+  it('keeps an extension of at most 16 characters; a longer one is cut like the rest', () => {
+    const long = `${'a'.repeat(300)}.${'e'.repeat(16)}`;
+    expect(inboxName(JOB, long).endsWith(`.${'e'.repeat(16)}`)).toBe(true);
+    const tooLong = `${'a'.repeat(300)}.${'e'.repeat(17)}`;
+    const cut = inboxName(JOB, tooLong);
+    expect(Buffer.byteLength(cut, 'utf8')).toBeLessThanOrEqual(MAX_INBOX_NAME_BYTES);
+    expect(cut).toBe(`${JOB}_${'a'.repeat(MAX_INBOX_NAME_BYTES - JOB.length - 1)}`);
+    expect(() => inboxName(JOB, `a.${'e'.repeat(300)}`)).not.toThrow(); // never "extension too long"
+  });
 });

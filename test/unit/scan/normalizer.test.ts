@@ -1,4 +1,4 @@
-import { ContentAiNormalizer, NullNormalizer } from '../../../lib/scan/normalizer';
+import { ContentAiNormalizer, NO_MESSAGE, NullNormalizer } from '../../../lib/scan/normalizer';
 import type { MergedFile } from '../../../lib/scan/merge';
 
 const file = (name: string, response: unknown, parse_error: string | null = null): MergedFile => ({ name, response, parse_error });
@@ -20,7 +20,7 @@ describe('normalizer rules', () => {
 
   it('a code outside the contract is UNKNOWN_ERROR keeping the original', () => {
     const r = n.normalize(merged(file('a.json', { error: { code: 'E_PAPER_JAM', message: 'tray 2' } })));
-    expect(r.error).toEqual({ code: 'UNKNOWN_ERROR', message: 'a.json: E_PAPER_JAM: tray 2' });
+    expect(r.error).toEqual({ code: 'UNKNOWN_ERROR', message: 'E_PAPER_JAM: tray 2' });
   });
 
   it('needs_check below the threshold, done at or above it', () => {
@@ -32,7 +32,19 @@ describe('normalizer rules', () => {
     expect(new NullNormalizer().normalize(merged(file('a.json', ok()), file('b.json', { error: { code: 'TIMEOUT', message: '' } })))).toMatchObject({
       status: 'error',
       error: { code: 'NOT_IMPLEMENTED' },
-      metrics: { warnings: ['b.json: TIMEOUT: '] },
+      metrics: { warnings: [`b.json: TIMEOUT: ${NO_MESSAGE}`] },
     });
+  });
+
+  it('all failed: error.message is that file\'s own message; the file name is in the warnings', () => {
+    const r = n.normalize(merged(file('b.json', { error: { code: 'INVALID_DOCUMENT', message: 'blank page' } }), file('c.json', { error: { code: 'TIMEOUT', message: 'slow' } })));
+    expect(r.error).toEqual({ code: 'INVALID_DOCUMENT', message: 'blank page' });
+    expect(r.metrics.warnings).toEqual(['b.json: INVALID_DOCUMENT: blank page', 'c.json: TIMEOUT: slow']);
+  });
+
+  it.each([[''], ['   '], [undefined], [null], [42]])('an empty or absent message (%p) gets the default text', (message) => {
+    const r = n.normalize(merged(file('a.json', { error: { code: 'INVALID_DOCUMENT', message } })));
+    expect(r.error).toEqual({ code: 'INVALID_DOCUMENT', message: NO_MESSAGE });
+    expect(r.metrics.warnings).toEqual([`a.json: INVALID_DOCUMENT: ${NO_MESSAGE}`]);
   });
 });

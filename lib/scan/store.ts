@@ -1,0 +1,39 @@
+import type { Envelope, ScanRequest } from './contract';
+import type { JobState, ScanJob } from './model';
+import type { SettleState } from './settle';
+
+/**
+ * The durable job store of the gateway. Every transition is a CAS on the
+ * job's state and revision; the in-flight counter (slots) moves in the SAME
+ * write as the job that takes or gives back a slot, so no slot can leak and
+ * two pollers racing on one job cannot both move it. A method that lost a
+ * race answers `undefined`/`false`; it never throws for that.
+ */
+export interface ScanJobStore {
+  /**
+   * Dedup by job_id (replaces an in-process LRU): creates the job, already
+   * `starting` with a slot when one is free under `maxInflight`, else `queued`.
+   * A job that exists is returned as it is (`created: false`).
+   */
+  create(request: ScanRequest, requestHash: string, now: number, maxInflight: number): Promise<{ created: boolean; job: ScanJob }>;
+  get(jobId: string): Promise<ScanJob | undefined>;
+  /** Jobs in a state, oldest first, at most `limit`; each re-read and kept only if STILL in that state. */
+  inState(state: JobState | 'unpublished', limit?: number): Promise<ScanJob[]>;
+  /** How many jobs wait in a state (a hint from the index, no re-read). */
+  countInState(state: JobState, limit?: number): Promise<number>;
+  /** queued → starting, taking a slot in the same write; undefined when no slot is free or another poller took it. */
+  start(job: ScanJob, now: number, maxInflight: number): Promise<ScanJob | undefined>;
+  /** starting → submitted: the file is in Input/ since `submittedAt`. */
+  submitted(job: ScanJob, inboxName: string, submittedAt: number, deadline: number): Promise<ScanJob | undefined>;
+  /** Saves what a poll learned (the settle snapshot, that the hot folder answered); same state. */
+  recordPoll(job: ScanJob, patch: { settle?: SettleState; poll_ok?: true; poll_failed?: true }): Promise<ScanJob | undefined>;
+  /** → finished with its envelope stored (before publishing), the slot released if held, the publish lease taken. */
+  finish(job: ScanJob, result: Envelope, now: number): Promise<ScanJob | undefined>;
+  /** Takes the right to (re-)publish a stored result whose lease ran out. */
+  claimPublish(job: ScanJob, now: number): Promise<boolean>;
+  markPublished(jobId: string, now: number): Promise<void>;
+  slotsInUse(): Promise<number>;
+  /** Operational counters (e.g. duplicate requests whose payload differs). */
+  count(metric: string): Promise<void>;
+  counter(metric: string): Promise<number>;
+}
