@@ -213,6 +213,25 @@ describe('legacy import', () => {
       }
     }));
 
+  it('two imports of one file at once write each row exactly once, with the same ids', () =>
+    withTable(async (store, table) => {
+      const big = bigFile(300);
+      try {
+        const [a, b] = await Promise.all([importFile(big.file, store), importFile(big.file, store)]);
+        expect(a.summary.errors + b.summary.errors).toBe(0);
+        expect(a.summary.imported + b.summary.imported).toBe(300);
+        expect(a.ids).toEqual(b.ids);
+        expect(a.import_time).toBe(b.import_time);
+        const items = await tableItems(aws, table);
+        expect(items.download).toHaveLength(300);
+        expect(items['legacy-id']).toHaveLength(300);
+        expect(items.guard).toHaveLength(30);
+        expectOldIdOrder(a.ids);
+      } finally {
+        big.remove();
+      }
+    }));
+
   it('a run killed half way (SIGKILL), then re-run, ends with exactly one download per row, in old-id order', () =>
     withTable(async (store, table) => {
       const big = bigFile(1_000);
