@@ -234,23 +234,35 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
 
   /**
    * The usual case in one transaction for many rows (a transaction per row
-   * costs the emulator and the service far more than its items): all rows are
-   * written, or, when any row is refused, none, and each row goes again alone.
+   * costs the emulator and the service far more than its items): rows are cut
+   * into transactions of at most 100 items; each is written whole, or, when
+   * any of its rows is refused, not at all, and its rows go again one by one.
    */
   async importDownloadsIfNoActive(rows: Array<{ download: Download; legacyId: string }>): Promise<LegacyImportOutcome[]> {
     const hashes = rows.flatMap((r) => r.download.infohashes.map((h) => h.infohash));
     if (new Set(hashes).size !== hashes.length) throw new RangeError('the rows of one import batch must not share an infohash');
-    const imported = rows.map((r) => ({ legacyId: r.legacyId, download: this.importable(r.download) }));
-    const items = imported.flatMap((r) => this.importItems(r.download, r.legacyId));
-    if (rows.length > 1 && items.length <= MAX_TRANSACT_ITEMS) {
-      try {
-        await transactWrite(this.documents, items);
-        return imported.map((r) => ({ outcome: 'imported', download: r.download }));
-      } catch (err) {
-        if (!(err instanceof TransactionCancelledError)) throw err;
-      }
+    const chunks: Array<Array<{ download: Download; legacyId: string; items: TransactItem[] }>> = [[]];
+    for (const r of rows) {
+      const download = this.importable(r.download);
+      const items = this.importItems(download, r.legacyId);
+      const last = chunks[chunks.length - 1];
+      if (last.reduce((n, c) => n + c.items.length, 0) + items.length > MAX_TRANSACT_ITEMS) chunks.push([]);
+      chunks[chunks.length - 1].push({ download, legacyId: r.legacyId, items });
     }
-    return Promise.all(rows.map((r) => this.importDownloadIfNoActive(r.download, r.legacyId)));
+    const outcomes = await Promise.all(
+      chunks.map(async (chunk): Promise<LegacyImportOutcome[]> => {
+        if (chunk.length > 1) {
+          try {
+            await transactWrite(this.documents, chunk.flatMap((c) => c.items));
+            return chunk.map((c) => ({ outcome: 'imported', download: c.download }));
+          } catch (err) {
+            if (!(err instanceof TransactionCancelledError)) throw err;
+          }
+        }
+        return Promise.all(chunk.map((c) => this.importDownloadIfNoActive(c.download, c.legacyId)));
+      }),
+    );
+    return outcomes.flat();
   }
 
   private importable(download: Download): Download {

@@ -147,7 +147,7 @@ export interface LegacyImportDeps {
   dryRun?: boolean;
   /** Batches in flight at once (rows of one hash are still written in old-id order). */
   concurrency?: number;
-  /** Rows per batch: one transaction when none of them is refused. */
+  /** Rows per batch: as few transactions as DynamoDB's 100 items allow when none of them is refused. */
   batchRows?: number;
   /** After every row, imported or not. */
   onProgress?: (done: number) => void;
@@ -176,7 +176,7 @@ export async function importLegacyDownloads(rows: Iterable<LegacyRow>, deps: Leg
   const tails = new Map<string, Promise<void>>();
   const inFlight = new Set<Promise<void>>();
   const limit = Math.max(1, deps.concurrency ?? 4);
-  const batchRows = Math.max(1, deps.batchRows ?? 25);
+  const batchRows = Math.max(1, deps.batchRows ?? 32);
   let pending: Pending[] = [];
   let pendingHashes = new Set<string>();
   let done = 0;

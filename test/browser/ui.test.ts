@@ -124,6 +124,26 @@ describe('list and card', () => {
     expect(await state(d.id)).toBe('queued');
   });
 
+  it('filters by state, adds infohashes and cancels from the card', async () => {
+    const d = await make({ infohashes: [v1().infohash], name: `${tag}-actions` });
+    await go(`/?q=${tag}-actions`);
+    await page.select('#state', 'failed');
+    await submit('form.search button[type=submit]');
+    expect(await page.$$('table.list td.name a')).toHaveLength(0);
+    await page.select('#state', 'queued');
+    await submit('form.search button[type=submit]');
+    expect(await page.$$eval('table.list td.name a', (as) => as.map((a) => a.textContent))).toEqual([`${tag}-actions`]);
+
+    const extra = v2();
+    await go(`/download/${d.id}`);
+    await page.type('#infohashes', extra.infohash.toUpperCase());
+    await submit(`form[action="/download/${d.id}/infohashes"] button`);
+    expect(await page.$$eval('ul.hashes code', (cs) => cs.map((c) => c.textContent))).toEqual([d.infohashes[0].infohash, extra.infohash]);
+    await submit(`form[action="/download/${d.id}/cancel"] button`);
+    expect(await text('dl.facts .state')).toBe('Cancelled');
+    expect(await state(d.id)).toBe('cancelled');
+  });
+
   it('a retry refused because another download owns the hash shows the reason and links to the owner', async () => {
     const h = v1();
     const first = await make({ infohashes: [h.infohash], name: `${tag}-first` });

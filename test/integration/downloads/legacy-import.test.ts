@@ -213,9 +213,28 @@ describe('legacy import', () => {
       }
     }));
 
+  it('two imports of one file at once write each row exactly once, with the same ids', () =>
+    withTable(async (store, table) => {
+      const big = bigFile(300);
+      try {
+        const [a, b] = await Promise.all([importFile(big.file, store), importFile(big.file, store)]);
+        expect(a.summary.errors + b.summary.errors).toBe(0);
+        expect(a.summary.imported + b.summary.imported).toBe(300);
+        expect(a.ids).toEqual(b.ids);
+        expect(a.import_time).toBe(b.import_time);
+        const items = await tableItems(aws, table);
+        expect(items.download).toHaveLength(300);
+        expect(items['legacy-id']).toHaveLength(300);
+        expect(items.guard).toHaveLength(30);
+        expectOldIdOrder(a.ids);
+      } finally {
+        big.remove();
+      }
+    }));
+
   it('a run killed half way (SIGKILL), then re-run, ends with exactly one download per row, in old-id order', () =>
     withTable(async (store, table) => {
-      const big = bigFile(2_000);
+      const big = bigFile(1_000);
       try {
         const child = spawn(path.resolve('node_modules/.bin/tsx'), ['tools/cli/import-legacy.ts', '--sqlite', big.file, '--concurrency', '4'], {
           env: { ...process.env, TABLE_DOWNLOADS: table },
@@ -228,29 +247,29 @@ describe('legacy import', () => {
         for (;;) {
           await new Promise((r) => setTimeout(r, 100));
           atKill = (await store.legacyImports()).size;
-          if (atKill >= 200 || child.exitCode !== null) break;
+          if (atKill >= 100 || child.exitCode !== null) break;
         }
         child.kill('SIGKILL');
         await exited;
         expect(child.signalCode).toBe('SIGKILL'); // it did not finish on its own
-        if (!(atKill > 0 && atKill < 2_000)) throw new Error(`killed at ${atKill} rows; stderr: ${stderr}`);
+        if (!(atKill > 0 && atKill < 1_000)) throw new Error(`killed at ${atKill} rows; stderr: ${stderr}`);
 
         const report = await importFile(big.file, store);
-        expect(report.summary.imported + report.summary.already_there).toBe(2_000);
+        expect(report.summary.imported + report.summary.already_there).toBe(1_000);
         expect(report.summary.already_there).toBeGreaterThanOrEqual(atKill);
         const items = await tableItems(aws, table);
-        expect(items.download).toHaveLength(2_000);
+        expect(items.download).toHaveLength(1_000);
         expect(new Set(items.download.map((d) => d.id))).toEqual(new Set(Object.values(report.ids)));
-        expect(items['legacy-id']).toHaveLength(2_000);
+        expect(items['legacy-id']).toHaveLength(1_000);
         expectOldIdOrder(report.ids);
 
         // The CLI once more, as an operator runs it: the summary, and the JSON report with the old → new id map.
         const reportFile = path.join(path.dirname(big.file), 'report.json');
         const cli = await runCli(['--sqlite', big.file, '--report', reportFile], table);
         expect(cli.code).toBe(0);
-        expect(cli.stdout).toMatch(/: 2000 rows\n {2}imported {7}0\n {2}already there {2}2000\n {2}conflicts {6}0\n {2}bad rows {7}0\n/);
-        expect(JSON.parse(fs.readFileSync(reportFile, 'utf8'))).toMatchObject({ table, dry_run: false, ids: report.ids, summary: { already_there: 2_000 } });
-        expect(cli.stderr).toMatch(/2000\/2000 rows 100%/); // plain progress lines: stderr is not a terminal here
+        expect(cli.stdout).toMatch(/: 1000 rows\n {2}imported {7}0\n {2}already there {2}1000\n {2}conflicts {6}0\n {2}bad rows {7}0\n/);
+        expect(JSON.parse(fs.readFileSync(reportFile, 'utf8'))).toMatchObject({ table, dry_run: false, ids: report.ids, summary: { already_there: 1_000 } });
+        expect(cli.stderr).toMatch(/1000\/1000 rows 100%/); // plain progress lines: stderr is not a terminal here
         const missing = await runCli(['--sqlite', path.join(path.dirname(big.file), 'nope.db')], table);
         expect(missing).toMatchObject({ code: 2, stderr: expect.stringMatching(/nope\.db: no such file/) });
       } finally {
