@@ -1,5 +1,6 @@
 import { InvalidIdError } from '../ident';
 import { TransactionConflictError } from '../aws/transact';
+import { isStorageUnavailable } from '../aws/unavailable';
 import {
   ActiveExistsError,
   DownloadNotFoundError,
@@ -32,6 +33,8 @@ export const ErrorCode = {
   INVALID_TRANSITION: 'INVALID_TRANSITION',
   TORRENT_CLIENT_ERROR: 'TORRENT_CLIENT_ERROR',
   BUSY: 'BUSY',
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  UNAVAILABLE: 'UNAVAILABLE',
   INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -51,8 +54,11 @@ export class HttpError extends Error {
 
 export interface HttpErrorBody {
   status: number;
+  headers?: Record<string, string>;
   body: { error: { code: ErrorCode; message: string } & Record<string, unknown> };
 }
+
+export const RETRY_AFTER_S = 5;
 
 export function toHttpError(err: unknown): HttpErrorBody {
   const answer = (status: number, code: ErrorCode, message: string, details: Record<string, unknown> = {}): HttpErrorBody => ({
@@ -72,5 +78,8 @@ export function toHttpError(err: unknown): HttpErrorBody {
   if (err instanceof InvalidTransitionError) return answer(409, ErrorCode.INVALID_TRANSITION, err.message, { state: err.current });
   if (err instanceof TorrentClientError) return answer(502, ErrorCode.TORRENT_CLIENT_ERROR, err.message);
   if (err instanceof TransactionConflictError) return answer(503, ErrorCode.BUSY, 'too many concurrent changes, retry');
+  // Storage down, hung (the SDK's bounded timeout) or throttling: the caller may retry; a write may have landed,
+  // so a retried POST /downloads should carry its Idempotency-Key.
+  if (isStorageUnavailable(err)) return { ...answer(503, ErrorCode.UNAVAILABLE, 'storage unavailable, retry later'), headers: { 'retry-after': String(RETRY_AFTER_S) } };
   return answer(500, ErrorCode.INTERNAL, 'internal error');
 }
