@@ -27,7 +27,8 @@ export function createAwsClients(config: Pick<Config, 'region' | 'endpoints'>): 
   const dynamodb = new DynamoDBClient({
     region: config.region,
     maxAttempts: DYNAMODB_LIMITS.maxAttempts,
-    requestHandler: { connectionTimeout: DYNAMODB_LIMITS.connectionTimeoutMs, requestTimeout: DYNAMODB_LIMITS.requestTimeoutMs },
+    // throwOnRequestTimeout: without it this SDK release only warns when requestTimeout passes.
+    requestHandler: { connectionTimeout: DYNAMODB_LIMITS.connectionTimeoutMs, requestTimeout: DYNAMODB_LIMITS.requestTimeoutMs, throwOnRequestTimeout: true },
   });
   const documents = DynamoDBDocumentClient.from(dynamodb, {
     marshallOptions: { removeUndefinedValues: true },

@@ -14,12 +14,13 @@ import type { Logger } from '../log';
  * destinations still see the failure. Every new async handler must use it.
  */
 export function asyncHandler<E = unknown, R = unknown>(log: Logger, core: (event: E, context: Context) => Promise<R>) {
-  return middy<E, R | undefined>()
+  return middy<E, R | null>()
     .use({
       onError: async (request) => {
         log.error('async_handler_failed', { function: request.context?.functionName, request_id: request.context?.awsRequestId, err: request.error });
         if (process.env.IS_OFFLINE !== 'true') throw request.error;
-        request.response = undefined;
+        // middy rethrows when the response is still undefined after onError: null marks it handled.
+        request.response = null;
       },
     })
     .handler(core);
