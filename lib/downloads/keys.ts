@@ -5,6 +5,7 @@
  * download     DL#<id>          META        DL / <id>          -
  * membership   IH#<hash>        DL#<id>     -                  IHP#<hash[0]> / <hash>#<id>
  * guard        IH#<hash>        ACTIVE      -                  -
+ * (idempotency records of POST /downloads, IDEM#…/IDEM, are lib/idempotency/keys.ts's; TTL `expires_at`)
  *
  * Access patterns:
  * - get a download                     GetItem DL#<id>/META

@@ -13,6 +13,7 @@ import { InvalidMagnetError } from '../downloads/magnet';
 import { TorrentClientError } from '../torrents/client';
 import { InvalidCursorError } from '../downloads/service';
 import { InvalidFileNameError } from '../names';
+import { IdempotencyInProgressError, IdempotencyKeyInvalidError, IdempotencyKeyReusedError } from '../idempotency/errors';
 
 /**
  * The ONE mapping from errors to HTTP answers `{error: {code, message, ...}}`.
@@ -34,6 +35,9 @@ export const ErrorCode = {
   TORRENT_CLIENT_ERROR: 'TORRENT_CLIENT_ERROR',
   BUSY: 'BUSY',
   UNAUTHORIZED: 'UNAUTHORIZED',
+  IDEMPOTENCY_KEY_INVALID: 'IDEMPOTENCY_KEY_INVALID',
+  IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
+  IDEMPOTENCY_IN_PROGRESS: 'IDEMPOTENCY_IN_PROGRESS',
   UNAVAILABLE: 'UNAVAILABLE',
   INTERNAL: 'INTERNAL',
 } as const;
@@ -76,6 +80,9 @@ export function toHttpError(err: unknown): HttpErrorBody {
   if (err instanceof InfohashTakenError) return answer(409, ErrorCode.INFOHASH_TAKEN, err.message, { owner_id: err.ownerId, infohash: err.infohash });
   if (err instanceof ActiveExistsError) return answer(409, ErrorCode.ACTIVE_EXISTS, err.message, { owner_id: err.ownerId, infohash: err.infohash });
   if (err instanceof InvalidTransitionError) return answer(409, ErrorCode.INVALID_TRANSITION, err.message, { state: err.current });
+  if (err instanceof IdempotencyKeyInvalidError) return answer(400, ErrorCode.IDEMPOTENCY_KEY_INVALID, err.message);
+  if (err instanceof IdempotencyKeyReusedError) return answer(422, ErrorCode.IDEMPOTENCY_KEY_REUSED, err.message);
+  if (err instanceof IdempotencyInProgressError) return { ...answer(409, ErrorCode.IDEMPOTENCY_IN_PROGRESS, err.message), headers: { 'retry-after': '1' } };
   if (err instanceof TorrentClientError) return answer(502, ErrorCode.TORRENT_CLIENT_ERROR, err.message);
   if (err instanceof TransactionConflictError) return answer(503, ErrorCode.BUSY, 'too many concurrent changes, retry');
   // Storage down, hung (the SDK's bounded timeout) or throttling: the caller may retry; a write may have landed,
