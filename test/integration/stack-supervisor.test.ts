@@ -139,3 +139,24 @@ describe('the embedded stack supervising its services', () => {
     expect(await tcpOpen(s3Port)).toBe(false);
   }, 60_000);
 });
+
+describe("the run's own stack", () => {
+  it('restarts serverless offline killed after start: the same port answers again, from a new process', async () => {
+    const pid: number = JSON.parse(process.env.TEST_STACK_PIDS!)['serverless-offline'];
+    const health = async () => {
+      try {
+        const res = await fetch(`${process.env.TEST_HTTP_URL}/healthcheck`, { signal: AbortSignal.timeout(2000) });
+        return res.status === 200 ? ((await res.json()) as { uptime_s: number }) : undefined;
+      } catch {
+        return undefined;
+      }
+    };
+    expect(await health()).toBeDefined();
+    process.kill(-pid, 'SIGKILL');
+    await until('offline gone', async () => !(await health()), 10_000);
+    const back = await until('offline back', health, 150_000);
+    expect(back.uptime_s).toBeLessThan(150);
+    const log = fs.readFileSync(path.join(process.env.TEST_STATE_DIR!, 'logs', 'serverless-offline.log'), 'utf8');
+    expect(log.match(/Server ready:/g)?.length).toBeGreaterThanOrEqual(2);
+  }, 180_000);
+});
