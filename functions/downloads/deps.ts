@@ -2,6 +2,8 @@ import { awsClients } from '../../lib/aws/clients';
 import { config, loadTorrentClientConfig } from '../../lib/config';
 import { DynamoDownloadStore } from '../../lib/downloads/dynamodb-store';
 import type { DownloadsDeps } from '../../lib/downloads/service';
+import { DynamoIdempotencyStore } from '../../lib/idempotency/dynamodb-store';
+import type { IdempotencyDeps } from '../../lib/idempotency/service';
 import { createLogger } from '../../lib/log';
 import { QBittorrentClient } from '../../lib/torrents/qbittorrent';
 
@@ -22,4 +24,15 @@ export function downloadsDeps(): DownloadsDeps {
     };
   }
   return deps;
+}
+
+let idempotency: IdempotencyDeps | undefined;
+
+/** Idempotency records of POST /downloads live in the downloads table (lib/idempotency/keys.ts). */
+export function idempotencyDeps(): IdempotencyDeps {
+  if (!idempotency) {
+    const cfg = config();
+    idempotency = { store: new DynamoIdempotencyStore({ documents: awsClients(cfg).documents, table: cfg.tables.downloads }), log };
+  }
+  return idempotency;
 }

@@ -1,6 +1,6 @@
-import middy from '@middy/core';
+import { asyncHandler } from '../../lib/lambda/async-handler';
 import { reconcile } from '../../lib/downloads/reconcile';
-import { downloadsDeps } from './deps';
+import { downloadsDeps, log } from './deps';
 
 /** Schedule (every minute): reconcile our downloads with the torrent client. */
-export const handler = middy().handler(async () => reconcile(downloadsDeps()));
+export const handler = asyncHandler(log, async () => reconcile(downloadsDeps()));

@@ -1,4 +1,4 @@
-import middy from '@middy/core';
+import { asyncHandler } from '../../lib/lambda/async-handler';
 import { config } from '../../lib/config';
 import { natsConnection } from '../../lib/nats/connection';
 import { isNatsEvent, NatsEvent } from '../../lib/nats/event';
@@ -23,7 +23,7 @@ export function pong(event: NatsEvent): Pong {
   return { status: 'ok', version: SERVICE_VERSION, subject: event.subject, echo: event.data.slice(0, 1024) };
 }
 
-export const handler = middy().handler(async (event: unknown) => {
+export const handler = asyncHandler(log, async (event: unknown) => {
   if (!isNatsEvent(event)) {
     log.warn('nats_ping_not_a_nats_event');
     return;

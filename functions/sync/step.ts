@@ -1,11 +1,11 @@
-import middy from '@middy/core';
+import { asyncHandler } from '../../lib/lambda/async-handler';
 import { isId } from '../../lib/ident';
 import { isSection } from '../../lib/sync/model';
 import { runStep, StepInput } from '../../lib/sync/step';
 import { log, syncDeps } from './deps';
 
 /** Async invocation by the tick: one section of one attempt. */
-export const handler = middy().handler(async (event: unknown) => {
+export const handler = asyncHandler(log, async (event: unknown) => {
   if (!isStepInput(event)) {
     log.error('sync_step_bad_input', { event: JSON.stringify(event).slice(0, 500) });
     return 'rejected';

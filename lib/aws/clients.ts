@@ -16,8 +16,20 @@ export interface AwsClients {
   s3: S3Client;
 }
 
+/**
+ * DynamoDB calls are bounded: a hung endpoint (the SDK waits forever by default)
+ * fails after at most 2 attempts × 2.5 s plus a short backoff, well inside the
+ * 10 s Lambda timeout, so the API answers 503 instead of timing out (lib/aws/unavailable).
+ */
+export const DYNAMODB_LIMITS = { maxAttempts: 2, connectionTimeoutMs: 1000, requestTimeoutMs: 2500 };
+
 export function createAwsClients(config: Pick<Config, 'region' | 'endpoints'>): AwsClients {
-  const dynamodb = new DynamoDBClient({ region: config.region, maxAttempts: 3 });
+  const dynamodb = new DynamoDBClient({
+    region: config.region,
+    maxAttempts: DYNAMODB_LIMITS.maxAttempts,
+    // throwOnRequestTimeout: without it this SDK release only warns when requestTimeout passes.
+    requestHandler: { connectionTimeout: DYNAMODB_LIMITS.connectionTimeoutMs, requestTimeout: DYNAMODB_LIMITS.requestTimeoutMs, throwOnRequestTimeout: true },
+  });
   const documents = DynamoDBDocumentClient.from(dynamodb, {
     marshallOptions: { removeUndefinedValues: true },
   });

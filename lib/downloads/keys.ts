@@ -7,6 +7,7 @@
  * guard        IH#<hash>        ACTIVE      -                  -
  * legacy id    LEGACY           ID#<old id, 20 digits>        -   (numeric id of an imported legacy row → its ULID)
  * legacy run   LEGACY           IMPORT      -                  -   (the first import's time, for rows whose time is unreadable)
+ * (idempotency records of POST /downloads, IDEM#…/IDEM, are lib/idempotency/keys.ts's; TTL `expires_at`)
  *
  * Access patterns:
  * - get a download                     GetItem DL#<id>/META

@@ -1,5 +1,7 @@
 import { isDomainError } from '../errors';
 import { TorrentClientError } from '../torrents/client';
+import { isStorageUnavailable } from '../aws/unavailable';
+import { IdempotencyInProgressError, IdempotencyKeyInvalidError, IdempotencyKeyReusedError } from '../idempotency/errors';
 
 /**
  * The ONE mapping from errors to HTTP answers `{error: {code, message, ...}}`.
@@ -24,6 +26,10 @@ export const ErrorCode = {
   BUSY: 'BUSY',
   UNAUTHORIZED: 'UNAUTHORIZED',
   NOT_CONFIGURED: 'NOT_CONFIGURED',
+  IDEMPOTENCY_KEY_INVALID: 'IDEMPOTENCY_KEY_INVALID',
+  IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
+  IDEMPOTENCY_IN_PROGRESS: 'IDEMPOTENCY_IN_PROGRESS',
+  UNAVAILABLE: 'UNAVAILABLE',
   INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -43,8 +49,11 @@ export class HttpError extends Error {
 
 export interface HttpErrorBody {
   status: number;
+  headers?: Record<string, string>;
   body: { error: { code: ErrorCode; message: string } & Record<string, unknown> };
 }
+
+export const RETRY_AFTER_S = 5;
 
 export function toHttpError(err: unknown): HttpErrorBody {
   const answer = (status: number, code: ErrorCode, message: string, details: Record<string, unknown> = {}): HttpErrorBody => ({
@@ -52,7 +61,13 @@ export function toHttpError(err: unknown): HttpErrorBody {
     body: { error: { code, message, ...details } },
   });
   if (err instanceof HttpError) return answer(err.status, err.code, err.message, err.details);
+  if (err instanceof IdempotencyKeyInvalidError) return answer(400, ErrorCode.IDEMPOTENCY_KEY_INVALID, err.message);
+  if (err instanceof IdempotencyKeyReusedError) return answer(422, ErrorCode.IDEMPOTENCY_KEY_REUSED, err.message);
+  if (err instanceof IdempotencyInProgressError) return { ...answer(409, ErrorCode.IDEMPOTENCY_IN_PROGRESS, err.message), headers: { 'retry-after': '1' } };
   if (isDomainError(err)) return answer(err.status, err.code as ErrorCode, err.publicMessage, err.details);
   if (err instanceof TorrentClientError) return answer(502, ErrorCode.TORRENT_CLIENT_ERROR, err.message);
+  // Storage down, hung (the SDK's bounded timeout) or throttling: the caller may retry; a write may have landed,
+  // so a retried POST /downloads should carry its Idempotency-Key.
+  if (isStorageUnavailable(err)) return { ...answer(503, ErrorCode.UNAVAILABLE, 'storage unavailable, retry later'), headers: { 'retry-after': String(RETRY_AFTER_S) } };
   return answer(500, ErrorCode.INTERNAL, 'internal error');
 }

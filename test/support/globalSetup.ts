@@ -52,6 +52,8 @@ export default async function globalSetup(): Promise<void> {
     TEST_HTTP_URL: `http://127.0.0.1:${httpPort}`,
     TEST_LAMBDA_URL: `http://127.0.0.1:${lambdaPort}`,
     TEST_STATE_DIR: stateDir,
+    // Process-group leaders of the stack's services, by name: tests inject faults (SIGSTOP) and list sockets with them.
+    TEST_STACK_PIDS: JSON.stringify(Object.fromEntries(stack.services.map((s) => [s.name, s.pid]))),
     ...tokens,
   };
   fs.writeFileSync(path.join(stateDir, 'env.json'), JSON.stringify(env));

@@ -10,10 +10,35 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface RunningService {
   name: string;
-  pid: number;
+  /** The current process-group leader: it changes when the supervisor restarts the service. */
+  readonly pid: number;
   logFile: string;
   url: string;
   stop(): Promise<void>;
+  /**
+   * From now on, a death that stop() did not ask for is reported and, when
+   * `restart`, answered by starting the same command again (same port, same
+   * log) at most `maxRestarts` times. Never a silent half-dead stack.
+   */
+  supervise(policy: Supervision): void;
+}
+
+export interface Supervision {
+  restart: boolean;
+  maxRestarts?: number;
+  onDeath(death: ServiceDeath): void;
+}
+
+export interface ServiceDeath {
+  service: string;
+  pid: number;
+  reason: string;
+  logFile: string;
+  /** restarted: running again as `newPid`; fatal: not restarted (policy, budget spent, or the restart failed). */
+  outcome: 'restarted' | 'fatal';
+  newPid?: number;
+  /** Why a death is fatal, when it is. */
+  detail?: string;
 }
 
 export class ServiceStartError extends Error {
@@ -42,7 +67,14 @@ process.once('exit', () => {
   for (const pid of live) signalGroup(pid, 'SIGTERM');
 });
 
-export async function startProcess(spec: ProcessSpec): Promise<RunningService> {
+interface Launched {
+  pid: number;
+  exit: Promise<void>;
+  exited(): string | undefined;
+  stop(): Promise<void>;
+}
+
+async function launch(spec: ProcessSpec): Promise<Launched> {
   const out = fs.openSync(spec.logFile, 'a');
   const child = spawn(spec.command, spec.args, {
     cwd: spec.cwd,
@@ -86,7 +118,54 @@ export async function startProcess(spec: ProcessSpec): Promise<RunningService> {
     }
     await sleep(100);
   }
-  return { name: spec.name, pid: child.pid!, logFile: spec.logFile, url: spec.url, stop };
+  return { pid: child.pid!, exit, exited: () => exited, stop };
+}
+
+export async function startProcess(spec: ProcessSpec): Promise<RunningService> {
+  let current = await launch(spec);
+  let stopping = false;
+  let policy: Supervision | undefined;
+  let restarts = 0;
+
+  // Called once per launched process when it exits; only an unasked death of the current one counts.
+  const onExit = async (running: Launched) => {
+    if (stopping || !policy || running !== current) return;
+    const death = { service: spec.name, pid: running.pid, reason: running.exited() ?? 'exited', logFile: spec.logFile };
+    const fatal = (detail: string) => policy?.onDeath({ ...death, outcome: 'fatal', detail });
+    if (!policy.restart) return fatal('this service is not restarted');
+    if (restarts >= (policy.maxRestarts ?? 3)) return fatal(`restarted ${restarts} times already`);
+    restarts++;
+    try {
+      const next = await launch(spec);
+      if (stopping) return void (await next.stop());
+      current = next;
+      watch(next);
+      policy.onDeath({ ...death, outcome: 'restarted', newPid: next.pid });
+    } catch (err) {
+      fatal(`restart failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+  const watch = (running: Launched) => void running.exit.then(() => onExit(running));
+  watch(current);
+
+  return {
+    name: spec.name,
+    get pid() {
+      return current.pid;
+    },
+    logFile: spec.logFile,
+    url: spec.url,
+    supervise(next) {
+      const first = !policy;
+      policy = next;
+      // Died between its start and now (the rest of the stack was starting): report it now.
+      if (first && current.exited() !== undefined) void onExit(current);
+    },
+    async stop() {
+      stopping = true;
+      await current.stop();
+    },
+  };
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {

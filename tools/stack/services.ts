@@ -25,10 +25,13 @@ export async function startDynamoDbLocal(ctx: ServiceContext, port: number, data
   const home = path.join(path.dirname(require.resolve('amplify-dynamodb-simulator')), 'emulator');
   // -sharedDb: one database whatever the credentials/region (the S3 emulator dictates our keys).
   const storage = dataDir ? ['-dbPath', dataDir] : ['-inMemory'];
+  // The jar has no bind option and listens on every interface: our launcher (run from source by the JRE,
+  // nothing compiled ahead) builds the same server bound to loopback. -disableTelemetry: no calls out.
+  const launcher = path.join(__dirname, 'dynamodb', 'LoopbackDynamoDbLocal.java');
   return startProcess({
     name: 'dynamodb-local',
     command: java,
-    args: [`-Djava.library.path=${path.join(home, 'DynamoDBLocal_lib')}`, '-jar', path.join(home, 'DynamoDBLocal.jar'), ...storage, '-sharedDb', '-port', String(port)],
+    args: [`-Djava.library.path=${path.join(home, 'DynamoDBLocal_lib')}`, '-cp', path.join(home, 'DynamoDBLocal.jar'), launcher, ...storage, '-sharedDb', '-disableTelemetry', '-port', String(port)],
     cwd: home,
     logFile: log(ctx, 'dynamodb-local'),
     url: `http://127.0.0.1:${port}`,

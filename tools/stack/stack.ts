@@ -9,7 +9,7 @@ import { newKeyringEntry } from '../../lib/secrets/sealer';
 import { emulators } from './emulators';
 import { loadServiceDefinition, ServiceDefinition } from './definition';
 import { freePort } from './ports';
-import { RunningService } from './process';
+import { RunningService, ServiceDeath } from './process';
 import { NatsTrigger, ServiceContext, startDynamoDbLocal, startNatsConnector, startNatsServer, startOffline, startS3Emulator } from './services';
 
 /**
@@ -41,6 +41,8 @@ export interface StackOptions {
   /** AUTH_TOKENS for the authorizer; by default AUTH_TOKENS of the environment, else a dev token made for this run. */
   authTokens?: string;
   say?: (line: string) => void;
+  /** A service died after start and was not brought back: the stack is already stopped when this is called. */
+  onFatal?: (death: ServiceDeath) => void;
 }
 
 export interface Stack {
@@ -147,10 +149,33 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         env.NATS_CONNECTOR_HEALTH = connector.url;
       }
     }
+    superviseAll(services, { say, stop, onFatal: options.onFatal, keepsData: !!options.dataDir });
     return { env, definition, services, devToken: auth.devToken, stop };
   } catch (err) {
     await stop();
     throw err;
+  }
+}
+
+/**
+ * Never a silent half-dead stack: a service that dies after start is named
+ * with its log and restarted (same port), or the whole stack stops loudly.
+ * DynamoDB Local in memory is not restarted: it would come back empty, every
+ * table gone, which is worse than stopping.
+ */
+function superviseAll(services: RunningService[], opts: { say: (line: string) => void; stop: () => Promise<void>; onFatal?: (death: ServiceDeath) => void; keepsData: boolean }) {
+  for (const service of services) {
+    service.supervise({
+      restart: service.name !== 'dynamodb-local' || opts.keepsData,
+      onDeath: (death) => {
+        if (death.outcome === 'restarted') {
+          opts.say(`${death.service} (pid ${death.pid}) died after start: ${death.reason}; restarted as pid ${death.newPid} (log: ${death.logFile})`);
+          return;
+        }
+        opts.say(`FATAL: ${death.service} (pid ${death.pid}) died after start: ${death.reason}; ${death.detail} (log: ${death.logFile}). Stopping the stack.`);
+        void opts.stop().then(() => opts.onFatal?.(death));
+      },
+    });
   }
 }
 

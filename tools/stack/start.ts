@@ -50,6 +50,8 @@ async function main() {
     dataDir: process.env.STACK_DATA_DIR ? path.resolve(process.env.STACK_DATA_DIR) : undefined,
     natsTrigger,
     say,
+    // The stack has stopped itself and said which service died and where its log is.
+    onFatal: () => process.exit(1),
   });
   if (stopping) return;
 

@@ -14,7 +14,8 @@ describe('the {id} edge costs no storage call', () => {
   });
 
   const invoke = (h: typeof getHandler, id: string, body?: string) =>
-    h({ pathParameters: { id }, body, headers: { 'content-type': 'application/json' }, isBase64Encoded: false } as unknown as APIGatewayProxyEventV2, {
+    // The authorizer's context, as API Gateway passes it: without it the handler refuses before parsing.
+    h({ pathParameters: { id }, body, headers: { 'content-type': 'application/json' }, isBase64Encoded: false, requestContext: { authorizer: { lambda: { principal: 'test' } } } } as unknown as APIGatewayProxyEventV2, {
       awsRequestId: 'test',
     } as Context);
 

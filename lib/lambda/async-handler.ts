@@ -1,0 +1,27 @@
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import type { Logger } from '../log';
+
+/**
+ * The one way an asynchronously invoked handler is built (schedules, `Event`
+ * invokes, the NATS bridge): middy over a plain async function whose failure
+ * is always logged (`async_handler_failed`, with the function and request id).
+ *
+ * Locally (serverless offline sets IS_OFFLINE) the error is then swallowed:
+ * offline does not catch a rejected `Event` invocation, so one throwing
+ * message would end the whole process: every route, schedule and the NATS
+ * bridge. On AWS it is rethrown, so Lambda's retries and on-failure
+ * destinations still see the failure. Every new async handler must use it.
+ */
+export function asyncHandler<E = unknown, R = unknown>(log: Logger, core: (event: E, context: Context) => Promise<R>) {
+  return middy<E, R | null>()
+    .use({
+      onError: async (request) => {
+        log.error('async_handler_failed', { function: request.context?.functionName, request_id: request.context?.awsRequestId, err: request.error });
+        if (process.env.IS_OFFLINE !== 'true') throw request.error;
+        // middy rethrows when the response is still undefined after onError: null marks it handled.
+        request.response = null;
+      },
+    })
+    .handler(core);
+}
