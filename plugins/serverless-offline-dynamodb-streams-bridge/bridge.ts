@@ -77,7 +77,9 @@ export function startStreamBridge(opts: StreamBridgeOptions): { stop(): Promise<
 }
 
 async function pump(route: StreamRoute, opts: StreamBridgeOptions, signal: AbortSignal): Promise<void> {
-  const pollMs = opts.pollMs ?? 200;
+  // An idle poll is one GetRecords per open shard; the shard list is refreshed now and then (shards roll over rarely).
+  const pollMs = opts.pollMs ?? 500;
+  const SHARD_REFRESH_MS = 10_000;
   const log = opts.log.child({ function: route.functionName, table: route.tableName });
   const table = await opts.dynamodb.send(new DescribeTableCommand({ TableName: route.tableName }), { abortSignal: signal });
   const streamArn = table.Table?.LatestStreamArn;
@@ -86,8 +88,13 @@ async function pump(route: StreamRoute, opts: StreamBridgeOptions, signal: Abort
   // shard id → iterator; null once the shard is closed and read to its end.
   const iterators = new Map<string, string | null>();
   let first = true;
+  let shards: Shard[] = [];
+  let listedAt = 0;
   while (!signal.aborted) {
-    const shards = await listShards(opts.streams, streamArn, signal);
+    if (first || Date.now() - listedAt > SHARD_REFRESH_MS || shards.some((s) => iterators.get(s.ShardId!) === null)) {
+      shards = (await listShards(opts.streams, streamArn, signal)).filter((s) => iterators.get(s.ShardId!) !== null);
+      listedAt = Date.now();
+    }
     for (const shard of shards) {
       if (iterators.has(shard.ShardId!)) continue;
       // Shards found later are read from their start: their records are newer than anything seen.
