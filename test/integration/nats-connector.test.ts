@@ -69,7 +69,7 @@ describe('NATS connector process', () => {
   const final = (job: string) => (envelopes.get(job) ?? []).find((e) => e.status !== 'processing');
   const drivePoll = async (jobs: string[]) => {
     const scheduled = { version: '0', id: randomUUID(), 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString(), detail: {} };
-    for (let i = 0; i < 10 && !jobs.every(final); i++) {
+    for (let i = 0; i < 20 && !jobs.every(final); i++) {
       await lambda.send(new InvokeCommand({ FunctionName: 'torrent-scan-sync-test-scanPoll', Payload: new TextEncoder().encode(JSON.stringify(scheduled)) }));
       await until(() => jobs.every(final), 2000);
     }
@@ -94,10 +94,10 @@ describe('NATS connector process', () => {
       if (i === 30) await nc.flush().then(() => second.stop()); // SIGTERM to the process, waits for its exit
     }
     await nc.flush();
-    expect(await until(() => jobs.every(acked), 30_000)).toBe(true);
+    expect(await until(() => jobs.every(acked), 90_000)).toBe(true);
     await drivePoll(jobs);
     expect(jobs.map((j) => final(j)?.error?.code)).toEqual(jobs.map(() => 'FILE_READ_ERROR'));
-  }, 90_000);
+  }, 240_000);
 
   it('SIGKILL mid-burst loses at most what core NATS loses; the core system re-send and a restarted connector complete every job', async () => {
     const victim = await connector('nats-connector-kill', { CONNECTOR_MAX_INFLIGHT: '1' });
@@ -118,7 +118,7 @@ describe('NATS connector process', () => {
     await connector('nats-connector-restarted');
     for (const job of lost) nc.publish('scan.requests', request(job, 2));
     await nc.flush();
-    expect(await until(() => jobs.every(acked), 30_000)).toBe(true);
+    expect(await until(() => jobs.every(acked), 90_000)).toBe(true);
     await drivePoll(jobs);
     expect(jobs.filter((j) => final(j)?.error?.code !== 'FILE_READ_ERROR')).toEqual([]);
     // A job is answered once per attempt that reached it, never twice for one attempt.
@@ -126,7 +126,7 @@ describe('NATS connector process', () => {
       const acks = (envelopes.get(job) ?? []).filter((e) => e.status === 'processing').map((e) => e.attempt);
       expect(new Set(acks).size).toBe(acks.length);
     }
-  }, 120_000);
+  }, 240_000);
 });
 
 /** Reconnection and the health endpoint, against a nats-server of its own that the test stops and starts again. */
