@@ -54,7 +54,7 @@ export async function transactWrite(
   const withOldValues = items.map(returnOldOnFailure);
   for (let attempt = 1; ; attempt++) {
     try {
-      await client.send(new TransactWriteCommand({ TransactItems: withOldValues }));
+      await client.send(new TransactWriteCommand({ TransactItems: withOldValues, ClientRequestToken }));
       return;
     } catch (err) {
       if (!(err instanceof TransactionCanceledException)) throw err;

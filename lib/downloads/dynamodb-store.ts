@@ -54,7 +54,7 @@ export class DynamoDownloadStore implements DownloadStore {
         await transactWrite(this.documents, [
           this.put(downloadItem(download), 'attribute_not_exists(PK)'),
           ...wanted.flatMap((h) => [this.put(membershipItem(h, download.id)), this.put(guardItem(h.infohash, download.id, at), 'attribute_not_exists(PK)')]),
-        ]);
+        ], { operation: `create:${download.id}` });
         return { created: true, download };
       } catch (err) {
         const owners = [...new Set(guardOwners(err).map((o) => o.ownerId))];
@@ -90,7 +90,7 @@ export class DynamoDownloadStore implements DownloadStore {
           ...current.infohashes.map((h) =>
             this.put(guardItem(h.infohash, id, at), 'attribute_not_exists(PK) OR download_id = :self', { ':self': id }),
           ),
-        ]);
+        ], { operation: `activate:${id}@${current.revision}` });
       } catch (err) {
         const owner = guardOwners(err)[0];
         throw owner ? new ActiveExistsError(owner.infohash, owner.ownerId) : err;
@@ -121,7 +121,7 @@ export class DynamoDownloadStore implements DownloadStore {
             this.put(membershipItem(h, id)),
             ...(active ? [this.put(guardItem(h.infohash, id, at), 'attribute_not_exists(PK) OR download_id = :self', { ':self': id })] : []),
           ]),
-        ]);
+        ], { operation: `append:${id}@${current.revision}` });
       } catch (err) {
         const owner = guardOwners(err)[0];
         throw owner ? new InfohashTakenError(owner.infohash, owner.ownerId) : err;
@@ -151,7 +151,7 @@ export class DynamoDownloadStore implements DownloadStore {
                 Delete: { TableName: this.table, Key: guardKey(h.infohash), ConditionExpression: 'download_id = :self', ExpressionAttributeValues: { ':self': id } },
               }),
             )),
-      ]);
+      ], { operation: `state:${id}@${current.revision}` });
       return next;
     });
   }
@@ -193,7 +193,7 @@ export class DynamoDownloadStore implements DownloadStore {
             this.put(membershipItem(h, survivorId)),
             this.put(guardItem(h.infohash, survivorId, at), 'download_id = :victim', { ':victim': victimId }),
           ]),
-        ]);
+        ], { operation: `merge:${victimId}@${victim.revision}` });
       } catch (err) {
         if (err instanceof TransactionCancelledError) return; // a concurrent writer won; the caller re-reads
         throw err;
