@@ -56,6 +56,8 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 8, baseDelayMs: 10, maxDelayMs: 400 };
 
 export interface TransactOptions extends Partial<RetryPolicy> {
+  /** Attempts when cancelled only by TransactionConflict (default `attempts`); 1 hands the conflict to the caller. */
+  conflictAttempts?: number;
   /** Names the operation (e.g. `create:<download id>`); the token is derived from it AND the items. */
   operation?: string;
 }
@@ -64,6 +66,7 @@ export async function transactWrite(client: DynamoDBDocumentClient, items: Trans
   const retry: RetryPolicy = { ...DEFAULT_RETRY, ...options };
   const withOldValues = items.map(returnOldOnFailure);
   const ClientRequestToken = requestToken(options.operation ?? '', withOldValues);
+  let conflicts = 0;
   for (let attempt = 1; ; attempt++) {
     try {
       await client.send(new TransactWriteCommand({ TransactItems: withOldValues, ClientRequestToken }));
@@ -84,7 +87,8 @@ export async function transactWrite(client: DynamoDBDocumentClient, items: Trans
       );
       const conflictOnly = reasons.some((r) => r.code === 'TransactionConflict') && !reasons.some((r) => r.code === 'ConditionalCheckFailed');
       if (!conflictOnly) throw new TransactionCancelledError(reasons);
-      if (attempt >= retry.attempts) throw new TransactionConflictError(attempt);
+      conflicts++;
+      if (conflicts >= (options.conflictAttempts ?? retry.attempts) || attempt >= retry.attempts) throw new TransactionConflictError(conflicts);
       await sleep(backoff(attempt, retry));
     }
   }

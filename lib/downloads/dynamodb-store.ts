@@ -1,7 +1,8 @@
 import { BatchGetCommand, BatchGetCommandOutput, DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { queryAll } from '../aws/query';
 import { newId } from '../ident';
-import { TransactionCancelledError, TransactionConflictError, transactWrite, TransactItem } from '../aws/transact';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { backoff, DEFAULT_RETRY, TransactionCancelledError, TransactionConflictError, transactWrite, TransactItem } from '../aws/transact';
 import { ActiveExistsError, DownloadNotFoundError, InfohashTakenError, InvalidTransitionError, TooManyInfohashesError } from './errors';
 import { Infohash, MAX_INFOHASHES, sortHashes } from './infohash';
 import {
@@ -16,7 +17,7 @@ import {
   prefixIndexKeys,
   prefixShard,
 } from './keys';
-import { ActiveState, Download, DownloadState, isActive, NewDownload } from './model';
+import { ACTIVE_STATES, ActiveState, Download, DownloadDetails, DownloadState, isActive, NewDownload, ReviewReason } from './model';
 import type { DownloadStore, ListPage, ListQuery } from './store';
 
 export interface StoreDeps {
@@ -30,11 +31,14 @@ const MAX_CAS_TURNS = 20;
 /** Name search filters the newest-first index; this bounds the items one call reads. */
 const NAME_SEARCH_BUDGET = 1000;
 const PREFIX_SEARCH_CAP = 1000;
+/** Hashes this container ingested lately: a hint (never a guard) that a re-ingest is likely. */
+const RECENT_HASHES = 10_000;
 
 export class DynamoDownloadStore implements DownloadStore {
   private readonly documents: DynamoDBDocumentClient;
   private readonly table: string;
   private readonly now: () => Date;
+  private readonly recent = new Set<string>();
 
   constructor(deps: StoreDeps) {
     this.documents = deps.documents;
@@ -47,16 +51,36 @@ export class DynamoDownloadStore implements DownloadStore {
     if (wanted.length === 0 || wanted.length > MAX_INFOHASHES) throw new RangeError(`1..${MAX_INFOHASHES} infohashes required`);
     if (!isActive(input.state)) throw new RangeError(`a new download must be active, not ${input.state}`);
 
+    // Fast dedup: a hash this container saw lately, or a lost race, is most likely
+    // owned already: one consistent read of the guard (and of its owner) answers it
+    // without a transaction. Only an answer, never a write: the transaction stays
+    // the only writer, and an owner that is active and holds every hash IS the
+    // guards' holder (guards move in the same transaction as the state).
+    const hinted = wanted.some((h) => this.recent.has(h.infohash));
+    this.remember(wanted);
     for (let turn = 0; turn < MAX_CAS_TURNS; turn++) {
+      if (hinted || turn > 0) {
+        const owner = await this.activeOwnerOfAll(wanted);
+        if (owner) return { created: false, download: owner };
+      }
       const at = this.now().toISOString();
       const download: Download = { id: newId(this.now().getTime()), ...input, infohashes: wanted, created_at: at, updated_at: at, revision: 1 };
       try {
-        await transactWrite(this.documents, [
-          this.put(downloadItem(download), 'attribute_not_exists(PK)'),
-          ...wanted.flatMap((h) => [this.put(membershipItem(h, download.id)), this.put(guardItem(h.infohash, download.id, at), 'attribute_not_exists(PK)')]),
-        ], { operation: `create:${download.id}` });
+        await transactWrite(
+          this.documents,
+          [
+            this.put(downloadItem(download), 'attribute_not_exists(PK)'),
+            ...wanted.flatMap((h) => [this.put(membershipItem(h, download.id)), this.put(guardItem(h.infohash, download.id, at), 'attribute_not_exists(PK)')]),
+          ],
+          // A conflict is another writer on our guards: read what it wrote rather than queue behind it.
+          { operation: `create:${download.id}`, conflictAttempts: 1 },
+        );
         return { created: true, download };
       } catch (err) {
+        if (err instanceof TransactionConflictError) {
+          await sleep(backoff(turn + 1, DEFAULT_RETRY));
+          continue;
+        }
         const owners = [...new Set(guardOwners(err).map((o) => o.ownerId))];
         if (owners.length === 0) throw err;
         if (owners.length > 1) {
@@ -82,7 +106,8 @@ export class DynamoDownloadStore implements DownloadStore {
     if (!isActive(to)) throw new RangeError(`activate needs an active state, not ${to}`);
     return this.cas(id, async (current) => {
       const at = this.now().toISOString();
-      const next: Download = { ...current, state: to, updated_at: at, revision: current.revision + 1 };
+      const { review_reason: _r, missing_since: _m, ...rest } = current;
+      const next: Download = { ...rest, state: to, updated_at: at, revision: current.revision + 1 };
       try {
         await transactWrite(this.documents, [
           this.casUpdate(next, current.revision),
@@ -130,7 +155,7 @@ export class DynamoDownloadStore implements DownloadStore {
     });
   }
 
-  async setDownloadState(id: string, from: DownloadState, to: DownloadState): Promise<Download> {
+  async setDownloadState(id: string, from: DownloadState, to: DownloadState, review?: ReviewReason): Promise<Download> {
     if (!isActive(from) && isActive(to)) {
       throw new InvalidTransitionError(id, from, to, 'a finished download becomes active again only through retry');
     }
@@ -140,7 +165,14 @@ export class DynamoDownloadStore implements DownloadStore {
       if (!isActive(from)) throw new InvalidTransitionError(id, from, to, 'a finished download stays finished');
 
       const at = this.now().toISOString();
-      const next: Download = { ...current, state: to, updated_at: at, revision: current.revision + 1 };
+      const next: Download = {
+        ...current,
+        state: to,
+        updated_at: at,
+        revision: current.revision + 1,
+        ...(to === 'cancelled' ? { cancelled_at: at } : {}),
+        ...(review && !isActive(to) ? { review_reason: review } : {}),
+      };
       await transactWrite(this.documents, [
         this.casUpdate(next, current.revision),
         // Leaving the active set releases exactly our own guards.
@@ -154,6 +186,51 @@ export class DynamoDownloadStore implements DownloadStore {
       ], { operation: `state:${id}@${current.revision}` });
       return next;
     });
+  }
+
+  async updateDetails(id: string, details: DownloadDetails): Promise<Download> {
+    if (details.progress !== undefined && !(details.progress >= 0 && details.progress <= 1)) throw new RangeError('progress must be within 0..1');
+    return this.cas(id, async (current) => {
+      const next: Download = { ...current };
+      if (details.progress !== undefined) next.progress = details.progress;
+      if (details.missing_since === null) delete next.missing_since;
+      else if (details.missing_since !== undefined) next.missing_since = details.missing_since;
+      if (next.progress === current.progress && next.missing_since === current.missing_since) return current;
+      next.updated_at = this.now().toISOString();
+      next.revision = current.revision + 1;
+      await transactWrite(this.documents, [this.casUpdate(next, current.revision)], { operation: `details:${id}@${current.revision}` });
+      return next;
+    });
+  }
+
+  async listActive(): Promise<Download[]> {
+    const items = await queryAll(this.documents, {
+      TableName: this.table,
+      IndexName: LIST_INDEX,
+      KeyConditionExpression: 'GSI1PK = :p',
+      FilterExpression: '#state IN (' + ACTIVE_STATES.map((_, i) => `:s${i}`).join(', ') + ')',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: { ':p': LIST_PARTITION, ...Object.fromEntries(ACTIVE_STATES.map((s, i) => [`:s${i}`, s])) },
+    });
+    return items.map(fromItem);
+  }
+
+  /** The active download holding EVERY hash, from consistent reads; undefined if none (or split). */
+  private async activeOwnerOfAll(hashes: Infohash[]): Promise<Download | undefined> {
+    const guard = await this.documents.send(new GetCommand({ TableName: this.table, Key: guardKey(hashes[0].infohash), ConsistentRead: true }));
+    if (!guard.Item) return undefined;
+    const owner = await this.get(guard.Item.download_id as string);
+    if (!owner || !isActive(owner.state)) return undefined;
+    const held = new Set(owner.infohashes.map((h) => h.infohash));
+    return hashes.every((h) => held.has(h.infohash)) ? owner : undefined;
+  }
+
+  private remember(hashes: Infohash[]): void {
+    for (const h of hashes) {
+      this.recent.delete(h.infohash);
+      this.recent.add(h.infohash);
+      if (this.recent.size > RECENT_HASHES) this.recent.delete(this.recent.values().next().value!);
+    }
   }
 
   /**
@@ -321,8 +398,14 @@ function guardItem(infohash: string, id: string, since: string): Record<string, 
 }
 
 function fromItem(item: Record<string, unknown>): Download {
-  const { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, revision } = item as unknown as Download;
-  return { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, revision };
+  const d = item as unknown as Download;
+  const { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, revision } = d;
+  const { progress, review_reason, missing_since, cancelled_at } = d;
+  return Object.fromEntries(
+    Object.entries({ id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, progress, review_reason, missing_since, cancelled_at, revision }).filter(
+      ([, v]) => v !== undefined,
+    ),
+  ) as unknown as Download;
 }
 
 /** The guards whose condition failed, with their holder, in transaction (= hash) order. */

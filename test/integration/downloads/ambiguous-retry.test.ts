@@ -17,7 +17,7 @@ import { stackConfig } from '../../support/stack';
 const { aws, table } = downloadsStore();
 afterAll(() => aws.dynamodb.destroy());
 
-const torrents: TorrentClient = { list: async () => [], add: async () => undefined, remove: async () => undefined };
+const torrents: TorrentClient = { snapshot: async () => ({ full: true, changed: [], present: [] }), add: async () => undefined, remove: async () => undefined, stop: async () => undefined };
 
 type Where = 'sdk' | 'ours';
 
