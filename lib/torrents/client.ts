@@ -67,7 +67,7 @@ export class TorrentClientAuthError extends TorrentClientError {
 export class TorrentClientVersionError extends TorrentClientError {
   override readonly code = 'TORRENT_CLIENT_VERSION';
   constructor(readonly found: string, readonly minimum: string) {
-    super(`qBittorrent Web API ${found} is older than ${minimum}, the oldest this service supports (qBittorrent 4.4)`);
+    super(`qBittorrent Web API ${found} is older than ${minimum}, the oldest this service supports`);
     this.name = 'TorrentClientVersionError';
   }
 }
