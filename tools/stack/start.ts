@@ -6,6 +6,9 @@ import { startStack, Stack } from './stack';
  * `npm start`: the whole service on the embedded stack, no Docker, no cloud.
  *   STACK=localstack npm start   uses LocalStack (localstack/docker-compose.yml)
  *   STACK_DATA_DIR=dir           keeps DynamoDB's and S3's data across runs (default: both start empty)
+ *   TORRENT_CLIENT_URL + TORRENT_CLIENT_PASSWORD (or TORRENT_CLIENT_API_KEY)
+ *                                your own qBittorrent instead of the emulator (checked at start)
+ *   QBT_EMULATOR_PROFILE=4.6|5.1|5.2  which qBittorrent the emulator plays (default 5.1)
  * Writes .stack/env (the endpoints, for other terminals) and stops everything
  * it started on Ctrl-C.
  */
@@ -45,6 +48,7 @@ async function main() {
       ? { dynamodb: edge, s3: edge, nats: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' }
       : { nats: process.env.NATS_URL },
     dataDir: process.env.STACK_DATA_DIR ? path.resolve(process.env.STACK_DATA_DIR) : undefined,
+    useExternal: true,
     say,
   });
   if (stopping) return;

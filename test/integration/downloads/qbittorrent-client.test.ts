@@ -1,3 +1,5 @@
+import { torrentClientConfigured } from '../../../lib/config';
+import { checkTorrentClient } from '../../../tools/stack/emulators';
 import { createLogger } from '../../../lib/log';
 import { TorrentAddRefusedError, TorrentClientAuthError, TorrentClientVersionError } from '../../../lib/torrents/client';
 import { DEFAULT_CATEGORY, QBittorrentClient, QBittorrentOptions } from '../../../lib/torrents/qbittorrent';
@@ -128,5 +130,24 @@ describe('versions', () => {
     const err = await client.snapshot().catch((e) => e);
     expect(err).toBeInstanceOf(TorrentClientVersionError);
     expect(err.message).toMatch(/2\.2\.0 is older than 2\.8\.3/);
+  });
+});
+
+describe('npm start with your own client (tools/stack checkTorrentClient)', () => {
+  it('is used only when URL and a password or API key are given', () => {
+    expect(torrentClientConfigured({})).toBe(false);
+    expect(torrentClientConfigured({ TORRENT_CLIENT_URL: 'http://nas:8080' })).toBe(false);
+    expect(torrentClientConfigured({ TORRENT_CLIENT_URL: 'http://nas:8080', TORRENT_CLIENT_API_KEY: API_KEY })).toBe(true);
+  });
+
+  it('says the version and that the login worked, or clearly why not', async () => {
+    await start('5.2');
+    const lines: string[] = [];
+    expect(await checkTorrentClient({ TORRENT_CLIENT_URL: url, TORRENT_CLIENT_API_KEY: API_KEY }, (l) => lines.push(l))).toBe(true);
+    expect(lines[0]).toMatch(/Web API 2\.15\.1, API key accepted, 0 torrents in category torrent-scan-sync/);
+    expect(await checkTorrentClient({ TORRENT_CLIENT_URL: url, TORRENT_CLIENT_PASSWORD: 'wrong' }, (l) => lines.push(l))).toBe(false);
+    expect(lines[1]).toMatch(/FAILED the check with user admin: .*wrong username or password/);
+    expect(await checkTorrentClient({ TORRENT_CLIENT_URL: url, TORRENT_CLIENT_API_KEY: 'nope' }, (l) => lines.push(l))).toBe(false);
+    expect(lines[2]).toMatch(/settings refused: .*TORRENT_CLIENT_API_KEY/);
   });
 });
