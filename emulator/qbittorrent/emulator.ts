@@ -363,7 +363,8 @@ export class QbittorrentEmulator {
         state: 'metaDL',
         category: form.get('category') ?? '',
         tags: (form.get('tags') ?? '').split(',').filter(Boolean).join(', '),
-        metadata: false,
+        // A magnet naming both hashes makes both known at once; one hash alone waits for the metadata.
+        metadata: v1 && v2 ? undefined : false,
       });
       added.push(t.hash);
     }
