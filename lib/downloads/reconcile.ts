@@ -107,11 +107,16 @@ async function reconcileOne(deps: ReconcileDeps, torrent: TorrentInfo): Promise<
     }
   }
 
-  // Adopt, or dedup onto the active owner appending missing hashes (and merge a split hybrid).
-  const { created, download } = await deps.store.createDownloadIfNoActive(
-    { state: isActive(state) ? state : 'downloading', name: adoptedName(torrent.name, hashes), source_added_at: addedOn(torrent), ...(progress !== undefined ? { progress } : {}) },
-    hashes,
-  );
+  // The usual case: one active owner already holding every hash (nothing to create or append).
+  const owner = owners.find(Boolean);
+  const settled = owner && owners.every((o) => !o || o.id === owner.id) && hashes.every((h) => owner.infohashes.some((x) => x.infohash === h.infohash));
+  // Otherwise adopt, or dedup onto the active owner appending missing hashes (and merge a split hybrid).
+  const { created, download } = settled
+    ? { created: false, download: owner }
+    : await deps.store.createDownloadIfNoActive(
+        { state: isActive(state) ? state : 'downloading', name: adoptedName(torrent.name, hashes), source_added_at: addedOn(torrent), ...(progress !== undefined ? { progress } : {}) },
+        hashes,
+      );
   if (created) log.info('download_adopted', { download_id: download.id });
   const followed = await follow(deps, download, state);
   const detailed = await keepDetails(deps, followed ?? download, progress);

@@ -98,7 +98,14 @@ export class QBittorrentClient implements TorrentClient {
     const body = await this.json('GET', `/api/v2/torrents/info${query}`);
     if (!Array.isArray(body)) throw new TorrentClientAnswerError('torrents/info did not answer a list');
     const present = body.flatMap((raw) => (isObject(raw) ? [readTorrent(raw)] : []));
-    return { full: true, changed: present, present };
+    // No rid here: diff against this container's previous list, so the poll's own
+    // work still follows the changes (only the transfer grows with the torrent count).
+    const full = this.rid === 0 || this.now() - this.lastFull >= (this.options.fullResyncMs ?? 10 * 60_000);
+    const changed = full ? present : present.filter((t) => !sameTorrent(this.known.get(t.hash), t));
+    this.known = new Map(present.map((t) => [t.hash, t]));
+    this.rid = 1;
+    if (full) this.lastFull = this.now();
+    return { full, changed, present };
   }
 
   private async syncMaindata(): Promise<TorrentSnapshot> {
@@ -262,6 +269,10 @@ export function readTorrent(raw: Record<string, unknown>): TorrentInfo {
     category: str(raw.category) ?? '',
     tags: str(raw.tags) ?? '',
   };
+}
+
+function sameTorrent(a: TorrentInfo | undefined, b: TorrentInfo): boolean {
+  return a !== undefined && (Object.keys(b) as Array<keyof TorrentInfo>).every((k) => a[k] === b[k] || (Number.isNaN(a[k]) && Number.isNaN(b[k])));
 }
 
 function parseJson(text: string, path: string): unknown {
