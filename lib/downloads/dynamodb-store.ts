@@ -38,7 +38,8 @@ export class DynamoDownloadStore implements DownloadStore {
   private readonly documents: DynamoDBDocumentClient;
   private readonly table: string;
   private readonly now: () => Date;
-  private readonly recent = new Set<string>();
+  /** hash → the download that held it when this container last ingested it: a hint, never a guard. */
+  private readonly recent = new Map<string, string>();
 
   constructor(deps: StoreDeps) {
     this.documents = deps.documents;
@@ -51,17 +52,20 @@ export class DynamoDownloadStore implements DownloadStore {
     if (wanted.length === 0 || wanted.length > MAX_INFOHASHES) throw new RangeError(`1..${MAX_INFOHASHES} infohashes required`);
     if (!isActive(input.state)) throw new RangeError(`a new download must be active, not ${input.state}`);
 
-    // Fast dedup: a hash this container saw lately, or a lost race, is most likely
-    // owned already: one consistent read of the guard (and of its owner) answers it
-    // without a transaction. Only an answer, never a write: the transaction stays
-    // the only writer, and an owner that is active and holds every hash IS the
-    // guards' holder (guards move in the same transaction as the state).
-    const hinted = wanted.some((h) => this.recent.has(h.infohash));
-    this.remember(wanted);
+    // Fast dedup: for a hash this container ingested lately we know the likely owner,
+    // and ONE consistent BatchGet of the guard and that owner answers an exact
+    // re-ingest without a transaction. After a lost conflict, the guard is read to
+    // learn the winner. Reads only: the transaction stays the only writer, and an
+    // owner that is active and holds every hash IS the guards' holder (guards move
+    // in the same transaction as the state).
+    const likelyOwner = this.recent.get(wanted[0].infohash);
     for (let turn = 0; turn < MAX_CAS_TURNS; turn++) {
-      if (hinted || turn > 0) {
-        const owner = await this.activeOwnerOfAll(wanted);
+      if (turn === 0 && likelyOwner) {
+        const owner = await this.ownerIfHolding(likelyOwner, wanted);
         if (owner) return { created: false, download: owner };
+      } else if (turn > 0) {
+        const owner = await this.activeOwnerOfAll(wanted);
+        if (owner) return this.remember({ created: false, download: owner });
       }
       const at = this.now().toISOString();
       const download: Download = { id: newId(this.now().getTime()), ...input, infohashes: wanted, created_at: at, updated_at: at, revision: 1 };
@@ -75,7 +79,7 @@ export class DynamoDownloadStore implements DownloadStore {
           // A conflict is another writer on our guards: read what it wrote rather than queue behind it.
           { operation: `create:${download.id}`, conflictAttempts: 1 },
         );
-        return { created: true, download };
+        return this.remember({ created: true, download });
       } catch (err) {
         if (err instanceof TransactionConflictError) {
           await sleep(backoff(turn + 1, DEFAULT_RETRY));
@@ -92,7 +96,7 @@ export class DynamoDownloadStore implements DownloadStore {
         // Dedup onto the owner. If it left the active set meanwhile, its guards are
         // gone: go round and try to create again.
         try {
-          return { created: false, download: await this.appendHashes(owners[0], wanted, { requireActive: true }) };
+          return this.remember({ created: false, download: await this.appendHashes(owners[0], wanted, { requireActive: true }) });
         } catch (appendErr) {
           if (appendErr instanceof OwnerNotActive || appendErr instanceof DownloadNotFoundError || appendErr instanceof InfohashTakenError) continue;
           throw appendErr;
@@ -225,12 +229,27 @@ export class DynamoDownloadStore implements DownloadStore {
     return hashes.every((h) => held.has(h.infohash)) ? owner : undefined;
   }
 
-  private remember(hashes: Infohash[]): void {
-    for (const h of hashes) {
+  private remember<T extends { download: Download }>(result: T): T {
+    for (const h of result.download.infohashes) {
       this.recent.delete(h.infohash);
-      this.recent.add(h.infohash);
-      if (this.recent.size > RECENT_HASHES) this.recent.delete(this.recent.values().next().value!);
+      this.recent.set(h.infohash, result.download.id);
+      if (this.recent.size > RECENT_HASHES) this.recent.delete(this.recent.keys().next().value!);
     }
+    return result;
+  }
+
+  /** One consistent BatchGet of the first hash's guard and the download we expect holds it. */
+  private async ownerIfHolding(id: string, hashes: Infohash[]): Promise<Download | undefined> {
+    const out = await this.documents.send(
+      new BatchGetCommand({ RequestItems: { [this.table]: { Keys: [guardKey(hashes[0].infohash), downloadKey(id)], ConsistentRead: true } } }),
+    );
+    const items = out.Responses?.[this.table] ?? [];
+    const guard = items.find((i) => i.PK === guardKey(hashes[0].infohash).PK && i.SK === guardKey(hashes[0].infohash).SK);
+    const row = items.find((i) => i.PK === downloadKey(id).PK);
+    if (!guard || !row || guard.download_id !== id) return undefined;
+    const owner = fromItem(row);
+    const held = new Set(owner.infohashes.map((h) => h.infohash));
+    return isActive(owner.state) && hashes.every((h) => held.has(h.infohash)) ? owner : undefined;
   }
 
   /**
