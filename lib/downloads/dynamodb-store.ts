@@ -40,6 +40,8 @@ export class DynamoDownloadStore implements DownloadStore {
   private readonly now: () => Date;
   /** hash → the download that held it when this container last ingested it: a hint, never a guard. */
   private readonly recent = new Map<string, string>();
+  /** Creates in flight in this process, by their sorted hashes. */
+  private readonly inflight = new Map<string, Promise<{ created: boolean; download: Download }>>();
 
   constructor(deps: StoreDeps) {
     this.documents = deps.documents;
@@ -52,6 +54,26 @@ export class DynamoDownloadStore implements DownloadStore {
     if (wanted.length === 0 || wanted.length > MAX_INFOHASHES) throw new RangeError(`1..${MAX_INFOHASHES} infohashes required`);
     if (!isActive(input.state)) throw new RangeError(`a new download must be active, not ${input.state}`);
 
+    // Callers in this process asking for the same hashes while one is already
+    // creating or deduping them wait for it, then confirm its answer with one
+    // consistent read (the owner may have finished meanwhile).
+    const key = wanted.map((h) => h.infohash).join('|');
+    const running = this.inflight.get(key);
+    if (running) {
+      const leader = await running.catch(() => undefined);
+      const owner = leader && (await this.ownerIfHolding(leader.download.id, wanted));
+      if (owner) return { created: false, download: owner };
+    }
+    const attempt = this.createOrDedup(input, wanted);
+    this.inflight.set(key, attempt);
+    try {
+      return await attempt;
+    } finally {
+      if (this.inflight.get(key) === attempt) this.inflight.delete(key);
+    }
+  }
+
+  private async createOrDedup(input: NewDownload, wanted: Infohash[]): Promise<{ created: boolean; download: Download }> {
     // Fast dedup: for a hash this container ingested lately we know the likely owner,
     // and ONE consistent BatchGet of the guard and that owner answers an exact
     // re-ingest without a transaction. After a lost conflict, the guard is read to
