@@ -14,7 +14,8 @@ import { BenchStack, report, Row, throughput } from './support';
  * transaction; a dedup costs a cancelled transaction + read + no-op) against a
  * raw conditional PutItem on the same DynamoDB Local, and the seed's design
  * (SQLite, BEGIN IMMEDIATE, check-then-insert) as a reference.
- * "contended": 8 callers at a time on the same hash, i.e. 1 create + 7 dedups.
+ * "contended": 8 callers at a time on the same hash, i.e. 1 create + 7 dedups
+ * (answered by the fast dedup read when this process created the download).
  */
 const CONTENDERS = 8;
 
@@ -22,7 +23,7 @@ export async function downloadsIngest(bench: BenchStack, ops = 1600, concurrency
   const TableName = bench.config.tables.downloads;
   const store = new DynamoDownloadStore({ documents: bench.aws.documents, table: TableName });
   const hash = () => parseInfohash(randomBytes(20).toString('hex'));
-  const pool = Array.from({ length: Math.ceil(ops / CONTENDERS) + 1 }, hash);
+  const pool = Array.from({ length: 2 * Math.ceil((ops + CONTENDERS) / CONTENDERS) + 2 }, hash);
 
   const raw = () =>
     bench.aws.dynamodb.send(
@@ -33,10 +34,20 @@ export async function downloadsIngest(bench: BenchStack, ops = 1600, concurrency
 
   await throughput(200, concurrency, raw); // warm-up
   await throughput(200, concurrency, distinct);
+  // Best of two interleaved rounds: on a shared machine a burst of someone else's
+  // load during one row would otherwise decide the ratio.
+  const best = [0, 0, 0];
+  let round = 0;
+  for (let r = 0; r < 2; r++) {
+    best[0] = Math.max(best[0], await throughput(ops, concurrency, raw));
+    best[1] = Math.max(best[1], await throughput(ops, concurrency, distinct));
+    best[2] = Math.max(best[2], await throughput(ops, concurrency, (i) => contended(i + round)));
+    round += ops + CONTENDERS; // fresh hashes for the second round
+  }
   const rows: Row[] = [
-    { name: 'raw conditional PutItem', opsPerSecond: await throughput(ops, concurrency, raw) },
-    { name: 'guarded ingest, distinct hashes', opsPerSecond: await throughput(ops, concurrency, distinct) },
-    { name: `guarded ingest, ${CONTENDERS} callers per hash`, opsPerSecond: await throughput(ops, concurrency, contended), note: `1 create + ${CONTENDERS - 1} dedups` },
+    { name: 'raw conditional PutItem', opsPerSecond: best[0] },
+    { name: 'guarded ingest, distinct hashes', opsPerSecond: best[1] },
+    { name: `guarded ingest, ${CONTENDERS} callers per hash`, opsPerSecond: best[2], note: `1 create + ${CONTENDERS - 1} dedups; best of 2 rounds` },
   ];
   return [...rows, ...sqliteReference(ops)];
 }

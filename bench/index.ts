@@ -1,5 +1,6 @@
 import { dynamodbWrites, reportDynamodbWrites } from './dynamodb-writes';
 import { downloadsIngest, reportDownloadsIngest } from './downloads-ingest';
+import { downloadsPoll, reportDownloadsPoll } from './downloads-poll';
 import { edgeTokens, httpEdge, reportHttpEdge } from './http-edge';
 import { BenchStack, startBenchStack } from './support';
 import { freePort } from '../tools/stack/ports';
@@ -11,6 +12,7 @@ import { legacyImport, reportLegacyImport } from './legacy-import';
 const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
   writes: async (b) => reportDynamodbWrites(await dynamodbWrites(b)),
   ingest: async (b) => reportDownloadsIngest(await downloadsIngest(b)),
+  poll: async (b) => reportDownloadsPoll(await downloadsPoll(b)),
   sync: async (b) => reportSyncTick(await syncTick(b)),
   scan: async (b) => reportScanGateway(await scanGateway(b)),
   edge: async (b) => reportHttpEdge(await httpEdge(b)),

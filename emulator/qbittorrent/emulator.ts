@@ -3,21 +3,45 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readBody } from '../http';
 import { parseMagnet } from '../../lib/downloads/magnet';
-import type { TorrentInfo } from '../../lib/torrents/client';
 
 /**
- * A qBittorrent Web API v2 emulator: the routes the downloads domain uses
- * (auth/login, torrents/info, torrents/add, torrents/delete) with cookie
- * sessions, plus a control API under /emulator for tests and humans:
+ * A qBittorrent Web API v2 emulator with one profile per behaviour family
+ * users run: `4.6`, `5.1` and `5.2` (differences below). Routes: auth/login,
+ * app/webapiVersion, app/version, torrents/info (filters category, tag,
+ * hashes), torrents/add, torrents/delete (deleteFiles required),
+ * torrents/stop|pause, sync/maindata (rid, changed fields only). A wrong HTTP
+ * method is 405 on every profile. Control API under /emulator:
  *
- *   POST   /emulator/torrents        {kind: v1|v2|hybrid|legacy, name?, state?, progress?}
- *   PATCH  /emulator/torrents/<hash> {state?, progress?}
- *   DELETE /emulator/torrents        remove all
- *   PUT    /emulator/faults          {add: "fail"|"ok"}
+ *   GET    /emulator/torrents
+ *   POST   /emulator/torrents                {kind: v1|v2|hybrid|legacy, name?, state?, progress?, category?, tags?, metadata?: false}
+ *   PATCH  /emulator/torrents/<hash>         {state?, progress?, name?}
+ *   POST   /emulator/torrents/<hash>/metadata {infohash_v2?}  metadata arrives: a hybrid's `hash` becomes its TRUNCATED v2
+ *   DELETE /emulator/torrents[/<hash>]       remove all / one
+ *   PUT    /emulator/faults                  {add: ok|fail, info: ok|html|truncated|500|hang}
+ *   PUT    /emulator/profile                 {profile: 4.6|5.1|5.2}
  *
- * Torrents mirror what a real client reports: a v2-only torrent's `hash` is
- * its v2 hash truncated to 40 hex; a legacy torrent has only `hash`.
+ * Torrents mirror what a real client reports: a v2-only (or hybrid with
+ * metadata) torrent's `hash` is its v2 hash truncated to 40 hex; a legacy
+ * torrent has only `hash` (no infohash_v1/v2 fields).
  */
+
+export type Profile = '4.6' | '5.1' | '5.2';
+export const PROFILES: readonly Profile[] = ['4.6', '5.1', '5.2'];
+
+interface ProfileTraits {
+  webapi: string;
+  version: string;
+  /** 5.2: 204/401 login, cookie QBT_SID_<port>, JSON add answers (202/409), API keys. */
+  modern: boolean;
+  /** 5.x renamed paused* to stopped*. */
+  stopped: boolean;
+}
+
+const TRAITS: Record<Profile, ProfileTraits> = {
+  '4.6': { webapi: '2.9.3', version: 'v4.6.7', modern: false, stopped: false },
+  '5.1': { webapi: '2.11.4', version: 'v5.1.2', modern: false, stopped: true },
+  '5.2': { webapi: '2.15.1', version: 'v5.2.0', modern: true, stopped: true },
+};
 
 export type TorrentKind = 'v1' | 'v2' | 'hybrid' | 'legacy';
 
@@ -28,20 +52,72 @@ export interface NewTorrent {
   progress?: number;
   infohash_v1?: string;
   infohash_v2?: string;
+  category?: string;
+  tags?: string;
+  /** false: a hybrid known only by its v1 hash until metadata arrives (as after a btih-only magnet). */
+  metadata?: boolean;
+}
+
+/** What torrents/info answers for one torrent (a subset of the ~50 real fields). */
+export interface EmulatedTorrent {
+  hash: string;
+  infohash_v1?: string;
+  infohash_v2?: string;
+  name: string;
+  state: string;
+  progress: number;
+  added_on: number;
+  category: string;
+  tags: string;
+  has_metadata: boolean;
+  magnet_uri: string;
+  [field: string]: unknown;
+}
+
+export type InfoFault = 'ok' | 'html' | 'truncated' | '500' | 'hang';
+
+interface Tracked {
+  torrent: EmulatedTorrent;
+  /** rid at which each field last changed; `created` = rid of its (re)appearance under this id. */
+  changed: Map<string, number>;
+  created: number;
+  /** The v2 hash a hybrid reveals when its metadata arrives. */
+  hiddenV2?: string;
+}
+
+/** Removals remembered for maindata; older rids get a full update. */
+const HISTORY = 10_000;
+
+export interface EmulatorOptions {
+  username: string;
+  password: string;
+  profile?: Profile;
+  /** 5.2 only: a key accepted as `Authorization: Bearer <key>`. */
+  apiKey?: string;
 }
 
 export class QbittorrentEmulator {
-  readonly torrents = new Map<string, TorrentInfo>();
-  readonly faults = { add: 'ok' as 'ok' | 'fail' };
+  private readonly tracked = new Map<string, Tracked>();
+  private removed: Array<{ id: string; rid: number }> = [];
+  private rid = 0;
+  private oldestRid = 0;
+  readonly faults = { add: 'ok' as 'ok' | 'fail', info: 'ok' as InfoFault };
+  profile: Profile;
+  /** Calls per route, for tests and the bench (poll cost). */
+  readonly calls = new Map<string, number>();
+  bytesOut = 0;
   private readonly sessions = new Set<string>();
+  private port = 0;
   private readonly server = http.createServer((req, res) => void this.handle(req, res));
 
-  constructor(private readonly credentials: { username: string; password: string }) {}
+  constructor(private readonly options: EmulatorOptions) {
+    this.profile = options.profile ?? '5.1';
+  }
 
   async listen(port = 0, host = '127.0.0.1'): Promise<string> {
     await new Promise<void>((resolve) => this.server.listen(port, host, resolve));
-    const address = this.server.address() as AddressInfo;
-    return `http://${host}:${address.port}`;
+    this.port = (this.server.address() as AddressInfo).port;
+    return `http://${host}:${this.port}`;
   }
 
   close(): Promise<void> {
@@ -49,71 +125,147 @@ export class QbittorrentEmulator {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 
-  addTorrent(spec: NewTorrent): TorrentInfo {
+  setProfile(profile: Profile): void {
+    if (!PROFILES.includes(profile)) throw new Error(`profile must be one of ${PROFILES.join(', ')}`);
+    this.profile = profile;
+    this.sessions.clear();
+    // State names differ between profiles: rename what is there.
+    for (const t of this.tracked.values()) this.update(t.torrent.hash, { state: this.stateName(t.torrent.state) });
+  }
+
+  /** Every torrent as torrents/info would answer it. */
+  get torrents(): Map<string, EmulatedTorrent> {
+    return new Map([...this.tracked].map(([id, t]) => [id, t.torrent]));
+  }
+
+  addTorrent(spec: NewTorrent): EmulatedTorrent {
     const v1 = spec.infohash_v1 ?? randomBytes(20).toString('hex');
     const v2 = spec.infohash_v2 ?? randomBytes(32).toString('hex');
-    const hashes: Record<TorrentKind, Pick<TorrentInfo, 'hash' | 'infohash_v1' | 'infohash_v2'>> = {
+    const pendingHybrid = spec.kind === 'hybrid' && spec.metadata === false;
+    const hashes: Record<TorrentKind, Pick<EmulatedTorrent, 'hash' | 'infohash_v1' | 'infohash_v2'>> = {
       v1: { hash: v1, infohash_v1: v1, infohash_v2: '' },
       v2: { hash: v2.slice(0, 40), infohash_v1: '', infohash_v2: v2 },
-      hybrid: { hash: v1, infohash_v1: v1, infohash_v2: v2 },
+      hybrid: pendingHybrid ? { hash: v1, infohash_v1: v1, infohash_v2: '' } : { hash: v2.slice(0, 40), infohash_v1: v1, infohash_v2: v2 },
       legacy: { hash: v1 },
     };
-    const torrent: TorrentInfo = {
-      ...hashes[spec.kind],
-      name: spec.name ?? `torrent-${hashes[spec.kind].hash.slice(0, 8)}`,
-      state: spec.state ?? 'downloading',
+    const h = hashes[spec.kind];
+    const torrent: EmulatedTorrent = {
+      ...h,
+      name: spec.name ?? `torrent-${h.hash.slice(0, 8)}`,
+      state: this.stateName(spec.state ?? 'downloading'),
       progress: spec.progress ?? 0,
       added_on: Math.floor(Date.now() / 1000),
+      category: spec.category ?? '',
+      tags: spec.tags ?? '',
+      has_metadata: spec.metadata !== false,
+      magnet_uri: `magnet:?xt=urn:btih:${h.hash}`,
     };
-    this.torrents.set(torrent.hash, torrent);
+    this.put(torrent, pendingHybrid ? v2 : undefined);
     return torrent;
+  }
+
+  /** Changes fields of a torrent, recorded for maindata. */
+  update(hash: string, patch: Partial<EmulatedTorrent>): EmulatedTorrent | undefined {
+    const t = this.tracked.get(hash);
+    if (!t) return undefined;
+    const rid = ++this.rid;
+    for (const [field, value] of Object.entries(patch)) {
+      if (value === undefined || field === 'hash') continue;
+      if (t.torrent[field] !== value) {
+        t.torrent[field] = field === 'state' ? this.stateName(value as string) : value;
+        t.changed.set(field, rid);
+      }
+    }
+    return t.torrent;
+  }
+
+  /** Metadata arrives: a hybrid reveals its v2 hash, and its id becomes the v2 hash truncated to 40 hex. */
+  metadataArrives(hash: string, infohashV2?: string): EmulatedTorrent | undefined {
+    const t = this.tracked.get(hash);
+    if (!t) return undefined;
+    const v2 = infohashV2 ?? t.hiddenV2;
+    if (!v2) {
+      this.update(hash, { has_metadata: true });
+      return t.torrent;
+    }
+    this.remove(hash);
+    const torrent = { ...t.torrent, hash: v2.slice(0, 40), infohash_v2: v2, has_metadata: true };
+    this.put(torrent);
+    return torrent;
+  }
+
+  remove(hash: string): boolean {
+    if (!this.tracked.delete(hash)) return false;
+    this.removed.push({ id: hash, rid: ++this.rid });
+    if (this.removed.length > HISTORY) this.oldestRid = this.removed.shift()!.rid;
+    return true;
+  }
+
+  clear(): void {
+    for (const id of [...this.tracked.keys()]) this.remove(id);
+  }
+
+  private put(torrent: EmulatedTorrent, hiddenV2?: string): void {
+    const rid = ++this.rid;
+    this.tracked.set(torrent.hash, { torrent, changed: new Map(), created: rid, hiddenV2 });
+  }
+
+  private stateName(state: string): string {
+    const traits = TRAITS[this.profile];
+    if (traits.stopped) return state.replace(/^paused(UP|DL)$/, 'stopped$1');
+    return state.replace(/^stopped(UP|DL)$/, 'paused$1');
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
+    const method = req.method ?? 'GET';
     const body = await readBody(req);
     const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
       const text = typeof payload === 'string' ? payload : JSON.stringify(payload);
+      this.bytesOut += text.length;
       res.writeHead(status, { 'content-type': typeof payload === 'string' ? 'text/plain' : 'application/json', ...headers });
       res.end(text);
     };
     try {
-      if (url.pathname.startsWith('/emulator/')) return this.control(req.method ?? 'GET', url.pathname, body, send);
-      if (url.pathname === '/api/v2/auth/login' && req.method === 'POST') {
-        const form = new URLSearchParams(body);
-        if (form.get('username') !== this.credentials.username || form.get('password') !== this.credentials.password) return send(200, 'Fails.');
-        const sid = randomBytes(16).toString('hex');
-        this.sessions.add(sid);
-        return send(200, 'Ok.', { 'set-cookie': `SID=${sid}; HttpOnly; path=/` });
-      }
-      const sid = /(?:^|;\s*)SID=([^;]+)/.exec(req.headers.cookie ?? '')?.[1];
-      if (!sid || !this.sessions.has(sid)) return send(403, 'Forbidden');
-      if (url.pathname === '/api/v2/torrents/info' && req.method === 'GET') {
-        return send(200, [...this.torrents.values()].sort((a, b) => a.added_on - b.added_on));
-      }
-      if (url.pathname === '/api/v2/torrents/add' && req.method === 'POST') {
-        if (this.faults.add === 'fail') return send(200, 'Fails.');
-        for (const uri of (new URLSearchParams(body).get('urls') ?? '').split('\n').filter(Boolean)) {
-          let magnet;
-          try {
-            magnet = parseMagnet(uri);
-          } catch {
-            return send(200, 'Fails.');
-          }
-          const v1 = magnet.infohashes.find((h) => h.kind === 'v1')?.infohash;
-          const v2 = magnet.infohashes.find((h) => h.kind === 'v2')?.infohash;
-          const exists = [...this.torrents.values()].some((t) => (v1 && t.infohash_v1 === v1) || (v2 && t.infohash_v2 === v2));
-          if (!exists) {
-            this.addTorrent({ kind: v1 && v2 ? 'hybrid' : v1 ? 'v1' : 'v2', infohash_v1: v1, infohash_v2: v2, name: magnet.name, state: 'metaDL' });
-          }
+      if (url.pathname.startsWith('/emulator/')) return this.control(method, url.pathname, body, send);
+      const route = ROUTES[url.pathname];
+      if (!route) return send(404, 'Not Found');
+      this.calls.set(url.pathname, (this.calls.get(url.pathname) ?? 0) + 1);
+      if (route !== method) return send(405, 'Method Not Allowed');
+      const traits = TRAITS[this.profile];
+      if (url.pathname === '/api/v2/auth/login') return this.login(new URLSearchParams(body), send);
+      if (!this.authorised(req)) return send(traits.modern ? 401 : 403, 'Forbidden');
+      const form = new URLSearchParams(body);
+      switch (url.pathname) {
+        case '/api/v2/app/webapiVersion':
+          return send(200, traits.webapi);
+        case '/api/v2/app/version':
+          return send(200, traits.version);
+        case '/api/v2/torrents/info':
+          return this.info(url.searchParams, res, send);
+        case '/api/v2/sync/maindata':
+          return send(200, this.maindata(Number(url.searchParams.get('rid') ?? 0)));
+        case '/api/v2/torrents/add':
+          return this.add(form, send);
+        case '/api/v2/torrents/delete': {
+          const hashes = form.get('hashes');
+          const deleteFiles = form.get('deleteFiles');
+          if (!hashes || (deleteFiles !== 'true' && deleteFiles !== 'false')) return send(400, 'hashes and deleteFiles are required');
+          if (hashes === 'all') this.clear();
+          else for (const h of hashes.split('|')) this.remove(h.toLowerCase());
+          return send(200, '');
         }
-        return send(200, 'Ok.');
-      }
-      if (url.pathname === '/api/v2/torrents/delete' && req.method === 'POST') {
-        const hashes = new URLSearchParams(body).get('hashes') ?? '';
-        if (hashes === 'all') this.torrents.clear();
-        else for (const h of hashes.split('|')) this.torrents.delete(h.toLowerCase());
-        return send(200, '');
+        case '/api/v2/torrents/stop':
+        case '/api/v2/torrents/pause': {
+          // 5.x has only /stop, 4.x only /pause.
+          if ((url.pathname === '/api/v2/torrents/stop') !== traits.stopped) return send(404, 'Not Found');
+          const hashes = form.get('hashes') ?? '';
+          for (const h of hashes.split('|')) {
+            const t = this.tracked.get(h.toLowerCase());
+            if (t) this.update(t.torrent.hash, { state: t.torrent.progress >= 1 ? 'pausedUP' : 'pausedDL' });
+          }
+          return send(200, '');
+        }
       }
       return send(404, 'Not Found');
     } catch (err) {
@@ -121,34 +273,160 @@ export class QbittorrentEmulator {
     }
   }
 
+  private login(form: URLSearchParams, send: (status: number, payload: unknown, headers?: Record<string, string>) => void): void {
+    const modern = TRAITS[this.profile].modern;
+    if (form.get('username') !== this.options.username || form.get('password') !== this.options.password) {
+      return modern ? send(401, '') : send(200, 'Fails.');
+    }
+    const sid = randomBytes(16).toString('hex');
+    this.sessions.add(sid);
+    const cookie = `${this.cookieName()}=${sid}; HttpOnly; SameSite=Strict; path=/`;
+    return modern ? send(204, '', { 'set-cookie': cookie }) : send(200, 'Ok.', { 'set-cookie': cookie });
+  }
+
+  private cookieName(): string {
+    return TRAITS[this.profile].modern ? `QBT_SID_${this.port}` : 'SID';
+  }
+
+  private authorised(req: http.IncomingMessage): boolean {
+    const key = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (key !== undefined) return TRAITS[this.profile].modern && this.options.apiKey !== undefined && key === this.options.apiKey;
+    const name = this.cookieName();
+    const sid = new RegExp(`(?:^|;\\s*)${name}=([^;]+)`).exec(req.headers.cookie ?? '')?.[1];
+    return sid !== undefined && this.sessions.has(sid);
+  }
+
+  private info(query: URLSearchParams, res: http.ServerResponse, send: (status: number, payload: unknown) => void): void {
+    const fault = this.faults.info;
+    if (fault === 'hang') return void res.on('close', () => undefined); // never answers
+    if (fault === '500') return send(500, 'Internal Server Error');
+    if (fault === 'html') return send(200, '<html><body>Login page</body></html>');
+    const category = query.get('category');
+    const tag = query.get('tag');
+    const hashes = query.get('hashes')?.toLowerCase().split('|');
+    const list = [...this.tracked.values()]
+      .map((t) => t.torrent)
+      .filter((t) => category === null || t.category === category)
+      .filter((t) => tag === null || t.tags.split(', ').includes(tag))
+      .filter((t) => !hashes || hashes.includes(t.hash))
+      .sort((a, b) => a.added_on - b.added_on);
+    if (fault === 'truncated') return send(200, JSON.stringify(list).slice(0, -3));
+    return send(200, list);
+  }
+
+  /** Changed fields since `rid`; a full update when rid is 0 or older than the history kept. */
+  private maindata(since: number): Record<string, unknown> {
+    const full = !(since > 0) || since < this.oldestRid || since > this.rid;
+    const torrents: Record<string, Partial<EmulatedTorrent>> = {};
+    for (const [id, t] of this.tracked) {
+      if (full || t.created > since) torrents[id] = { ...t.torrent };
+      else {
+        const fields = [...t.changed].filter(([, rid]) => rid > since).map(([field]) => field);
+        if (fields.length) torrents[id] = Object.fromEntries(fields.map((f) => [f, t.torrent[f]]));
+      }
+    }
+    const removed = full ? [] : this.removed.filter((r) => r.rid > since && !this.tracked.has(r.id)).map((r) => r.id);
+    return { rid: this.rid, full_update: full, torrents, ...(removed.length ? { torrents_removed: removed } : {}), server_state: {} };
+  }
+
+  private add(form: URLSearchParams, send: (status: number, payload: unknown) => void): void {
+    const modern = TRAITS[this.profile].modern;
+    const answer = (added: string[], duplicates: number, failures: number) => {
+      if (!modern) return send(200, failures || duplicates ? 'Fails.' : 'Ok.');
+      const body = { added_torrent_ids: added, success_count: added.length, pending_count: added.length, failure_count: failures + duplicates };
+      if (failures) return send(400, body);
+      if (duplicates && !added.length) return send(409, body);
+      return send(202, body);
+    };
+    if (this.faults.add === 'fail') return answer([], 0, 1);
+    const added: string[] = [];
+    let duplicates = 0;
+    for (const uri of (form.get('urls') ?? '').split('\n').filter(Boolean)) {
+      let magnet;
+      try {
+        magnet = parseMagnet(uri);
+      } catch {
+        return answer([], 0, 1);
+      }
+      const v1 = magnet.infohashes.find((h) => h.kind === 'v1')?.infohash;
+      const v2 = magnet.infohashes.find((h) => h.kind === 'v2')?.infohash;
+      const exists = [...this.tracked.values()].some(({ torrent: t }) => (v1 && (t.infohash_v1 === v1 || t.hash === v1)) || (v2 && t.infohash_v2 === v2));
+      if (exists) {
+        duplicates++;
+        continue;
+      }
+      const t = this.addTorrent({
+        kind: v1 && v2 ? 'hybrid' : v1 ? 'v1' : 'v2',
+        infohash_v1: v1,
+        infohash_v2: v2,
+        name: magnet.name,
+        state: 'metaDL',
+        category: form.get('category') ?? '',
+        tags: (form.get('tags') ?? '').split(',').filter(Boolean).join(', '),
+        // A magnet naming both hashes makes both known at once; one hash alone waits for the metadata.
+        metadata: v1 && v2 ? undefined : false,
+      });
+      added.push(t.hash);
+    }
+    return answer(added, duplicates, 0);
+  }
+
   private control(method: string, path: string, body: string, send: (status: number, payload: unknown) => void): void {
-    const parts = path.split('/').filter(Boolean); // ['emulator', 'torrents', hash?]
-    if (parts[1] === 'torrents' && method === 'GET') return send(200, [...this.torrents.values()]);
-    if (parts[1] === 'torrents' && method === 'POST' && parts.length === 2) {
-      const spec = JSON.parse(body) as NewTorrent;
-      if (!['v1', 'v2', 'hybrid', 'legacy'].includes(spec.kind)) return send(400, { error: 'kind must be v1, v2, hybrid or legacy' });
-      return send(201, this.addTorrent(spec));
-    }
-    if (parts[1] === 'torrents' && method === 'PATCH' && parts[2]) {
-      const torrent = this.torrents.get(parts[2]);
-      if (!torrent) return send(404, { error: 'no such torrent' });
-      const patch = JSON.parse(body) as Partial<Pick<TorrentInfo, 'state' | 'progress'>>;
-      Object.assign(torrent, pick(patch, ['state', 'progress']));
-      return send(200, torrent);
-    }
-    if (parts[1] === 'torrents' && method === 'DELETE') {
-      this.torrents.clear();
-      return send(204, '');
+    const parts = path.split('/').filter(Boolean); // ['emulator', 'torrents', hash?, 'metadata'?]
+    const json = () => (body ? (JSON.parse(body) as Record<string, unknown>) : {});
+    if (parts[1] === 'torrents') {
+      if (method === 'GET' && parts.length === 2) return send(200, [...this.tracked.values()].map((t) => t.torrent));
+      if (method === 'POST' && parts.length === 2) {
+        const spec = json() as unknown as NewTorrent;
+        if (!['v1', 'v2', 'hybrid', 'legacy'].includes(spec.kind)) return send(400, { error: 'kind must be v1, v2, hybrid or legacy' });
+        return send(201, this.addTorrent(spec));
+      }
+      if (method === 'PATCH' && parts.length === 3) {
+        const patch = json();
+        const t = this.update(parts[2], pick(patch, ['state', 'progress', 'name', 'category']));
+        return t ? send(200, t) : send(404, { error: 'no such torrent' });
+      }
+      if (method === 'POST' && parts[3] === 'metadata') {
+        const t = this.metadataArrives(parts[2], json().infohash_v2 as string | undefined);
+        return t ? send(200, t) : send(404, { error: 'no such torrent' });
+      }
+      if (method === 'DELETE') {
+        if (parts[2]) return this.remove(parts[2]) ? send(204, '') : send(404, { error: 'no such torrent' });
+        this.clear();
+        return send(204, '');
+      }
     }
     if (parts[1] === 'faults' && method === 'PUT') {
-      const faults = JSON.parse(body) as { add?: 'ok' | 'fail' };
+      const faults = json() as { add?: 'ok' | 'fail'; info?: InfoFault };
       if (faults.add) this.faults.add = faults.add;
+      if (faults.info) this.faults.info = faults.info;
       return send(200, this.faults);
     }
+    if (parts[1] === 'profile' && method === 'PUT') {
+      try {
+        this.setProfile(json().profile as Profile);
+      } catch (err) {
+        return send(400, { error: (err as Error).message });
+      }
+      return send(200, { profile: this.profile, webapi: TRAITS[this.profile].webapi });
+    }
+    if (parts[1] === 'profile' && method === 'GET') return send(200, { profile: this.profile, webapi: TRAITS[this.profile].webapi });
     return send(404, { error: 'unknown emulator route' });
   }
 }
 
-function pick<T extends object>(value: T, keys: Array<keyof T>): Partial<T> {
-  return Object.fromEntries(keys.filter((k) => value[k] !== undefined).map((k) => [k, value[k]])) as Partial<T>;
+const ROUTES: Record<string, string> = {
+  '/api/v2/auth/login': 'POST',
+  '/api/v2/app/webapiVersion': 'GET',
+  '/api/v2/app/version': 'GET',
+  '/api/v2/torrents/info': 'GET',
+  '/api/v2/sync/maindata': 'GET',
+  '/api/v2/torrents/add': 'POST',
+  '/api/v2/torrents/delete': 'POST',
+  '/api/v2/torrents/stop': 'POST',
+  '/api/v2/torrents/pause': 'POST',
+};
+
+function pick(value: Record<string, unknown>, keys: string[]): Partial<EmulatedTorrent> {
+  return Object.fromEntries(keys.filter((k) => value[k] !== undefined).map((k) => [k, value[k]])) as Partial<EmulatedTorrent>;
 }

@@ -5,22 +5,25 @@ import type { DownloadsDeps } from '../../lib/downloads/service';
 import { DynamoIdempotencyStore } from '../../lib/idempotency/dynamodb-store';
 import type { IdempotencyDeps } from '../../lib/idempotency/service';
 import { createLogger } from '../../lib/log';
-import { QBittorrentClient } from '../../lib/torrents/qbittorrent';
+import { torrentClientFor } from '../../lib/torrents/qbittorrent';
 
 /** The production wiring of the downloads functions, built once per container. */
 
 export const log = createLogger({ domain: 'downloads' });
 
-let deps: DownloadsDeps | undefined;
+let deps: (DownloadsDeps & { missingGraceMs: number }) | undefined;
 
-export function downloadsDeps(): DownloadsDeps {
+export function downloadsDeps(): DownloadsDeps & { missingGraceMs: number } {
   if (!deps) {
     const cfg = config();
     const torrent = loadTorrentClientConfig();
     deps = {
       store: new DynamoDownloadStore({ documents: awsClients(cfg).documents, table: cfg.tables.downloads }),
-      torrents: new QBittorrentClient({ baseUrl: torrent.url, username: torrent.username, password: torrent.password, timeoutMs: torrent.timeoutMs }),
+      // One client per container: its session, its Web API version and its sync/maindata rid live as long as the container.
+      torrents: torrentClientFor(torrent, log),
       log,
+      cancel: { action: torrent.cancelAction, deleteFiles: torrent.cancelDeleteFiles },
+      missingGraceMs: torrent.missingGraceMs,
     };
   }
   return deps;

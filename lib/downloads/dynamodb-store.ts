@@ -2,7 +2,8 @@ import { BatchGetCommand, BatchGetCommandOutput, DynamoDBDocumentClient, GetComm
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { queryAll } from '../aws/query';
 import { newId } from '../ident';
-import { TransactionCancelledError, TransactionConflictError, transactWrite, TransactItem } from '../aws/transact';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { backoff, DEFAULT_RETRY, TransactionCancelledError, TransactionConflictError, transactWrite, TransactItem } from '../aws/transact';
 import { ActiveExistsError, DownloadNotFoundError, InfohashTakenError, InvalidTransitionError, TooManyInfohashesError } from './errors';
 import { Infohash, MAX_INFOHASHES, sortHashes } from './infohash';
 import {
@@ -22,7 +23,7 @@ import {
   prefixIndexKeys,
   prefixShard,
 } from './keys';
-import { ActiveState, Download, DownloadState, isActive, NewDownload } from './model';
+import { ACTIVE_STATES, ActiveState, Download, DownloadDetails, DownloadState, isActive, NewDownload, ReviewReason } from './model';
 import type { DownloadStore, LegacyImportOutcome, LegacyImportStore, ListPage, ListQuery } from './store';
 
 export interface StoreDeps {
@@ -38,11 +39,17 @@ const NAME_SEARCH_BUDGET = 1000;
 const PREFIX_SEARCH_CAP = 1000;
 /** DynamoDB's limit of items in one TransactWriteItems. */
 const MAX_TRANSACT_ITEMS = 100;
+/** Hashes this container ingested lately: a hint (never a guard) that a re-ingest is likely. */
+const RECENT_HASHES = 10_000;
 
 export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
   private readonly documents: DynamoDBDocumentClient;
   private readonly table: string;
   private readonly now: () => Date;
+  /** hash → the download that held it when this container last ingested it: a hint, never a guard. */
+  private readonly recent = new Map<string, string>();
+  /** Creates in flight in this process, by their sorted hashes. */
+  private readonly inflight = new Map<string, Promise<{ created: boolean; download: Download }>>();
 
   constructor(deps: StoreDeps) {
     this.documents = deps.documents;
@@ -55,16 +62,59 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
     if (wanted.length === 0 || wanted.length > MAX_INFOHASHES) throw new RangeError(`1..${MAX_INFOHASHES} infohashes required`);
     if (!isActive(input.state)) throw new RangeError(`a new download must be active, not ${input.state}`);
 
+    // Callers in this process asking for the same hashes while one is already
+    // creating or deduping them wait for it, then confirm its answer with one
+    // consistent read (the owner may have finished meanwhile).
+    const key = wanted.map((h) => h.infohash).join('|');
+    const running = this.inflight.get(key);
+    if (running) {
+      const leader = await running.catch(() => undefined);
+      const owner = leader && (await this.ownerIfHolding(leader.download.id, wanted));
+      if (owner) return { created: false, download: owner };
+    }
+    const attempt = this.createOrDedup(input, wanted);
+    this.inflight.set(key, attempt);
+    try {
+      return await attempt;
+    } finally {
+      if (this.inflight.get(key) === attempt) this.inflight.delete(key);
+    }
+  }
+
+  private async createOrDedup(input: NewDownload, wanted: Infohash[]): Promise<{ created: boolean; download: Download }> {
+    // Fast dedup: for a hash this container ingested lately we know the likely owner,
+    // and ONE consistent BatchGet of the guard and that owner answers an exact
+    // re-ingest without a transaction. After a lost conflict, the guard is read to
+    // learn the winner. Reads only: the transaction stays the only writer, and an
+    // owner that is active and holds every hash IS the guards' holder (guards move
+    // in the same transaction as the state).
+    const likelyOwner = this.recent.get(wanted[0].infohash);
     for (let turn = 0; turn < MAX_CAS_TURNS; turn++) {
+      if (turn === 0 && likelyOwner) {
+        const owner = await this.ownerIfHolding(likelyOwner, wanted);
+        if (owner) return { created: false, download: owner };
+      } else if (turn > 0) {
+        const owner = await this.activeOwnerOfAll(wanted);
+        if (owner) return this.remember({ created: false, download: owner });
+      }
       const at = this.now().toISOString();
       const download: Download = { id: newId(this.now().getTime()), ...input, infohashes: wanted, created_at: at, updated_at: at, revision: 1 };
       try {
-        await transactWrite(this.documents, [
-          this.put(downloadItem(download), 'attribute_not_exists(PK)'),
-          ...wanted.flatMap((h) => [this.put(membershipItem(h, download.id)), this.put(guardItem(h.infohash, download.id, at), 'attribute_not_exists(PK)')]),
-        ]);
-        return { created: true, download };
+        await transactWrite(
+          this.documents,
+          [
+            this.put(downloadItem(download), 'attribute_not_exists(PK)'),
+            ...wanted.flatMap((h) => [this.put(membershipItem(h, download.id)), this.put(guardItem(h.infohash, download.id, at), 'attribute_not_exists(PK)')]),
+          ],
+          // A conflict is another writer on our guards: read what it wrote rather than queue behind it.
+          { operation: `create:${download.id}`, conflictAttempts: 1 },
+        );
+        return this.remember({ created: true, download });
       } catch (err) {
+        if (err instanceof TransactionConflictError) {
+          await sleep(backoff(turn + 1, DEFAULT_RETRY));
+          continue;
+        }
         const owners = [...new Set(guardOwners(err).map((o) => o.ownerId))];
         if (owners.length === 0) throw err;
         if (owners.length > 1) {
@@ -76,7 +126,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
         // Dedup onto the owner. If it left the active set meanwhile, its guards are
         // gone: go round and try to create again.
         try {
-          return { created: false, download: await this.appendHashes(owners[0], wanted, { requireActive: true }) };
+          return this.remember({ created: false, download: await this.appendHashes(owners[0], wanted, { requireActive: true }) });
         } catch (appendErr) {
           if (appendErr instanceof OwnerNotActive || appendErr instanceof DownloadNotFoundError || appendErr instanceof InfohashTakenError) continue;
           throw appendErr;
@@ -90,7 +140,8 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
     if (!isActive(to)) throw new RangeError(`activate needs an active state, not ${to}`);
     return this.cas(id, async (current) => {
       const at = this.now().toISOString();
-      const next: Download = { ...current, state: to, updated_at: at, revision: current.revision + 1 };
+      const { review_reason: _r, missing_since: _m, ...rest } = current;
+      const next: Download = { ...rest, state: to, updated_at: at, revision: current.revision + 1 };
       try {
         await transactWrite(this.documents, [
           this.casUpdate(next, current.revision),
@@ -98,7 +149,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
           ...current.infohashes.map((h) =>
             this.put(guardItem(h.infohash, id, at), 'attribute_not_exists(PK) OR download_id = :self', { ':self': id }),
           ),
-        ]);
+        ], { operation: `activate:${id}@${current.revision}` });
       } catch (err) {
         const owner = guardOwners(err)[0];
         throw owner ? new ActiveExistsError(owner.infohash, owner.ownerId) : err;
@@ -129,7 +180,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
             this.put(membershipItem(h, id)),
             ...(active ? [this.put(guardItem(h.infohash, id, at), 'attribute_not_exists(PK) OR download_id = :self', { ':self': id })] : []),
           ]),
-        ]);
+        ], { operation: `append:${id}@${current.revision}` });
       } catch (err) {
         const owner = guardOwners(err)[0];
         throw owner ? new InfohashTakenError(owner.infohash, owner.ownerId) : err;
@@ -138,7 +189,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
     });
   }
 
-  async setDownloadState(id: string, from: DownloadState, to: DownloadState): Promise<Download> {
+  async setDownloadState(id: string, from: DownloadState, to: DownloadState, review?: ReviewReason): Promise<Download> {
     if (!isActive(from) && isActive(to)) {
       throw new InvalidTransitionError(id, from, to, 'a finished download becomes active again only through retry');
     }
@@ -148,7 +199,14 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
       if (!isActive(from)) throw new InvalidTransitionError(id, from, to, 'a finished download stays finished');
 
       const at = this.now().toISOString();
-      const next: Download = { ...current, state: to, updated_at: at, revision: current.revision + 1 };
+      const next: Download = {
+        ...current,
+        state: to,
+        updated_at: at,
+        revision: current.revision + 1,
+        ...(to === 'cancelled' ? { cancelled_at: at } : {}),
+        ...(review && !isActive(to) ? { review_reason: review } : {}),
+      };
       await transactWrite(this.documents, [
         this.casUpdate(next, current.revision),
         // Leaving the active set releases exactly our own guards.
@@ -159,9 +217,69 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
                 Delete: { TableName: this.table, Key: guardKey(h.infohash), ConditionExpression: 'download_id = :self', ExpressionAttributeValues: { ':self': id } },
               }),
             )),
-      ]);
+      ], { operation: `state:${id}@${current.revision}` });
       return next;
     });
+  }
+
+  async updateDetails(id: string, details: DownloadDetails): Promise<Download> {
+    if (details.progress !== undefined && !(details.progress >= 0 && details.progress <= 1)) throw new RangeError('progress must be within 0..1');
+    return this.cas(id, async (current) => {
+      const next: Download = { ...current };
+      if (details.progress !== undefined) next.progress = details.progress;
+      if (details.missing_since === null) delete next.missing_since;
+      else if (details.missing_since !== undefined) next.missing_since = details.missing_since;
+      if (next.progress === current.progress && next.missing_since === current.missing_since) return current;
+      next.updated_at = this.now().toISOString();
+      next.revision = current.revision + 1;
+      await transactWrite(this.documents, [this.casUpdate(next, current.revision)], { operation: `details:${id}@${current.revision}` });
+      return next;
+    });
+  }
+
+  async listActive(): Promise<Download[]> {
+    const items = await queryAll(this.documents, {
+      TableName: this.table,
+      IndexName: LIST_INDEX,
+      KeyConditionExpression: 'GSI1PK = :p',
+      FilterExpression: '#state IN (' + ACTIVE_STATES.map((_, i) => `:s${i}`).join(', ') + ')',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: { ':p': LIST_PARTITION, ...Object.fromEntries(ACTIVE_STATES.map((s, i) => [`:s${i}`, s])) },
+    });
+    return items.map(fromItem);
+  }
+
+  /** The active download holding EVERY hash, from consistent reads; undefined if none (or split). */
+  private async activeOwnerOfAll(hashes: Infohash[]): Promise<Download | undefined> {
+    const guard = await this.documents.send(new GetCommand({ TableName: this.table, Key: guardKey(hashes[0].infohash), ConsistentRead: true }));
+    if (!guard.Item) return undefined;
+    const owner = await this.get(guard.Item.download_id as string);
+    if (!owner || !isActive(owner.state)) return undefined;
+    const held = new Set(owner.infohashes.map((h) => h.infohash));
+    return hashes.every((h) => held.has(h.infohash)) ? owner : undefined;
+  }
+
+  private remember<T extends { download: Download }>(result: T): T {
+    for (const h of result.download.infohashes) {
+      this.recent.delete(h.infohash);
+      this.recent.set(h.infohash, result.download.id);
+      if (this.recent.size > RECENT_HASHES) this.recent.delete(this.recent.keys().next().value!);
+    }
+    return result;
+  }
+
+  /** One consistent BatchGet of the first hash's guard and the download we expect holds it. */
+  private async ownerIfHolding(id: string, hashes: Infohash[]): Promise<Download | undefined> {
+    const out = await this.documents.send(
+      new BatchGetCommand({ RequestItems: { [this.table]: { Keys: [guardKey(hashes[0].infohash), downloadKey(id)], ConsistentRead: true } } }),
+    );
+    const items = out.Responses?.[this.table] ?? [];
+    const guard = items.find((i) => i.PK === guardKey(hashes[0].infohash).PK && i.SK === guardKey(hashes[0].infohash).SK);
+    const row = items.find((i) => i.PK === downloadKey(id).PK);
+    if (!guard || !row || guard.download_id !== id) return undefined;
+    const owner = fromItem(row);
+    const held = new Set(owner.infohashes.map((h) => h.infohash));
+    return isActive(owner.state) && hashes.every((h) => held.has(h.infohash)) ? owner : undefined;
   }
 
   /**
@@ -201,7 +319,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
             this.put(membershipItem(h, survivorId)),
             this.put(guardItem(h.infohash, survivorId, at), 'download_id = :victim', { ':victim': victimId }),
           ]),
-        ]);
+        ], { operation: `merge:${victimId}@${victim.revision}` });
       } catch (err) {
         if (err instanceof TransactionCancelledError) return; // a concurrent writer won; the caller re-reads
         throw err;
@@ -435,8 +553,14 @@ function guardItem(infohash: string, id: string, since: string): Record<string, 
 }
 
 function fromItem(item: Record<string, unknown>): Download {
-  const { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, progress, review_reason, revision } = item as unknown as Download;
-  return { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, progress, review_reason, revision };
+  const d = item as unknown as Download;
+  const { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, revision } = d;
+  const { progress, review_reason, missing_since, cancelled_at } = d;
+  return Object.fromEntries(
+    Object.entries({ id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, progress, review_reason, missing_since, cancelled_at, revision }).filter(
+      ([, v]) => v !== undefined,
+    ),
+  ) as unknown as Download;
 }
 
 /** The guards whose condition failed, with their holder, in transaction (= hash) order. */

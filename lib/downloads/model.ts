@@ -29,17 +29,31 @@ export interface Download {
   merged_into?: string;
   /** The torrent client's last known progress, 0..1 (written by the poll). */
   progress?: number;
-  /** Why the poll wants a person to look at it, e.g. `missing_in_client`. */
-  review_reason?: string;
+  /** Why a person should look at it (set when the poll moved it aside, e.g. its torrent vanished from the client). */
+  review_reason?: ReviewReason;
+  /** When the poll first found no torrent for this active download (cleared when it shows up again). */
+  missing_since?: string;
+  /** When it was cancelled: only a torrent added to the client after this brings it back. */
+  cancelled_at?: string;
   /** Bumped by every write of the download: the CAS token of the store. */
   revision: number;
 }
+
+export const REVIEW_REASONS = ['missing_in_client'] as const;
+export type ReviewReason = (typeof REVIEW_REASONS)[number];
 
 export interface NewDownload {
   state: ActiveState;
   name: string;
   magnet?: string;
   source_added_at?: string;
+  progress?: number;
+}
+
+/** Fields the poll keeps up to date without touching the state (null clears). */
+export interface DownloadDetails {
+  progress?: number;
+  missing_since?: string | null;
 }
 
 /** The API's view: no revision, no magnet (it may carry tracker passkeys). */
@@ -51,6 +65,8 @@ export interface DownloadDto {
   created_at: string;
   updated_at: string;
   merged_into?: string;
+  progress?: number;
+  review_reason?: ReviewReason;
 }
 
 export function toDto(d: Download): DownloadDto {
@@ -62,5 +78,7 @@ export function toDto(d: Download): DownloadDto {
     created_at: d.created_at,
     updated_at: d.updated_at,
     ...(d.merged_into ? { merged_into: d.merged_into } : {}),
+    ...(d.progress !== undefined ? { progress: d.progress } : {}),
+    ...(d.review_reason ? { review_reason: d.review_reason } : {}),
   };
 }

@@ -1,85 +1,169 @@
 import type { Logger } from '../log';
+import { InvalidFileNameError, validateName } from '../names';
 import type { TorrentClient, TorrentInfo } from '../torrents/client';
 import { torrentHashes } from '../torrents/hashes';
 import { mapClientState } from '../torrents/states';
+import { ActiveExistsError, InfohashTakenError, InvalidTransitionError } from './errors';
+import type { Infohash } from './infohash';
 import { Download, DownloadState, isActive } from './model';
 import type { DownloadStore } from './store';
 
 /**
- * The scheduled poll (DESIGN §3): make our downloads agree with the client.
- * Per torrent, independently (one bad torrent never stops the others):
+ * The scheduled poll: make our downloads agree with the client. It reads the
+ * client's changes since its last read (sync/maindata; everything on a full
+ * update) and, per changed torrent, independently (one bad torrent never
+ * stops the others):
  * - a torrent whose hashes have an active download: append the hashes it
- *   lacks and follow the client's state;
+ *   lacks, follow the client's state and progress;
  * - none active, but a finished download had them and the torrent is alive:
- *   resurrect that download (the guard decides);
- * - never seen: adopt it as a new download.
- * The store's guarded operations decide every race with ingest and retry.
+ *   resurrect that download (the guard decides) — except a download a person
+ *   CANCELLED, which only a torrent added after the cancel (or a retry) brings back;
+ * - never seen: adopt it as a new download, under a safe name.
+ * On a full update it also looks for active downloads whose torrent is gone:
+ * first sighting records `missing_since`; past the grace period the download
+ * becomes `failed` with `review_reason: missing_in_client` (its guards released).
+ * The store's guarded operations decide every race with ingest and retry;
+ * losing such a race is normal and logged at debug.
  */
 
-export type Outcome = 'adopted' | 'resurrected' | 'updated' | 'unchanged' | 'skipped' | 'failed';
+export type Outcome = 'adopted' | 'resurrected' | 'updated' | 'unchanged' | 'skipped' | 'raced' | 'failed';
 
 export interface ReconcileDeps {
   store: DownloadStore;
   torrents: TorrentClient;
   log: Logger;
+  /** How long an active download's torrent may be missing before review (default 10 min). */
+  missingGraceMs?: number;
+  now?: () => Date;
 }
 
-export async function reconcile(deps: ReconcileDeps): Promise<Record<Outcome, number>> {
-  const counts: Record<Outcome, number> = { adopted: 0, resurrected: 0, updated: 0, unchanged: 0, skipped: 0, failed: 0 };
-  const torrents = await deps.torrents.list();
-  for (const torrent of torrents) {
+export interface PollReport extends Record<Outcome, number> {
+  full: boolean;
+  torrents: number;
+  missing: number;
+  set_aside: number;
+}
+
+/** A torrent whose answer we cannot use (unknown state, progress out of range). */
+export class TorrentAnswerInvalidError extends Error {
+  readonly code = 'TORRENT_ANSWER_INVALID';
+  constructor(message: string) {
+    super(message);
+    this.name = 'TorrentAnswerInvalidError';
+  }
+}
+
+export async function reconcile(deps: ReconcileDeps): Promise<PollReport> {
+  const snapshot = await deps.torrents.snapshot();
+  const report: PollReport = { full: snapshot.full, torrents: snapshot.present.length, adopted: 0, resurrected: 0, updated: 0, unchanged: 0, skipped: 0, raced: 0, failed: 0, missing: 0, set_aside: 0 };
+  for (const torrent of snapshot.changed) {
     let outcome: Outcome;
     try {
       outcome = await reconcileOne(deps, torrent);
     } catch (err) {
-      deps.log.error('torrent_reconcile_failed', { torrent: torrent.name, hash: torrent.hash, err });
-      outcome = 'failed';
+      if (isRace(err)) {
+        deps.log.debug('torrent_reconcile_raced', { hash: torrent.hash, err });
+        outcome = 'raced';
+      } else {
+        deps.log.error('torrent_reconcile_failed', { torrent: torrent.name, hash: torrent.hash, err });
+        outcome = 'failed';
+      }
     }
-    counts[outcome]++;
+    report[outcome]++;
   }
-  deps.log.info('torrent_poll_done', { torrents: torrents.length, ...counts });
-  return counts;
+  if (snapshot.full) await checkMissing(deps, snapshot.present, report);
+  deps.log.info('torrent_poll_done', { ...report });
+  return report;
 }
 
 async function reconcileOne(deps: ReconcileDeps, torrent: TorrentInfo): Promise<Outcome> {
   const hashes = torrentHashes(torrent);
   if (hashes.length === 0) {
-    deps.log.warn('torrent_without_valid_hash', { torrent: torrent.name, hash: torrent.hash });
+    deps.log.warn('torrent_without_valid_hash', { hash: torrent.hash });
     return 'skipped';
   }
-  const state = mapClientState(torrent.state);
-  if (!state) deps.log.warn('torrent_state_unknown', { torrent: torrent.name, client_state: torrent.state, infohash: hashes[0].infohash });
   const log = deps.log.child({ infohash: hashes[0].infohash });
+  // Validate the whole answer before writing anything about it.
+  const state = mapClientState(torrent.state);
+  if (!state) throw new TorrentAnswerInvalidError(`unknown torrent state ${JSON.stringify(torrent.state.slice(0, 40))}`);
+  const progress = Number.isNaN(torrent.progress) ? undefined : torrent.progress;
+  if (progress !== undefined && !(progress >= 0 && progress <= 1)) throw new TorrentAnswerInvalidError(`progress ${progress} is not within 0..1`);
 
   const owners = await Promise.all(hashes.map((h) => deps.store.findActiveByInfohash(h.infohash)));
   if (!owners.some(Boolean)) {
     const finished = await newestFinished(deps.store, hashes.map((h) => h.infohash));
     if (finished) {
-      if (!state || !isActive(state)) return 'unchanged';
+      if (!isActive(state)) return 'unchanged';
+      if (finished.state === 'cancelled' && !addedAfter(torrent, finished.cancelled_at ?? finished.updated_at)) {
+        // The person's cancel stands: this is the torrent they cancelled, not a new one.
+        log.debug('torrent_of_cancelled_download_ignored', { download_id: finished.id });
+        return 'unchanged';
+      }
       await deps.store.activateIfNoOtherActive(finished.id, state);
-      await deps.store.addInfohashes(finished.id, hashes);
+      const resurrected = await deps.store.addInfohashes(finished.id, hashes);
+      await keepDetails(deps, resurrected, progress);
       log.info('download_resurrected', { download_id: finished.id, from: finished.state, to: state });
       return 'resurrected';
     }
   }
 
-  // Adopt, or dedup onto the active owner appending missing hashes (and merge a split hybrid).
-  const { created, download } = await deps.store.createDownloadIfNoActive(
-    { state: state && isActive(state) ? state : 'downloading', name: torrent.name, source_added_at: addedOn(torrent) },
-    hashes,
-  );
-  if (created) log.info('download_adopted', { download_id: download.id, torrent: torrent.name });
+  // The usual case: one active owner already holding every hash (nothing to create or append).
+  const owner = owners.find(Boolean);
+  const settled = owner && owners.every((o) => !o || o.id === owner.id) && hashes.every((h) => owner.infohashes.some((x) => x.infohash === h.infohash));
+  // Otherwise adopt, or dedup onto the active owner appending missing hashes (and merge a split hybrid).
+  const { created, download } = settled
+    ? { created: false, download: owner }
+    : await deps.store.createDownloadIfNoActive(
+        { state: isActive(state) ? state : 'downloading', name: adoptedName(torrent.name, hashes), source_added_at: addedOn(torrent), ...(progress !== undefined ? { progress } : {}) },
+        hashes,
+      );
+  if (created) log.info('download_adopted', { download_id: download.id });
   const followed = await follow(deps, download, state);
+  const detailed = await keepDetails(deps, followed ?? download, progress);
   if (created) return 'adopted';
   const appended = download.infohashes.length > (owners.find(Boolean)?.infohashes.length ?? 0);
-  return followed || appended ? 'updated' : 'unchanged';
+  return followed || appended || detailed ? 'updated' : 'unchanged';
 }
 
-async function follow(deps: ReconcileDeps, download: Download, state: DownloadState | undefined): Promise<boolean> {
-  if (!state || state === download.state) return false;
-  await deps.store.setDownloadState(download.id, download.state, state);
+async function follow(deps: ReconcileDeps, download: Download, state: DownloadState): Promise<Download | undefined> {
+  if (state === download.state) return undefined;
+  const next = await deps.store.setDownloadState(download.id, download.state, state);
   deps.log.info('download_state_followed', { download_id: download.id, from: download.state, to: state });
+  return next;
+}
+
+/** Progress as the client reports it; a torrent seen again is no longer missing. */
+async function keepDetails(deps: ReconcileDeps, download: Download, progress: number | undefined): Promise<boolean> {
+  const progressChanged = progress !== undefined && progress !== download.progress;
+  if (!progressChanged && !download.missing_since) return false;
+  await deps.store.updateDetails(download.id, { ...(progressChanged ? { progress } : {}), ...(download.missing_since ? { missing_since: null } : {}) });
   return true;
+}
+
+/**
+ * Active downloads with no torrent in the client (by any hash). Runs on full
+ * updates only: it reads every active download, which must not happen each minute.
+ */
+async function checkMissing(deps: ReconcileDeps, present: TorrentInfo[], report: PollReport): Promise<void> {
+  const now = (deps.now ?? (() => new Date()))();
+  const grace = deps.missingGraceMs ?? 10 * 60_000;
+  const seen = new Set(present.flatMap((t) => torrentHashes(t).map((h) => h.infohash)));
+  for (const download of await deps.store.listActive()) {
+    if (download.infohashes.some((h) => seen.has(h.infohash))) continue;
+    report.missing++;
+    try {
+      if (!download.missing_since) {
+        await deps.store.updateDetails(download.id, { missing_since: now.toISOString() });
+      } else if (now.getTime() - Date.parse(download.missing_since) >= grace) {
+        await deps.store.setDownloadState(download.id, download.state, 'failed', 'missing_in_client');
+        deps.log.warn('download_missing_in_client', { download_id: download.id, missing_since: download.missing_since });
+        report.set_aside++;
+      }
+    } catch (err) {
+      if (!isRace(err)) throw err;
+      deps.log.debug('download_missing_check_raced', { download_id: download.id, err });
+    }
+  }
 }
 
 async function newestFinished(store: DownloadStore, hashes: string[]): Promise<Download | undefined> {
@@ -90,6 +174,29 @@ async function newestFinished(store: DownloadStore, hashes: string[]): Promise<D
     .sort((a, b) => (a.id < b.id ? 1 : -1))[0];
 }
 
+/**
+ * The client's name, if it passes the same rules as a name from the API
+ * (lib/names); otherwise the first hash. It is sent back to the client as
+ * `dn` on a retry, so a hostile name must never be kept.
+ */
+function adoptedName(name: string, hashes: Infohash[]): string {
+  try {
+    return validateName(name);
+  } catch (err) {
+    if (!(err instanceof InvalidFileNameError)) throw err;
+    return hashes[0].infohash;
+  }
+}
+
+function addedAfter(torrent: TorrentInfo, iso: string): boolean {
+  return Number.isFinite(torrent.added_on) && torrent.added_on * 1000 > Date.parse(iso);
+}
+
 function addedOn(torrent: TorrentInfo): string | undefined {
   return Number.isFinite(torrent.added_on) && torrent.added_on > 0 ? new Date(torrent.added_on * 1000).toISOString() : undefined;
+}
+
+/** Losing a CAS or guard race to ingest, retry or another poll: the winner's write stands. */
+function isRace(err: unknown): boolean {
+  return err instanceof InvalidTransitionError || err instanceof ActiveExistsError || err instanceof InfohashTakenError;
 }

@@ -19,6 +19,8 @@ export interface DownloadsDeps {
   store: DownloadStore;
   torrents: TorrentClient;
   log: Logger;
+  /** What a cancel does to the torrent: remove it (files kept unless deleteFiles) or stop it. Default: remove, keep files. */
+  cancel?: { action: 'remove' | 'stop'; deleteFiles: boolean };
 }
 
 export type IngestRequest = { magnet: string } | { infohashes: string[]; name?: string };
@@ -38,7 +40,7 @@ export async function ingest(deps: DownloadsDeps, request: IngestRequest): Promi
   // Hand it to the client now; if the client is down, the download is `stuck`
   // (active, retryable) rather than queued forever or lost.
   try {
-    await deps.torrents.add(magnet ?? formatMagnet(hashes, name));
+    await deps.torrents.add(magnet ?? formatMagnet(hashes, name), { tags: [result.download.id] });
     return result;
   } catch (err) {
     log.warn('torrent_add_failed', { err });
@@ -62,7 +64,7 @@ async function activateAndAdd(deps: DownloadsDeps, before: Download, events: { d
   const activated = await deps.store.activateIfNoOtherActive(id, 'queued');
   const log = deps.log.child({ download_id: id, infohash: before.infohashes[0]?.infohash });
   try {
-    await deps.torrents.add(before.magnet ?? formatMagnet(before.infohashes, before.name));
+    await deps.torrents.add(before.magnet ?? formatMagnet(before.infohashes, before.name), { tags: [id] });
     log.info(events.done, { from: before.state });
     return activated;
   } catch (err) {
@@ -119,7 +121,30 @@ export async function changeState(deps: DownloadsDeps, id: string, to: DownloadS
   }
   const next = await deps.store.setDownloadState(id, current.state, to);
   deps.log.info('download_state_changed', { download_id: id, from: current.state, to });
+  if (to === 'cancelled' && current.state !== 'cancelled') await cancelInClient(deps, next);
   return next;
+}
+
+/**
+ * A cancel must not leave the torrent running: remove (or stop) it in the
+ * client. If the client cannot be reached the cancel still stands — the poll
+ * never resurrects a cancelled download from the torrent that was cancelled.
+ */
+async function cancelInClient(deps: DownloadsDeps, download: Download): Promise<void> {
+  const policy = deps.cancel ?? { action: 'remove', deleteFiles: false };
+  const ids = clientIds(download.infohashes);
+  try {
+    if (policy.action === 'stop') await deps.torrents.stop(ids);
+    else await deps.torrents.remove(ids, { deleteFiles: policy.deleteFiles });
+    deps.log.info('torrent_cancelled_in_client', { download_id: download.id, action: policy.action });
+  } catch (err) {
+    deps.log.warn('torrent_cancel_in_client_failed', { download_id: download.id, action: policy.action, err });
+  }
+}
+
+/** The ids the client may know the torrent by: each v1 hash, each v2 hash truncated to 40 hex. */
+function clientIds(hashes: Infohash[]): string[] {
+  return [...new Set(hashes.map((h) => (h.kind === 'v2' ? h.infohash.slice(0, 40) : h.infohash)))];
 }
 
 export async function addHashes(deps: DownloadsDeps, id: string, inputs: string[]): Promise<Download> {

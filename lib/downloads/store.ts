@@ -1,5 +1,5 @@
 import type { Infohash } from './infohash';
-import type { ActiveState, Download, DownloadState, NewDownload } from './model';
+import type { ActiveState, Download, DownloadDetails, DownloadState, NewDownload, ReviewReason } from './model';
 
 /**
  * The downloads store. Every write is ONE conditional transaction; names say
@@ -12,8 +12,12 @@ export interface DownloadStore {
   activateIfNoOtherActive(id: string, to: ActiveState): Promise<Download>;
   /** Appends hashes; one owned by another active download is refused (InfohashTakenError). */
   addInfohashes(id: string, hashes: Infohash[]): Promise<Download>;
-  /** CAS from `from`; refuses terminal → active (InvalidTransitionError). */
-  setDownloadState(id: string, from: DownloadState, to: DownloadState): Promise<Download>;
+  /** CAS from `from`; refuses terminal → active (InvalidTransitionError). Leaving the active set may record a review reason. */
+  setDownloadState(id: string, from: DownloadState, to: DownloadState, review?: ReviewReason): Promise<Download>;
+  /** CAS on the revision: progress / missing_since only, never the state or a guard. */
+  updateDetails(id: string, details: DownloadDetails): Promise<Download>;
+  /** Every active download (the poll's missing-torrent check; reads the whole list index, so only on full resyncs). */
+  listActive(): Promise<Download[]>;
   get(id: string): Promise<Download | undefined>;
   findActiveByInfohash(infohash: string): Promise<Download | undefined>;
   /** Every download that ever held the hash, newest first. */

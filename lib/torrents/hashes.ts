@@ -2,16 +2,20 @@ import { Infohash, parseInfohash, sortHashes } from '../downloads/infohash';
 import type { TorrentInfo } from './client';
 
 /**
- * The hashes of a torrent as the client reports them (DESIGN §3): take
- * infohash_v1 / infohash_v2 when present; take `hash` ONLY when both are empty
- * (an old API). For a v2-only torrent `hash` is the v2 hash truncated to 40
- * hex — it looks like a v1 hash and would be a lie if stored.
+ * The hashes of a torrent as the client reports them: infohash_v1 /
+ * infohash_v2 when the client has those fields; `hash` ONLY when it has
+ * neither field (an old API). `hash` is the torrent's id: for a v2-only
+ * torrent, and for a hybrid once its metadata is known, it is the v2 hash
+ * truncated to 40 hex — it looks like a v1 hash and would be a lie if stored.
+ * A field present but empty is "not known yet" (a hybrid before its
+ * metadata), never a reason to fall back to `hash`.
  */
 export function torrentHashes(t: Pick<TorrentInfo, 'hash' | 'infohash_v1' | 'infohash_v2'>): Infohash[] {
-  const reported = [t.infohash_v1, t.infohash_v2].filter((h): h is string => typeof h === 'string' && h.length > 0);
-  const candidates = reported.length > 0 ? reported : t.hash ? [t.hash] : [];
+  const oldApi = t.infohash_v1 === undefined && t.infohash_v2 === undefined;
+  const candidates = oldApi ? [t.hash] : [t.infohash_v1, t.infohash_v2];
   const hashes: Infohash[] = [];
   for (const candidate of candidates) {
+    if (typeof candidate !== 'string' || candidate.length === 0) continue;
     try {
       hashes.push(parseInfohash(candidate));
     } catch {

@@ -1,61 +1,223 @@
-import { TorrentClient, TorrentClientError, TorrentInfo } from './client';
+import type { TorrentClientConfig } from '../config';
+import type { Logger } from '../log';
+import {
+  AddOptions,
+  TorrentAddRefusedError,
+  TorrentClient,
+  TorrentClientAnswerError,
+  TorrentClientAuthError,
+  TorrentClientError,
+  TorrentClientVersionError,
+  TorrentInfo,
+  TorrentSnapshot,
+} from './client';
 
 /**
- * qBittorrent Web API v2 client: cookie session from /api/v2/auth/login,
- * renewed once when the server forgets it (403). Every call is bounded.
+ * qBittorrent Web API v2 client for every version users run (4.x, 5.0/5.1, 5.2+):
+ * - login answers `Ok.`/`Fails.` (up to 5.1) or 204/401 (5.2+); whatever
+ *   cookies the server sets (`SID`, `QBT_SID_<port>`) are sent back as set;
+ * - or an API key (`Authorization: Bearer qbt_…`, WebAPI 2.14.1+), no login;
+ * - a 401 or 403 renews the session once;
+ * - `app/webapiVersion` is read once per instance (= per Lambda container),
+ *   logged, and a version older than MIN_WEBAPI is refused by every call;
+ * - `torrents/add` answers `Ok.`/`Fails.` or 5.2's JSON (202 pending, 409
+ *   duplicate); a duplicate of a torrent already present counts as added;
+ * - the poll reads `sync/maindata` with the instance's last `rid` (changes
+ *   only; a full update when the rid is stale, or every fullResyncMs), or
+ *   `torrents/info` when the server has no maindata.
+ * Every call is bounded by timeoutMs. Torrents are scoped to `category`
+ * (set on add, filtered on read) unless allCategories.
  */
+
+export const MIN_WEBAPI = '2.8.3';
+export const DEFAULT_CATEGORY = 'torrent-scan-sync';
+/** WebAPI 2.11.0 (qBittorrent 5.0) renamed pause → stop. */
+const STOP_SINCE = '2.11.0';
+
+export type TorrentClientAuth = { kind: 'password'; username: string; password: string } | { kind: 'apiKey'; key: string };
 
 export interface QBittorrentOptions {
   baseUrl: string;
-  username: string;
-  password: string;
+  auth: TorrentClientAuth;
+  category?: string;
+  /** Read (and so adopt) torrents of every category, not only ours. */
+  allCategories?: boolean;
   timeoutMs?: number;
+  /** A maindata rid older than this is dropped for a full update (missing-torrent checks need one now and then). */
+  fullResyncMs?: number;
   fetch?: typeof fetch;
+  log?: Logger;
+  now?: () => number;
 }
 
 export class QBittorrentClient implements TorrentClient {
   private session?: Promise<string>;
+  private version?: Promise<string>;
   private readonly fetch: typeof fetch;
+  private readonly category: string;
+  private readonly now: () => number;
+  // sync/maindata state of this container: the last rid and the torrents it describes.
+  private rid = 0;
+  private lastFull = 0;
+  private known = new Map<string, TorrentInfo>();
+  private maindata = true;
 
   constructor(private readonly options: QBittorrentOptions) {
     this.fetch = options.fetch ?? fetch;
+    this.category = options.category ?? DEFAULT_CATEGORY;
+    this.now = options.now ?? Date.now;
   }
 
-  async list(): Promise<TorrentInfo[]> {
-    const res = await this.call('GET', '/api/v2/torrents/info');
-    const body = (await res.json()) as unknown;
-    if (!Array.isArray(body)) throw new TorrentClientError('torrents/info did not answer a list');
-    return body as TorrentInfo[];
+  /** The server's Web API version (read once), refused when older than MIN_WEBAPI. */
+  webapiVersion(): Promise<string> {
+    this.version ??= (async () => {
+      const res = await this.call('GET', '/api/v2/app/webapiVersion', undefined, { checkVersion: false });
+      const found = (await res.text()).trim();
+      if (!/^\d+\.\d+(\.\d+)?$/.test(found)) throw new TorrentClientAnswerError(`app/webapiVersion answered ${JSON.stringify(found.slice(0, 40))}`);
+      this.options.log?.info('torrent_client_version', { webapi: found });
+      if (compareVersions(found, MIN_WEBAPI) < 0) throw new TorrentClientVersionError(found, MIN_WEBAPI);
+      return found;
+    })();
+    this.version.catch(() => (this.version = undefined));
+    return this.version;
   }
 
-  async add(magnet: string): Promise<void> {
-    const res = await this.call('POST', '/api/v2/torrents/add', new URLSearchParams({ urls: magnet }));
-    const text = (await res.text()).trim();
-    if (text !== 'Ok.') throw new TorrentClientError(`torrents/add refused the magnet: ${text.slice(0, 200) || res.status}`, res.status);
-  }
-
-  async remove(hashes: string[]): Promise<void> {
-    await this.call('POST', '/api/v2/torrents/delete', new URLSearchParams({ hashes: hashes.join('|'), deleteFiles: 'false' }));
-  }
-
-  private async call(method: string, path: string, form?: URLSearchParams, renewed = false): Promise<Response> {
-    const sid = await this.login();
-    const res = await this.request(method, path, form, { cookie: `SID=${sid}` });
-    if (res.status === 403 && !renewed) {
-      this.session = undefined;
-      return this.call(method, path, form, true);
+  async snapshot(): Promise<TorrentSnapshot> {
+    if (this.maindata) {
+      try {
+        return await this.syncMaindata();
+      } catch (err) {
+        // Whatever went wrong, the next call starts over from a full update.
+        this.rid = 0;
+        if (!(err instanceof TorrentClientError && err.status === 404)) throw err;
+        this.maindata = false;
+        this.options.log?.info('torrent_client_no_maindata', {});
+      }
     }
-    if (!res.ok) throw new TorrentClientError(`${method} ${path} answered ${res.status}`, res.status);
+    const query = this.options.allCategories ? '' : `?category=${encodeURIComponent(this.category)}`;
+    const body = await this.json('GET', `/api/v2/torrents/info${query}`);
+    if (!Array.isArray(body)) throw new TorrentClientAnswerError('torrents/info did not answer a list');
+    const present = body.flatMap((raw) => (isObject(raw) ? [readTorrent(raw)] : []));
+    // No rid here: diff against this container's previous list, so the poll's own
+    // work still follows the changes (only the transfer grows with the torrent count).
+    const full = this.rid === 0 || this.now() - this.lastFull >= (this.options.fullResyncMs ?? 10 * 60_000);
+    const changed = full ? present : present.filter((t) => !sameTorrent(this.known.get(t.hash), t));
+    this.known = new Map(present.map((t) => [t.hash, t]));
+    this.rid = 1;
+    if (full) this.lastFull = this.now();
+    return { full, changed, present };
+  }
+
+  private async syncMaindata(): Promise<TorrentSnapshot> {
+    if (this.rid !== 0 && this.now() - this.lastFull >= (this.options.fullResyncMs ?? 10 * 60_000)) this.rid = 0;
+    const body = await this.json('GET', `/api/v2/sync/maindata?rid=${this.rid}`);
+    if (!isObject(body) || typeof body.rid !== 'number') throw new TorrentClientAnswerError('sync/maindata did not answer an object with a rid');
+    const full = body.full_update === true || this.rid === 0;
+    const next = full ? new Map<string, TorrentInfo>() : new Map(this.known);
+    const changedIds: string[] = [];
+    const torrents = isObject(body.torrents) ? body.torrents : {};
+    for (const [id, partial] of Object.entries(torrents)) {
+      if (!isObject(partial)) continue;
+      // Changed fields only: merge them onto what we knew of this id.
+      next.set(id, readTorrent({ ...(next.get(id) ?? { hash: id }), ...partial, hash: id }));
+      changedIds.push(id);
+    }
+    if (Array.isArray(body.torrents_removed)) for (const id of body.torrents_removed) if (typeof id === 'string') next.delete(id);
+    this.known = next;
+    this.rid = body.rid;
+    if (full) this.lastFull = this.now();
+    const inScope = (t: TorrentInfo) => this.options.allCategories || t.category === this.category;
+    const present = [...next.values()].filter(inScope);
+    const changed = full ? present : changedIds.flatMap((id) => (next.has(id) && inScope(next.get(id)!) ? [next.get(id)!] : []));
+    return { full, changed, present };
+  }
+
+  async add(magnet: string, options: AddOptions = {}): Promise<void> {
+    const form = new URLSearchParams({ urls: magnet, category: this.category });
+    if (options.tags?.length) form.set('tags', options.tags.join(','));
+    const res = await this.call('POST', '/api/v2/torrents/add', form, { allow: [202, 400, 409, 415] });
+    const text = (await res.text()).trim();
+    if (res.status === 409) return; // 5.2+: a duplicate (already present)
+    if (res.status === 202 || (res.status === 200 && text === 'Ok.')) return;
+    if (res.status === 200 && text.startsWith('{')) {
+      const body = parseJson(text, 'torrents/add');
+      if (isObject(body) && typeof body.success_count === 'number' && body.success_count > 0) return;
+    }
+    // `Fails.` (up to 5.1) is a refusal OR a duplicate: the torrent being there decides.
+    if (await this.present(magnet)) return;
+    throw new TorrentAddRefusedError(text.slice(0, 200) || String(res.status), res.status);
+  }
+
+  async remove(hashes: string[], options: { deleteFiles?: boolean } = {}): Promise<void> {
+    if (hashes.length === 0) return;
+    await this.call('POST', '/api/v2/torrents/delete', new URLSearchParams({ hashes: hashes.join('|'), deleteFiles: String(options.deleteFiles ?? false) }));
+  }
+
+  async stop(hashes: string[]): Promise<void> {
+    if (hashes.length === 0) return;
+    const path = compareVersions(await this.webapiVersion(), STOP_SINCE) >= 0 ? '/api/v2/torrents/stop' : '/api/v2/torrents/pause';
+    await this.call('POST', path, new URLSearchParams({ hashes: hashes.join('|') }));
+  }
+
+  /** Whether a torrent holding any hash of the magnet is in the client (any category). */
+  private async present(magnet: string): Promise<boolean> {
+    const hashes = magnetIds(magnet);
+    if (hashes.length === 0) return false;
+    const body = await this.json('GET', `/api/v2/torrents/info?hashes=${hashes.join('|')}`);
+    if (!Array.isArray(body)) return false;
+    return body.some((raw) => {
+      if (!isObject(raw)) return false;
+      const t = readTorrent(raw);
+      return [t.hash, t.infohash_v1, t.infohash_v2].some((h) => h && (hashes.includes(h) || hashes.includes(h.slice(0, 40))));
+    });
+  }
+
+  private async json(method: string, path: string): Promise<unknown> {
+    const res = await this.call(method, path);
+    return parseJson(await this.readText(res, path), path);
+  }
+
+  private async readText(res: Response, path: string): Promise<string> {
+    try {
+      return await res.text();
+    } catch (err) {
+      throw new TorrentClientError(`${path}: the answer broke off: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  private async call(
+    method: string,
+    path: string,
+    form?: URLSearchParams,
+    opts: { allow?: number[]; checkVersion?: boolean; renewed?: boolean } = {},
+  ): Promise<Response> {
+    if (opts.checkVersion !== false) await this.webapiVersion();
+    const headers: Record<string, string> =
+      this.options.auth.kind === 'apiKey' ? { authorization: `Bearer ${this.options.auth.key}` } : { cookie: await this.login() };
+    const res = await this.request(method, path, form, headers);
+    if ((res.status === 401 || res.status === 403) && !opts.renewed && this.options.auth.kind === 'password') {
+      this.session = undefined;
+      return this.call(method, path, form, { ...opts, renewed: true });
+    }
+    if (res.status === 401 || res.status === 403) throw new TorrentClientAuthError(`${method} ${path} answered ${res.status}: not authorised`, res.status);
+    if (!res.ok && !opts.allow?.includes(res.status)) throw new TorrentClientError(`${method} ${path} answered ${res.status}`, res.status);
     return res;
   }
 
+  /** The `Cookie` header to send: every cookie the login set, whatever its name. */
   private login(): Promise<string> {
+    const auth = this.options.auth;
+    if (auth.kind !== 'password') return Promise.resolve('');
     this.session ??= (async () => {
-      const form = new URLSearchParams({ username: this.options.username, password: this.options.password });
+      const form = new URLSearchParams({ username: auth.username, password: auth.password });
       const res = await this.request('POST', '/api/v2/auth/login', form, {});
-      const sid = /SID=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')?.[1];
-      if (!res.ok || !sid) throw new TorrentClientError(`login refused (${res.status})`, res.status);
-      return sid;
+      const text = (await this.readText(res, '/api/v2/auth/login')).trim();
+      if (res.status === 401 || (res.status === 200 && text === 'Fails.')) throw new TorrentClientAuthError('login refused: wrong username or password', res.status);
+      if (res.status === 403) throw new TorrentClientAuthError('login refused: this address is banned by the client (too many failed logins)', 403);
+      if (!(res.status === 204 || (res.status === 200 && text === 'Ok.'))) throw new TorrentClientError(`login answered ${res.status}`, res.status);
+      const cookies = res.headers.getSetCookie().map((c) => c.split(';')[0].trim()).filter((c) => c.includes('='));
+      if (cookies.length === 0) throw new TorrentClientError('login succeeded but set no session cookie', res.status);
+      return cookies.join('; ');
     })();
     this.session.catch(() => (this.session = undefined));
     return this.session;
@@ -73,4 +235,77 @@ export class QBittorrentClient implements TorrentClient {
       throw new TorrentClientError(`${method} ${path} failed: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
+}
+
+/** The client the settings describe (lib/config loadTorrentClientConfig). */
+export function torrentClientFor(cfg: TorrentClientConfig, log?: Logger, fetchImpl?: typeof fetch): QBittorrentClient {
+  return new QBittorrentClient({
+    baseUrl: cfg.url,
+    auth: cfg.auth,
+    category: cfg.category,
+    allCategories: cfg.adoptAllCategories,
+    timeoutMs: cfg.timeoutMs,
+    fullResyncMs: cfg.fullResyncMs,
+    log,
+    fetch: fetchImpl,
+  });
+}
+
+/**
+ * Only the named fields, each of its type or absent: nothing else a client
+ * answers (PK, SK, __proto__, …) travels further.
+ */
+export function readTorrent(raw: Record<string, unknown>): TorrentInfo {
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+  return {
+    hash: (str(raw.hash) ?? '').toLowerCase(),
+    ...(raw.infohash_v1 !== undefined ? { infohash_v1: (str(raw.infohash_v1) ?? '').toLowerCase() } : {}),
+    ...(raw.infohash_v2 !== undefined ? { infohash_v2: (str(raw.infohash_v2) ?? '').toLowerCase() } : {}),
+    name: str(raw.name) ?? '',
+    state: str(raw.state) ?? '',
+    progress: num(raw.progress) ?? NaN,
+    added_on: num(raw.added_on) ?? 0,
+    category: str(raw.category) ?? '',
+    tags: str(raw.tags) ?? '',
+  };
+}
+
+function sameTorrent(a: TorrentInfo | undefined, b: TorrentInfo): boolean {
+  return a !== undefined && (Object.keys(b) as Array<keyof TorrentInfo>).every((k) => a[k] === b[k] || (Number.isNaN(a[k]) && Number.isNaN(b[k])));
+}
+
+function parseJson(text: string, path: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    const kind = /^\s*</.test(text) ? 'HTML' : 'malformed or truncated JSON';
+    throw new TorrentClientAnswerError(`${path} answered ${kind}, not JSON: ${JSON.stringify(text.slice(0, 80))}`);
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The ids a torrent of this magnet may have in the client: its v1 hash, its v2 hash truncated to 40 hex. */
+function magnetIds(magnet: string): string[] {
+  const ids: string[] = [];
+  for (const xt of new URLSearchParams(magnet.replace(/^magnet:\?/, '')).getAll('xt')) {
+    const v1 = /^urn:btih:([0-9a-f]{40})$/i.exec(xt)?.[1];
+    const v2 = /^urn:btmh:1220([0-9a-f]{64})$/i.exec(xt)?.[1];
+    if (v1) ids.push(v1.toLowerCase());
+    if (v2) ids.push(v2.slice(0, 40).toLowerCase());
+  }
+  return ids;
+}
+
+export function compareVersions(a: string, b: string): number {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
 }

@@ -4,7 +4,7 @@ import type { DownloadState } from '../downloads/model';
  * qBittorrent torrent states → ours. An error in the client is `stuck`
  * (active, retryable), never a silent terminal `failed`; a torrent that is
  * seeding has finished downloading. Unknown states map to nothing: the
- * download keeps its state and the poll logs the state it did not know.
+ * poll reports an error for that torrent and writes nothing about it.
  */
 const MAP: Record<string, DownloadState> = {
   queuedDL: 'queued',

@@ -30,12 +30,18 @@ export async function call(method: string, path: string, body?: unknown, headers
   return { status: res.status, headers: res.headers, body: parsed };
 }
 
-/** The stack's torrent-client emulator, through its control API. */
-export async function emulatorTorrent(spec: { kind: 'v1' | 'v2' | 'hybrid' | 'legacy'; state?: string; name?: string }) {
-  const res = await fetch(`${process.env.TORRENT_CLIENT_URL}/emulator/torrents`, { method: 'POST', body: JSON.stringify(spec) });
+/** The stack's torrent-client emulator, through its control API (torrents in the service's category unless said otherwise). */
+export async function emulatorTorrent(spec: { kind: 'v1' | 'v2' | 'hybrid' | 'legacy'; state?: string; name?: string; category?: string; progress?: number }) {
+  const res = await fetch(`${process.env.TORRENT_CLIENT_URL}/emulator/torrents`, { method: 'POST', body: JSON.stringify({ category: 'torrent-scan-sync', ...spec }) });
   return (await res.json()) as { hash: string; infohash_v1?: string; infohash_v2?: string; name: string };
 }
 
 export async function emulatorTorrents(): Promise<Array<{ hash: string; infohash_v1?: string; infohash_v2?: string }>> {
   return (await (await fetch(`${process.env.TORRENT_CLIENT_URL}/emulator/torrents`)).json()) as Array<{ hash: string; infohash_v1?: string; infohash_v2?: string }>;
+}
+
+/** Which qBittorrent the stack's emulator plays (4.6, 5.1, 5.2). */
+export async function emulatorProfile(profile: string): Promise<void> {
+  const res = await fetch(`${process.env.TORRENT_CLIENT_URL}/emulator/profile`, { method: 'PUT', body: JSON.stringify({ profile }) });
+  if (res.status !== 200) throw new Error(`emulator refused profile ${profile}: ${await res.text()}`);
 }

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { loadTorrentClientConfig, torrentClientConfigured } from '../../lib/config';
+import { silentLogger } from '../../lib/log';
+import { torrentClientFor } from '../../lib/torrents/qbittorrent';
 import { freePort, httpAnswers } from './ports';
 import { RunningService, startProcess } from './process';
 import type { ServiceContext } from './services';
@@ -12,6 +15,8 @@ import type { ServiceContext } from './services';
  */
 export interface EmulatorSpec {
   name: string;
+  /** When the real system is configured: check it, say what was found, and start no emulator. */
+  external?(ctx: ServiceContext, env: NodeJS.ProcessEnv): Promise<boolean>;
   start(ctx: ServiceContext, env: Record<string, string>): Promise<{ service: RunningService; env: Record<string, string> }>;
 }
 
@@ -28,14 +33,52 @@ export function tsProcess(ctx: ServiceContext, name: string, entry: string, env:
   });
 }
 
+/**
+ * The user's own qBittorrent (TORRENT_CLIENT_URL + password or API key):
+ * version and login are checked now, so a wrong setting shows at start
+ * rather than as poll errors a minute later. A failed check is said plainly
+ * and the stack goes on (the client may come up later).
+ */
+export async function checkTorrentClient(env: NodeJS.ProcessEnv, say: (line: string) => void): Promise<boolean> {
+  let cfg;
+  try {
+    cfg = loadTorrentClientConfig(env);
+  } catch (err) {
+    say(`torrent client: settings refused: ${err instanceof Error ? err.message : String(err)}`);
+    return false;
+  }
+  const client = torrentClientFor(cfg, silentLogger);
+  const how = cfg.auth.kind === 'apiKey' ? 'API key' : `user ${cfg.auth.username}`;
+  try {
+    const webapi = await client.webapiVersion();
+    const snapshot = await client.snapshot();
+    say(`torrent client: ${cfg.url} (your own, no emulator): Web API ${webapi}, ${how} accepted, ${snapshot.present.length} torrents in ${cfg.adoptAllCategories ? 'all categories' : `category ${cfg.category}`}`);
+    return true;
+  } catch (err) {
+    say(`torrent client: ${cfg.url} (your own, no emulator) FAILED the check with ${how}: ${err instanceof Error ? err.message : String(err)}`);
+    return false;
+  }
+}
+
 const qbittorrent: EmulatorSpec = {
   name: 'qbittorrent',
+  async external(ctx, env) {
+    if (!torrentClientConfigured(env)) return false;
+    await checkTorrentClient(env, ctx.say);
+    return true;
+  },
   async start(ctx) {
     const port = await freePort(8080);
     const url = `http://127.0.0.1:${port}`;
     // A fresh password per run: nothing in the repo or the logs is a usable credential.
-    const env = { TORRENT_CLIENT_URL: url, TORRENT_CLIENT_USERNAME: 'admin', TORRENT_CLIENT_PASSWORD: randomBytes(12).toString('hex') };
-    const service = await tsProcess(ctx, 'qbittorrent-emulator', 'qbittorrent/main.ts', { ...env, PORT: String(port) }, url, () =>
+    const env = {
+      TORRENT_CLIENT_URL: url,
+      TORRENT_CLIENT_USERNAME: 'admin',
+      TORRENT_CLIENT_PASSWORD: randomBytes(12).toString('hex'),
+      TORRENT_CLIENT_API_KEY: '',
+    };
+    const profile = process.env.QBT_EMULATOR_PROFILE ?? '';
+    const service = await tsProcess(ctx, 'qbittorrent-emulator', 'qbittorrent/main.ts', { ...env, PORT: String(port), QBT_EMULATOR_PROFILE: profile }, url, () =>
       httpAnswers(`${url}/emulator/torrents`),
     );
     return { service, env };

@@ -38,6 +38,8 @@ export interface StackOptions {
   /** Who bridges NATS to the functions: offline's plugin (default) or the connector process (connector/). */
   natsTrigger?: NatsTrigger;
   emulators?: boolean;
+  /** npm start: a system whose settings are given (e.g. TORRENT_CLIENT_URL + credentials) is used instead of its emulator. */
+  useExternal?: boolean;
   /** AUTH_TOKENS for the authorizer; by default AUTH_TOKENS of the environment, else a dev token made for this run. */
   authTokens?: string;
   say?: (line: string) => void;
@@ -123,6 +125,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
     if (options.emulators ?? true) {
       for (const emulator of emulators) {
+        if (options.useExternal && (await emulator.external?.(ctx, process.env))) continue;
         const { service, env: contributed } = await emulator.start(ctx, env);
         services.push(service);
         Object.assign(env, contributed);

@@ -7,6 +7,9 @@ import { startStack, Stack } from './stack';
  *   STACK=localstack npm start   uses LocalStack (localstack/docker-compose.yml)
  *   STACK_DATA_DIR=dir           keeps DynamoDB's and S3's data across runs (default: both start empty)
  *   NATS_TRIGGER=connector       bridges NATS with the cloud connector process instead of offline's plugin
+ *   TORRENT_CLIENT_URL + TORRENT_CLIENT_PASSWORD (or TORRENT_CLIENT_API_KEY)
+ *                                your own qBittorrent instead of the emulator (checked at start)
+ *   QBT_EMULATOR_PROFILE=4.6|5.1|5.2  which qBittorrent the emulator plays (default 5.1)
  * Writes .stack/env (the endpoints, for other terminals) and stops everything
  * it started on Ctrl-C.
  */
@@ -49,6 +52,7 @@ async function main() {
       : { nats: process.env.NATS_URL },
     dataDir: process.env.STACK_DATA_DIR ? path.resolve(process.env.STACK_DATA_DIR) : undefined,
     natsTrigger,
+    useExternal: true,
     say,
     // The stack has stopped itself and said which service died and where its log is.
     onFatal: () => process.exit(1),

@@ -14,7 +14,7 @@ const deps = () => ({ store, torrents, log: silentLogger });
 
 beforeEach(async () => {
   emulator = new QbittorrentEmulator({ username: 'admin', password: 'pw' });
-  torrents = new QBittorrentClient({ baseUrl: await emulator.listen(), username: 'admin', password: 'pw' });
+  torrents = new QBittorrentClient({ baseUrl: await emulator.listen(), auth: { kind: 'password', username: 'admin', password: 'pw' } });
 });
 afterEach(() => emulator.close());
 afterAll(() => aws.dynamodb.destroy());

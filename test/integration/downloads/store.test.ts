@@ -55,6 +55,34 @@ describe('createDownloadIfNoActive', () => {
   });
 });
 
+describe('the fast dedup read', () => {
+  it('a stale hint (the owner finished, or lost a hash) never answers: the guarded path decides', async () => {
+    const [a, b] = [v1(), v2()];
+    const first = await ingest([a]);
+    expect((await ingest([a])).download.id).toBe(first.download.id); // answered by the read
+    await store.setDownloadState(first.download.id, 'queued', 'completed');
+    const second = await ingest([a]);
+    expect(second.created).toBe(true); // the hint named a finished download: not an answer
+    expect((await ingest([a, b])).download.infohashes).toEqual([a, b]); // holds only a: the transaction appends b
+    await assertOneActivePerHash(aws, table, hashesOf([a, b]));
+  });
+
+  it('re-ingests racing completions and new ingests keep one active download per hash', async () => {
+    const hashes = Array.from({ length: 6 }, v1);
+    await Promise.all(hashes.map((h) => ingest([h])));
+    await Promise.all(
+      hashes.flatMap((h) => [
+        ...Array.from({ length: 6 }, () => ingest([h])),
+        (async () => {
+          const owner = await store.findActiveByInfohash(h.infohash);
+          if (owner) await store.setDownloadState(owner.id, owner.state, 'completed').catch(() => undefined);
+        })(),
+      ]),
+    );
+    await assertOneActivePerHash(aws, table, hashesOf(hashes));
+  });
+});
+
 describe('activateIfNoOtherActive', () => {
   it('of two finished downloads sharing a hash, racing retries activate exactly one', async () => {
     const shared = v1();

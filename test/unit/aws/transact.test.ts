@@ -54,3 +54,39 @@ describe('transactWrite', () => {
     expect(items[1].Put.ReturnValuesOnConditionCheckFailure).toBeUndefined();
   });
 });
+
+describe('transactWrite: idempotency and missing reasons', () => {
+  it('sends one ClientRequestToken per write, the same on every resend, another for other items', async () => {
+    const sent: Array<{ ClientRequestToken?: string }> = [];
+    let calls = 0;
+    const client = {
+      send: async (command: { input: { ClientRequestToken?: string } }) => {
+        sent.push(command.input);
+        if (calls++ === 0) throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+        return {};
+      },
+    } as unknown as DynamoDBDocumentClient;
+    await transactWrite(client, [put], { ...fast, operation: 'create:x' });
+    expect(sent).toHaveLength(2);
+    expect(sent[0].ClientRequestToken).toHaveLength(36);
+    expect(sent[1].ClientRequestToken).toBe(sent[0].ClientRequestToken);
+    await transactWrite(client, [{ Put: { ...put.Put, Item: { PK: 'other' } } }], { ...fast, operation: 'create:x' });
+    expect(sent[2].ClientRequestToken).not.toBe(sent[0].ClientRequestToken);
+  });
+
+  it('reads the item consistently when the cancellation reason lacks it', async () => {
+    const gets: unknown[] = [];
+    const client = {
+      send: async (command: { input: Record<string, unknown> }) => {
+        if ('TransactItems' in command.input) {
+          throw new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: [{ Code: 'ConditionalCheckFailed' }] });
+        }
+        gets.push(command.input);
+        return { Item: { PK: 'a', holder: 'someone' } };
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const err = await transactWrite(client, [put], fast).catch((e) => e);
+    expect(err.reasons).toEqual([{ code: 'ConditionalCheckFailed', item: { PK: 'a', holder: 'someone' } }]);
+    expect(gets).toEqual([{ TableName: 't', Key: { PK: 'a' }, ConsistentRead: true }]);
+  });
+});

@@ -26,6 +26,14 @@ describe('torrentHashes', () => {
     expect(torrentHashes({ hash: V1.toUpperCase() })).toEqual([{ infohash: V1, kind: 'v1' }]);
   });
 
+  it('mid hash switch (fields present but empty): nothing, never the truncated `hash`', () => {
+    expect(torrentHashes({ hash: V2.slice(0, 40), infohash_v1: '', infohash_v2: '' })).toEqual([]);
+  });
+
+  it('hybrid after its metadata: `hash` is the truncated v2, stored are v1 and the full v2', () => {
+    expect(torrentHashes({ hash: V2.slice(0, 40), infohash_v1: V1, infohash_v2: V2 }).map((h) => h.infohash)).toEqual([V1, V2]);
+  });
+
   it('drops malformed fields without dropping valid ones', () => {
     expect(torrentHashes({ hash: 'x', infohash_v1: 'nope', infohash_v2: V2 })).toEqual([{ infohash: V2, kind: 'v2' }]);
     expect(torrentHashes({ hash: '' })).toEqual([]);
