@@ -11,7 +11,7 @@ import { planResources } from '../tools/stack/resources';
 import { loadScanConfig } from '../lib/config';
 import { silentLogger } from '../lib/log';
 import { publishWithRetries } from '../lib/nats/publish';
-import { S3ScanFiles } from '../lib/scan/files';
+import { S3ScanFiles } from '../lib/scan/s3-files';
 import { GatewayDeps, handleRequest, pollUntil } from '../lib/scan/gateway';
 import { LocalHotFolder } from '../lib/scan/hotfolder';
 import { SmbHotFolder } from '../lib/scan/smb-hotfolder';

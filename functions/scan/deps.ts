@@ -3,7 +3,7 @@ import { config, loadScanConfig } from '../../lib/config';
 import { createLogger } from '../../lib/log';
 import { natsConnection } from '../../lib/nats/connection';
 import { publishWithRetries } from '../../lib/nats/publish';
-import { S3ScanFiles } from '../../lib/scan/files';
+import { S3ScanFiles } from '../../lib/scan/s3-files';
 import type { GatewayDeps } from '../../lib/scan/gateway';
 import { hotFolderFrom } from '../../lib/scan/hotfolders';
 import { DynamoDbScanJobStore } from '../../lib/scan/dynamodb-store';

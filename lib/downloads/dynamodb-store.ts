@@ -22,6 +22,7 @@ import {
   PREFIX_INDEX,
   prefixIndexKeys,
   prefixShard,
+  DOWNLOAD_ENTITY,
 } from './keys';
 import { ACTIVE_STATES, ActiveState, Download, DownloadDetails, DownloadState, isActive, NewDownload, ReviewReason } from './model';
 import type { DownloadStore, LegacyImportOutcome, LegacyImportStore, ListPage, ListQuery } from './store';
@@ -541,7 +542,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
 class OwnerNotActive extends Error {}
 
 function downloadItem(d: Download): Record<string, unknown> {
-  return { ...downloadKey(d.id), ...listIndexKeys(d.id), entity: 'download', ...d, name_lc: d.name.toLowerCase() };
+  return { ...downloadKey(d.id), ...listIndexKeys(d.id), entity: DOWNLOAD_ENTITY, ...d, name_lc: d.name.toLowerCase() };
 }
 
 function membershipItem(h: Infohash, id: string): Record<string, unknown> {

@@ -27,6 +27,10 @@ export const PREFIX_INDEX = 'GSI2';
 export const LIST_PARTITION = 'DL';
 
 export const downloadKey = (id: string) => ({ PK: `DL#${id}`, SK: 'META' });
+export const DOWNLOAD_ENTITY = 'download';
+/** True for a download's own item (not a membership, guard or legacy item), e.g. in a stream image. */
+export const isDownloadItem = (item: Record<string, unknown>): boolean =>
+  item.SK === 'META' && item.entity === DOWNLOAD_ENTITY && typeof item.PK === 'string' && item.PK.startsWith('DL#');
 export const membershipKey = (infohash: string, id: string) => ({ PK: `IH#${infohash}`, SK: `DL#${id}` });
 export const guardKey = (infohash: string) => ({ PK: `IH#${infohash}`, SK: 'ACTIVE' });
 export const infohashPartition = (infohash: string) => `IH#${infohash}`;

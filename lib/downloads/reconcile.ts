@@ -1,8 +1,8 @@
 import type { Logger } from '../log';
 import { InvalidFileNameError, validateName } from '../names';
 import type { TorrentClient, TorrentInfo } from '../torrents/client';
-import { torrentHashes } from '../torrents/hashes';
-import { mapClientState } from '../torrents/states';
+import { torrentHashes } from './torrent-hashes';
+import { mapClientState } from './torrent-states';
 import { ActiveExistsError, InfohashTakenError, InvalidTransitionError } from './errors';
 import type { Infohash } from './infohash';
 import { Download, DownloadState, isActive } from './model';

@@ -1,5 +1,4 @@
 import { isDomainError } from '../errors';
-import { TorrentClientError } from '../torrents/client';
 import { isStorageUnavailable } from '../aws/unavailable';
 import { IdempotencyInProgressError, IdempotencyKeyInvalidError, IdempotencyKeyReusedError } from '../idempotency/errors';
 
@@ -65,7 +64,6 @@ export function toHttpError(err: unknown): HttpErrorBody {
   if (err instanceof IdempotencyKeyReusedError) return answer(422, ErrorCode.IDEMPOTENCY_KEY_REUSED, err.message);
   if (err instanceof IdempotencyInProgressError) return { ...answer(409, ErrorCode.IDEMPOTENCY_IN_PROGRESS, err.message), headers: { 'retry-after': '1' } };
   if (isDomainError(err)) return answer(err.status, err.code as ErrorCode, err.publicMessage, err.details);
-  if (err instanceof TorrentClientError) return answer(502, ErrorCode.TORRENT_CLIENT_ERROR, err.message);
   // Storage down, hung (the SDK's bounded timeout) or throttling: the caller may retry; a write may have landed,
   // so a retried POST /downloads should carry its Idempotency-Key.
   if (isStorageUnavailable(err)) return { ...answer(503, ErrorCode.UNAVAILABLE, 'storage unavailable, retry later'), headers: { 'retry-after': String(RETRY_AFTER_S) } };

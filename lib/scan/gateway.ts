@@ -4,7 +4,7 @@ import type { Logger } from '../log';
 import { InvalidFileNameError } from '../names';
 import { envelope, Envelope, EnvelopeIds, EnvelopeParts, EnvelopeStatus, natsMsgId, parseScanRequest, ScanRequest } from './contract';
 import { AnswerNotReadyError } from './errors';
-import type { ScanFiles } from './files';
+import type { ScanFiles } from './store';
 import { HotFolder, hotFolderName } from './hotfolder';
 import { mergeAnswers } from './merge';
 import type { ScanJob } from './model';

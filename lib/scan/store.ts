@@ -2,6 +2,12 @@ import type { Envelope, ScanRequest } from './contract';
 import type { JobState, ScanJob } from './model';
 import type { SettleState } from './settle';
 
+/** The S3 side of the gateway: the input file, and the raw answer saved before normalising. */
+export interface ScanFiles {
+  read(bucket: string, key: string): Promise<Buffer>;
+  writeRaw(key: string, body: string): Promise<void>;
+}
+
 /**
  * The durable job store of the gateway. Every transition is a CAS on the
  * job's state and revision; the in-flight counter (slots) moves in the SAME

@@ -1,5 +1,4 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { downloadImages, type StreamImage } from '../downloads/change-stream';
 import { isDownloadState, isActive, DownloadState } from '../downloads/model';
 import { isId } from '../ident';
 
@@ -36,8 +35,8 @@ export interface StreamRecord {
   eventName?: 'INSERT' | 'MODIFY' | 'REMOVE' | string;
   dynamodb?: {
     SequenceNumber?: string;
-    NewImage?: Record<string, AttributeValue>;
-    OldImage?: Record<string, AttributeValue>;
+    NewImage?: StreamImage;
+    OldImage?: StreamImage;
   };
 }
 
@@ -56,13 +55,18 @@ const SEQUENCE = /^\d{1,40}$/;
 /** undefined: not an event a person cares about. Throws MalformedStreamRecordError for a record we cannot read. */
 export function classify(record: StreamRecord): DownloadEvent | undefined {
   if (record.eventName === 'REMOVE') return undefined;
-  const newImage = record.dynamodb?.NewImage;
-  if (!newImage || newImage.SK?.S !== 'META' || newImage.entity?.S !== 'download') return undefined;
+  let images: ReturnType<typeof downloadImages>;
+  try {
+    images = downloadImages(record.dynamodb);
+  } catch {
+    throw new MalformedStreamRecordError('image unreadable');
+  }
+  if (!images) return undefined;
   if (typeof record.eventID !== 'string' || !EVENT_ID.test(record.eventID)) throw new MalformedStreamRecordError('eventID missing or malformed');
   const sequence = record.dynamodb?.SequenceNumber;
   if (typeof sequence !== 'string' || !SEQUENCE.test(sequence)) throw new MalformedStreamRecordError('SequenceNumber missing or malformed');
-  const next = readDownload(unmarshall(newImage));
-  const old = record.dynamodb?.OldImage ? readDownload(unmarshall(record.dynamodb.OldImage)) : undefined;
+  const next = readDownload(images.next);
+  const old = images.old ? readDownload(images.old) : undefined;
   const kind = eventKind(old, next, record.eventName === 'INSERT');
   return kind ? { eventId: record.eventID, sequence, kind, download: next.shown } : undefined;
 }

@@ -1,3 +1,5 @@
+import { DomainError } from '../errors';
+
 /** What the downloads domain needs of a torrent client (qBittorrent Web API v2 shape). */
 
 export interface TorrentInfo {
@@ -46,9 +48,11 @@ export interface TorrentClient {
   stop(hashes: string[]): Promise<void>;
 }
 
-export class TorrentClientError extends Error {
+/** The torrent client failed us: a 502 to our callers; `upstreamStatus` is what the client answered, if anything. */
+export class TorrentClientError extends DomainError {
   readonly code: string = 'TORRENT_CLIENT_ERROR';
-  constructor(message: string, readonly status?: number) {
+  readonly status = 502;
+  constructor(message: string, readonly upstreamStatus?: number) {
     super(message);
     this.name = 'TorrentClientError';
   }

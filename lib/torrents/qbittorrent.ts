@@ -89,7 +89,7 @@ export class QBittorrentClient implements TorrentClient {
       } catch (err) {
         // Whatever went wrong, the next call starts over from a full update.
         this.rid = 0;
-        if (!(err instanceof TorrentClientError && err.status === 404)) throw err;
+        if (!(err instanceof TorrentClientError && err.upstreamStatus === 404)) throw err;
         this.maindata = false;
         this.options.log?.info('torrent_client_no_maindata', {});
       }

@@ -10,7 +10,7 @@ import { silentLogger } from '../../lib/log';
 import { publishWithRetries } from '../../lib/nats/publish';
 import type { Envelope } from '../../lib/scan/contract';
 import { DynamoDbScanJobStore } from '../../lib/scan/dynamodb-store';
-import { S3ScanFiles } from '../../lib/scan/files';
+import { S3ScanFiles } from '../../lib/scan/s3-files';
 import type { GatewayDeps } from '../../lib/scan/gateway';
 import { pollOnce } from '../../lib/scan/gateway';
 import { LocalHotFolder } from '../../lib/scan/hotfolder';

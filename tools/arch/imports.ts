@@ -92,8 +92,8 @@ function libModule(file: string): string | undefined {
 }
 const isDomain = (module: string | undefined): boolean => (DOMAINS as readonly string[]).includes(module ?? '');
 const isStorageInternal = (file: string) => /\/(keys|dynamodb[^/]*)\.ts$/.test(file);
-/** Adapters that may talk to AWS inside a domain: its DynamoDB store and S3 access. */
-const mayUseSdk = (file: string) => /\/(dynamodb[^/]*|[^/]*-store|s3[^/]*)\.ts$/.test(file);
+/** Adapters that may talk to AWS inside a domain: its DynamoDB store, its change stream and S3 access. */
+const mayUseSdk = (file: string) => /\/(dynamodb[^/]*|[^/]*-store|[^/]*-stream|s3[^/]*)\.ts$/.test(file);
 
 export function analyseImports(graph: ImportGraph): { violations: Violation[]; unclassified: string[] } {
   const violations: Violation[] = [];

@@ -1,5 +1,5 @@
-import { torrentHashes } from '../../../lib/torrents/hashes';
-import { mapClientState } from '../../../lib/torrents/states';
+import { torrentHashes } from '../../../lib/downloads/torrent-hashes';
+import { mapClientState } from '../../../lib/downloads/torrent-states';
 
 const V1 = 'c12fe1c06bba254a9dc9f519b335aa7c1367a88a';
 const V2 = 'd8dd32ac93357c368556af3ac1d95c9d76bd0dff6fa9833ecdac3d53134efabb';

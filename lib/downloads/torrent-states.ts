@@ -1,4 +1,4 @@
-import type { DownloadState } from '../downloads/model';
+import type { DownloadState } from './model';
 
 /**
  * qBittorrent torrent states → ours. An error in the client is `stuck`

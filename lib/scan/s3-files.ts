@@ -1,11 +1,7 @@
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { validateObjectKey } from '../names';
+import type { ScanFiles } from './store';
 
-/** The S3 side of the gateway: the input file, and the raw answer saved before normalising. */
-export interface ScanFiles {
-  read(bucket: string, key: string): Promise<Buffer>;
-  writeRaw(key: string, body: string): Promise<void>;
-}
 
 export const MAX_INPUT_BYTES = 200 * 1024 * 1024;
 
