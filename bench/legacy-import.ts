@@ -20,28 +20,37 @@ export async function legacyImport(bench: BenchStack, rows = 3000, concurrency =
   const store = new DynamoDownloadStore({ documents: bench.aws.documents, table });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-legacy-'));
   try {
-    const file = path.join(dir, 'legacy.db');
-    const db = new Database(file);
-    db.exec(`CREATE TABLE download (id INTEGER PRIMARY KEY AUTOINCREMENT, infohash TEXT, state TEXT, name TEXT, created_at TEXT)`);
-    const insert = db.prepare(`INSERT INTO download (infohash, state, name, created_at) VALUES (?, ?, ?, datetime(?, 'unixepoch'))`);
-    db.transaction(() => {
-      for (let i = 0; i < rows; i++) insert.run(randomBytes(20).toString('hex'), i % 10 === 0 ? 'downloading' : 'completed', `row ${i}`, 1.6e9 + Math.floor(i / 8));
-    })();
-    db.close();
+    const makeFile = (name: string, firstId: number, count: number, firstSecond: number) => {
+      const file = path.join(dir, name);
+      const db = new Database(file);
+      db.exec(`CREATE TABLE download (id INTEGER PRIMARY KEY AUTOINCREMENT, infohash TEXT, state TEXT, name TEXT, created_at TEXT)`);
+      const insert = db.prepare(`INSERT INTO download (id, infohash, state, name, created_at) VALUES (?, ?, ?, ?, datetime(?, 'unixepoch'))`);
+      db.transaction(() => {
+        for (let i = 0; i < count; i++) insert.run(firstId + i, randomBytes(20).toString('hex'), i % 10 === 0 ? 'downloading' : 'completed', `row ${i}`, firstSecond + Math.floor(i / 8));
+      })();
+      db.close();
+      return file;
+    };
+    // Warm-up (the emulator's JIT), with old ids and seconds of its own: legacy ids are per table, and
+    // two files with rows in one second mint the same ULIDs (docs/decisions-pending/legacy.md).
+    const warm = openLegacyFile(makeFile('warm.db', 1_000_000, 300, 1.5e9));
+    await importLegacyDownloads(warm.rows(), { store, concurrency });
+    warm.close();
+    const file = makeFile('legacy.db', 1, rows, 1.6e9);
 
     const legacy = openLegacyFile(file);
     const began = process.hrtime.bigint();
     const result = await importLegacyDownloads(legacy.rows(), { store, concurrency });
     const importRate = rows / (Number(process.hrtime.bigint() - began) / 1e9);
     legacy.close();
-    if (result.summary.imported !== rows) throw new Error(`bench import wrote ${result.summary.imported} of ${rows} rows`);
+    if (result.summary.imported !== rows) throw new Error(`bench import wrote ${result.summary.imported} of ${rows} rows: ${JSON.stringify(result.summary)}`);
 
     // The same items, re-keyed so they land beside the imported ones instead of over them.
     const items: Record<string, unknown>[] = [];
     let ExclusiveStartKey: Record<string, unknown> | undefined;
     do {
       const page = await bench.aws.documents.send(new ScanCommand({ TableName: table, ExclusiveStartKey }));
-      items.push(...(page.Items ?? []).filter((i) => ['legacy-id', 'download', 'membership', 'guard'].includes(i.entity as string)));
+      items.push(...(page.Items ?? []).filter((i) => ['legacy-id', 'download', 'membership', 'guard'].includes(i.entity as string) && Object.values(result.ids).includes((i.download_id ?? i.id) as string)));
       ExclusiveStartKey = page.LastEvaluatedKey;
     } while (ExclusiveStartKey);
     const batches: Record<string, unknown>[][] = [];
@@ -53,7 +62,7 @@ export async function legacyImport(bench: BenchStack, rows = 3000, concurrency =
     const perRow = items.length / rows;
     return [
       { name: 'BatchWriteItem of the same items', opsPerSecond: (batchRate * 25) / perRow, note: `${perRow.toFixed(2)} items per row, 25 a call` },
-      { name: 'legacy import (guarded, per row)', opsPerSecond: importRate, note: `batches of 25 rows, ${concurrency} in flight` },
+      { name: 'legacy import (guarded, per row)', opsPerSecond: importRate, note: `batches of 32 rows, ${concurrency} in flight` },
     ];
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -355,7 +355,8 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
    * The usual case in one transaction for many rows (a transaction per row
    * costs the emulator and the service far more than its items): rows are cut
    * into transactions of at most 100 items; each is written whole, or, when
-   * any of its rows is refused, not at all, and its rows go again one by one.
+   * any of its rows is refused, not at all, and its rows go again one by one
+   * (a row that fails alone is an `error` outcome, not the batch's).
    */
   async importDownloadsIfNoActive(rows: Array<{ download: Download; legacyId: string }>): Promise<LegacyImportOutcome[]> {
     const hashes = rows.flatMap((r) => r.download.infohashes.map((h) => h.infohash));
@@ -378,7 +379,10 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
             if (!(err instanceof TransactionCancelledError)) throw err;
           }
         }
-        return Promise.all(chunk.map((c) => this.importDownloadIfNoActive(c.download, c.legacyId)));
+        // Alone, a row's failure is its own: its neighbours' outcomes are still reported.
+        return Promise.all(
+          chunk.map((c) => this.importDownloadIfNoActive(c.download, c.legacyId).catch((error: Error): LegacyImportOutcome => ({ outcome: 'error', error }))),
+        );
       }),
     );
     return outcomes.flat();

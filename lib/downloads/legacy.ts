@@ -198,7 +198,11 @@ export async function importLegacyDownloads(rows: Iterable<LegacyRow>, deps: Leg
         for (const row of batch) report.errors.push({ legacy_id: row.legacyId, id: row.download.id, reason: (err as Error).message });
         return;
       }
-      batch.forEach((row, i) => record(report, row.legacyId, outcomes[i], legacyOf));
+      batch.forEach((row, i) => {
+        const outcome = outcomes[i];
+        if (outcome.outcome === 'error') report.errors.push({ legacy_id: row.legacyId, id: row.download.id, reason: outcome.error.message });
+        else record(report, row.legacyId, outcome, legacyOf);
+      });
     })().finally(() => batch.forEach(settled));
     for (const h of hashes) tails.set(h, task);
     inFlight.add(task);
@@ -261,7 +265,7 @@ function toDownload(row: Extract<MappedRow, { ok: true }>, id: string, time: num
   };
 }
 
-function record(report: LegacyImportReport, legacyId: string, outcome: LegacyImportOutcome, legacyOf: Map<string, string>): void {
+function record(report: LegacyImportReport, legacyId: string, outcome: Exclude<LegacyImportOutcome, { outcome: 'error' }>, legacyOf: Map<string, string>): void {
   if (outcome.outcome === 'already') {
     // Another run imported it since this one started: its id is the one that counts.
     report.ids[legacyId] = outcome.id;

@@ -61,4 +61,6 @@ export interface LegacyImportStore {
 export type LegacyImportOutcome =
   | { outcome: 'imported'; download: Download }
   | { outcome: 'conflict'; download: Download; infohash: string; ownerId: string }
-  | { outcome: 'already'; id: string };
+  | { outcome: 'already'; id: string }
+  /** Only from the batch: this row's write failed (storage, an id taken); the others' outcomes stand. */
+  | { outcome: 'error'; error: Error };

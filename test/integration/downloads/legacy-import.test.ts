@@ -232,6 +232,25 @@ describe('legacy import', () => {
       }
     }));
 
+  it('a row whose id is taken fails alone: the rest of its batch is imported and reported', () =>
+    withTable(async (store, table) => {
+      const second = sqliteTime(BASE);
+      const a = legacyFile(Array.from({ length: 3 }, () => ({ infohash: hex(20), state: 'completed', created_at: second })));
+      // A second file with rows in the same second mints the same three ULIDs first (its ids 101-103).
+      const b = legacyFile(Array.from({ length: 10 }, (_, i) => ({ id: 101 + i, infohash: hex(20), state: 'completed', created_at: i < 3 ? second : sqliteTime(BASE + 5000) })));
+      try {
+        await importFile(a.file, store);
+        const report = await importFile(b.file, store);
+        expect(report.summary).toMatchObject({ imported: 7, errors: 3 });
+        expect(report.errors.map((e) => e.legacy_id)).toEqual(['101', '102', '103']);
+        expect(Object.keys(report.ids)).toEqual(['104', '105', '106', '107', '108', '109', '110']);
+        expect(await countDownloads(table)).toBe(10);
+      } finally {
+        a.remove();
+        b.remove();
+      }
+    }));
+
   it('a run killed half way (SIGKILL), then re-run, ends with exactly one download per row, in old-id order', () =>
     withTable(async (store, table) => {
       const big = bigFile(1_000);
