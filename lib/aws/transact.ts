@@ -2,7 +2,7 @@ import { DomainError } from '../errors';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
@@ -13,8 +13,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
  *   one consistent read of that key fills it in;
  * - a bounded retry, with jittered backoff, of transactions cancelled only by
  *   TransactionConflict (another transaction on the same items in flight);
- * - idempotency: a ClientRequestToken derived from the operation and its exact
- *   items. When DynamoDB applied the write but the answer was lost (a reset
+ * - idempotency: a ClientRequestToken derived from the operation, its exact
+ *   items and a per-call nonce. When DynamoDB applied the write but the answer was lost (a reset
  *   socket, a timeout), our resend carries the same token and DynamoDB
  *   answers "done" instead of running the write again into its own guards (a
  *   second `attribute_not_exists` on the guard we just wrote would otherwise
@@ -71,7 +71,8 @@ export interface TransactOptions extends Partial<RetryPolicy> {
 export async function transactWrite(client: DynamoDBDocumentClient, items: TransactItem[], options: TransactOptions = {}): Promise<void> {
   const retry: RetryPolicy = { ...DEFAULT_RETRY, ...options };
   const withOldValues = items.map(returnOldOnFailure);
-  const ClientRequestToken = requestToken(options.operation ?? '', withOldValues);
+  // One token per call: the same on each of its resends, never shared with another caller.
+  const ClientRequestToken = requestToken(options.operation ?? '', withOldValues, randomUUID());
   let conflicts = 0;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -101,13 +102,13 @@ export async function transactWrite(client: DynamoDBDocumentClient, items: Trans
 }
 
 /**
- * 36 characters (DynamoDB's limit) of a digest of the operation and its items:
- * equal for a resend of the same write, different for any other write (a CAS
- * turn on a newer revision changes the items, so it never meets
- * IdempotentParameterMismatch).
+ * 36 characters (DynamoDB's limit) of a digest of the operation, its items and
+ * the call's nonce: equal for every resend within one call, different for any
+ * other call. The nonce matters: two callers racing the SAME CAS write (same
+ * revision, same content) must not both be told "done" — exactly one wins.
  */
-export function requestToken(operation: string, items: TransactItem[]): string {
-  return createHash('sha256').update(operation).update('\0').update(JSON.stringify(items)).digest('base64url').slice(0, 36);
+export function requestToken(operation: string, items: TransactItem[], nonce: string): string {
+  return createHash('sha256').update(operation).update('\0').update(JSON.stringify(items)).update('\0').update(nonce).digest('base64url').slice(0, 36);
 }
 
 /** Errors after which the request may have reached DynamoDB: the answer, not the write, was lost. */

@@ -56,7 +56,7 @@ describe('transactWrite', () => {
 });
 
 describe('transactWrite: idempotency and missing reasons', () => {
-  it('sends one ClientRequestToken per write, the same on every resend, another for other items', async () => {
+  it('sends one ClientRequestToken per call, the same on every resend, another for any other call', async () => {
     const sent: Array<{ ClientRequestToken?: string }> = [];
     let calls = 0;
     const client = {
@@ -70,7 +70,8 @@ describe('transactWrite: idempotency and missing reasons', () => {
     expect(sent).toHaveLength(2);
     expect(sent[0].ClientRequestToken).toHaveLength(36);
     expect(sent[1].ClientRequestToken).toBe(sent[0].ClientRequestToken);
-    await transactWrite(client, [{ Put: { ...put.Put, Item: { PK: 'other' } } }], { ...fast, operation: 'create:x' });
+    // Another call with the very same items (a racing CAS) gets its own token: only one may win.
+    await transactWrite(client, [put], { ...fast, operation: 'create:x' });
     expect(sent[2].ClientRequestToken).not.toBe(sent[0].ClientRequestToken);
   });
 
