@@ -44,7 +44,11 @@ export default async function globalSetup(): Promise<void> {
     stage: 'test',
     httpPort,
     lambdaPort,
-    say: (line) => process.stdout.write(`[test-stack] ${line}\n`),
+    // Also kept in stack.log: tests read what the supervisor said (restarts, fatal stops).
+    say: (line) => {
+      process.stdout.write(`[test-stack] ${line}\n`);
+      fs.appendFileSync(path.join(stateDir, 'stack.log'), line + '\n');
+    },
   });
   const env = {
     ...stack.env,

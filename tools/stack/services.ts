@@ -90,29 +90,28 @@ export interface OfflineOptions {
  */
 export async function startOffline(ctx: ServiceContext, opts: OfflineOptions): Promise<RunningService> {
   const cli = path.join(path.dirname(require.resolve('osls/package.json')), 'bin', 'serverless.js');
-  let nc: NatsConnection | undefined;
+  // A connection per probe: the same probe runs again when the supervisor restarts offline.
   const natsPingAnswers = async () => {
+    let nc: NatsConnection | undefined;
     try {
-      nc ??= await connect({ ...natsOptions(loadNatsConfig(opts.env), 'stack-probe'), timeout: 1000 });
+      nc = await connect({ ...natsOptions(loadNatsConfig(opts.env), 'stack-probe'), timeout: 1000 });
       await nc.request('health.ping', 'ready?', { timeout: 1000 });
       return true;
     } catch {
       return false;
+    } finally {
+      await nc?.close().catch(() => undefined);
     }
   };
-  try {
-    return await startProcess({
-      name: 'serverless-offline',
-      command: process.execPath,
-      args: [cli, 'offline', 'start', '--stage', opts.stage, '--httpPort', String(opts.httpPort), '--lambdaPort', String(opts.lambdaPort)],
-      cwd: ctx.root,
-      env: opts.env,
-      logFile: log(ctx, 'serverless-offline'),
-      url: `http://127.0.0.1:${opts.httpPort}`,
-      readyTimeoutMs: 120_000,
-      ready: async () => (await httpAnswers(`http://127.0.0.1:${opts.httpPort}/healthcheck`)) && natsPingAnswers(),
-    });
-  } finally {
-    await nc?.close();
-  }
+  return startProcess({
+    name: 'serverless-offline',
+    command: process.execPath,
+    args: [cli, 'offline', 'start', '--stage', opts.stage, '--httpPort', String(opts.httpPort), '--lambdaPort', String(opts.lambdaPort)],
+    cwd: ctx.root,
+    env: opts.env,
+    logFile: log(ctx, 'serverless-offline'),
+    url: `http://127.0.0.1:${opts.httpPort}`,
+    readyTimeoutMs: 120_000,
+    ready: async () => (await httpAnswers(`http://127.0.0.1:${opts.httpPort}/healthcheck`)) && natsPingAnswers(),
+  });
 }
