@@ -45,7 +45,11 @@ export default async function globalSetup(): Promise<void> {
     lambdaPort,
     // The cloud path: NATS reaches the functions through the connector process, as on AWS (TEST_NATS_TRIGGER=plugin for offline's plugin).
     natsTrigger: process.env.TEST_NATS_TRIGGER === 'plugin' ? 'plugin' : 'connector',
-    say: (line) => process.stdout.write(`[test-stack] ${line}\n`),
+    // Also kept in stack.log: tests read what the supervisor said (restarts, fatal stops).
+    say: (line) => {
+      process.stdout.write(`[test-stack] ${line}\n`);
+      fs.appendFileSync(path.join(stateDir, 'stack.log'), line + '\n');
+    },
   });
   const env = {
     ...stack.env,

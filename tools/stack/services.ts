@@ -92,18 +92,21 @@ export type NatsTrigger = 'plugin' | 'connector';
 
 /** A NATS request through the trigger to natsPing and back: the proof that the bridge works end to end. */
 function natsPingProbe(env: NodeJS.ProcessEnv) {
-  let nc: NatsConnection | undefined;
   return {
+    // A connection per probe: the same probe runs again when the supervisor restarts the service.
     answers: async () => {
+      let nc: NatsConnection | undefined;
       try {
-        nc ??= await connect({ ...natsOptions(loadNatsConfig(env), 'stack-probe'), timeout: 1000 });
+        nc = await connect({ ...natsOptions(loadNatsConfig(env), 'stack-probe'), timeout: 1000 });
         await nc.request('health.ping', 'ready?', { timeout: 1000 });
         return true;
       } catch {
         return false;
+      } finally {
+        await nc?.close().catch(() => undefined);
       }
     },
-    close: async () => nc?.close(),
+    close: async () => undefined,
   };
 }
 
