@@ -48,7 +48,7 @@ const brokerage: EmulatorSpec = {
     const port = await freePort(8090);
     const url = `http://127.0.0.1:${port}`;
     const service = await tsProcess(ctx, 'brokerage-emulator', 'brokerage/main.ts', { PORT: String(port) }, url, () => httpAnswers(`${url}/emulator/faults`));
-    return { service, env: { BROKERAGE_API_URL: url } };
+    return { service, env: { TBANK_API_URL: url } };
   },
 };
 

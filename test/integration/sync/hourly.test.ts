@@ -1,9 +1,11 @@
 import fc from 'fast-check';
+import { OPERATIONS } from '../../../emulator/brokerage/dataset';
 import { BrokerageEmulator } from '../../../emulator/brokerage/emulator';
 import { newId } from '../../../lib/ident';
 import { silentLogger } from '../../../lib/log';
 import { HOUR_MS, MANDATORY_SECTIONS, Section } from '../../../lib/sync/model';
-import { SECTION_RUNNERS } from '../../../lib/sync/sections';
+import { DynamoSyncDataStore } from '../../../lib/sync/dynamodb-data-store';
+import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS } from '../../../lib/sync/sections';
 import { runStep, StepDeps, StepInput } from '../../../lib/sync/step';
 import { SyncStore } from '../../../lib/sync/store';
 import { Dispatch, SETTLE_GRACE_MS, tick, TICK_MARGIN_MS, tickUser } from '../../../lib/sync/tick';
@@ -16,6 +18,7 @@ import { isolatedTable, stackClients, stackSealer } from '../../support/stack';
 const WAIT_BOUND = 15 * 60 * 1000;
 const aws = stackClients();
 let store: SyncStore;
+let data: DynamoSyncDataStore;
 let table: { name: string; drop: () => Promise<void> };
 let brokerage: BrokerageEmulator;
 let brokerageUrl: string;
@@ -23,6 +26,7 @@ let brokerageUrl: string;
 beforeAll(async () => {
   table = await isolatedTable(aws, 'SyncTable');
   store = new SyncStore({ documents: aws.documents, table: table.name, waitBoundMs: WAIT_BOUND, sealer: stackSealer() });
+  data = new DynamoSyncDataStore({ documents: aws.documents, table: table.name });
   jest.useFakeTimers({ doNotFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'nextTick', 'queueMicrotask', 'hrtime', 'performance'] });
   brokerage = new BrokerageEmulator();
   brokerageUrl = await brokerage.listen();
@@ -33,9 +37,7 @@ afterAll(async () => {
   await table.drop();
   aws.dynamodb.destroy();
 });
-afterEach(() => {
-  for (const key of Object.keys(brokerage.faults)) delete brokerage.faults[key];
-});
+afterEach(() => brokerage.reset());
 
 let clock = Date.UTC(2026, 11, 2, 10, 0, 0);
 const at = (ms: number) => jest.setSystemTime((clock = ms));
@@ -43,12 +45,25 @@ const later = (ms: number) => at(clock + ms);
 
 async function connectedUser(): Promise<string> {
   const user = newId();
-  await store.putConnection(user, 'tok_abcdefgh1234', new Date());
+  // A token per user: the emulator's rate limits are per token.
+  await store.putConnection(user, `t.${user}`, new Date());
   return user;
 }
 
 // A generous bound: these tests are about behaviour, not speed (the timeout test sets its own).
-const stepDeps = (over: Partial<StepDeps> = {}): StepDeps => ({ store, brokerageUrl, timeoutMs: 20_000, now: () => Date.now(), log: silentLogger, ...over });
+// A short history keeps each user's first sync small (the dataset ends 2026-11-30).
+const HISTORY_DAYS = 20;
+const stepDeps = (over: Partial<StepDeps> = {}): StepDeps => ({
+  store,
+  data,
+  tbank: { baseUrl: brokerageUrl, appName: 'hourly-test', rateWindowMs: 60_000, backoffMs: 10 },
+  settings: { ...DEFAULT_SECTION_SETTINGS, historyDays: HISTORY_DAYS },
+  timeoutMs: 20_000,
+  now: () => Date.now(),
+  log: silentLogger,
+  ...over,
+});
+const allOperations = (user: string) => data.operations(user, '1970-01-01T00:00:00.000Z', '9999-01-01T00:00:00.000Z');
 
 /** Dispatch like an async Lambda invoke: the step runs on its own; `settled` awaits them all. */
 function inlineDispatch(over: Partial<StepDeps> = {}, faults: Partial<Record<Section, 'dispatch-fails' | 'never-runs'>> = {}) {
@@ -74,7 +89,12 @@ describe('reserveHourly branches', () => {
     expect(head).toMatchObject({ state: 'succeeded', walk_completed: true });
     expect(head!.error_code).toBeUndefined();
     expect(Object.values(head!.sections!).map((s) => s.state)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
-    expect((await store.query(user, 'OP#', 'OP#~')).length).toBe(7);
+    const synced = await allOperations(user);
+    const since = new Date(Date.UTC(2026, 10, 1)).toISOString(); // the month window of now - 20 days
+    const expected = OPERATIONS.filter((op) => op.brokerAccountId !== '2000330015' && op.date >= since);
+    expect(synced.length).toBe(expected.length);
+    expect(synced.length).toBeGreaterThan(100);
+    expect(new Set(synced.map((o) => o.id))).toEqual(new Set(expected.map((o) => o.id)));
 
     later(30 * 60 * 1000);
     expect(await tickUser(tickDeps(inlineDispatch().dispatch), user)).toBe('not-due');
@@ -84,7 +104,7 @@ describe('reserveHourly branches', () => {
     await next.settled();
     expect((await store.head(user))!.attempt_id).not.toBe(head!.attempt_id);
     // Re-running every step stored nothing twice.
-    expect((await store.query(user, 'OP#', 'OP#~')).length).toBe(7);
+    expect((await allOperations(user)).length).toBe(synced.length);
   });
 
   it('running: a live attempt is skipped', async () => {
@@ -122,7 +142,7 @@ describe('reserveHourly branches', () => {
 
   it('partial → due gate: a step that throws makes the attempt partial with its code', async () => {
     const user = await connectedUser();
-    brokerage.faults.operations = { status: 503 };
+    brokerage.faults['OperationsService/GetOperationsByCursor'] = { error: 70002 };
     const steps = inlineDispatch();
     await tickUser(tickDeps(steps.dispatch), user);
     await steps.settled();
@@ -130,7 +150,7 @@ describe('reserveHourly branches', () => {
     expect(head).toMatchObject({ state: 'partial', error_code: 'UPSTREAM_ERROR' });
     expect(head!.sections!.operations).toMatchObject({ state: 'failed', error_code: 'UPSTREAM_ERROR' });
     later(HOUR_MS);
-    delete brokerage.faults.operations;
+    brokerage.reset();
     const again = inlineDispatch();
     expect(await tickUser(tickDeps(again.dispatch), user)).toBe('due');
     await again.settled();
@@ -160,7 +180,7 @@ describe('faults', () => {
 
   it('a step whose own bound fires (the brokerage hangs) writes a failed row: STEP_TIMEOUT', async () => {
     const user = await connectedUser();
-    brokerage.faults['catalog.enrichment'] = { hang: true };
+    brokerage.faults.InstrumentsService = { hang: true };
     const steps = inlineDispatch({ timeoutMs: 300 });
     await tickUser(tickDeps(steps.dispatch), user);
     await steps.settled();
