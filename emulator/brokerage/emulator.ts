@@ -172,7 +172,7 @@ export class BrokerageEmulator {
       throw err;
     }
     if (fault.badEnum) answer = JSON.parse(JSON.stringify(answer).replace(/"(ACCOUNT_STATUS|OPERATION_TYPE|OPERATION_STATE|EVENT_TYPE|INSTRUMENT_TYPE)_[A-Z_]+"/, '"$1_FROM_THE_FUTURE"'));
-    if (fault.badMoney) answer = JSON.parse(JSON.stringify(answer).replace(/"nano":\s*-?\d+/, '"nano":1000000000'));
+    if (fault.badMoney) answer = JSON.parse(JSON.stringify(answer).replace(/"nano":\s*-?\d+/g, '"nano":1000000000'));
     const text = JSON.stringify(answer);
     res.writeHead(200, { 'content-type': 'application/json', ...headers });
     res.end(fault.truncate ? text.slice(0, Math.max(1, Math.floor(text.length / 2))) : text);
