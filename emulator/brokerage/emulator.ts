@@ -17,7 +17,7 @@ import { ACCOUNTS, bondEventsOf, dividendsOf, INSTRUMENTS, OPERATIONS, portfolio
  *   {"<Service>/<Method>" | "<Service>" | "*": {"latencyMs": 200, "hang": true,
  *     "error": 40003 | 40002 | 50004 | 70001 | 70002 | 30001, "storm": true (every call 429),
  *     "html": true (a 502 HTML page), "truncate": true, "badEnum": true, "badMoney": true,
- *     "times": 2 (the fault applies to the next 2 calls only)},
+ *     "inject": {"PK": "…"} (extra fields in every item), "times": 2 (the fault applies to the next 2 calls only)},
  *    "changeIds": true (operation ids change between two reads)}
  * `GET /emulator/calls` → calls per method and the 429s answered.
  */
@@ -31,6 +31,8 @@ export interface Fault {
   truncate?: boolean;
   badEnum?: boolean;
   badMoney?: boolean;
+  /** Extra fields merged into every object of the answer's lists (and its `instrument`): hostile upstream data. */
+  inject?: Record<string, unknown>;
   times?: number;
 }
 
@@ -171,6 +173,7 @@ export class BrokerageEmulator {
       if (err instanceof ApiError) return fail(err.apiCode, err.message);
       throw err;
     }
+    if (fault.inject) answer = injected(answer as Record<string, unknown>, fault.inject);
     if (fault.badEnum) answer = JSON.parse(JSON.stringify(answer).replace(/"(ACCOUNT_STATUS|OPERATION_TYPE|OPERATION_STATE|EVENT_TYPE|INSTRUMENT_TYPE)_[A-Z_]+"/, '"$1_FROM_THE_FUTURE"'));
     if (fault.badMoney) answer = JSON.parse(JSON.stringify(answer).replace(/"nano":\s*-?\d+/g, '"nano":1000000000'));
     const text = JSON.stringify(answer);
@@ -258,4 +261,14 @@ function within(date: string | undefined, range: { from?: unknown; to?: unknown 
   const from = range.from === undefined ? -Infinity : Date.parse(String(range.from));
   const to = range.to === undefined ? Infinity : Date.parse(String(range.to));
   return t >= from && (toExclusive ? t < to : t <= to);
+}
+
+function injected(answer: Record<string, unknown>, extra: Record<string, unknown>): Record<string, unknown> {
+  const merge = (item: unknown) => (item && typeof item === 'object' ? { ...(item as object), ...extra } : item);
+  const out: Record<string, unknown> = { ...answer };
+  for (const [key, value] of Object.entries(answer)) {
+    if (Array.isArray(value)) out[key] = value.map(merge);
+    else if (key === 'instrument') out[key] = merge(value);
+  }
+  return out;
 }
