@@ -116,7 +116,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     if (options.emulators ?? true) {
       for (const emulator of emulators) {
         const { service, env: contributed } = await emulator.start(ctx, env);
-        services.push(service);
+        if (service) services.push(service);
         Object.assign(env, contributed);
       }
     }
