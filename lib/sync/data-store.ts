@@ -19,6 +19,7 @@ export interface SyncDataStore {
   putAccounts(user: string, accounts: Account[], now: number): Promise<void>;
   putPortfolio(user: string, portfolio: Portfolio, now: number): Promise<void>;
   putEvents(user: string, instrument: string, dividends: Dividend[], bondEvents: BondEvent[], now: number): Promise<void>;
+  hasOperationWindow(user: string, account: string, month: string): Promise<boolean>;
   /** The newest window synced for the account. */
   lastOperationWindow(user: string, account: string): Promise<OperationWindow | undefined>;
   /**

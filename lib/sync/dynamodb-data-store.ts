@@ -44,6 +44,11 @@ export class DynamoSyncDataStore implements SyncDataStore {
     await this.deps.documents.send(new PutCommand({ TableName: this.table, Item: eventsItem(user, instrument, dividends, bondEvents, now) }));
   }
 
+  async hasOperationWindow(user: string, account: string, month: string): Promise<boolean> {
+    const { Item } = await this.deps.documents.send(new GetCommand({ TableName: this.table, Key: opWindowKey(user, account, month), ConsistentRead: true, ProjectionExpression: 'PK' }));
+    return !!Item;
+  }
+
   async lastOperationWindow(user: string, account: string): Promise<OperationWindow | undefined> {
     const [item] = await queryAll(
       this.deps.documents,

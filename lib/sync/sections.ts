@@ -2,7 +2,7 @@ import type { Logger } from '../log';
 import type { SyncDataStore } from './data-store';
 import type { Section } from './model';
 import type { TBankClient } from './tbank/client';
-import type { Account } from './tbank/contract';
+import type { Account, Operation } from './tbank/contract';
 import { TBankError } from './tbank/errors';
 
 /**
@@ -83,6 +83,40 @@ export async function operationWindows(ctx: SectionContext, account: string, now
   return windows;
 }
 
+const WINDOW_CONCURRENCY = 4;
+
+/** Every page of one window, as T-Bank answered it. */
+async function readWindow(ctx: SectionContext, accountId: string, w: { month: string; from: number; to: number }): Promise<Operation[]> {
+  const operations: Operation[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; ; page++) {
+    if (page >= MAX_PAGES) throw new TBankError('bad-answer', `GetOperationsByCursor: more than ${MAX_PAGES} pages in ${w.month}`);
+    const answer = await ctx.api.operationsPage({ accountId, from: new Date(w.from).toISOString(), to: new Date(w.to).toISOString(), cursor, limit: OPERATIONS_PAGE_LIMIT });
+    operations.push(...answer.items);
+    if (!answer.has_next) return operations;
+    if (answer.next_cursor === cursor) throw new TBankError('bad-answer', 'GetOperationsByCursor: the cursor did not move');
+    cursor = answer.next_cursor;
+  }
+}
+
+/** Runs `work` over items, at most `width` at once; the first failure rejects (the others finish their current item). */
+async function pool<T>(items: T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (!failed && next < items.length) {
+      const item = items[next++];
+      try {
+        await work(item);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+}
+
 export const SECTION_RUNNERS: Record<Section, SectionRunner> = {
   portfolio: async (ctx) => {
     const portfolios = await perAccount(ctx, await openAccounts(ctx), (a) => ctx.api.getPortfolio(a.id));
@@ -96,27 +130,19 @@ export const SECTION_RUNNERS: Record<Section, SectionRunner> = {
     const seen = new Set<string>();
     await perAccount(ctx, await openAccounts(ctx), async (account) => {
       const now = ctx.now();
-      for (const w of await operationWindows(ctx, account.id, now)) {
-        const operations = [];
-        let cursor: string | undefined;
-        for (let page = 0; ; page++) {
-          if (page >= MAX_PAGES) throw new TBankError('bad-answer', `GetOperationsByCursor: more than ${MAX_PAGES} pages in ${w.month}`);
-          const answer = await ctx.api.operationsPage({
-            accountId: account.id,
-            from: new Date(w.from).toISOString(),
-            to: new Date(w.to).toISOString(),
-            cursor,
-            limit: OPERATIONS_PAGE_LIMIT,
-          });
-          operations.push(...answer.items);
-          if (!answer.has_next) break;
-          if (answer.next_cursor === cursor) throw new TBankError('bad-answer', 'GetOperationsByCursor: the cursor did not move');
-          cursor = answer.next_cursor;
-        }
+      const windows = await operationWindows(ctx, account.id, now);
+      const sync = async (w: (typeof windows)[number], newest: boolean) => {
+        const operations = await readWindow(ctx, account.id, w);
+        // An empty window never synced before has nothing to replace. The newest is always written: it
+        // records how far the account is synced, so it is written LAST, once every older window is.
+        if (operations.length === 0 && !newest && !(await ctx.data.hasOperationWindow(ctx.user, account.id, w.month))) return;
         await ctx.data.replaceOperationWindow({ user: ctx.user, attempt_id: ctx.attempt_id, account: account.id, month: w.month, operations, synced_to: w.to });
         for (const op of operations) if (op.instrument_uid) seen.add(op.instrument_uid);
         stored += operations.length;
-      }
+      };
+      // A few windows at once: the shared budget paces the calls, the table takes the writes.
+      await pool(windows.slice(0, -1), WINDOW_CONCURRENCY, (w) => sync(w, false));
+      if (windows.length) await sync(windows[windows.length - 1], true);
     });
     await ctx.data.addSeenInstruments(ctx.user, [...seen]);
     return stored;
