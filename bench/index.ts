@@ -5,12 +5,14 @@ import { BenchStack, startBenchStack } from './support';
 import { freePort } from '../tools/stack/ports';
 import { reportSyncTick, syncTick } from './sync-tick';
 import { reportScanGateway, scanGateway } from './scan-gateway';
+import { reportTbankSync, tbankSync } from './tbank-sync';
 
 /** `npm run bench [-- name...]`: the benchmarks (all by default) in one run against one fresh stack. */
 const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
   writes: async (b) => reportDynamodbWrites(await dynamodbWrites(b)),
   ingest: async (b) => reportDownloadsIngest(await downloadsIngest(b)),
   sync: async (b) => reportSyncTick(await syncTick(b)),
+  tbank: async (b) => reportTbankSync(await tbankSync(b)),
   scan: async (b) => reportScanGateway(await scanGateway(b)),
   edge: async (b) => reportHttpEdge(await httpEdge(b)),
 };
