@@ -89,10 +89,7 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
     });
     log.info('sync_step_succeeded', { items: stored });
   } catch (err) {
-    if (err instanceof StaleAttemptError) {
-      log.warn('sync_step_stale', { err });
-      return 'stale';
-    }
+    // A StaleAttemptError here (a fenced write refused mid-section) falls through: the finish below is refused by the same fence.
     result = 'failed';
     code = errorCode(err);
     trackingId = err instanceof TBankError ? err.trackingId : undefined;
@@ -120,6 +117,7 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
 
 function errorCode(err: unknown): string {
   if (err instanceof TimeoutError) return SyncErrorCode.STEP_TIMEOUT;
+  if (err instanceof StaleAttemptError) return err.code;
   if (err instanceof TBankError) return err.code;
   if (err instanceof NoTokenError) return SyncErrorCode.ACCESS_DENIED;
   if (err instanceof UnsafeKeyPartError) return SyncErrorCode.BAD_UPSTREAM_ANSWER;
