@@ -83,7 +83,7 @@ export async function operationWindows(ctx: SectionContext, account: string, now
   return windows;
 }
 
-const WINDOW_CONCURRENCY = 4;
+const WINDOW_CONCURRENCY = 8;
 
 /** Every page of one window, as T-Bank answered it. */
 async function readWindow(ctx: SectionContext, accountId: string, w: { month: string; from: number; to: number }): Promise<Operation[]> {
