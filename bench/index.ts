@@ -7,6 +7,7 @@ import { freePort } from '../tools/stack/ports';
 import { reportSyncTick, syncTick } from './sync-tick';
 import { reportScanGateway, scanGateway } from './scan-gateway';
 import { legacyImport, reportLegacyImport } from './legacy-import';
+import { reportTbankSync, tbankSync } from './tbank-sync';
 
 /** `npm run bench [-- name...]`: the benchmarks (all by default) in one run against one fresh stack. */
 const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
@@ -14,6 +15,7 @@ const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
   ingest: async (b) => reportDownloadsIngest(await downloadsIngest(b)),
   poll: async (b) => reportDownloadsPoll(await downloadsPoll(b)),
   sync: async (b) => reportSyncTick(await syncTick(b)),
+  tbank: async (b) => reportTbankSync(await tbankSync(b)),
   scan: async (b) => reportScanGateway(await scanGateway(b)),
   edge: async (b) => reportHttpEdge(await httpEdge(b)),
   legacy: async (b) => reportLegacyImport(await legacyImport(b)),

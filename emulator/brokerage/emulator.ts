@@ -1,33 +1,86 @@
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readBody } from '../http';
-import dataset from '../../fixtures/brokerage/dataset.json';
+import { ACCOUNTS, bondEventsOf, dividendsOf, INSTRUMENTS, OPERATIONS, portfolioOf, WireOperation } from './dataset';
 
 /**
- * A brokerage API emulator (HTTP, bearer tokens): accounts, portfolio,
- * operations paged by cursor, corporate events, instrument catalog.
- * A token is valid when it looks like `tok_` + 8 or more letters/digits.
+ * A T-Bank Invest API emulator (REST gateway): the real paths
+ * (`POST /rest/tinkoff.public.invest.api.contract.v1.<Service>/<Method>`),
+ * camelCase bodies, enum strings, error bodies `{code, message, description}`
+ * and the headers x-tracking-id and x-ratelimit-{limit,remaining,reset}.
+ * A token is `t.` + 8 or more [A-Za-z0-9_-]. Rate limits are enforced per
+ * token and service in fixed windows (`windowMs`, 60 s as in production; a
+ * test may scale it down): the 429 answer carries 80002 and the reset header.
  *
- * Per-section fault knobs, set by tests and by hand:
- *   PUT /emulator/faults {"operations": {"latencyMs": 200, "status": 503, "hang": true, "rejectToken": true}}
- *   DELETE /emulator/faults
- * Sections: portfolio (accounts + portfolio), operations, events.refresh (events), catalog.enrichment (instruments).
+ * Fault knobs, by tests and by hand (`PUT /emulator/faults`, `DELETE /emulator/faults`):
+ *   {"<Service>/<Method>" | "<Service>" | "*": {"latencyMs": 200, "hang": true,
+ *     "error": 40003 | 40002 | 50004 | 70001 | 70002 | 30001, "storm": true (every call 429),
+ *     "html": true (a 502 HTML page), "truncate": true, "badEnum": true, "badMoney": true,
+ *     "inject": {"PK": "…"} (extra fields in every item), "times": 2 (the fault applies to the next 2 calls only)},
+ *    "changeIds": true (operation ids change between two reads)}
+ * `GET /emulator/calls` → calls per method and the 429s answered.
  */
 
 export interface Fault {
   latencyMs?: number;
-  status?: number;
   hang?: boolean;
-  rejectToken?: boolean;
+  error?: number;
+  storm?: boolean;
+  html?: boolean;
+  truncate?: boolean;
+  badEnum?: boolean;
+  badMoney?: boolean;
+  /** Extra fields merged into every object of the answer's lists (and its `instrument`): hostile upstream data. */
+  inject?: Record<string, unknown>;
+  times?: number;
 }
 
-const PAGE = 2;
-const TOKEN = /^Bearer (tok_[A-Za-z0-9]{8,})$/;
+export type Faults = Record<string, Fault> & { changeIds?: boolean };
+
+export const LIMITS: Record<string, number> = { UsersService: 100, OperationsService: 200, InstrumentsService: 200 };
+const PREFIX = '/rest/tinkoff.public.invest.api.contract.v1.';
+const TOKEN = /^Bearer (t\.[A-Za-z0-9_-]{8,})$/;
+
+// The documented error codes: HTTP status, gRPC code, message.
+const ERRORS: Record<number, [number, number, string]> = {
+  30001: [400, 3, 'missing or invalid parameter'],
+  40002: [403, 7, 'insufficient privileges'],
+  40003: [401, 16, 'authentication token is missing or invalid'],
+  50002: [404, 5, 'instrument not found'],
+  50004: [404, 5, 'account not found'],
+  70001: [500, 13, 'internal error'],
+  70002: [503, 14, 'internal network error'],
+  80002: [429, 8, 'request limit exceeded'],
+};
+
+class ApiError extends Error {
+  constructor(readonly apiCode: number, message?: string) {
+    super(message ?? ERRORS[apiCode]?.[2] ?? 'error');
+  }
+}
+
+export interface EmulatorOptions {
+  /** The rate-limit window ("minute"); BROKERAGE_RATE_WINDOW_MS for the process. */
+  windowMs?: number;
+  /** The wall clock: tests fake Date, never this. */
+  clock?: () => number;
+}
 
 export class BrokerageEmulator {
-  readonly faults: Record<string, Fault> = {};
+  faults: Faults = {};
   readonly calls: Record<string, number> = {};
+  rateLimited = 0;
+  readonly windowMs: number;
+  private readonly clock: () => number;
+  private readonly windows = new Map<string, { start: number; used: number }>();
+  private idGeneration = 0;
   private readonly server = http.createServer((req, res) => void this.handle(req, res));
+
+  constructor(opts: EmulatorOptions = {}) {
+    this.windowMs = opts.windowMs ?? 60_000;
+    this.clock = opts.clock ?? (() => performance.timeOrigin + performance.now());
+  }
 
   async listen(port = 0, host = '127.0.0.1'): Promise<string> {
     await new Promise<void>((resolve) => this.server.listen(port, host, resolve));
@@ -39,52 +92,183 @@ export class BrokerageEmulator {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 
+  reset(): void {
+    this.faults = {};
+    this.windows.clear();
+    this.rateLimited = 0;
+    for (const key of Object.keys(this.calls)) delete this.calls[key];
+  }
+
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
+    const headers: Record<string, string> = { 'x-tracking-id': randomBytes(16).toString('hex') };
     const send = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify(body));
     };
+    const fail = (apiCode: number, message?: string) => {
+      const [status, code, text] = ERRORS[apiCode] ?? [500, 13, 'internal error'];
+      send(status, { code, message: message ?? text, description: String(apiCode) });
+    };
+
     if (url.pathname === '/emulator/faults') {
-      if (req.method === 'DELETE') for (const key of Object.keys(this.faults)) delete this.faults[key];
-      if (req.method === 'PUT') Object.assign(this.faults, JSON.parse(await readBody(req)));
+      if (req.method === 'DELETE') this.faults = {};
+      if (req.method === 'PUT') this.faults = { ...this.faults, ...(JSON.parse(await readBody(req)) as Faults) };
       return send(200, this.faults);
     }
+    if (url.pathname === '/emulator/calls') return send(200, { calls: this.calls, rate_limited: this.rateLimited });
 
-    const route = this.route(url);
-    if (!route) return send(404, { error: 'not found' });
-    this.calls[route.section] = (this.calls[route.section] ?? 0) + 1;
-    const fault = this.faults[route.section] ?? {};
+    const match = /^([A-Za-z]+)\/([A-Za-z]+)$/.exec(url.pathname.startsWith(PREFIX) ? url.pathname.slice(PREFIX.length) : '');
+    if (!match || req.method !== 'POST') return send(404, { code: 12, message: 'unknown method' });
+    const [, service, method] = match;
+    const name = `${service}/${method}`;
+    this.calls[name] = (this.calls[name] ?? 0) + 1;
+
+    const token = TOKEN.exec(req.headers.authorization ?? '')?.[1];
+    if (token) {
+      // The window is counted even for the answers that fail: the real limiter counts requests.
+      const limit = LIMITS[service] ?? 100;
+      const now = this.clock();
+      const start = now - (now % this.windowMs);
+      const key = `${token}|${service}`;
+      let w = this.windows.get(key);
+      if (!w || w.start !== start) this.windows.set(key, (w = { start, used: 0 }));
+      w.used++;
+      headers['x-ratelimit-limit'] = String(limit);
+      headers['x-ratelimit-remaining'] = String(Math.max(0, limit - w.used));
+      headers['x-ratelimit-reset'] = String(Math.ceil((start + this.windowMs - now) / 1000));
+      if (w.used > limit) {
+        this.rateLimited++;
+        return fail(80002);
+      }
+    }
+
+    const fault = this.takeFault(name, service);
     if (fault.hang) return; // never answers: the caller's own bound must end the wait
     if (fault.latencyMs) await new Promise((r) => setTimeout(r, fault.latencyMs));
-    if (fault.rejectToken || !TOKEN.test(req.headers.authorization ?? '')) return send(401, { error: 'invalid token' });
-    if (fault.status) return send(fault.status, { error: `injected ${fault.status}` });
-    return send(200, route.answer());
+    if (!token) return fail(40003);
+    if (fault.storm) {
+      this.rateLimited++;
+      headers['x-ratelimit-remaining'] = '0';
+      return fail(80002);
+    }
+    if (fault.error) return fail(fault.error);
+    if (fault.html) {
+      res.writeHead(502, { 'content-type': 'text/html', ...headers });
+      return void res.end('<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>');
+    }
+
+    let body: Record<string, unknown>;
+    try {
+      const text = await readBody(req);
+      body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+      if (!body || typeof body !== 'object') throw new ApiError(30001, 'the body is not a JSON object');
+    } catch {
+      return fail(30001, 'the body is not JSON');
+    }
+    let answer: unknown;
+    try {
+      answer = this.answer(name, body);
+    } catch (err) {
+      if (err instanceof ApiError) return fail(err.apiCode, err.message);
+      throw err;
+    }
+    if (fault.inject) answer = injected(answer as Record<string, unknown>, fault.inject);
+    if (fault.badEnum) answer = JSON.parse(JSON.stringify(answer).replace(/"(ACCOUNT_STATUS|OPERATION_TYPE|OPERATION_STATE|EVENT_TYPE|INSTRUMENT_TYPE)_[A-Z_]+"/, '"$1_FROM_THE_FUTURE"'));
+    if (fault.badMoney) answer = JSON.parse(JSON.stringify(answer).replace(/"nano":\s*-?\d+/g, '"nano":1000000000'));
+    const text = JSON.stringify(answer);
+    res.writeHead(200, { 'content-type': 'application/json', ...headers });
+    res.end(fault.truncate ? text.slice(0, Math.max(1, Math.floor(text.length / 2))) : text);
   }
 
-  private route(url: URL): { section: string; answer: () => unknown } | undefined {
-    const parts = url.pathname.split('/').filter(Boolean); // v1, accounts, id, portfolio|operations
-    if (parts[0] !== 'v1') return undefined;
-    if (parts[1] === 'accounts' && parts.length === 2) return { section: 'portfolio', answer: () => dataset.accounts };
-    if (parts[1] === 'accounts' && parts[3] === 'portfolio') {
-      return { section: 'portfolio', answer: () => ({ positions: (dataset.positions as Record<string, unknown[]>)[parts[2]] ?? [] }) };
+  private takeFault(name: string, service: string): Fault {
+    for (const key of [name, service, '*']) {
+      const fault = this.faults[key];
+      if (!fault || typeof fault !== 'object') continue;
+      if (fault.times !== undefined) {
+        if (fault.times <= 0) continue;
+        fault.times--;
+      }
+      return fault;
     }
-    if (parts[1] === 'accounts' && parts[3] === 'operations') {
-      return {
-        section: 'operations',
-        answer: () => {
-          const all = (dataset.operations as Record<string, unknown[]>)[parts[2]] ?? [];
-          const start = Number(url.searchParams.get('cursor') ?? 0);
-          const next = start + PAGE < all.length ? String(start + PAGE) : undefined;
-          return { items: all.slice(start, start + PAGE), ...(next ? { next_cursor: next } : {}) };
-        },
-      };
-    }
-    if (parts[1] === 'events') return { section: 'events.refresh', answer: () => ({ items: dataset.events }) };
-    if (parts[1] === 'instruments') {
-      const ids = (url.searchParams.get('ids') ?? '').split(',').filter(Boolean);
-      return { section: 'catalog.enrichment', answer: () => ({ items: dataset.instruments.filter((i) => ids.length === 0 || ids.includes(i.id)) }) };
-    }
-    return undefined;
+    return {};
   }
+
+  private answer(name: string, body: Record<string, unknown>): unknown {
+    switch (name) {
+      case 'UsersService/GetAccounts':
+        return { accounts: ACCOUNTS };
+      case 'OperationsService/GetPortfolio':
+        return portfolioOf(this.account(body.accountId).id);
+      case 'OperationsService/GetOperationsByCursor':
+        return this.operations(body);
+      case 'InstrumentsService/GetDividends':
+        return { dividends: dividendsOf(this.instrument(body.instrumentId)).filter((d) => within(d.paymentDate, body)) };
+      case 'InstrumentsService/GetBondEvents':
+        return { events: bondEventsOf(this.instrument(body.instrumentId)).filter((e) => within(e.eventDate, body)) };
+      case 'InstrumentsService/GetInstrumentBy': {
+        const field = { INSTRUMENT_ID_TYPE_FIGI: 'figi', INSTRUMENT_ID_TYPE_UID: 'uid', INSTRUMENT_ID_TYPE_TICKER: 'ticker' }[String(body.idType)] as 'figi' | 'uid' | 'ticker' | undefined;
+        if (!field || typeof body.id !== 'string') throw new ApiError(30001, 'idType and id are required');
+        const found = INSTRUMENTS.find((i) => i[field] === body.id && (field !== 'ticker' || i.classCode === body.classCode));
+        if (!found) throw new ApiError(50002);
+        const { price: _price, ...instrument } = found;
+        return { instrument };
+      }
+      default:
+        throw new ApiError(30001, `unknown method ${name}`);
+    }
+  }
+
+  private account(id: unknown) {
+    const account = ACCOUNTS.find((a) => a.id === id);
+    if (!account) throw new ApiError(50004);
+    return account;
+  }
+
+  private instrument(id: unknown) {
+    const found = INSTRUMENTS.find((i) => i.uid === id || i.figi === id);
+    if (!found) throw new ApiError(30001, 'instrument not found');
+    return found;
+  }
+
+  /** Newest first; the cursor is the position in the filtered list. Ids change per read with `changeIds`. */
+  private operations(body: Record<string, unknown>) {
+    const account = this.account(body.accountId);
+    const limit = body.limit === undefined ? 100 : Number(body.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new ApiError(30001, 'limit must be 1..1000');
+    const from = body.from === undefined ? -Infinity : Date.parse(String(body.from));
+    const to = body.to === undefined ? Infinity : Date.parse(String(body.to));
+    if (Number.isNaN(from) || Number.isNaN(to) || from > to) throw new ApiError(30001, 'from/to are not a valid period');
+    const start = body.cursor === undefined || body.cursor === '' ? 0 : Number(Buffer.from(String(body.cursor), 'base64url').toString());
+    if (!Number.isInteger(start) || start < 0) throw new ApiError(30001, 'invalid cursor');
+    if (start === 0 && this.faults.changeIds) this.idGeneration++;
+    const all = OPERATIONS.filter((op) => op.brokerAccountId === account.id && within(op.date, { from: body.from, to: body.to }, true));
+    const page = all.slice(start, start + limit);
+    const cursorAt = (i: number) => Buffer.from(String(i)).toString('base64url');
+    const items = page.map((op: WireOperation, i) => ({
+      ...op,
+      id: this.faults.changeIds ? `${op.id}-${this.idGeneration}` : op.id,
+      cursor: cursorAt(start + i + 1),
+    }));
+    const hasNext = start + limit < all.length;
+    return { hasNext, nextCursor: hasNext ? cursorAt(start + limit) : '', items };
+  }
+}
+
+function within(date: string | undefined, range: { from?: unknown; to?: unknown }, toExclusive = false): boolean {
+  if (!date) return false;
+  const t = Date.parse(date);
+  const from = range.from === undefined ? -Infinity : Date.parse(String(range.from));
+  const to = range.to === undefined ? Infinity : Date.parse(String(range.to));
+  return t >= from && (toExclusive ? t < to : t <= to);
+}
+
+function injected(answer: Record<string, unknown>, extra: Record<string, unknown>): Record<string, unknown> {
+  const merge = (item: unknown) => (item && typeof item === 'object' ? { ...(item as object), ...extra } : item);
+  const out: Record<string, unknown> = { ...answer };
+  for (const [key, value] of Object.entries(answer)) {
+    if (Array.isArray(value)) out[key] = value.map(merge);
+    else if (key === 'instrument') out[key] = merge(value);
+  }
+  return out;
 }

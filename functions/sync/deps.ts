@@ -3,6 +3,7 @@ import { awsClients } from '../../lib/aws/clients';
 import { config, loadSyncConfig, loadTokenKeyring, SyncConfig } from '../../lib/config';
 import { createLogger } from '../../lib/log';
 import { SecretSealer } from '../../lib/secrets/sealer';
+import { DynamoSyncDataStore } from '../../lib/sync/dynamodb-data-store';
 import { SyncStore } from '../../lib/sync/store';
 import type { Dispatch } from '../../lib/sync/tick';
 
@@ -11,7 +12,7 @@ import type { Dispatch } from '../../lib/sync/tick';
 export const log = createLogger({ domain: 'sync' });
 
 let sealer: SecretSealer | undefined;
-let wired: { store: SyncStore; settings: SyncConfig; dispatch: Dispatch } | undefined;
+let wired: { store: SyncStore; data: DynamoSyncDataStore; settings: SyncConfig; dispatch: Dispatch } | undefined;
 
 export function syncDeps() {
   if (!wired) {
@@ -20,6 +21,7 @@ export function syncDeps() {
     const lambda = new LambdaClient({ region: cfg.region, maxAttempts: 2 });
     wired = {
       settings,
+      data: new DynamoSyncDataStore({ documents: awsClients(cfg).documents, table: cfg.tables.sync }),
       store: new SyncStore({
         documents: awsClients(cfg).documents,
         table: cfg.tables.sync,

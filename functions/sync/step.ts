@@ -1,6 +1,7 @@
 import { asyncHandler } from '../../lib/lambda/async-handler';
 import { isId } from '../../lib/ident';
 import { isSection } from '../../lib/sync/model';
+import { DEFAULT_SECTION_SETTINGS } from '../../lib/sync/sections';
 import { runStep, StepInput } from '../../lib/sync/step';
 import { log, syncDeps } from './deps';
 
@@ -10,8 +11,19 @@ export const handler = asyncHandler(log, async (event: unknown) => {
     log.error('sync_step_bad_input', { event: JSON.stringify(event).slice(0, 500) });
     return 'rejected';
   }
-  const { store, settings } = syncDeps();
-  return runStep({ store, brokerageUrl: settings.brokerageUrl, timeoutMs: settings.stepTimeoutMs, now: Date.now, log }, event);
+  const { store, data, settings } = syncDeps();
+  return runStep(
+    {
+      store,
+      data,
+      tbank: { baseUrl: settings.tbankUrl, appName: settings.tbankAppName, rateWindowMs: settings.tbankRateWindowMs },
+      timeoutMs: settings.stepTimeoutMs,
+      settings: { ...DEFAULT_SECTION_SETTINGS, historyDays: settings.historyDays },
+      now: Date.now,
+      log,
+    },
+    event,
+  );
 });
 
 function isStepInput(value: unknown): value is StepInput {

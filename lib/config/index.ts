@@ -161,7 +161,14 @@ export function loadTorrentClientConfig(env: Env = process.env): TorrentClientCo
 
 /** The hourly sync's settings (sync functions only). */
 export interface SyncConfig {
-  brokerageUrl: string;
+  /** T-Bank Invest API base: production https://invest-public-api.tbank.ru, sandbox https://sandbox-invest-public-api.tbank.ru, the emulator locally. */
+  tbankUrl: string;
+  /** x-app-name on every T-Bank call. */
+  tbankAppName: string;
+  /** The rate limits' "minute" (60 s; scaled down only against the emulator in tests). */
+  tbankRateWindowMs: number;
+  /** How far back the first sync of an account reads operations. */
+  historyDays: number;
   stepFunction: string;
   /** How long the attempt waits for a step before it counts as DEADLINE (15 min; shorter only in tests). */
   waitBoundMs: number;
@@ -172,7 +179,10 @@ export interface SyncConfig {
 export function loadSyncConfig(env: Env = process.env): SyncConfig {
   const r = new EnvReader(env);
   const config: SyncConfig = {
-    brokerageUrl: r.url('BROKERAGE_API_URL', ['http', 'https']),
+    tbankUrl: r.url('TBANK_API_URL', ['http', 'https']),
+    tbankAppName: r.string('TBANK_APP_NAME', { default: 'torrent-scan-sync', pattern: /^[A-Za-z0-9._-]{1,64}$/, hint: 'an application name' }),
+    tbankRateWindowMs: r.int('TBANK_RATE_WINDOW_MS', { default: 60_000, min: 100, max: 60_000 }),
+    historyDays: r.int('SYNC_HISTORY_DAYS', { default: 3 * 365, min: 1, max: 20 * 365 }),
     stepFunction: r.string('SYNC_STEP_FUNCTION', { pattern: /^[A-Za-z0-9_-]{1,140}$/, hint: 'a Lambda function name' }),
     waitBoundMs: r.int('WORK_WAIT_BOUND_MS', { default: 15 * 60 * 1000, min: 100, max: 24 * 60 * 60 * 1000 }),
     stepTimeoutMs: r.int('SYNC_STEP_TIMEOUT_MS', { default: 25_000, min: 100, max: 14 * 60 * 1000 }),

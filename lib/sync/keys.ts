@@ -1,23 +1,128 @@
+import type { Account, BondEvent, Dividend, Instrument, Operation, Portfolio } from './tbank/contract';
+
 /**
- * Key design of the sync table (one place).
+ * Key design of the sync table: the ONLY place that writes a key prefix.
+ * Items built from brokerage data take named fields only (toItem below), and
+ * their keys are written LAST: an upstream object never chooses a key.
  *
- * item          PK                 SK                         access pattern
- * connection    CONN               USER#<user>                the tick pages all connections
- * hourly head   USER#<user>        HOURLY                     the fence: reserve / CAS every write of the attempt
- * attempt       ATTEMPT#<attempt>  META                       GET /sync/attempts/{id}
- * step row      ATTEMPT#<attempt>  STEP#<section>             rows of an attempt: Query PK, begins_with STEP#
- * operation     USER#<user>        OP#<date>#<operation id>   GET /sync/{user}/operations?from=&to= (range on SK)
- * position      USER#<user>        POS#<account>#<instrument>
- * event         USER#<user>        EVT#<event id>
- * instrument    INSTR#<id>         META
+ * item            PK                                       SK                           access pattern
+ * connection      CONN                                     USER#<user>                  the tick pages all connections
+ * hourly head     USER#<user>                              HOURLY                       the fence: reserve / CAS every write of the attempt
+ * attempt         ATTEMPT#<attempt>                        META                         GET /sync/attempts/{id}
+ * step row        ATTEMPT#<attempt>                        STEP#<section>               rows of an attempt: Query PK, begins_with STEP#
+ * account         USER#<user>                              ACCOUNT#<account>            the accounts GetAccounts returned last
+ * op window       USER#<user>                              OPWIN#<account>#<YYYY-MM>    the pointer to a window's current generation
+ * operation       OPGEN#<user>#<account>#<YYYY-MM>#<gen>   <date>#<seq>                 one generation of one window, by date
+ * portfolio       USER#<user>                              PORTFOLIO#<account>          replaced whole per sync
+ * events          USER#<user>                              EVT#<instrument uid>         dividends + bond events of a held instrument
+ * seen            USER#<user>                              SEEN                         instrument uids seen (a string set)
+ * instrument      INSTR#<uid>                              META                         the shared catalog
+ * rate window     RATE#<user>                              <service>#<window start>     the token's shared call budget (TTL)
  */
 export const connectionKey = (user: string) => ({ PK: 'CONN', SK: `USER#${user}` });
 export const headKey = (user: string) => ({ PK: `USER#${user}`, SK: 'HOURLY' });
 export const attemptKey = (attempt: string) => ({ PK: `ATTEMPT#${attempt}`, SK: 'META' });
 export const stepKey = (attempt: string, section: string) => ({ PK: `ATTEMPT#${attempt}`, SK: `STEP#${section}` });
-export const operationKey = (user: string, date: string, id: string) => ({ PK: `USER#${user}`, SK: `OP#${date}#${id}` });
-export const positionKey = (user: string, account: string, instrument: string) => ({ PK: `USER#${user}`, SK: `POS#${account}#${instrument}` });
-export const eventKey = (user: string, id: string) => ({ PK: `USER#${user}`, SK: `EVT#${id}` });
-export const instrumentKey = (id: string) => ({ PK: `INSTR#${id}`, SK: 'META' });
 export const userPartition = (user: string) => `USER#${user}`;
 export const attemptPartition = (attempt: string) => `ATTEMPT#${attempt}`;
+export const connectionsPartition = 'CONN';
+
+/** Upstream ids that end up inside a key: a closed alphabet, so none can carry a '#' or reach another prefix. */
+const UPSTREAM_ID = /^[A-Za-z0-9_.-]{1,64}$/;
+export class UnsafeKeyPartError extends Error {
+  readonly code = 'UNSAFE_KEY_PART';
+  constructor(what: string, value: string) {
+    super(`${what} ${JSON.stringify(value.slice(0, 80))} cannot be part of a key`);
+    this.name = 'UnsafeKeyPartError';
+  }
+}
+export function keyPart(what: string, value: string): string {
+  if (!UPSTREAM_ID.test(value)) throw new UnsafeKeyPartError(what, value);
+  return value;
+}
+const MONTH = /^\d{4}-\d{2}$/;
+const month = (m: string) => {
+  if (!MONTH.test(m)) throw new UnsafeKeyPartError('month', m);
+  return m;
+};
+
+export const accountKey = (user: string, account: string) => ({ PK: userPartition(user), SK: `ACCOUNT#${keyPart('account', account)}` });
+export const accountsPrefix = 'ACCOUNT#';
+export const opWindowKey = (user: string, account: string, m: string) => ({ PK: userPartition(user), SK: `OPWIN#${keyPart('account', account)}#${month(m)}` });
+export const opWindowPrefix = (account?: string) => (account ? `OPWIN#${keyPart('account', account)}#` : 'OPWIN#');
+export const opGenerationPartition = (user: string, account: string, m: string, gen: string) => `OPGEN#${user}#${keyPart('account', account)}#${month(m)}#${keyPart('generation', gen)}`;
+export const portfolioKey = (user: string, account: string) => ({ PK: userPartition(user), SK: `PORTFOLIO#${keyPart('account', account)}` });
+export const portfolioPrefix = 'PORTFOLIO#';
+export const eventsKey = (user: string, instrument: string) => ({ PK: userPartition(user), SK: `EVT#${keyPart('instrument', instrument)}` });
+export const seenKey = (user: string) => ({ PK: userPartition(user), SK: 'SEEN' });
+export const instrumentKey = (uid: string) => ({ PK: `INSTR#${keyPart('instrument', uid)}`, SK: 'META' });
+export const rateKey = (user: string, service: string, windowStart: number) => ({ PK: `RATE#${user}`, SK: `${service}#${windowStart}` });
+
+// --- items of brokerage data: named fields, keys last ---------------------------
+
+type Item = Record<string, unknown>;
+
+/** Copies the named fields only; an absent field stays absent (DynamoDB refuses undefined). */
+function named<T extends object>(source: T, fields: readonly (keyof T)[]): Item {
+  const out: Item = Object.create(null) as Item;
+  for (const field of fields) {
+    const value = source[field];
+    if (value !== undefined) out[field as string] = value;
+  }
+  return { ...out };
+}
+
+const ACCOUNT_FIELDS = ['id', 'type', 'name', 'status', 'access_level', 'opened_date', 'closed_date'] as const;
+const OPERATION_FIELDS = [
+  'id', 'parent_operation_id', 'account_id', 'date', 'type', 'state', 'name', 'description', 'instrument_uid', 'figi',
+  'instrument_type', 'instrument_kind', 'payment', 'price', 'commission', 'accrued_int', 'quantity', 'quantity_rest', 'quantity_done',
+] as const;
+const POSITION_FIELDS = ['figi', 'instrument_uid', 'instrument_type', 'ticker', 'class_code', 'quantity', 'average_position_price', 'current_price'] as const;
+const DIVIDEND_FIELDS = ['dividend_net', 'payment_date', 'declared_date', 'last_buy_date', 'record_date', 'dividend_type', 'regularity', 'yield_value'] as const;
+const BOND_EVENT_FIELDS = ['instrument_id', 'event_number', 'event_date', 'event_type', 'pay_date', 'pay_one_bond', 'coupon_interest_rate'] as const;
+const INSTRUMENT_FIELDS = ['figi', 'uid', 'ticker', 'class_code', 'isin', 'name', 'currency', 'lot', 'instrument_type', 'instrument_kind'] as const;
+
+export const accountItem = (user: string, a: Account, syncedAt: number): Item => ({
+  ...named(a, ACCOUNT_FIELDS),
+  entity: 'account',
+  user_id: user,
+  synced_at: syncedAt,
+  ...accountKey(user, a.id),
+});
+
+export const operationItem = (user: string, m: string, gen: string, seq: number, op: Operation): Item => ({
+  ...named(op, OPERATION_FIELDS),
+  entity: 'operation',
+  user_id: user,
+  PK: opGenerationPartition(user, op.account_id, m, gen),
+  SK: `${op.date}#${String(seq).padStart(6, '0')}`,
+});
+export const operationFromItem = (item: Item): Operation => named(item as unknown as Operation, OPERATION_FIELDS) as unknown as Operation;
+
+export const portfolioItem = (user: string, p: Portfolio, syncedAt: number): Item => ({
+  account_id: p.account_id,
+  ...(p.total_amount_portfolio ? { total_amount_portfolio: p.total_amount_portfolio } : {}),
+  ...(p.expected_yield ? { expected_yield: p.expected_yield } : {}),
+  positions: p.positions.map((pos) => named(pos, POSITION_FIELDS)),
+  entity: 'portfolio',
+  user_id: user,
+  synced_at: syncedAt,
+  ...portfolioKey(user, p.account_id),
+});
+
+export const eventsItem = (user: string, instrument: string, dividends: Dividend[], bondEvents: BondEvent[], syncedAt: number): Item => ({
+  instrument_uid: instrument,
+  dividends: dividends.map((d) => named(d, DIVIDEND_FIELDS)),
+  bond_events: bondEvents.map((e) => named(e, BOND_EVENT_FIELDS)),
+  entity: 'events',
+  user_id: user,
+  synced_at: syncedAt,
+  ...eventsKey(user, instrument),
+});
+
+export const instrumentItem = (i: Instrument, fetchedAt: number): Item => ({
+  ...named(i, INSTRUMENT_FIELDS),
+  entity: 'instrument',
+  fetched_at: fetchedAt,
+  ...instrumentKey(i.uid),
+});

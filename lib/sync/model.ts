@@ -23,6 +23,15 @@ export const SyncErrorCode = {
   ACCESS_DENIED: 'ACCESS_DENIED',
   UNAUTHORIZED: 'UNAUTHORIZED',
   UPSTREAM_ERROR: 'UPSTREAM_ERROR',
+  /** T-Bank: 40003 token missing, invalid or expired; 40002 not enough rights. */
+  TOKEN_INVALID: 'TOKEN_INVALID',
+  INSUFFICIENT_RIGHTS: 'INSUFFICIENT_RIGHTS',
+  /** 80002 / 429 past the step's bound of waits. */
+  RATE_LIMITED: 'RATE_LIMITED',
+  /** An answer broke the contract: not JSON, truncated, an unknown enum, money out of range, an unsafe id. */
+  BAD_UPSTREAM_ANSWER: 'BAD_UPSTREAM_ANSWER',
+  /** A 30xxx or other 4xx: the request itself was refused. */
+  UPSTREAM_REJECTED: 'UPSTREAM_REJECTED',
   STEP_TIMEOUT: 'STEP_TIMEOUT',
   INTERNAL: 'INTERNAL',
 } as const;
@@ -55,6 +64,8 @@ export interface StepRow {
   section: Section;
   state: StepState;
   error_code?: string;
+  /** x-tracking-id of the T-Bank call that failed the step (support asks for it). */
+  tracking_id?: string;
   started_at: number;
   finished_at?: number;
 }

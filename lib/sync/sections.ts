@@ -1,43 +1,186 @@
-import { BrokerageClient } from './brokerage';
-import { eventKey, instrumentKey, operationKey, positionKey } from './keys';
+import type { Logger } from '../log';
+import type { SyncDataStore } from './data-store';
 import type { Section } from './model';
-import type { SyncStore } from './store';
+import type { TBankClient } from './tbank/client';
+import type { Account, Operation } from './tbank/contract';
+import { TBankError } from './tbank/errors';
 
 /**
- * What each mandatory section fetches and stores. Items are keyed by the
- * brokerage's own ids, so re-running a step overwrites, never duplicates.
+ * What each mandatory section reads from T-Bank and stores. Every item is
+ * built from named, parsed fields (keys.ts); re-running a step replaces, never
+ * duplicates.
  */
-export type SectionRunner = (api: BrokerageClient, store: SyncStore, user: string) => Promise<number>;
+
+export interface SectionSettings {
+  /** How far back the first sync of an account reads operations. */
+  historyDays: number;
+  /** Later syncs start at the last synced window's end minus this. */
+  overlapMs: number;
+  /** GetInstrumentBy calls per run at most. */
+  catalogBatch: number;
+  /** A catalog entry older than this is fetched again. */
+  catalogStaleMs: number;
+  /** Corporate events are read in [now - days, now + days]. */
+  eventsWindowDays: number;
+}
+
+export const DEFAULT_SECTION_SETTINGS: SectionSettings = {
+  historyDays: 3 * 365,
+  overlapMs: 3 * 24 * 3600_000,
+  catalogBatch: 50,
+  catalogStaleMs: 7 * 24 * 3600_000,
+  eventsWindowDays: 365,
+};
+
+export interface SectionContext {
+  api: TBankClient;
+  data: SyncDataStore;
+  user: string;
+  attempt_id: string;
+  now: () => number;
+  log: Logger;
+  settings: SectionSettings;
+}
+
+export type SectionRunner = (ctx: SectionContext) => Promise<number>;
+
+const DAY = 24 * 3600_000;
+/** The most GetOperationsByCursor pages of one window: a cursor that never ends is a fault, not a loop. */
+const MAX_PAGES = 1000;
+export const OPERATIONS_PAGE_LIMIT = 1000;
+
+/** Open accounts only: a closed account has nothing new, and T-Bank refuses some reads on it. */
+async function openAccounts(ctx: SectionContext): Promise<Account[]> {
+  const accounts = await ctx.api.getAccounts();
+  await ctx.data.putAccounts(ctx.user, accounts, ctx.now());
+  return accounts.filter((a) => a.status === 'ACCOUNT_STATUS_OPEN');
+}
+
+/** Runs `work` per account; 50004 (account not found) skips that account only. */
+async function perAccount<T>(ctx: SectionContext, accounts: Account[], work: (a: Account) => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  for (const account of accounts) {
+    try {
+      out.push(await work(account));
+    } catch (err) {
+      if (!(err instanceof TBankError && err.kind === 'not-found')) throw err;
+      ctx.log.warn('sync_account_skipped', { account_id: account.id, tracking_id: err.trackingId, err });
+    }
+  }
+  return out;
+}
+
+const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
+const monthStart = (ms: number) => Date.UTC(new Date(ms).getUTCFullYear(), new Date(ms).getUTCMonth(), 1);
+const nextMonth = (ms: number) => Date.UTC(new Date(ms).getUTCFullYear(), new Date(ms).getUTCMonth() + 1, 1);
+
+/** The month windows an account's sync covers: from its history depth (first sync) or its last window minus the overlap, to now. */
+export async function operationWindows(ctx: SectionContext, account: string, now: number): Promise<Array<{ month: string; from: number; to: number }>> {
+  const last = await ctx.data.lastOperationWindow(ctx.user, account);
+  const start = last ? Math.min(last.synced_to - ctx.settings.overlapMs, now) : now - ctx.settings.historyDays * DAY;
+  const windows = [];
+  for (let m = monthStart(start); m <= now; m = nextMonth(m)) windows.push({ month: monthOf(m), from: m, to: Math.min(nextMonth(m), now) });
+  return windows;
+}
+
+const WINDOW_CONCURRENCY = 8;
+
+/** Every page of one window, as T-Bank answered it. */
+async function readWindow(ctx: SectionContext, accountId: string, w: { month: string; from: number; to: number }): Promise<Operation[]> {
+  const operations: Operation[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; ; page++) {
+    if (page >= MAX_PAGES) throw new TBankError('bad-answer', `GetOperationsByCursor: more than ${MAX_PAGES} pages in ${w.month}`);
+    const answer = await ctx.api.operationsPage({ accountId, from: new Date(w.from).toISOString(), to: new Date(w.to).toISOString(), cursor, limit: OPERATIONS_PAGE_LIMIT });
+    operations.push(...answer.items);
+    if (!answer.has_next) return operations;
+    if (answer.next_cursor === cursor) throw new TBankError('bad-answer', 'GetOperationsByCursor: the cursor did not move');
+    cursor = answer.next_cursor;
+  }
+}
+
+/** Runs `work` over items, at most `width` at once; the first failure rejects (the others finish their current item). */
+async function pool<T>(items: T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (!failed && next < items.length) {
+      const item = items[next++];
+      try {
+        await work(item);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+}
 
 export const SECTION_RUNNERS: Record<Section, SectionRunner> = {
-  portfolio: async (api, store, user) => {
-    const items = [];
-    for (const account of await api.accounts()) {
-      for (const p of (await api.portfolio(account.id)).positions) {
-        items.push({ ...positionKey(user, account.id, p.instrument_id), entity: 'position', user_id: user, account_id: account.id, ...p });
+  portfolio: async (ctx) => {
+    const portfolios = await perAccount(ctx, await openAccounts(ctx), (a) => ctx.api.getPortfolio(a.id));
+    for (const p of portfolios) await ctx.data.putPortfolio(ctx.user, p, ctx.now());
+    await ctx.data.addSeenInstruments(ctx.user, [...new Set(portfolios.flatMap((p) => p.positions.map((pos) => pos.instrument_uid)))]);
+    return portfolios.reduce((n, p) => n + p.positions.length, 0);
+  },
+
+  operations: async (ctx) => {
+    let stored = 0;
+    const seen = new Set<string>();
+    await perAccount(ctx, await openAccounts(ctx), async (account) => {
+      const now = ctx.now();
+      const windows = await operationWindows(ctx, account.id, now);
+      const sync = async (w: (typeof windows)[number], newest: boolean) => {
+        const operations = await readWindow(ctx, account.id, w);
+        // An empty window never synced before has nothing to replace. The newest is always written: it
+        // records how far the account is synced, so it is written LAST, once every older window is.
+        if (operations.length === 0 && !newest && !(await ctx.data.hasOperationWindow(ctx.user, account.id, w.month))) return;
+        await ctx.data.replaceOperationWindow({ user: ctx.user, attempt_id: ctx.attempt_id, account: account.id, month: w.month, operations, synced_to: w.to });
+        for (const op of operations) if (op.instrument_uid) seen.add(op.instrument_uid);
+        stored += operations.length;
+      };
+      // A few windows at once: the shared budget paces the calls, the table takes the writes.
+      await pool(windows.slice(0, -1), WINDOW_CONCURRENCY, (w) => sync(w, false));
+      if (windows.length) await sync(windows[windows.length - 1], true);
+    });
+    await ctx.data.addSeenInstruments(ctx.user, [...seen]);
+    return stored;
+  },
+
+  'events.refresh': async (ctx) => {
+    const portfolios = await perAccount(ctx, await openAccounts(ctx), (a) => ctx.api.getPortfolio(a.id));
+    const held = new Map<string, string>();
+    for (const p of portfolios) for (const pos of p.positions) held.set(pos.instrument_uid, pos.instrument_type);
+    const now = ctx.now();
+    const from = new Date(now - ctx.settings.eventsWindowDays * DAY).toISOString();
+    const to = new Date(now + ctx.settings.eventsWindowDays * DAY).toISOString();
+    let stored = 0;
+    for (const [uid, type] of [...held].sort()) {
+      const dividends = type === 'share' || type === 'etf' ? await ctx.api.getDividends(uid, from, to) : [];
+      const bondEvents = type === 'bond' ? await ctx.api.getBondEvents(uid, from, to) : [];
+      if (type !== 'share' && type !== 'etf' && type !== 'bond') continue;
+      await ctx.data.putEvents(ctx.user, uid, dividends, bondEvents, now);
+      stored += dividends.length + bondEvents.length;
+    }
+    return stored;
+  },
+
+  'catalog.enrichment': async (ctx) => {
+    const now = ctx.now();
+    const wanted = [...new Set([...(await ctx.data.seenInstruments(ctx.user)), ...(await ctx.data.heldInstruments(ctx.user))])].sort();
+    const fetchedAt = await ctx.data.catalogFetchedAt(wanted);
+    const due = wanted.filter((uid) => (fetchedAt.get(uid) ?? -Infinity) < now - ctx.settings.catalogStaleMs).slice(0, ctx.settings.catalogBatch);
+    let stored = 0;
+    for (const uid of due) {
+      try {
+        await ctx.data.putInstrument(await ctx.api.getInstrumentBy('INSTRUMENT_ID_TYPE_UID', uid), now);
+        stored++;
+      } catch (err) {
+        if (!(err instanceof TBankError && err.kind === 'not-found')) throw err;
+        ctx.log.warn('sync_instrument_unknown', { instrument_uid: uid, tracking_id: err.trackingId });
       }
     }
-    await store.putAll(items);
-    return items.length;
-  },
-  operations: async (api, store, user) => {
-    const items = [];
-    for (const account of await api.accounts()) {
-      for (const op of await api.operations(account.id)) {
-        items.push({ ...operationKey(user, op.date, op.id), entity: 'operation', user_id: user, account_id: account.id, ...op });
-      }
-    }
-    await store.putAll(items);
-    return items.length;
-  },
-  'events.refresh': async (api, store, user) => {
-    const items = (await api.events()).items.map((e) => ({ ...eventKey(user, e.id), entity: 'event', user_id: user, ...e }));
-    await store.putAll(items);
-    return items.length;
-  },
-  'catalog.enrichment': async (api, store) => {
-    const items = (await api.instruments([])).items.map((i) => ({ ...instrumentKey(i.id), entity: 'instrument', ...i }));
-    await store.putAll(items);
-    return items.length;
+    return stored;
   },
 };

@@ -1,9 +1,14 @@
 import type { Logger } from '../log';
 import { TimeoutError, withTimeout } from '../util/timeout';
-import { BrokerageClient, BrokerageError } from './brokerage';
+import type { SyncDataStore } from './data-store';
+import { NoTokenError, StaleAttemptError } from './errors';
+import { UnsafeKeyPartError } from './keys';
 import { Section, SyncErrorCode } from './model';
-import { SECTION_RUNNERS, SectionRunner } from './sections';
-import { StaleAttemptError, SyncStore } from './store';
+import { SharedCallBudget } from './rate-budget';
+import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS, SectionRunner, SectionSettings } from './sections';
+import type { SyncStore } from './store';
+import { TBankClient } from './tbank/client';
+import { TBankError } from './tbank/errors';
 
 /**
  * One step of an attempt: writes its `running` row, does its section within
@@ -21,11 +26,23 @@ export interface StepInput {
 
 export interface StepDeps {
   store: SyncStore;
-  brokerageUrl: string;
+  data: SyncDataStore;
+  tbank: TBankSettings;
   timeoutMs: number;
+  settings?: SectionSettings;
   now: () => number;
   log: Logger;
   runners?: Record<Section, SectionRunner>;
+}
+
+export interface TBankSettings {
+  baseUrl: string;
+  appName: string;
+  /** The rate limits' window (60 s; scaled down only where the emulator's is). */
+  rateWindowMs: number;
+  retries?: number;
+  backoffMs?: number;
+  rateLimitWaits?: number;
 }
 
 export type StepResult = 'succeeded' | 'failed' | 'stale' | 'duplicate';
@@ -48,22 +65,39 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
 
   let result: 'succeeded' | 'failed' = 'succeeded';
   let code: string | undefined;
+  let trackingId: string | undefined;
   try {
     const token = await deps.store.connectionToken(input.user_id);
-    if (!token) throw new BrokerageError(401, 'no connection token');
+    if (!token) throw new NoTokenError();
     const run = (deps.runners ?? SECTION_RUNNERS)[input.section];
-    const stored = await withTimeout(deps.timeoutMs, `step ${input.section}`, (signal) =>
-      run(new BrokerageClient(deps.brokerageUrl, token, signal), deps.store, input.user_id),
-    );
+    // Monotonic: the remaining time of the step's own bound, whatever the wall clock does.
+    const started = performance.now();
+    const remainingMs = () => deps.timeoutMs - (performance.now() - started);
+    const stored = await withTimeout(deps.timeoutMs, `step ${input.section}`, (signal) => {
+      const api = new TBankClient({
+        ...deps.tbank,
+        token,
+        signal,
+        remainingMs,
+        log,
+        budget: new SharedCallBudget({ data: deps.data, user: input.user_id, windowMs: deps.tbank.rateWindowMs }),
+      });
+      return run({ api, data: deps.data, user: input.user_id, attempt_id: input.attempt_id, now: deps.now, log, settings: deps.settings ?? DEFAULT_SECTION_SETTINGS }).then((n) => {
+        log.info('sync_step_calls', { calls: api.calls, rate_limited: api.rateLimited });
+        return n;
+      });
+    });
     log.info('sync_step_succeeded', { items: stored });
   } catch (err) {
+    // A StaleAttemptError here (a fenced write refused mid-section) falls through: the finish below is refused by the same fence.
     result = 'failed';
     code = errorCode(err);
-    log.warn('sync_step_failed', { error_code: code, err });
+    trackingId = err instanceof TBankError ? err.trackingId : undefined;
+    log.warn('sync_step_failed', { error_code: code, tracking_id: trackingId, err });
   }
 
   try {
-    await deps.store.finishStep(input.user_id, row, result, deps.now(), code);
+    await deps.store.finishStep(input.user_id, row, result, deps.now(), code, trackingId);
   } catch (err) {
     // A successor attempt exists: this late row is refused by the fence, by design.
     if (err instanceof StaleAttemptError) {
@@ -83,6 +117,9 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
 
 function errorCode(err: unknown): string {
   if (err instanceof TimeoutError) return SyncErrorCode.STEP_TIMEOUT;
-  if (err instanceof BrokerageError) return err.status === 401 || err.status === 403 ? SyncErrorCode.UNAUTHORIZED : SyncErrorCode.UPSTREAM_ERROR;
+  if (err instanceof StaleAttemptError) return err.code;
+  if (err instanceof TBankError) return err.code;
+  if (err instanceof NoTokenError) return SyncErrorCode.ACCESS_DENIED;
+  if (err instanceof UnsafeKeyPartError) return SyncErrorCode.BAD_UPSTREAM_ANSWER;
   return SyncErrorCode.INTERNAL;
 }

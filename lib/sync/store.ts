@@ -1,10 +1,11 @@
-import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { queryAll, queryItems } from '../aws/query';
 import { TransactionCancelledError, transactWrite, TransactItem } from '../aws/transact';
 import { newId } from '../ident';
 import type { SecretSealer } from '../secrets/sealer';
-import { attemptKey, attemptPartition, connectionKey, headKey, stepKey, userPartition } from './keys';
+import { attemptKey, attemptPartition, connectionKey, headKey, stepKey } from './keys';
 import { Connection, HOUR_MS, HourlyHead, Section, StepRow, StepState, SyncErrorCode } from './model';
+import { StaleAttemptError } from './errors';
 import { barrierReached, Derived, deriveOutcome, finishedBefore } from './outcome';
 
 /**
@@ -24,13 +25,7 @@ export type Reservation =
   | { branch: 'restart'; head?: HourlyHead; closed: Derived }
   | { branch: 'running' | 'not-due' | 'raced'; current?: HourlyHead };
 
-export class StaleAttemptError extends Error {
-  readonly code = 'STALE_ATTEMPT';
-  constructor(readonly attemptId: string) {
-    super(`attempt ${attemptId} is no longer the user's current attempt`);
-    this.name = 'StaleAttemptError';
-  }
-}
+export { StaleAttemptError };
 
 export interface SyncStoreDeps {
   documents: DynamoDBDocumentClient;
@@ -238,7 +233,8 @@ export class SyncStore {
   }
 
   /** The step's durable finish; fenced like its start. */
-  async finishStep(user: string, row: Pick<StepRow, 'attempt_id' | 'section' | 'step_id'>, state: Exclude<StepState, 'running'>, now: number, errorCode?: string): Promise<void> {
+  async finishStep(user: string, row: Pick<StepRow, 'attempt_id' | 'section' | 'step_id'>, state: Exclude<StepState, 'running'>, now: number, errorCode?: string, trackingId?: string): Promise<void> {
+    const set = ['#state = :s', 'finished_at = :f', ...(errorCode ? ['error_code = :e'] : []), ...(trackingId ? ['tracking_id = :t'] : [])];
     try {
       await transactWrite(this.deps.documents, [
         this.fence(user, row.attempt_id),
@@ -246,10 +242,10 @@ export class SyncStore {
           Update: {
             TableName: this.table,
             Key: stepKey(row.attempt_id, row.section),
-            UpdateExpression: errorCode ? 'SET #state = :s, finished_at = :f, error_code = :e' : 'SET #state = :s, finished_at = :f',
+            UpdateExpression: `SET ${set.join(', ')}`,
             ConditionExpression: 'step_id = :sid AND #state = :running',
             ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':s': state, ':f': now, ':sid': row.step_id, ':running': 'running', ...(errorCode ? { ':e': errorCode } : {}) },
+            ExpressionAttributeValues: { ':s': state, ':f': now, ':sid': row.step_id, ':running': 'running', ...(errorCode ? { ':e': errorCode } : {}), ...(trackingId ? { ':t': trackingId } : {}) },
           },
         },
       ]);
@@ -257,31 +253,6 @@ export class SyncStore {
       if (err instanceof TransactionCancelledError && err.reasons[0]?.code === 'ConditionalCheckFailed') throw new StaleAttemptError(row.attempt_id);
       throw err;
     }
-  }
-
-  // --- synced data ------------------------------------------------------------
-
-  /** Idempotent by key: a re-run step overwrites the same items, never duplicates. */
-  async putAll(items: Record<string, unknown>[]): Promise<void> {
-    for (let i = 0; i < items.length; i += 25) {
-      let requests: Array<{ PutRequest: { Item: Record<string, unknown> } }> | undefined = items
-        .slice(i, i + 25)
-        .map((Item) => ({ PutRequest: { Item } }));
-      for (let turn = 0; requests && requests.length > 0; turn++) {
-        if (turn > 8) throw new Error('BatchWrite kept returning unprocessed items');
-        const out = await this.deps.documents.send(new BatchWriteCommand({ RequestItems: { [this.table]: requests } }));
-        requests = out.UnprocessedItems?.[this.table] as typeof requests;
-        if (requests?.length) await new Promise((r) => setTimeout(r, 20 * 2 ** turn));
-      }
-    }
-  }
-
-  async query(user: string, from: string, to: string): Promise<Record<string, unknown>[]> {
-    return queryAll(this.deps.documents, {
-      TableName: this.table,
-      KeyConditionExpression: 'PK = :p AND SK BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':p': userPartition(user), ':from': from, ':to': to },
-    });
   }
 
   // --- helpers ----------------------------------------------------------------

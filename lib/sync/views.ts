@@ -1,4 +1,5 @@
 import type { HourlyHead, StepRow } from './model';
+import type { Operation } from './tbank/contract';
 
 /** The read API's shapes: times as ISO strings, no fencing internals (run ids, revisions). */
 
@@ -27,7 +28,12 @@ export function attemptView(attempt: HourlyHead & { rows: StepRow[] }) {
     error_code: attempt.error_code ?? null,
     sections: Object.entries(attempt.children).map(([section, stepId]) => {
       const row = attempt.rows.find((r) => r.section === section && r.step_id === stepId);
-      return { section, step_id: stepId, step: row ? { state: row.state, error_code: row.error_code ?? null, started_at: iso(row.started_at), finished_at: iso(row.finished_at) } : null };
+      return { section, step_id: stepId, step: row ? { state: row.state, error_code: row.error_code ?? null, tracking_id: row.tracking_id ?? null, started_at: iso(row.started_at), finished_at: iso(row.finished_at) } : null };
     }),
   };
+}
+
+/** Operations as stored: money as {currency, value: "<decimal string>"}, never a float. */
+export function operationsView(operations: Operation[]) {
+  return { items: operations };
 }

@@ -1,6 +1,7 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { newId } from '../../lib/ident';
 import { SyncStore } from '../../lib/sync/store';
+import { ACCOUNTS, OPERATIONS } from '../../emulator/brokerage/dataset';
 import { call } from '../support/http';
 import { stackClients, stackConfig, stackSealer } from '../support/stack';
 
@@ -17,14 +18,14 @@ describe('hourly sync through serverless offline', () => {
 
   it('a connection is synced: tick → async steps → GET /sync/{user}/hourly succeeded, operations readable', async () => {
     const user = newId();
-    const saved = await call('POST', '/sync/connections', { user_id: user.toUpperCase(), token: 'tok_e2esecret99' });
+    const saved = await call('POST', '/sync/connections', { user_id: user.toUpperCase(), token: 't.e2esecret99' });
     expect(saved.status).toBe(201);
     expect(saved.body).toEqual({ user_id: user, created_at: expect.any(String) });
-    expect(JSON.stringify(saved.body)).not.toContain('tok_');
+    expect(JSON.stringify(saved.body)).not.toContain('e2esecret');
 
     await tick();
     let hourly = await call('GET', `/sync/${user}/hourly`);
-    for (let i = 0; i < 100 && hourly.body?.state !== 'succeeded'; i++) {
+    for (let i = 0; i < 300 && hourly.body?.state !== 'succeeded'; i++) {
       await new Promise((r) => setTimeout(r, 200));
       hourly = await call('GET', `/sync/${user}/hourly`);
     }
@@ -46,11 +47,16 @@ describe('hourly sync through serverless offline', () => {
 
     const attempt = await call('GET', `/sync/attempts/${hourly.body.meta.attempt_id}`);
     expect(attempt.body.sections.map((s: { step: { state: string } }) => s.step.state)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
-    expect(JSON.stringify(attempt.body)).not.toContain('tok_');
+    expect(JSON.stringify(attempt.body)).not.toContain('e2esecret');
 
     const ops = await call('GET', `/sync/${user}/operations?from=2026-11-01&to=2026-11-04`);
-    expect(ops.body.items.map((o: { id: string }) => o.id).sort()).toEqual(['op-0001', 'op-1001', 'op-1002']);
-  }, 60_000);
+    const expected = OPERATIONS.filter((o) => o.brokerAccountId !== ACCOUNTS[2].id && o.date >= '2026-11-01' && o.date < '2026-11-05');
+    expect(expected.length).toBeGreaterThan(5);
+    expect(ops.body.items.map((o: { id: string }) => o.id).sort()).toEqual(expected.map((o) => o.id).sort());
+    // Money is exact: a decimal string with its currency, never a float.
+    for (const o of ops.body.items) if (o.payment) expect(o.payment).toEqual({ currency: expect.stringMatching(/^[a-z]{3}$/), value: expect.stringMatching(/^-?\d+(\.\d{1,9})?$/) });
+    expect((await call('GET', `/sync/${user}/operations?from=2026-11-05&to=2026-11-01`)).status).toBe(400);
+  }, 90_000);
 
   it.each([
     ['GET', '/sync/123/hourly'],

@@ -23,6 +23,11 @@ export default async function globalSetup(): Promise<void> {
   const [httpPort, lambdaPort] = [await freePort(), await freePort()];
   // Tests drive every tick themselves; offline's wall-clock schedules would race them.
   process.env.SCHEDULES_ENABLED = 'false';
+  // The T-Bank rate limits' "minute" is 2 s here (emulator and client alike), and a 10-year history makes one
+  // user's sync need more than 200 Operations calls in it: the pacing is exercised by every e2e sync.
+  process.env.TBANK_RATE_WINDOW_MS = '2000';
+  process.env.SYNC_HISTORY_DAYS = '3650';
+  delete process.env.TBANK_API_URL; // the tests always run against the emulator
   // One token per shape the tests need; the stack sees only their hashes.
   const tokens = {
     TEST_TOKEN_ALL: newToken(),

@@ -17,7 +17,8 @@ export interface EmulatorSpec {
   name: string;
   /** When the real system is configured: check it, say what was found, and start no emulator. */
   external?(ctx: ServiceContext, env: NodeJS.ProcessEnv): Promise<boolean>;
-  start(ctx: ServiceContext, env: Record<string, string>): Promise<{ service: RunningService; env: Record<string, string> }>;
+  /** No service when the real system is configured instead (the T-Bank API given by TBANK_API_URL). */
+  start(ctx: ServiceContext, env: Record<string, string>): Promise<{ service?: RunningService; env: Record<string, string> }>;
 }
 
 /** Runs a TypeScript entry point of emulator/ as its own process. */
@@ -85,13 +86,28 @@ const qbittorrent: EmulatorSpec = {
   },
 };
 
+/**
+ * The T-Bank emulator, unless a real T-Bank base URL is given (TBANK_API_URL:
+ * sandbox or production): then the sync talks to it, with the tokens users
+ * connect through the API, and no emulator runs. TBANK_RATE_WINDOW_MS scales
+ * the emulator's rate-limit window and the client's budget together.
+ */
 const brokerage: EmulatorSpec = {
   name: 'brokerage',
   async start(ctx) {
+    const given = process.env.TBANK_API_URL?.trim();
+    if (given) {
+      ctx.say(`brokerage: the T-Bank API at ${given} (no emulator)`);
+      const env: Record<string, string> = { TBANK_API_URL: given };
+      return { env };
+    }
     const port = await freePort(8090);
     const url = `http://127.0.0.1:${port}`;
-    const service = await tsProcess(ctx, 'brokerage-emulator', 'brokerage/main.ts', { PORT: String(port) }, url, () => httpAnswers(`${url}/emulator/faults`));
-    return { service, env: { BROKERAGE_API_URL: url } };
+    const windowMs = process.env.TBANK_RATE_WINDOW_MS?.trim() || '60000';
+    const service = await tsProcess(ctx, 'brokerage-emulator', 'brokerage/main.ts', { PORT: String(port), BROKERAGE_RATE_WINDOW_MS: windowMs }, url, () =>
+      httpAnswers(`${url}/emulator/faults`),
+    );
+    return { service, env: { TBANK_API_URL: url, TBANK_RATE_WINDOW_MS: windowMs } };
   },
 };
 

@@ -127,7 +127,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       for (const emulator of emulators) {
         if (options.useExternal && (await emulator.external?.(ctx, process.env))) continue;
         const { service, env: contributed } = await emulator.start(ctx, env);
-        services.push(service);
+        if (service) services.push(service);
         Object.assign(env, contributed);
       }
     }

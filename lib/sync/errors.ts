@@ -1,0 +1,18 @@
+/** Typed errors of the sync domain (the client's own are in tbank/errors.ts). */
+
+export class StaleAttemptError extends Error {
+  readonly code = 'STALE_ATTEMPT';
+  constructor(readonly attemptId: string) {
+    super(`attempt ${attemptId} is no longer the user's current attempt`);
+    this.name = 'StaleAttemptError';
+  }
+}
+
+/** The connection has no token: no section can run. */
+export class NoTokenError extends Error {
+  readonly code = 'ACCESS_DENIED';
+  constructor() {
+    super('no connection token');
+    this.name = 'NoTokenError';
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * Typed failures of the T-Bank Invest API. The kind decides what the caller
+ * does; `trackingId` is the answer's x-tracking-id (support asks for it).
+ *
+ * kind            from                                     the step
+ * unauthenticated 40003 (HTTP 401)                         ends the section, no retry: TOKEN_INVALID
+ * forbidden       40002 (HTTP 403)                         ends the section, no retry: INSUFFICIENT_RIGHTS
+ * not-found       50004 account not found (HTTP 404)       skips that account
+ * rate-limited    80002 / HTTP 429                         waits for x-ratelimit-reset, retries; then RATE_LIMITED
+ * transient       70001/70002, other 5xx, network          bounded retries with backoff; then UPSTREAM_ERROR
+ * bad-request     30xxx and any other 4xx                  ends the section: UPSTREAM_REJECTED
+ * bad-answer      not JSON, truncated, unknown enum, money out of range: BAD_UPSTREAM_ANSWER
+ */
+export type TBankErrorKind = 'unauthenticated' | 'forbidden' | 'not-found' | 'rate-limited' | 'transient' | 'bad-request' | 'bad-answer';
+
+export class TBankError extends Error {
+  readonly code: string;
+  constructor(
+    readonly kind: TBankErrorKind,
+    message: string,
+    readonly detail: { method?: string; status?: number; apiCode?: string; trackingId?: string; resetSeconds?: number } = {},
+  ) {
+    super(message);
+    this.name = 'TBankError';
+    this.code = STEP_CODE[kind];
+  }
+  get trackingId() {
+    return this.detail.trackingId;
+  }
+}
+
+export const STEP_CODE: Record<TBankErrorKind, string> = {
+  unauthenticated: 'TOKEN_INVALID',
+  forbidden: 'INSUFFICIENT_RIGHTS',
+  'not-found': 'ACCOUNT_NOT_FOUND',
+  'rate-limited': 'RATE_LIMITED',
+  transient: 'UPSTREAM_ERROR',
+  'bad-request': 'UPSTREAM_REJECTED',
+  'bad-answer': 'BAD_UPSTREAM_ANSWER',
+};
+
+/** The kind of an error answer: the body's `description` (the API code) first, the HTTP status second. */
+export function classify(status: number, apiCode: string | undefined): TBankErrorKind {
+  switch (apiCode) {
+    case '40003':
+      return 'unauthenticated';
+    case '40002':
+      return 'forbidden';
+    case '50002': // instrument not found
+    case '50004':
+      return 'not-found';
+    case '80002':
+      return 'rate-limited';
+    case '70001':
+    case '70002':
+      return 'transient';
+  }
+  if (status === 429) return 'rate-limited';
+  if (status === 401) return 'unauthenticated';
+  if (status === 403) return 'forbidden';
+  if (status >= 500) return 'transient';
+  return 'bad-request';
+}
+
+/** A field of an answer broke the contract (unknown enum, money out of range, missing id). */
+export class ContractError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ContractError';
+  }
+}

@@ -1,0 +1,80 @@
+import { createLogger } from '../../lib/log';
+import { MemorySyncDataStore } from '../../lib/sync/memory-data-store';
+import { SharedCallBudget } from '../../lib/sync/rate-budget';
+import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS } from '../../lib/sync/sections';
+import { TBANK_PRODUCTION_URL, TBankClient } from '../../lib/sync/tbank/client';
+import { TBankError } from '../../lib/sync/tbank/errors';
+import { MANDATORY_SECTIONS } from '../../lib/sync/model';
+
+/**
+ * `npm run tbank:check`: a real-token check. Reads TBANK_TOKEN (a read-only
+ * token is enough) and TBANK_API_URL (production by default; the sandbox host
+ * for a sandbox token), runs every section's own code against the API with an
+ * in-memory store (nothing is written anywhere), and prints the accounts and
+ * the counts a sync would fetch. SYNC_HISTORY_DAYS bounds the operations read.
+ */
+async function main(): Promise<number> {
+  const token = process.env.TBANK_TOKEN?.trim();
+  if (!token) {
+    process.stderr.write('TBANK_TOKEN is not set (a T-Bank Invest API token, read-only is enough)\n');
+    return 2;
+  }
+  const baseUrl = process.env.TBANK_API_URL?.trim() || TBANK_PRODUCTION_URL;
+  const historyDays = Number(process.env.SYNC_HISTORY_DAYS ?? DEFAULT_SECTION_SETTINGS.historyDays);
+  const log = createLogger({ tool: 'tbank-check' }, { level: process.env.LOG_LEVEL === 'debug' ? 'debug' : 'error' });
+  const data = new MemorySyncDataStore();
+  const user = 'tbank-check';
+  const controller = new AbortController();
+  const bound = 10 * 60_000;
+  const started = performance.now();
+  const api = new TBankClient({
+    baseUrl,
+    token,
+    appName: process.env.TBANK_APP_NAME?.trim() || 'torrent-scan-sync',
+    signal: controller.signal,
+    remainingMs: () => bound - (performance.now() - started),
+    log,
+    budget: new SharedCallBudget({ data, user, windowMs: 60_000 }),
+  });
+  const timer = setTimeout(() => controller.abort(new Error('tbank:check took more than 10 minutes')), bound);
+  process.stdout.write(`T-Bank Invest API at ${baseUrl}, history ${historyDays} days\n`);
+  let failed = false;
+  for (const section of MANDATORY_SECTIONS) {
+    try {
+      const items = await SECTION_RUNNERS[section]({
+        api,
+        data,
+        user,
+        attempt_id: 'tbank-check',
+        now: Date.now,
+        log,
+        settings: { ...DEFAULT_SECTION_SETTINGS, historyDays },
+      });
+      process.stdout.write(`  ${section.padEnd(20)} ${items} items\n`);
+    } catch (err) {
+      failed = true;
+      const detail = err instanceof TBankError ? `${err.code} (${err.message}; x-tracking-id ${err.trackingId ?? 'none'})` : String(err);
+      process.stdout.write(`  ${section.padEnd(20)} FAILED ${detail}\n`);
+      if (err instanceof TBankError && (err.kind === 'unauthenticated' || err.kind === 'forbidden')) break;
+    }
+  }
+  clearTimeout(timer);
+  process.stdout.write('accounts:\n');
+  for (const a of data.accounts.values()) {
+    const ops = [...data.windows.values()].filter((w) => w.account_id === a.id).reduce((n, w) => n + w.count, 0);
+    const positions = data.portfolios.get(a.id)?.positions.length ?? 0;
+    process.stdout.write(`  ${a.id}  ${a.type}  ${a.status}  ${a.access_level}  "${a.name}"  positions ${positions}  operations ${ops}\n`);
+  }
+  const events = [...data.events.values()].reduce((n, e) => ({ dividends: n.dividends + e.dividends, bonds: n.bonds + e.bond_events }), { dividends: 0, bonds: 0 });
+  process.stdout.write(`events: ${events.dividends} dividends, ${events.bonds} bond events; catalog: ${data.catalog.size} instruments of ${data.seen.size} seen\n`);
+  process.stdout.write(`calls: ${JSON.stringify(api.calls)}, 429 answers: ${api.rateLimited}\n`);
+  return failed ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  },
+);
