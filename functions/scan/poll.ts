@@ -1,4 +1,4 @@
-import middy from '@middy/core';
+import { asyncHandler } from '../../lib/lambda/async-handler';
 import type { Context } from 'aws-lambda';
 import { GatewayDeps, pollUntil } from '../../lib/scan/gateway';
 import { log, scanDeps } from './deps';
@@ -18,4 +18,4 @@ export async function pollCore(deps: () => GatewayDeps, remainingMs: number): Pr
   }
 }
 
-export const handler = middy().handler((_event: unknown, context: Context) => pollCore(scanDeps, context.getRemainingTimeInMillis()));
+export const handler = asyncHandler(log, (_event: unknown, context: Context) => pollCore(scanDeps, context.getRemainingTimeInMillis()));

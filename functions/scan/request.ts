@@ -1,4 +1,4 @@
-import middy from '@middy/core';
+import { asyncHandler } from '../../lib/lambda/async-handler';
 import { isNatsEvent } from '../../lib/nats/event';
 import { GatewayDeps, handleRequest, RequestOutcome } from '../../lib/scan/gateway';
 import { log, scanDeps } from './deps';
@@ -24,4 +24,4 @@ export async function requestCore(deps: () => GatewayDeps, event: unknown): Prom
   }
 }
 
-export const handler = middy().handler((event: unknown) => requestCore(scanDeps, event));
+export const handler = asyncHandler(log, (event: unknown) => requestCore(scanDeps, event));

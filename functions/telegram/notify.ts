@@ -1,4 +1,4 @@
-import middy from '@middy/core';
+import { asyncHandler } from '../../lib/lambda/async-handler';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { BatchSummary, notifyRecords } from '../../lib/telegram/notifier';
 import type { StreamRecord } from '../../lib/telegram/model';
@@ -9,7 +9,7 @@ import { log, notifierDeps, telegramConfig } from './deps';
  * record's failure is logged and stored by the notifier, so one poison record
  * cannot block the shard (a throw would make the stream redeliver the batch).
  */
-export const handler = middy<DynamoDBStreamEvent, { batchItemFailures: []; summary?: BatchSummary }>().handler(async (event) => {
+export const handler = asyncHandler(log, async (event: DynamoDBStreamEvent): Promise<{ batchItemFailures: []; summary?: BatchSummary }> => {
   if (!telegramConfig().enabled) {
     log.info('telegram_notifications_disabled', { records: event.Records?.length ?? 0 });
     return { batchItemFailures: [] };

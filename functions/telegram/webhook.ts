@@ -32,4 +32,4 @@ export const handler = httpHandler(log, async (event) => {
     log.error('telegram_update_failed', { update_id: update.update_id, err });
   }
   return json(200, { ok: true });
-});
+}, { publicRoute: true });

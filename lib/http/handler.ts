@@ -13,11 +13,16 @@ import { HttpResult, json } from './response';
  * it did not come through the API (the local Lambda invoke port runs handlers
  * directly, with no authorizer; on AWS a direct invoke is an IAM decision).
  */
-export function httpHandler(log: Logger, core: (event: APIGatewayProxyEventV2, context: Context) => Promise<HttpResult>) {
+export function httpHandler(
+  log: Logger,
+  core: (event: APIGatewayProxyEventV2, context: Context) => Promise<HttpResult>,
+  // Only for a route of PUBLIC_ROUTES (lib/auth/scopes.ts): it must prove the caller itself (the webhook's secret).
+  options: { publicRoute?: boolean } = {},
+) {
   return middy<APIGatewayProxyEventV2, HttpResult>()
     .use({
       before: async (request) => {
-        if (authorizedPrincipal(request.event)) return;
+        if (options.publicRoute || authorizedPrincipal(request.event)) return;
         log.warn('http_event_without_authorizer', { route: request.event?.routeKey, request_id: request.context?.awsRequestId });
         throw new HttpError(401, ErrorCode.UNAUTHORIZED, 'the request did not pass the authorizer');
       },
