@@ -32,7 +32,7 @@ let stopping = false;
 process.on('SIGTERM', () => (stopping = true));
 process.on('SIGINT', () => (stopping = true));
 process.stdout.write(`scanner emulator watching ${root}\n`);
-(async () => {
+void (async () => {
   while (!stopping) {
     try {
       for (const job of await scanOnce(options)) process.stdout.write(`${JSON.stringify({ event: 'scanner_answered', job_id: job })}\n`);

@@ -26,7 +26,6 @@ export function validateName(name: unknown): string {
   if (/[/\\]/.test(name)) throw new InvalidFileNameError('contains a path separator');
   if (name.startsWith('.')) throw new InvalidFileNameError('starts with a dot');
   if (/^[A-Za-z]:/.test(name)) throw new InvalidFileNameError('names a drive');
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(name)) throw new InvalidFileNameError('contains a control character');
   // A lone surrogate has no UTF-8 form: stored, it would fail on every later write or read.
   if (LONE_SURROGATE.test(name)) throw new InvalidFileNameError('contains a lone surrogate (not valid Unicode)');
@@ -59,7 +58,6 @@ const MAX_KEY_BYTES = 1024;
 export function validateObjectKey(key: unknown): string {
   if (typeof key !== 'string' || key.length === 0) throw new InvalidObjectKeyError('empty');
   if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw new InvalidObjectKeyError(`longer than ${MAX_KEY_BYTES} bytes`);
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f\\]/.test(key)) throw new InvalidObjectKeyError('contains a control character or a backslash');
   if (key.startsWith('/')) throw new InvalidObjectKeyError('is absolute');
   if (key.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) {
@@ -81,7 +79,6 @@ export const MAX_KEPT_EXTENSION = 16;
  */
 export function inboxName(jobId: string, name: string, maxBytes = MAX_INBOX_NAME_BYTES): string {
   validateName(name);
-  // eslint-disable-next-line no-control-regex
   const cleaned = `${jobId}_${name}`.replace(/[:<>"|?*\u0000-\u001f\u007f]/g, '_').replace(/[. ]+$/, '');
   if (Buffer.byteLength(cleaned, 'utf8') <= maxBytes) return cleaned;
   const dot = cleaned.lastIndexOf('.');

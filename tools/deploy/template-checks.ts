@@ -114,7 +114,7 @@ function resourceProblem(resource: unknown, actions: string[], o: Owned): string
       const [id] = head['Fn::GetAtt'];
       const tail = String(parts[1]);
       if (!o.own.has(id)) return `ARN of ${id}, not in this stack`;
-      if (o.buckets.has(id)) return /^([\w.-]+\/)*\*$|^[\w.\/-]+$/.test(tail) ? undefined : 'bucket key pattern with an inner wildcard';
+      if (o.buckets.has(id)) return /^([\w.-]+\/)*\*$|^[\w./-]+$/.test(tail) ? undefined : 'bucket key pattern with an inner wildcard';
       return /^index\/[\w.-]+$/.test(tail) ? undefined : `${id}/${tail}: not an index named exactly`;
     }
     const name = literal[literal.length - 1];
