@@ -37,6 +37,7 @@ export async function tbankSync(bench: BenchStack, windowMs = 60_000) {
     if (!('head' in r) || !r.head) throw new Error('no reservation');
     const attempt = r.head.attempt_id;
     const began = performance.now();
+    const startClock = performance.timeOrigin + began; // the emulator's clock: windows are aligned to the epoch
     const results = await Promise.all(
       MANDATORY_SECTIONS.map(async (section) => {
         const step = { user_id: user, attempt_id: attempt, step_id: newId(), section };
@@ -59,8 +60,10 @@ export async function tbankSync(bench: BenchStack, windowMs = 60_000) {
     const ms = performance.now() - began;
     const byService: Record<string, number> = {};
     for (const [method, n] of Object.entries(emulator.calls)) byService[method.split('/')[0]] = (byService[method.split('/')[0]] ?? 0) + n;
+    // The fastest the limits allow: calls beyond the first window's limit wait for its end (epoch-aligned), then whole windows.
     const windows = Math.max(...Object.entries(byService).map(([service, n]) => Math.ceil(n / LIMITS[service]) - 1));
-    const lowerBoundMs = Math.max(windows * windowMs, 1);
+    const firstBoundary = startClock - (startClock % windowMs) + windowMs;
+    const lowerBoundMs = windows > 0 ? firstBoundary - startClock + (windows - 1) * windowMs : 1;
     const operations = (await data.operations(user, '1970-01-01T00:00:00.000Z', '9999-01-01T00:00:00.000Z')).length;
     return { ms, results, byService, rateLimited: emulator.rateLimited, lowerBoundMs, windowMs, operations };
   } finally {
@@ -73,5 +76,5 @@ export function reportTbankSync(r: Awaited<ReturnType<typeof tbankSync>>): void 
   process.stdout.write(`\nSync: one user's full T-Bank sync (emulator, rate window ${r.windowMs} ms, DynamoDB Local)\n`);
   process.stdout.write(`  steps ${r.results.join(', ')}; ${r.operations} operations stored\n`);
   process.stdout.write(`  calls per service ${JSON.stringify(r.byService)}; 429 answers ${r.rateLimited}\n`);
-  process.stdout.write(`  wall ${r.ms.toFixed(0)} ms; lower bound from the limits ${r.lowerBoundMs} ms; x${(r.ms / r.lowerBoundMs).toFixed(2)} of the bound\n`);
+  process.stdout.write(`  wall ${r.ms.toFixed(0)} ms; lower bound from the limits ${r.lowerBoundMs.toFixed(0)} ms; x${(r.ms / r.lowerBoundMs).toFixed(2)} of the bound\n`);
 }
