@@ -37,7 +37,6 @@ export async function tbankSync(bench: BenchStack, windowMs = 60_000) {
     if (!('head' in r) || !r.head) throw new Error('no reservation');
     const attempt = r.head.attempt_id;
     const began = performance.now();
-    const startClock = performance.timeOrigin + began; // the emulator's clock: windows are aligned to the epoch
     const results = await Promise.all(
       MANDATORY_SECTIONS.map(async (section) => {
         const step = { user_id: user, attempt_id: attempt, step_id: newId(), section };
@@ -63,7 +62,6 @@ export async function tbankSync(bench: BenchStack, windowMs = 60_000) {
     // The limits' sustained rate: n calls at `limit` per window need (n - limit) / limit windows beyond a first full
     // burst. (Windows are epoch-aligned, so a run's wall also depends on where in a window it starts: up to one window more.)
     const lowerBoundMs = Math.max(1, ...Object.entries(byService).map(([service, n]) => (Math.max(0, n - LIMITS[service]) / LIMITS[service]) * windowMs));
-    void startClock;
     const operations = (await data.operations(user, '1970-01-01T00:00:00.000Z', '9999-01-01T00:00:00.000Z')).length;
     return { ms, results, byService, rateLimited: emulator.rateLimited, lowerBoundMs, windowMs, operations };
   } finally {
