@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { createAwsClients, AwsClients } from '../lib/aws/clients';
+import { createAwsClients, AwsClients, TOOL_DYNAMODB_LIMITS } from '../lib/aws/clients';
 import { Config, loadConfig } from '../lib/config';
 import { startStack, Stack, StackOptions } from '../tools/stack/stack';
 
@@ -24,7 +24,7 @@ export async function startBenchStack(options: Partial<StackOptions> = {}): Prom
   const stack = await startStack({ root: ROOT, stateDir, stage: 'bench', offline: false, emulators: false, ...options });
   Object.assign(process.env, stack.env);
   const config = loadConfig(process.env);
-  const aws = createAwsClients(config);
+  const aws = createAwsClients(config, TOOL_DYNAMODB_LIMITS);
   return {
     stack,
     config,

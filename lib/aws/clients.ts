@@ -22,13 +22,15 @@ export interface AwsClients {
  * 10 s Lambda timeout, so the API answers 503 instead of timing out (lib/aws/unavailable).
  */
 export const DYNAMODB_LIMITS = { maxAttempts: 2, connectionTimeoutMs: 1000, requestTimeoutMs: 2500 };
+/** Operator tools (an import of 10,000 rows, benchmarks, test fixtures) wait longer: nobody is holding a request open. */
+export const TOOL_DYNAMODB_LIMITS = { maxAttempts: 4, connectionTimeoutMs: 2000, requestTimeoutMs: 30_000 };
 
-export function createAwsClients(config: Pick<Config, 'region' | 'endpoints'>): AwsClients {
+export function createAwsClients(config: Pick<Config, 'region' | 'endpoints'>, limits = DYNAMODB_LIMITS): AwsClients {
   const dynamodb = new DynamoDBClient({
     region: config.region,
-    maxAttempts: DYNAMODB_LIMITS.maxAttempts,
+    maxAttempts: limits.maxAttempts,
     // throwOnRequestTimeout: without it this SDK release only warns when requestTimeout passes.
-    requestHandler: { connectionTimeout: DYNAMODB_LIMITS.connectionTimeoutMs, requestTimeout: DYNAMODB_LIMITS.requestTimeoutMs, throwOnRequestTimeout: true },
+    requestHandler: { connectionTimeout: limits.connectionTimeoutMs, requestTimeout: limits.requestTimeoutMs, throwOnRequestTimeout: true },
   });
   const documents = DynamoDBDocumentClient.from(dynamodb, {
     marshallOptions: { removeUndefinedValues: true },

@@ -1,4 +1,5 @@
 import { BatchGetCommand, BatchGetCommandOutput, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { withCas } from '../aws/conditions';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { queryAll } from '../aws/query';
 import { newId } from '../ident';
@@ -287,15 +288,8 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
    * Read-modify-CAS: `attempt` writes conditioned on the revision it was given;
    * when another writer moved the revision first, re-read and go again.
    */
-  private async cas<T>(id: string, attempt: (current: Download) => Promise<T>): Promise<T> {
-    for (let turn = 1; turn <= MAX_CAS_TURNS; turn++) {
-      try {
-        return await attempt(await this.mustGet(id));
-      } catch (err) {
-        if (!revisionMoved(err)) throw err;
-      }
-    }
-    throw new TransactionConflictError(MAX_CAS_TURNS);
+  private cas<T>(id: string, attempt: (current: Download) => Promise<T>): Promise<T> {
+    return withCas(async () => attempt(await this.mustGet(id)), MAX_CAS_TURNS);
   }
 
   /**
@@ -585,6 +579,3 @@ function alreadyImported(err: unknown): string | undefined {
   return first?.code === 'ConditionalCheckFailed' && first.item?.entity === 'legacy-id' ? (first.item.download_id as string) : undefined;
 }
 
-function revisionMoved(err: unknown): boolean {
-  return err instanceof TransactionCancelledError && err.reasons[0]?.code === 'ConditionalCheckFailed';
-}

@@ -29,15 +29,16 @@ export function validateName(name: unknown): string {
   if (/[\u0000-\u001f\u007f]/.test(name)) throw new InvalidFileNameError('contains a control character');
   // A lone surrogate has no UTF-8 form: stored, it would fail on every later write or read.
   if (LONE_SURROGATE.test(name)) throw new InvalidFileNameError('contains a lone surrogate (not valid Unicode)');
-  if (WILDCARD.test(name)) throw new InvalidFileNameError('contains a wildcard character (* ? < > ")');
+  if (WILDCARD.test(name)) throw new InvalidFileNameError('contains a wildcard character (* or ?)');
   if (WINDOWS_DEVICE.test(name)) throw new InvalidFileNameError('is a reserved Windows device name');
   return name;
 }
 
 export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-// `*` `?` and the DOS wildcards `<` `>` `"`: a share or a client's glob would match other files with them.
-const WILDCARD = /[*?<>"]/;
+// `*` and `?`: a share or a client's glob would match other files with them. The DOS-only wildcards `<` `>` `"`
+// stay allowed in a name (people write them; the UI and the bot escape them) and become `_` in an inbox name.
+const WILDCARD = /[*?]/;
 
 // CON, PRN, AUX, NUL, CONIN$, CONOUT$, COM0-9, LPT0-9 (and ¹²³), with or without an extension: Windows opens the
 // device. Windows drops spaces and dots after the stem before it compares (`CON .txt`, `nul. .tar.gz`).

@@ -1,4 +1,5 @@
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { conditionFailed } from '../aws/conditions';
 import { queryAll } from '../aws/query';
 import { RetryPolicy, TransactionCancelledError, TransactionConflictError, transactWrite, TransactItem } from '../aws/transact';
 import type { Envelope, ScanRequest } from './contract';
@@ -107,7 +108,7 @@ export class DynamoDbScanJobStore implements ScanJobStore {
       );
       return true;
     } catch (err) {
-      if ((err as Error).name === 'ConditionalCheckFailedException') return false;
+      if (conditionFailed(err)) return false;
       throw err;
     }
   }

@@ -1,4 +1,6 @@
-import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchWriteAll, deleteRequest, putRequest } from '../aws/batch';
+import { conditionFailed } from '../aws/conditions';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { queryAll } from '../aws/query';
 import { TransactionCancelledError, transactWrite } from '../aws/transact';
@@ -171,7 +173,7 @@ export class DynamoSyncDataStore implements SyncDataStore {
       );
       return true;
     } catch (err) {
-      if ((err as Error).name === 'ConditionalCheckFailedException') return false;
+      if (conditionFailed(err)) return false;
       throw err;
     }
   }
@@ -183,23 +185,15 @@ export class DynamoSyncDataStore implements SyncDataStore {
       ExpressionAttributeValues: { ':p': opGenerationPartition(user, account, month, generation) },
       ProjectionExpression: 'PK, SK',
     });
-    await this.batchWrite(items.map((Key) => ({ DeleteRequest: { Key } })));
+    await this.batchWrite(items.map(deleteRequest));
   }
 
   private batchPut(items: Record<string, unknown>[]) {
-    return this.batchWrite(items.map((Item) => ({ PutRequest: { Item } })));
+    return this.batchWrite(items.map(putRequest));
   }
 
-  private async batchWrite(requests: Record<string, unknown>[]) {
-    for (let i = 0; i < requests.length; i += 25) {
-      let pending: Record<string, unknown>[] | undefined = requests.slice(i, i + 25);
-      for (let turn = 0; pending && pending.length > 0; turn++) {
-        if (turn > 8) throw new Error('BatchWrite kept returning unprocessed items');
-        const out = await this.deps.documents.send(new BatchWriteCommand({ RequestItems: { [this.table]: pending as never } }));
-        pending = out.UnprocessedItems?.[this.table] as typeof pending;
-        if (pending?.length) await sleep(20 * 2 ** turn);
-      }
-    }
+  private batchWrite(requests: Parameters<typeof batchWriteAll>[2]) {
+    return batchWriteAll(this.deps.documents, this.table, requests);
   }
 }
 

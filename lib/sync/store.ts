@@ -1,4 +1,5 @@
 import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { conditionFailed } from '../aws/conditions';
 import { queryAll, queryItems } from '../aws/query';
 import { TransactionCancelledError, transactWrite, TransactItem } from '../aws/transact';
 import { newId } from '../ident';
@@ -78,7 +79,7 @@ export class SyncStore {
           }),
         )
         .catch((err: Error) => {
-          if (err.name !== 'ConditionalCheckFailedException') throw err;
+          if (!conditionFailed(err)) throw err;
         });
     }
     return token;

@@ -1,5 +1,12 @@
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand, Shard, _Record } from '@aws-sdk/client-dynamodb-streams';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  Shard,
+  _Record,
+} from '@aws-sdk/client-dynamodb-streams';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../lib/log';
@@ -27,14 +34,21 @@ interface FunctionDef {
 }
 
 /** `stream` events of type dynamodb whose arn is `!GetAtt <Table>.StreamArn` of a table in the template. */
-export function streamRoutes(functions: Record<string, FunctionDef>, resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>): StreamRoute[] {
+export function streamRoutes(
+  functions: Record<string, FunctionDef>,
+  resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>,
+): StreamRoute[] {
   const routes: StreamRoute[] = [];
   for (const [key, def] of Object.entries(functions)) {
     for (const event of def.events ?? []) {
       const stream = event.stream as Record<string, unknown> | undefined;
       if (!stream || stream.type !== 'dynamodb') continue;
       const getAtt = (stream.arn as Record<string, unknown> | undefined)?.['Fn::GetAtt'];
-      const logicalId = Array.isArray(getAtt) ? getAtt[0] : typeof getAtt === 'string' ? getAtt.split('.')[0] : undefined;
+      const logicalId = Array.isArray(getAtt)
+        ? getAtt[0]
+        : typeof getAtt === 'string'
+          ? getAtt.split('.')[0]
+          : undefined;
       const table = typeof logicalId === 'string' ? resources[logicalId] : undefined;
       const tableName = table?.Properties?.TableName;
       if (table?.Type !== 'AWS::DynamoDB::Table' || typeof tableName !== 'string') {
@@ -81,7 +95,9 @@ async function pump(route: StreamRoute, opts: StreamBridgeOptions, signal: Abort
   const pollMs = opts.pollMs ?? 500;
   const SHARD_REFRESH_MS = 10_000;
   const log = opts.log.child({ function: route.functionName, table: route.tableName });
-  const table = await opts.dynamodb.send(new DescribeTableCommand({ TableName: route.tableName }), { abortSignal: signal });
+  const table = await opts.dynamodb.send(new DescribeTableCommand({ TableName: route.tableName }), {
+    abortSignal: signal,
+  });
   const streamArn = table.Table?.LatestStreamArn;
   if (!streamArn) throw new Error(`table ${route.tableName} has no stream (StreamSpecification missing?)`);
   log.info('stream_bridge_started', { stream: streamArn });
@@ -90,58 +106,104 @@ async function pump(route: StreamRoute, opts: StreamBridgeOptions, signal: Abort
   let first = true;
   let shards: Shard[] = [];
   let listedAt = 0;
+  let failures = 0;
   while (!signal.aborted) {
-    if (first || Date.now() - listedAt > SHARD_REFRESH_MS || shards.some((s) => iterators.get(s.ShardId!) === null)) {
-      shards = (await listShards(opts.streams, streamArn, signal)).filter((s) => iterators.get(s.ShardId!) !== null);
-      listedAt = Date.now();
-    }
-    for (const shard of shards) {
-      if (iterators.has(shard.ShardId!)) continue;
-      // Shards found later are read from their start: their records are newer than anything seen.
-      const type = first ? route.startingPosition : 'TRIM_HORIZON';
-      const it = await opts.streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shard.ShardId, ShardIteratorType: type }), { abortSignal: signal });
-      iterators.set(shard.ShardId!, it.ShardIterator ?? null);
-    }
-    first = false;
-    let busy = false;
-    // Parents come before their children in DescribeStream's list: a parent is drained first.
-    for (const shard of shards) {
-      const iterator = iterators.get(shard.ShardId!);
-      if (!iterator) continue;
-      if (shard.ParentShardId && iterators.get(shard.ParentShardId)) continue;
-      const page = await opts.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: route.batchSize }), { abortSignal: signal });
-      iterators.set(shard.ShardId!, page.NextShardIterator ?? null);
-      if (page.Records && page.Records.length > 0) {
-        busy = true;
-        await invokeBatch(route, opts.lambda, streamArn, page.Records, log, signal);
+    try {
+      if (first || Date.now() - listedAt > SHARD_REFRESH_MS || shards.some((s) => iterators.get(s.ShardId!) === null)) {
+        shards = (await listShards(opts.streams, streamArn, signal)).filter((s) => iterators.get(s.ShardId!) !== null);
+        listedAt = Date.now();
       }
+      for (const shard of shards) {
+        if (iterators.has(shard.ShardId!)) continue;
+        // Shards found later are read from their start: their records are newer than anything seen.
+        const type = first ? route.startingPosition : 'TRIM_HORIZON';
+        const it = await opts.streams.send(
+          new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shard.ShardId, ShardIteratorType: type }),
+          { abortSignal: signal },
+        );
+        iterators.set(shard.ShardId!, it.ShardIterator ?? null);
+      }
+      first = false;
+      let busy = false;
+      // Parents come before their children in DescribeStream's list: a parent is drained first.
+      for (const shard of shards) {
+        const iterator = iterators.get(shard.ShardId!);
+        if (!iterator) continue;
+        if (shard.ParentShardId && iterators.get(shard.ParentShardId)) continue;
+        let page;
+        try {
+          page = await opts.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: route.batchSize }), {
+            abortSignal: signal,
+          });
+        } catch (err) {
+          // An iterator that expired or points before the trim horizon is replaced by one from the horizon: records
+          // may be delivered again, which consumers must bear anyway (the stream is at least once).
+          if (!ITERATOR_LOST.has((err as Error).name)) throw err;
+          log.warn('stream_iterator_lost', { shard: shard.ShardId, err });
+          iterators.delete(shard.ShardId!);
+          continue;
+        }
+        iterators.set(shard.ShardId!, page.NextShardIterator ?? null);
+        if (page.Records && page.Records.length > 0) {
+          busy = true;
+          await invokeBatch(route, opts.lambda, streamArn, page.Records, log, signal);
+        }
+      }
+      if (!busy) await sleep(pollMs, undefined, { signal }).catch(() => undefined);
+      failures = 0;
+    } catch (err) {
+      // DynamoDB Local down or hung, a shard gone: the bridge never stops on its own; it backs off and goes on.
+      if (signal.aborted) return;
+      failures += 1;
+      const waitMs = Math.min(10_000, 250 * 2 ** Math.min(failures, 6));
+      log.warn('stream_bridge_error', { err, retry_in_ms: waitMs });
+      await sleep(waitMs, undefined, { signal }).catch(() => undefined);
     }
-    if (!busy) await sleep(pollMs, undefined, { signal }).catch(() => undefined);
   }
 }
+
+const ITERATOR_LOST = new Set(['TrimmedDataAccessException', 'ExpiredIteratorException']);
 
 async function listShards(streams: DynamoDBStreamsClient, streamArn: string, signal: AbortSignal): Promise<Shard[]> {
   const shards: Shard[] = [];
   let start: string | undefined;
   do {
-    const page = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: start }), { abortSignal: signal });
+    const page = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: start }), {
+      abortSignal: signal,
+    });
     shards.push(...(page.StreamDescription?.Shards ?? []));
     start = page.StreamDescription?.LastEvaluatedShardId;
   } while (start);
   return shards;
 }
 
-async function invokeBatch(route: StreamRoute, lambda: LambdaClient, streamArn: string, records: _Record[], log: Logger, signal: AbortSignal): Promise<void> {
-  const payload = new TextEncoder().encode(JSON.stringify({ Records: records.map((r) => toLambdaRecord(r, streamArn)) }));
+async function invokeBatch(
+  route: StreamRoute,
+  lambda: LambdaClient,
+  streamArn: string,
+  records: _Record[],
+  log: Logger,
+  signal: AbortSignal,
+): Promise<void> {
+  const payload = new TextEncoder().encode(
+    JSON.stringify({ Records: records.map((r) => toLambdaRecord(r, streamArn)) }),
+  );
   for (let attempt = 0; ; attempt += 1) {
     try {
-      const out = await lambda.send(new InvokeCommand({ FunctionName: route.functionName, InvocationType: 'RequestResponse', Payload: payload }), { abortSignal: signal });
+      const out = await lambda.send(
+        new InvokeCommand({ FunctionName: route.functionName, InvocationType: 'RequestResponse', Payload: payload }),
+        { abortSignal: signal },
+      );
       if (out.FunctionError) throw new Error(`function error: ${out.FunctionError}`);
       return;
     } catch (err) {
       if (signal.aborted) return;
       if (attempt >= route.maximumRetryAttempts) {
-        log.error('stream_batch_skipped', { records: records.length, first_sequence: records[0].dynamodb?.SequenceNumber, err });
+        log.error('stream_batch_skipped', {
+          records: records.length,
+          first_sequence: records[0].dynamodb?.SequenceNumber,
+          err,
+        });
         return;
       }
       log.warn('stream_batch_retry', { attempt: attempt + 1, err });
@@ -160,6 +222,9 @@ function toLambdaRecord(record: _Record, streamArn: string): Record<string, unkn
     eventSource: 'aws:dynamodb',
     awsRegion: record.awsRegion,
     eventSourceARN: streamArn,
-    dynamodb: { ...record.dynamodb, ApproximateCreationDateTime: created instanceof Date ? Math.floor(created.getTime() / 1000) : created },
+    dynamodb: {
+      ...record.dynamodb,
+      ApproximateCreationDateTime: created instanceof Date ? Math.floor(created.getTime() / 1000) : created,
+    },
   };
 }

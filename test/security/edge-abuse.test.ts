@@ -186,7 +186,9 @@ describe('every service of the stack listens on loopback only (issue 11)', () =>
       process.env.TEST_HTTP_URL,
       process.env.TEST_LAMBDA_URL,
       process.env.TORRENT_CLIENT_URL,
-      process.env.BROKERAGE_API_URL,
+      process.env.TBANK_API_URL,
+      process.env.TELEGRAM_API_ROOT,
+      process.env.NATS_CONNECTOR_HEALTH,
     ].map((url) => Number(new URL(url!).port));
     for (const port of expected) expect(ports).toContain(port);
     expect(sockets.filter((s) => !loopback(s.address))).toEqual([]);

@@ -1,7 +1,7 @@
 import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createAwsClients, AwsClients } from '../../lib/aws/clients';
+import { createAwsClients, AwsClients, TOOL_DYNAMODB_LIMITS } from '../../lib/aws/clients';
 import { planResources } from '../../tools/stack/resources';
 import type { ServiceDefinition } from '../../tools/stack/definition';
 import { Config, loadConfig, loadTokenKeyring } from '../../lib/config';
@@ -15,7 +15,7 @@ export function stackConfig(): Config {
 }
 
 export function stackClients(): AwsClients {
-  return createAwsClients(stackConfig());
+  return createAwsClients(stackConfig(), TOOL_DYNAMODB_LIMITS);
 }
 
 /** A NATS connection to the run's server, logged in as the functions are. */

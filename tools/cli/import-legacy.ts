@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { createAwsClients } from '../../lib/aws/clients';
+import { createAwsClients, TOOL_DYNAMODB_LIMITS } from '../../lib/aws/clients';
 import { ConfigError, EnvReader } from '../../lib/config/env';
 import { DynamoDownloadStore } from '../../lib/downloads/dynamodb-store';
 import { importLegacyDownloads, LegacyImportReport } from '../../lib/downloads/legacy';
@@ -88,7 +88,7 @@ async function main(): Promise<number> {
   loadStackEnv();
   const { table, region, dynamodb } = target();
   const file = openLegacyFile(opts.sqlite);
-  const aws = createAwsClients({ region, endpoints: { dynamodb } });
+  const aws = createAwsClients({ region, endpoints: { dynamodb } }, TOOL_DYNAMODB_LIMITS);
   try {
     const store = new DynamoDownloadStore({ documents: aws.documents, table });
     const progress = progressReporter(process.stderr, file.total);

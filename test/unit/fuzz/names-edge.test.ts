@@ -52,7 +52,7 @@ describe('names at the edge (fuzz)', () => {
       fc.property(fc.oneof(withOdd, fc.string({ unit: 'binary', maxLength: 40 })), (name) => {
         if (judge(name)) {
           expect(wellFormed(name)).toBe(true);
-          expect(name).not.toMatch(/[*?<>"]/);
+          expect(name).not.toMatch(/[*?]/);
           expect(isDevice(name)).toBe(false);
         }
       }),
@@ -70,12 +70,11 @@ describe('names at the edge (fuzz)', () => {
     ['reversed surrogates', 'a\udc00\ud800.pdf'],
     ['a star', 'season*.mkv'],
     ['a question mark', 'what?.pdf'],
-    ['DOS wildcards', 'a<b>"c.pdf'],
   ])('refuses %s', (_what, name) => {
     expect(() => validateName(name)).toThrow(InvalidFileNameError);
   });
 
   it('accepts names that only look close', () => {
-    for (const name of ['CONSOLE.txt', 'COM10.pdf', 'con sole.pdf', 'NUL_report', 'emoji \ud83d\ude00.pdf', 'a.CON', 'x CON .txt']) expect(validateName(name)).toBe(name);
+    for (const name of ['a<b>"c.pdf', 'Sintel <b> & co', 'CONSOLE.txt', 'COM10.pdf', 'con sole.pdf', 'NUL_report', 'emoji \ud83d\ude00.pdf', 'a.CON', 'x CON .txt']) expect(validateName(name)).toBe(name);
   });
 });
