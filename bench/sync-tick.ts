@@ -3,7 +3,7 @@ import { planResources } from '../tools/stack/resources';
 import { newId } from '../lib/ident';
 import { silentLogger } from '../lib/log';
 import { newKeyringEntry, parseKeyring, SecretSealer } from '../lib/secrets/sealer';
-import { SyncStore } from '../lib/sync/store';
+import { SyncStore } from '../lib/sync/dynamodb-store';
 import { tick } from '../lib/sync/tick';
 import { BenchStack } from './support';
 

@@ -6,7 +6,7 @@ import { newKeyringEntry, parseKeyring, SecretSealer } from '../lib/secrets/seal
 import { DynamoSyncDataStore } from '../lib/sync/dynamodb-data-store';
 import { MANDATORY_SECTIONS } from '../lib/sync/model';
 import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS } from '../lib/sync/sections';
-import { SyncStore } from '../lib/sync/store';
+import { SyncStore } from '../lib/sync/dynamodb-store';
 import { runStep } from '../lib/sync/step';
 import { planResources } from '../tools/stack/resources';
 import { BenchStack } from './support';

@@ -4,7 +4,7 @@ import { config, loadSyncConfig, loadTokenKeyring, SyncConfig } from '../../lib/
 import { createLogger } from '../../lib/log';
 import { SecretSealer } from '../../lib/secrets/sealer';
 import { DynamoSyncDataStore } from '../../lib/sync/dynamodb-data-store';
-import { SyncStore } from '../../lib/sync/store';
+import { SyncStore } from '../../lib/sync/dynamodb-store';
 import type { Dispatch } from '../../lib/sync/tick';
 
 /** Production wiring of the sync functions, built once per container. */

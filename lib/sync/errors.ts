@@ -16,3 +16,12 @@ export class NoTokenError extends Error {
     this.name = 'NoTokenError';
   }
 }
+
+/** An upstream id that cannot be part of a key (it would reach another prefix). */
+export class UnsafeKeyPartError extends Error {
+  readonly code = 'UNSAFE_KEY_PART';
+  constructor(what: string, value: string) {
+    super(`${what} ${JSON.stringify(value.slice(0, 80))} cannot be part of a key`);
+    this.name = 'UnsafeKeyPartError';
+  }
+}

@@ -1,3 +1,4 @@
+import { UnsafeKeyPartError } from './errors';
 import type { Account, BondEvent, Dividend, Instrument, Operation, Portfolio } from './tbank/contract';
 
 /**
@@ -29,13 +30,6 @@ export const connectionsPartition = 'CONN';
 
 /** Upstream ids that end up inside a key: a closed alphabet, so none can carry a '#' or reach another prefix. */
 const UPSTREAM_ID = /^[A-Za-z0-9_.-]{1,64}$/;
-export class UnsafeKeyPartError extends Error {
-  readonly code = 'UNSAFE_KEY_PART';
-  constructor(what: string, value: string) {
-    super(`${what} ${JSON.stringify(value.slice(0, 80))} cannot be part of a key`);
-    this.name = 'UnsafeKeyPartError';
-  }
-}
 export function keyPart(what: string, value: string): string {
   if (!UPSTREAM_ID.test(value)) throw new UnsafeKeyPartError(what, value);
   return value;

@@ -2,11 +2,11 @@ import type { Logger } from '../log';
 import { TimeoutError, withTimeout } from '../util/timeout';
 import type { SyncDataStore } from './data-store';
 import { NoTokenError, StaleAttemptError } from './errors';
-import { UnsafeKeyPartError } from './keys';
+import { UnsafeKeyPartError } from './errors';
 import { Section, SyncErrorCode } from './model';
 import { SharedCallBudget } from './rate-budget';
 import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS, SectionRunner, SectionSettings } from './sections';
-import type { SyncStore } from './store';
+import type { SyncStore } from './dynamodb-store';
 import { TBankClient } from './tbank/client';
 import { TBankError } from './tbank/errors';
 

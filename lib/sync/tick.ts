@@ -2,7 +2,7 @@ import { newId } from '../ident';
 import type { Logger } from '../log';
 import { MANDATORY_SECTIONS, SyncErrorCode } from './model';
 import type { StepInput } from './step';
-import type { Reservation, Run, SyncStore } from './store';
+import type { Reservation, Run, SyncStore } from './dynamodb-store';
 
 /**
  * The minute tick (DESIGN §5): for each connection, recovery, then

@@ -1,6 +1,6 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { newId } from '../../lib/ident';
-import { SyncStore } from '../../lib/sync/store';
+import { SyncStore } from '../../lib/sync/dynamodb-store';
 import { ACCOUNTS, OPERATIONS } from '../../emulator/brokerage/dataset';
 import { call } from '../support/http';
 import { stackClients, stackConfig, stackSealer } from '../support/stack';

@@ -6,7 +6,7 @@ import { DynamoSyncDataStore } from '../../lib/sync/dynamodb-data-store';
 import { MANDATORY_SECTIONS, Section } from '../../lib/sync/model';
 import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS } from '../../lib/sync/sections';
 import { runStep } from '../../lib/sync/step';
-import { SyncStore } from '../../lib/sync/store';
+import { SyncStore } from '../../lib/sync/dynamodb-store';
 import { isolatedTable, stackClients, stackSealer } from '../support/stack';
 
 /**

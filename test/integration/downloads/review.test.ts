@@ -57,6 +57,8 @@ it('refuses a download that shares no hash, and rolls back when the client refus
   const { download: stranger } = await ingest(deps(), { infohashes: [v1().infohash] });
   await expect(relink(deps(), ids[0], stranger.id)).rejects.toBeInstanceOf(NotACandidateError);
 
+  // A torrent still in the client counts as added (a duplicate); the refusal must be of a torrent that is not there.
+  emulator.clear();
   emulator.faults.add = 'fail';
   await expect(relink(deps(), ids[0], ids[1])).rejects.toBeInstanceOf(TorrentClientError);
   expect((await store.get(ids[1]))?.state).toBe('failed');

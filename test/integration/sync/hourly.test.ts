@@ -7,7 +7,7 @@ import { HOUR_MS, MANDATORY_SECTIONS, Section } from '../../../lib/sync/model';
 import { DynamoSyncDataStore } from '../../../lib/sync/dynamodb-data-store';
 import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS } from '../../../lib/sync/sections';
 import { runStep, StepDeps, StepInput } from '../../../lib/sync/step';
-import { SyncStore } from '../../../lib/sync/store';
+import { SyncStore } from '../../../lib/sync/dynamodb-store';
 import { Dispatch, SETTLE_GRACE_MS, tick, TICK_MARGIN_MS, tickUser } from '../../../lib/sync/tick';
 import { isolatedTable, stackClients, stackSealer } from '../../support/stack';
 

@@ -5,7 +5,7 @@ import { silentLogger } from '../../../lib/log';
 import { DynamoSyncDataStore } from '../../../lib/sync/dynamodb-data-store';
 import { DEFAULT_SECTION_SETTINGS } from '../../../lib/sync/sections';
 import { runStep, StepDeps } from '../../../lib/sync/step';
-import { SyncStore } from '../../../lib/sync/store';
+import { SyncStore } from '../../../lib/sync/dynamodb-store';
 import { isolatedTable, stackClients, stackSealer } from '../../support/stack';
 
 /** Operations are stored by window, replaced whole: changed ids, crashes mid-replace, on DynamoDB Local. */

@@ -2,7 +2,7 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newId } from '../../../lib/ident';
 import { newKeyringEntry, parseKeyring, SecretSealer, SecretUnreadableError } from '../../../lib/secrets/sealer';
 import { connectionKey } from '../../../lib/sync/keys';
-import { SyncStore } from '../../../lib/sync/store';
+import { SyncStore } from '../../../lib/sync/dynamodb-store';
 import { isolatedTable, stackClients } from '../../support/stack';
 
 /** Brokerage tokens at rest, on DynamoDB Local: sealed, bound to their row, rotated on read. */
