@@ -17,6 +17,8 @@ import { NatsTrigger, startNatsTrigger } from '../lib/nats/trigger';
  *   SERVICE_DEFINITION      the packaged definition: .serverless/serverless-state.json
  *                           (`serverless package`) or `serverless print --format json`
  *   HEALTH_PORT             GET /health: 200 while subscribed and connected, else 503 (default 8080; 0 = any)
+ *   HEALTH_HOST             the address it listens on (default 127.0.0.1: the container's own health check
+ *                           calls it from inside; set 0.0.0.0 only for a load balancer's probe)
  *   CONNECTOR_MAX_INFLIGHT  invokes at once (default 16)
  *   CONNECTOR_DRAIN_MS      bound on the graceful drain at SIGTERM (default 20000, under ECS's 30 s stopTimeout)
  *   NATS_URL, NATS_USER/NATS_PASSWORD or NATS_NKEY_SEED (+ NATS_JWT)   as for the functions
@@ -26,6 +28,7 @@ import { NatsTrigger, startNatsTrigger } from '../lib/nats/trigger';
 export interface ConnectorSettings {
   definitionFile: string;
   healthPort: number;
+  healthHost: string;
   maxInFlight: number;
   drainMs: number;
   region: string;
@@ -36,6 +39,7 @@ export function loadConnectorSettings(env: NodeJS.ProcessEnv): ConnectorSettings
   const settings = {
     definitionFile: r.string('SERVICE_DEFINITION', { default: '.serverless/serverless-state.json' }),
     healthPort: r.int('HEALTH_PORT', { default: 8080, min: 0, max: 65535 }),
+    healthHost: r.string('HEALTH_HOST', { default: '127.0.0.1' }),
     maxInFlight: r.int('CONNECTOR_MAX_INFLIGHT', { default: 16, min: 1, max: 1024 }),
     drainMs: r.int('CONNECTOR_DRAIN_MS', { default: 20_000, min: 0, max: 120_000 }),
     region: r.string('AWS_REGION', { default: 'us-east-1' }),
@@ -98,7 +102,7 @@ export async function startConnector(settings: ConnectorSettings, env: NodeJS.Pr
     };
     res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   });
-  await new Promise<void>((resolve) => server.listen(settings.healthPort, resolve));
+  await new Promise<void>((resolve) => server.listen(settings.healthPort, settings.healthHost, resolve));
   const port = (server.address() as AddressInfo).port;
   log.info('connector_ready', { health_port: port, routes: trigger.routes.length, max_inflight: settings.maxInFlight });
 
