@@ -163,13 +163,17 @@ export class QBittorrentClient implements TorrentClient {
   private async present(magnet: string): Promise<boolean> {
     const hashes = magnetIds(magnet);
     if (hashes.length === 0) return false;
-    const body = await this.json('GET', `/api/v2/torrents/info?hashes=${hashes.join('|')}`);
-    if (!Array.isArray(body)) return false;
-    return body.some((raw) => {
-      if (!isObject(raw)) return false;
-      const t = readTorrent(raw);
-      return [t.hash, t.infohash_v1, t.infohash_v2].some((h) => h && (hashes.includes(h) || hashes.includes(h.slice(0, 40))));
-    });
+    const matches = (body: unknown) =>
+      Array.isArray(body) &&
+      body.some((raw) => {
+        if (!isObject(raw)) return false;
+        const t = readTorrent(raw);
+        return [t.hash, t.infohash_v1, t.infohash_v2].some((h) => h && (hashes.includes(h) || hashes.includes(h.slice(0, 40))));
+      });
+    if (matches(await this.json('GET', `/api/v2/torrents/info?hashes=${hashes.join('|')}`))) return true;
+    // A hybrid's id becomes its truncated v2 once its metadata arrived: a v1-only magnet finds it only by its
+    // infohash fields, so this rare path (a `Fails.` answer) reads the whole list once.
+    return matches(await this.json('GET', '/api/v2/torrents/info'));
   }
 
   private async json(method: string, path: string): Promise<unknown> {

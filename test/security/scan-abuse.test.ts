@@ -69,6 +69,9 @@ it('a burst of hostile-but-schema-valid requests: every one answered as the cont
   nc.publish('scan.requests', JSON.stringify({ ...urn, job_id: `urn:uuid:${urn.job_id}` }));
 
   // Each hostile request is valid: acked, then refused on reading its (missing) file — so it was stored and worked on.
+  // A request that lost the race for a slot waits for the poll (the schedule, driven by hand in tests).
+  await until(() => burst.every(({ req }) => envelopes.some((e) => e.job_id === req.job_id)), 20_000);
+  expect((await poll()).FunctionError).toBeUndefined();
   for (const { req } of burst) {
     await until(() => envelopes.some((e) => e.job_id === req.job_id && e.status === 'error'), 20_000);
     expect(envelopes.find((e) => e.job_id === req.job_id && e.status === 'error')).toMatchObject({ error: { code: 'FILE_READ_ERROR' } });
