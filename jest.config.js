@@ -33,7 +33,12 @@ module.exports = {
       transform,
       transformIgnorePatterns,
       testEnvironment: 'node',
-      testMatch: ['<rootDir>/test/security/**/*.test.ts', '<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/e2e/**/*.test.ts', '<rootDir>/test/browser/**/*.test.ts'],
+      testMatch: [
+        '<rootDir>/test/security/**/*.test.ts',
+        '<rootDir>/test/integration/**/*.test.ts',
+        '<rootDir>/test/e2e/**/*.test.ts',
+        '<rootDir>/test/browser/**/*.test.ts',
+      ],
       globalSetup: '<rootDir>/test/support/globalSetup.ts',
       globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
       setupFiles: ['<rootDir>/test/support/env.ts'],

@@ -27,10 +27,15 @@ export async function downloadsIngest(bench: BenchStack, ops = 1600, concurrency
 
   const raw = () =>
     bench.aws.dynamodb.send(
-      new PutItemCommand({ TableName, Item: { PK: { S: `BENCH#${newId()}` }, SK: { S: 'META' } }, ConditionExpression: 'attribute_not_exists(PK)' }),
+      new PutItemCommand({
+        TableName,
+        Item: { PK: { S: `BENCH#${newId()}` }, SK: { S: 'META' } },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
     );
   const distinct = () => store.createDownloadIfNoActive({ state: 'queued', name: 'bench' }, [hash()]);
-  const contended = (i: number) => store.createDownloadIfNoActive({ state: 'queued', name: 'bench' }, [pool[Math.floor(i / CONTENDERS)]]);
+  const contended = (i: number) =>
+    store.createDownloadIfNoActive({ state: 'queued', name: 'bench' }, [pool[Math.floor(i / CONTENDERS)]]);
 
   await throughput(200, concurrency, raw); // warm-up
   await throughput(200, concurrency, distinct);
@@ -47,7 +52,11 @@ export async function downloadsIngest(bench: BenchStack, ops = 1600, concurrency
   const rows: Row[] = [
     { name: 'raw conditional PutItem', opsPerSecond: best[0] },
     { name: 'guarded ingest, distinct hashes', opsPerSecond: best[1] },
-    { name: `guarded ingest, ${CONTENDERS} callers per hash`, opsPerSecond: best[2], note: `1 create + ${CONTENDERS - 1} dedups; best of 2 rounds` },
+    {
+      name: `guarded ingest, ${CONTENDERS} callers per hash`,
+      opsPerSecond: best[2],
+      note: `1 create + ${CONTENDERS - 1} dedups; best of 2 rounds`,
+    },
   ];
   return [...rows, ...sqliteReference(ops)];
 }
@@ -68,16 +77,14 @@ function sqliteReference(ops: number): Row[] {
     );
     const insertDownload = db.prepare('INSERT INTO downloads (id, state, name, created_at) VALUES (?, ?, ?, ?)');
     const insertHash = db.prepare('INSERT INTO infohashes (download_id, infohash, kind) VALUES (?, ?, ?)');
-    const ingest = db
-      .transaction((infohash: string) => {
-        const found = owner.get(infohash) as { id: string } | undefined;
-        if (found) return found.id;
-        const id = newId();
-        insertDownload.run(id, 'queued', 'bench', new Date().toISOString());
-        insertHash.run(id, infohash, 'v1');
-        return id;
-      })
-      .immediate;
+    const ingest = db.transaction((infohash: string) => {
+      const found = owner.get(infohash) as { id: string } | undefined;
+      if (found) return found.id;
+      const id = newId();
+      insertDownload.run(id, 'queued', 'bench', new Date().toISOString());
+      insertHash.run(id, infohash, 'v1');
+      return id;
+    }).immediate;
     const timed = (pick: (i: number) => string) => {
       const began = process.hrtime.bigint();
       for (let i = 0; i < ops; i++) ingest(pick(i));
@@ -85,8 +92,16 @@ function sqliteReference(ops: number): Row[] {
     };
     const pool = Array.from({ length: Math.ceil(ops / CONTENDERS) + 1 }, () => randomBytes(20).toString('hex'));
     return [
-      { name: 'SQLite BEGIN IMMEDIATE, distinct (seed)', opsPerSecond: timed(() => randomBytes(20).toString('hex')), note: 'in-process, one writer' },
-      { name: `SQLite BEGIN IMMEDIATE, ${CONTENDERS} per hash (seed)`, opsPerSecond: timed((i) => pool[Math.floor(i / CONTENDERS)]), note: 'in-process, one writer' },
+      {
+        name: 'SQLite BEGIN IMMEDIATE, distinct (seed)',
+        opsPerSecond: timed(() => randomBytes(20).toString('hex')),
+        note: 'in-process, one writer',
+      },
+      {
+        name: `SQLite BEGIN IMMEDIATE, ${CONTENDERS} per hash (seed)`,
+        opsPerSecond: timed((i) => pool[Math.floor(i / CONTENDERS)]),
+        note: 'in-process, one writer',
+      },
     ];
   } finally {
     db.close();

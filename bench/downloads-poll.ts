@@ -27,7 +27,10 @@ export interface PollRow {
 
 export async function downloadsPoll(bench: BenchStack): Promise<PollRow[]> {
   let requests = 0;
-  bench.aws.documents.middlewareStack.add((next) => async (args) => ((requests++, next(args))), { step: 'initialize', name: 'countRequests' });
+  bench.aws.documents.middlewareStack.add((next) => async (args) => (requests++, next(args)), {
+    step: 'initialize',
+    name: 'countRequests',
+  });
   const store = new DynamoDownloadStore({ documents: bench.aws.documents, table: bench.config.tables.downloads });
   const rows: PollRow[] = [];
   for (const size of SIZES) {
@@ -35,9 +38,15 @@ export async function downloadsPoll(bench: BenchStack): Promise<PollRow[]> {
       const emulator = new QbittorrentEmulator({ username: 'admin', password: 'pw', profile: '5.2' });
       const url = await emulator.listen();
       try {
-        const all = Array.from({ length: size }, () => emulator.addTorrent({ kind: 'v1', category: DEFAULT_CATEGORY, progress: 0 }));
+        const all = Array.from({ length: size }, () =>
+          emulator.addTorrent({ kind: 'v1', category: DEFAULT_CATEGORY, progress: 0 }),
+        );
         const changing = all.slice(0, Math.max(1, Math.round(size * CHANGING)));
-        const torrents = new QBittorrentClient({ baseUrl: url, auth: { kind: 'password', username: 'admin', password: 'pw' }, fullResyncMs: 3_600_000 });
+        const torrents = new QBittorrentClient({
+          baseUrl: url,
+          auth: { kind: 'password', username: 'admin', password: 'pw' },
+          fullResyncMs: 3_600_000,
+        });
         if (mode === 'full lists') Object.assign(torrents, { maindata: false });
         const deps = { store, torrents, log: silentLogger };
         await torrents.snapshot(); // the container has polled before
@@ -64,7 +73,9 @@ export async function downloadsPoll(bench: BenchStack): Promise<PollRow[]> {
 }
 
 export function reportDownloadsPoll(rows: PollRow[]): void {
-  process.stdout.write(`\nDownloads poll, steady state, ${CHANGING * 100}% of the torrents changing between polls (qBittorrent 5.2 emulator, DynamoDB Local)\n`);
+  process.stdout.write(
+    `\nDownloads poll, steady state, ${CHANGING * 100}% of the torrents changing between polls (qBittorrent 5.2 emulator, DynamoDB Local)\n`,
+  );
   for (const r of rows) {
     const base = rows.find((b) => b.torrents === SIZES[0] && b.mode === r.mode)!;
     process.stdout.write(

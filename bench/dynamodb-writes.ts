@@ -8,16 +8,25 @@ import { BenchStack, report, Row, throughput } from './support';
  * (the shape of an ingest: entity + membership + guard). Rounds interleave the
  * three kinds so drift of the emulator (JIT warm-up, GC) hits all alike.
  */
-export async function dynamodbWrites(bench: BenchStack, opsPerKind = 3000, concurrency = 8, rounds = 3): Promise<Row[]> {
+export async function dynamodbWrites(
+  bench: BenchStack,
+  opsPerKind = 3000,
+  concurrency = 8,
+  rounds = 3,
+): Promise<Row[]> {
   const TableName = bench.config.tables.downloads;
   const { dynamodb } = bench.aws;
   const item = (pk: string, sk: string) => ({ PK: { S: pk }, SK: { S: sk }, payload: { S: 'x'.repeat(200) } });
 
   const kinds: Record<string, (i: number) => Promise<unknown>> = {
-    'PutItem': () => dynamodb.send(new PutItemCommand({ TableName, Item: item(`BENCH#${newId()}`, 'META') })),
+    PutItem: () => dynamodb.send(new PutItemCommand({ TableName, Item: item(`BENCH#${newId()}`, 'META') })),
     'PutItem if attribute_not_exists': () =>
       dynamodb.send(
-        new PutItemCommand({ TableName, Item: item(`BENCH#${newId()}`, 'META'), ConditionExpression: 'attribute_not_exists(PK)' }),
+        new PutItemCommand({
+          TableName,
+          Item: item(`BENCH#${newId()}`, 'META'),
+          ConditionExpression: 'attribute_not_exists(PK)',
+        }),
       ),
     'TransactWriteItems, 3 conditional puts': () => {
       const id = newId();
@@ -36,7 +45,8 @@ export async function dynamodbWrites(bench: BenchStack, opsPerKind = 3000, concu
   const seconds: Record<string, number> = Object.fromEntries(Object.keys(kinds).map((k) => [k, 0]));
   const perRound = Math.ceil(opsPerKind / rounds);
   for (let r = 0; r < rounds; r++) {
-    for (const [name, op] of Object.entries(kinds)) seconds[name] += perRound / (await throughput(perRound, concurrency, op));
+    for (const [name, op] of Object.entries(kinds))
+      seconds[name] += perRound / (await throughput(perRound, concurrency, op));
   }
   return Object.keys(kinds).map((name) => ({ name, opsPerSecond: (perRound * rounds) / seconds[name] }));
 }

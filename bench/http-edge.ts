@@ -10,13 +10,18 @@ import { BenchStack, report, Row, throughput } from './support';
  */
 const tokens = { all: newToken(), syncOnly: newToken() };
 
-export const edgeTokens = JSON.stringify([grantJson('bench-all', tokens.all, SCOPES), grantJson('bench-sync', tokens.syncOnly, ['sync:read'])]);
+export const edgeTokens = JSON.stringify([
+  grantJson('bench-all', tokens.all, SCOPES),
+  grantJson('bench-sync', tokens.syncOnly, ['sync:read']),
+]);
 
 export async function httpEdge(bench: BenchStack, ops = 600, concurrency = 8): Promise<Row[]> {
   const base = bench.stack.services.find((s) => s.name === 'serverless-offline')?.url;
   if (!base) throw new Error('the edge bench needs serverless offline');
   const get = (authorization?: string) => async () => {
-    const res = await fetch(`${base}/downloads/not-an-id-${newId()}`, { headers: authorization ? { authorization } : {} });
+    const res = await fetch(`${base}/downloads/not-an-id-${newId()}`, {
+      headers: authorization ? { authorization } : {},
+    });
     await res.arrayBuffer();
     return res.status;
   };

@@ -26,12 +26,21 @@ const NEEDS_OFFLINE = ['edge'];
 async function main() {
   const chosen = process.argv.slice(2);
   const unknown = chosen.filter((name) => !(name in BENCHES));
-  if (unknown.length) throw new Error(`unknown bench ${unknown.join(', ')}; choose from ${Object.keys(BENCHES).join(', ')}`);
+  if (unknown.length)
+    throw new Error(`unknown bench ${unknown.join(', ')}; choose from ${Object.keys(BENCHES).join(', ')}`);
   const names = chosen.length ? chosen : Object.keys(BENCHES);
   const offline = names.some((name) => NEEDS_OFFLINE.includes(name));
   const bench = await startBenchStack({
     say: (line) => process.stdout.write(`[bench] ${line}\n`),
-    ...(offline ? { offline: true, emulators: true, httpPort: await freePort(), lambdaPort: await freePort(), authTokens: edgeTokens } : {}),
+    ...(offline
+      ? {
+          offline: true,
+          emulators: true,
+          httpPort: await freePort(),
+          lambdaPort: await freePort(),
+          authTokens: edgeTokens,
+        }
+      : {}),
   });
   try {
     for (const name of names) await BENCHES[name](bench);

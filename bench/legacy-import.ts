@@ -23,10 +23,21 @@ export async function legacyImport(bench: BenchStack, rows = 3000, concurrency =
     const makeFile = (name: string, firstId: number, count: number, firstSecond: number) => {
       const file = path.join(dir, name);
       const db = new Database(file);
-      db.exec(`CREATE TABLE download (id INTEGER PRIMARY KEY AUTOINCREMENT, infohash TEXT, state TEXT, name TEXT, created_at TEXT)`);
-      const insert = db.prepare(`INSERT INTO download (id, infohash, state, name, created_at) VALUES (?, ?, ?, ?, datetime(?, 'unixepoch'))`);
+      db.exec(
+        `CREATE TABLE download (id INTEGER PRIMARY KEY AUTOINCREMENT, infohash TEXT, state TEXT, name TEXT, created_at TEXT)`,
+      );
+      const insert = db.prepare(
+        `INSERT INTO download (id, infohash, state, name, created_at) VALUES (?, ?, ?, ?, datetime(?, 'unixepoch'))`,
+      );
       db.transaction(() => {
-        for (let i = 0; i < count; i++) insert.run(firstId + i, randomBytes(20).toString('hex'), i % 10 === 0 ? 'downloading' : 'completed', `row ${i}`, firstSecond + Math.floor(i / 8));
+        for (let i = 0; i < count; i++)
+          insert.run(
+            firstId + i,
+            randomBytes(20).toString('hex'),
+            i % 10 === 0 ? 'downloading' : 'completed',
+            `row ${i}`,
+            firstSecond + Math.floor(i / 8),
+          );
       })();
       db.close();
       return file;
@@ -43,26 +54,47 @@ export async function legacyImport(bench: BenchStack, rows = 3000, concurrency =
     const result = await importLegacyDownloads(legacy.rows(), { store, concurrency });
     const importRate = rows / (Number(process.hrtime.bigint() - began) / 1e9);
     legacy.close();
-    if (result.summary.imported !== rows) throw new Error(`bench import wrote ${result.summary.imported} of ${rows} rows: ${JSON.stringify(result.summary)}`);
+    if (result.summary.imported !== rows)
+      throw new Error(
+        `bench import wrote ${result.summary.imported} of ${rows} rows: ${JSON.stringify(result.summary)}`,
+      );
 
     // The same items, re-keyed so they land beside the imported ones instead of over them.
     const items: Record<string, unknown>[] = [];
     let ExclusiveStartKey: Record<string, unknown> | undefined;
     do {
       const page = await bench.aws.documents.send(new ScanCommand({ TableName: table, ExclusiveStartKey }));
-      items.push(...(page.Items ?? []).filter((i) => ['legacy-id', 'download', 'membership', 'guard'].includes(i.entity as string) && Object.values(result.ids).includes((i.download_id ?? i.id) as string)));
+      items.push(
+        ...(page.Items ?? []).filter(
+          (i) =>
+            ['legacy-id', 'download', 'membership', 'guard'].includes(i.entity as string) &&
+            Object.values(result.ids).includes((i.download_id ?? i.id) as string),
+        ),
+      );
       ExclusiveStartKey = page.LastEvaluatedKey;
     } while (ExclusiveStartKey);
     const batches: Record<string, unknown>[][] = [];
-    for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25).map((item) => ({ ...item, PK: `BENCH#${item.PK}` })));
+    for (let i = 0; i < items.length; i += 25)
+      batches.push(items.slice(i, i + 25).map((item) => ({ ...item, PK: `BENCH#${item.PK}` })));
     const batchRate = await throughput(batches.length, concurrency, async (i) => {
-      let request: BatchWriteCommandInput['RequestItems'] = { [table]: batches[i].map((Item) => ({ PutRequest: { Item } })) };
-      while (request && Object.keys(request).length) request = (await bench.aws.documents.send(new BatchWriteCommand({ RequestItems: request }))).UnprocessedItems;
+      let request: BatchWriteCommandInput['RequestItems'] = {
+        [table]: batches[i].map((Item) => ({ PutRequest: { Item } })),
+      };
+      while (request && Object.keys(request).length)
+        request = (await bench.aws.documents.send(new BatchWriteCommand({ RequestItems: request }))).UnprocessedItems;
     });
     const perRow = items.length / rows;
     return [
-      { name: 'BatchWriteItem of the same items', opsPerSecond: (batchRate * 25) / perRow, note: `${perRow.toFixed(2)} items per row, 25 a call` },
-      { name: 'legacy import (guarded, per row)', opsPerSecond: importRate, note: `batches of 32 rows, ${concurrency} in flight` },
+      {
+        name: 'BatchWriteItem of the same items',
+        opsPerSecond: (batchRate * 25) / perRow,
+        note: `${perRow.toFixed(2)} items per row, 25 a call`,
+      },
+      {
+        name: 'legacy import (guarded, per row)',
+        opsPerSecond: importRate,
+        note: `batches of 32 rows, ${concurrency} in flight`,
+      },
     ];
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -33,7 +33,12 @@ const FIXTURES = path.resolve(__dirname, '../fixtures/ocr');
 /** Wraps every method of `target` so the time spent in each is summed under `label.method`. */
 type OnCall = (name: string, args: unknown[], began: number, ended: number) => void;
 
-function timed<T extends object>(target: T, label: string, stats: Map<string, { calls: number; ms: number }>, onCall?: OnCall): T {
+function timed<T extends object>(
+  target: T,
+  label: string,
+  stats: Map<string, { calls: number; ms: number }>,
+  onCall?: OnCall,
+): T {
   return new Proxy(target, {
     get(obj, prop, receiver) {
       const value = Reflect.get(obj, prop, receiver);
@@ -66,10 +71,13 @@ export async function scanGateway(bench: BenchStack) {
   };
   const onCall: OnCall = (name, args, _began, ended) => {
     if (name === 'hotFolder.put') mark(String(args[0]).slice(0, 36), 'in_input', ended);
-    if (name === 'jobs.recordPoll' && (args[1] as { settle?: unknown }).settle) mark((args[0] as { job_id: string }).job_id, 'first_seen', ended);
+    if (name === 'jobs.recordPoll' && (args[1] as { settle?: unknown }).settle)
+      mark((args[0] as { job_id: string }).job_id, 'first_seen', ended);
     if (name === 'files.writeRaw') mark(String(args[0]).slice(4, 40), 'settled', _began);
   };
-  const template = planResources(bench.stack.definition.resources.Resources).tables.find((t) => t.logicalId === 'ScanTable')!;
+  const template = planResources(bench.stack.definition.resources.Resources).tables.find(
+    (t) => t.logicalId === 'ScanTable',
+  )!;
   const TableName = `${template.create.TableName}-bench`;
   await bench.aws.dynamodb.send(new CreateTableCommand({ ...template.create, TableName }));
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-scan-'));
@@ -83,12 +91,24 @@ export async function scanGateway(bench: BenchStack) {
       if (e.status !== 'processing') finished.set(e.job_id, performance.now());
     },
   });
-  const config = { ...loadScanConfig({ SCAN_HOTFOLDER_ROOT: root, SCAN_RESULT_SUBJECT: subject, SCAN_SETTLE_SECONDS: String(SETTLE_MS / 1000), SCAN_POLL_SECONDS: String(POLL_MS / 1000) }), bucket: bench.config.buckets.files };
+  const config = {
+    ...loadScanConfig({
+      SCAN_HOTFOLDER_ROOT: root,
+      SCAN_RESULT_SUBJECT: subject,
+      SCAN_SETTLE_SECONDS: String(SETTLE_MS / 1000),
+      SCAN_POLL_SECONDS: String(POLL_MS / 1000),
+    }),
+    bucket: bench.config.buckets.files,
+  };
   const deps: GatewayDeps = {
     jobs: timed(new DynamoDbScanJobStore(bench.aws.documents, TableName), 'jobs', stats, onCall),
     files: timed(new S3ScanFiles(bench.aws.s3, config.bucket), 'files', stats, onCall),
     hotFolder: timed(new LocalHotFolder(root), 'hotFolder', stats, onCall),
-    publish: timed({ publish: (s: string, d: string, id: string) => publishWithRetries(nc, s, d, id, 3) }, 'nats', stats).publish,
+    publish: timed(
+      { publish: (s: string, d: string, id: string) => publishWithRetries(nc, s, d, id, 3) },
+      'nats',
+      stats,
+    ).publish,
     normalizer: new ContentAiNormalizer(0.8),
     config,
     service: { name: 'bench', version: '0' },
@@ -96,10 +116,22 @@ export async function scanGateway(bench: BenchStack) {
     log: silentLogger,
   };
   const key = `bench/${randomUUID()}/aep_6.pdf`;
-  await bench.aws.s3.send(new PutObjectCommand({ Bucket: config.bucket, Key: key, Body: fs.readFileSync(path.join(FIXTURES, 'inputs', 'aep_6.pdf')) }));
+  await bench.aws.s3.send(
+    new PutObjectCommand({
+      Bucket: config.bucket,
+      Key: key,
+      Body: fs.readFileSync(path.join(FIXTURES, 'inputs', 'aep_6.pdf')),
+    }),
+  );
   const request = () => ({
-    schema_version: '1.0', job_id: randomUUID(), file_id: randomUUID(), attempt: 1, pipeline: 'image',
-    s3: { bucket: config.bucket, key }, original_name: 'aep_6.pdf', reply_deadline: new Date(Date.now() + 600_000).toISOString(),
+    schema_version: '1.0',
+    job_id: randomUUID(),
+    file_id: randomUUID(),
+    attempt: 1,
+    pipeline: 'image',
+    s3: { bucket: config.bucket, key },
+    original_name: 'aep_6.pdf',
+    reply_deadline: new Date(Date.now() + 600_000).toISOString(),
   });
 
   // Emulator and poller run as the deployed ones would: on their own, in loops.
@@ -108,7 +140,8 @@ export async function scanGateway(bench: BenchStack) {
     const loops = Promise.all([
       (async () => {
         while (running) {
-          for (const job of await scanOnce({ root: hotRoot, fixturesDir: FIXTURES })) mark(job, 'answered', performance.now());
+          for (const job of await scanOnce({ root: hotRoot, fixturesDir: FIXTURES }))
+            mark(job, 'answered', performance.now());
           await new Promise((r) => setTimeout(r, 20));
         }
       })(),
@@ -126,7 +159,9 @@ export async function scanGateway(bench: BenchStack) {
     };
   };
   let stopLoops = startLoops(deps, root);
-  const until = async (cond: () => boolean) => { while (!cond()) await new Promise((r) => setTimeout(r, 5)); };
+  const until = async (cond: () => boolean) => {
+    while (!cond()) await new Promise((r) => setTimeout(r, 5));
+  };
 
   try {
     const latencies: number[] = [];
@@ -143,7 +178,10 @@ export async function scanGateway(bench: BenchStack) {
     const PHASES = ['requested', 'in_input', 'answered', 'first_seen', 'settled', 'published'];
     const phases: Record<string, number> = {};
     for (let i = 1; i < PHASES.length; i++) {
-      const spans = [...marks.values()].filter((m) => m[PHASES[i]] && m[PHASES[i - 1]]).map((m) => m[PHASES[i]] - m[PHASES[i - 1]]).sort((a, b) => a - b);
+      const spans = [...marks.values()]
+        .filter((m) => m[PHASES[i]] && m[PHASES[i - 1]])
+        .map((m) => m[PHASES[i]] - m[PHASES[i - 1]])
+        .sort((a, b) => a - b);
       phases[`${PHASES[i - 1]} → ${PHASES[i]}`] = spans[Math.floor(spans.length / 2)] ?? NaN;
     }
     latencies.sort((a, b) => a - b);
@@ -163,7 +201,10 @@ export async function scanGateway(bench: BenchStack) {
     stats.clear();
     const sambaDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-samba-'));
     const share = await startSamba(sambaDir);
-    const smbDeps: GatewayDeps = { ...deps, hotFolder: timed(new SmbHotFolder({ ...share, timeoutMs: 30_000 }), 'hotFolder', stats, onCall) };
+    const smbDeps: GatewayDeps = {
+      ...deps,
+      hotFolder: timed(new SmbHotFolder({ ...share, timeoutMs: 30_000 }), 'hotFolder', stats, onCall),
+    };
     stopLoops = startLoops(smbDeps, share.root);
     let smbTotal: number;
     try {
@@ -178,7 +219,17 @@ export async function scanGateway(bench: BenchStack) {
       await share.service.stop();
       fs.rmSync(sambaDir, { recursive: true, force: true });
     }
-    return { median, overhead: median - SETTLE_MS, total, smbTotal, inflight: config.maxInflight, single, batch: batchStats, smb: new Map(stats), phases };
+    return {
+      median,
+      overhead: median - SETTLE_MS,
+      total,
+      smbTotal,
+      inflight: config.maxInflight,
+      single,
+      batch: batchStats,
+      smb: new Map(stats),
+      phases,
+    };
   } finally {
     await stopLoops();
     await nc.close();
@@ -189,17 +240,31 @@ export async function scanGateway(bench: BenchStack) {
 
 export function reportScanGateway(r: Awaited<ReturnType<typeof scanGateway>>): void {
   process.stdout.write(`\nScan gateway (settle window ${SETTLE_MS} ms, polls every ${POLL_MS} ms, emulator delay 0)\n`);
-  process.stdout.write(`  one job, median of 10: ${r.median.toFixed(0)} ms end to end; gateway overhead ${r.overhead.toFixed(0)} ms = x${(r.overhead / SETTLE_MS).toFixed(2)} of the settle window\n`);
+  process.stdout.write(
+    `  one job, median of 10: ${r.median.toFixed(0)} ms end to end; gateway overhead ${r.overhead.toFixed(0)} ms = x${(r.overhead / SETTLE_MS).toFixed(2)} of the settle window\n`,
+  );
   process.stdout.write(
     `  100 jobs, ${r.inflight} in flight: ${(r.total / 1000).toFixed(1)} s = x${(r.total / SETTLE_MS).toFixed(1)} settle windows; ${(100 / (r.total / 1000)).toFixed(1)} jobs/s ` +
       `(the slot-bound ideal is x${(100 / r.inflight).toFixed(0)})\n`,
   );
-  process.stdout.write(`  100 jobs through a Samba share: ${(r.smbTotal / 1000).toFixed(1)} s = x${(r.smbTotal / SETTLE_MS).toFixed(1)} settle windows\n`);
-  process.stdout.write(`  one job, median per phase: ${Object.entries(r.phases).map(([k, v]) => `${k} ${v.toFixed(0)} ms`).join('; ')}\n`);
-  for (const [title, stats] of [['10 single jobs', r.single], ['100 jobs', r.batch], ['100 jobs, SMB', r.smb]] as const) {
+  process.stdout.write(
+    `  100 jobs through a Samba share: ${(r.smbTotal / 1000).toFixed(1)} s = x${(r.smbTotal / SETTLE_MS).toFixed(1)} settle windows\n`,
+  );
+  process.stdout.write(
+    `  one job, median per phase: ${Object.entries(r.phases)
+      .map(([k, v]) => `${k} ${v.toFixed(0)} ms`)
+      .join('; ')}\n`,
+  );
+  for (const [title, stats] of [
+    ['10 single jobs', r.single],
+    ['100 jobs', r.batch],
+    ['100 jobs, SMB', r.smb],
+  ] as const) {
     process.stdout.write(`  where the time goes, ${title} (calls, total ms, ms per call):\n`);
     for (const [name, s] of [...stats].sort((a, b) => b[1].ms - a[1].ms)) {
-      process.stdout.write(`    ${name.padEnd(28)} ${String(s.calls).padStart(6)} ${s.ms.toFixed(0).padStart(8)} ${(s.ms / s.calls).toFixed(1).padStart(7)}\n`);
+      process.stdout.write(
+        `    ${name.padEnd(28)} ${String(s.calls).padStart(6)} ${s.ms.toFixed(0).padStart(8)} ${(s.ms / s.calls).toFixed(1).padStart(7)}\n`,
+      );
     }
   }
 }

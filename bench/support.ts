@@ -21,7 +21,14 @@ export interface BenchStack {
 
 export async function startBenchStack(options: Partial<StackOptions> = {}): Promise<BenchStack> {
   const stateDir = path.join(ROOT, '.stack', `bench-${process.pid}`);
-  const stack = await startStack({ root: ROOT, stateDir, stage: 'bench', offline: false, emulators: false, ...options });
+  const stack = await startStack({
+    root: ROOT,
+    stateDir,
+    stage: 'bench',
+    offline: false,
+    emulators: false,
+    ...options,
+  });
   Object.assign(process.env, stack.env);
   const config = loadConfig(process.env);
   const aws = createAwsClients(config, TOOL_DYNAMODB_LIMITS);
@@ -39,7 +46,11 @@ export async function startBenchStack(options: Partial<StackOptions> = {}): Prom
 }
 
 /** Runs `op(i)` for i in [0, count) with `concurrency` in flight; returns ops per second. */
-export async function throughput(count: number, concurrency: number, op: (i: number) => Promise<unknown>): Promise<number> {
+export async function throughput(
+  count: number,
+  concurrency: number,
+  op: (i: number) => Promise<unknown>,
+): Promise<number> {
   let next = 0;
   const began = process.hrtime.bigint();
   await Promise.all(

@@ -19,8 +19,13 @@ const sealer = () => keyring;
 export async function syncTick(bench: BenchStack, sizes = [1, 100, 1000]) {
   const { dynamodb, documents } = bench.aws;
   let calls = 0;
-  dynamodb.middlewareStack.add((next) => async (args) => (calls++, next(args)), { step: 'initialize', name: 'benchCountCalls' });
-  const template = planResources(bench.stack.definition.resources.Resources).tables.find((t) => t.logicalId === 'SyncTable')!;
+  dynamodb.middlewareStack.add((next) => async (args) => (calls++, next(args)), {
+    step: 'initialize',
+    name: 'benchCountCalls',
+  });
+  const template = planResources(bench.stack.definition.resources.Resources).tables.find(
+    (t) => t.logicalId === 'SyncTable',
+  )!;
 
   const rows = [];
   for (const n of sizes) {
@@ -29,12 +34,22 @@ export async function syncTick(bench: BenchStack, sizes = [1, 100, 1000]) {
     try {
       const store = new SyncStore({ documents, table: TableName, waitBoundMs: 15 * 60 * 1000, sealer });
       for (let i = 0; i < n; i += 25) {
-        await Promise.all(Array.from({ length: Math.min(25, n - i) }, () => store.putConnection(newId(), 'tok_benchbench1', new Date())));
+        await Promise.all(
+          Array.from({ length: Math.min(25, n - i) }, () =>
+            store.putConnection(newId(), 'tok_benchbench1', new Date()),
+          ),
+        );
       }
       const measure = async () => {
         calls = 0;
         const began = process.hrtime.bigint();
-        await tick({ store, dispatch: async () => undefined, now: Date.now, log: silentLogger, run: { run_id: newId(), run_deadline: Date.now() + 55_000 } });
+        await tick({
+          store,
+          dispatch: async () => undefined,
+          now: Date.now,
+          log: silentLogger,
+          run: { run_id: newId(), run_deadline: Date.now() + 55_000 },
+        });
         return { ms: Number(process.hrtime.bigint() - began) / 1e6, calls };
       };
       const reserving = await measure();

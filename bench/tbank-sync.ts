@@ -23,7 +23,9 @@ const keyring = new SecretSealer(parseKeyring(newKeyringEntry('bench')).keyring!
  */
 export async function tbankSync(bench: BenchStack, windowMs = 60_000) {
   const { dynamodb, documents } = bench.aws;
-  const template = planResources(bench.stack.definition.resources.Resources).tables.find((t) => t.logicalId === 'SyncTable')!;
+  const template = planResources(bench.stack.definition.resources.Resources).tables.find(
+    (t) => t.logicalId === 'SyncTable',
+  )!;
   const TableName = `${template.create.TableName}-bench-tbank`;
   await dynamodb.send(new CreateTableCommand({ ...template.create, TableName }));
   const emulator = new BrokerageEmulator({ windowMs });
@@ -58,10 +60,16 @@ export async function tbankSync(bench: BenchStack, windowMs = 60_000) {
     );
     const ms = performance.now() - began;
     const byService: Record<string, number> = {};
-    for (const [method, n] of Object.entries(emulator.calls)) byService[method.split('/')[0]] = (byService[method.split('/')[0]] ?? 0) + n;
+    for (const [method, n] of Object.entries(emulator.calls))
+      byService[method.split('/')[0]] = (byService[method.split('/')[0]] ?? 0) + n;
     // The limits' sustained rate: n calls at `limit` per window need (n - limit) / limit windows beyond a first full
     // burst. (Windows are epoch-aligned, so a run's wall also depends on where in a window it starts: up to one window more.)
-    const lowerBoundMs = Math.max(1, ...Object.entries(byService).map(([service, n]) => (Math.max(0, n - LIMITS[service]) / LIMITS[service]) * windowMs));
+    const lowerBoundMs = Math.max(
+      1,
+      ...Object.entries(byService).map(
+        ([service, n]) => (Math.max(0, n - LIMITS[service]) / LIMITS[service]) * windowMs,
+      ),
+    );
     const operations = (await data.operations(user, '1970-01-01T00:00:00.000Z', '9999-01-01T00:00:00.000Z')).length;
     return { ms, results, byService, rateLimited: emulator.rateLimited, lowerBoundMs, windowMs, operations };
   } finally {
@@ -71,8 +79,12 @@ export async function tbankSync(bench: BenchStack, windowMs = 60_000) {
 }
 
 export function reportTbankSync(r: Awaited<ReturnType<typeof tbankSync>>): void {
-  process.stdout.write(`\nSync: one user's full T-Bank sync (emulator, rate window ${r.windowMs} ms, DynamoDB Local)\n`);
+  process.stdout.write(
+    `\nSync: one user's full T-Bank sync (emulator, rate window ${r.windowMs} ms, DynamoDB Local)\n`,
+  );
   process.stdout.write(`  steps ${r.results.join(', ')}; ${r.operations} operations stored\n`);
   process.stdout.write(`  calls per service ${JSON.stringify(r.byService)}; 429 answers ${r.rateLimited}\n`);
-  process.stdout.write(`  wall ${r.ms.toFixed(0)} ms; lower bound from the limits ${r.lowerBoundMs.toFixed(0)} ms; x${(r.ms / r.lowerBoundMs).toFixed(2)} of the bound\n`);
+  process.stdout.write(
+    `  wall ${r.ms.toFixed(0)} ms; lower bound from the limits ${r.lowerBoundMs.toFixed(0)} ms; x${(r.ms / r.lowerBoundMs).toFixed(2)} of the bound\n`,
+  );
 }

@@ -66,7 +66,8 @@ export function readFunctions(file: string): FunctionDefs {
   }
   const doc = parsed as { service?: { functions?: unknown }; functions?: unknown };
   const functions = typeof doc.service === 'object' && doc.service?.functions ? doc.service.functions : doc.functions;
-  if (!functions || typeof functions !== 'object') throw new DefinitionError(`SERVICE_DEFINITION ${file}: no functions`);
+  if (!functions || typeof functions !== 'object')
+    throw new DefinitionError(`SERVICE_DEFINITION ${file}: no functions`);
   return functions as FunctionDefs;
 }
 
@@ -77,7 +78,11 @@ export interface Connector {
   stop(): Promise<boolean>;
 }
 
-export async function startConnector(settings: ConnectorSettings, env: NodeJS.ProcessEnv, log: Logger): Promise<Connector> {
+export async function startConnector(
+  settings: ConnectorSettings,
+  env: NodeJS.ProcessEnv,
+  log: Logger,
+): Promise<Connector> {
   const trigger = await startNatsTrigger({
     functions: readFunctions(settings.definitionFile),
     nats: loadNatsConfig(env),
@@ -86,7 +91,8 @@ export async function startConnector(settings: ConnectorSettings, env: NodeJS.Pr
     log,
     limits: { maxInFlight: settings.maxInFlight },
   });
-  if (!trigger) throw new DefinitionError(`SERVICE_DEFINITION ${settings.definitionFile}: no function has a nats event`);
+  if (!trigger)
+    throw new DefinitionError(`SERVICE_DEFINITION ${settings.definitionFile}: no function has a nats event`);
 
   let draining = false;
   const server = http.createServer((req, res) => {

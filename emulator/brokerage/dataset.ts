@@ -21,7 +21,12 @@ export interface WireInstrument {
   price: bigint; // nanos
 }
 
-const kind = { share: 'INSTRUMENT_TYPE_SHARE', bond: 'INSTRUMENT_TYPE_BOND', etf: 'INSTRUMENT_TYPE_ETF', currency: 'INSTRUMENT_TYPE_CURRENCY' } as const;
+const kind = {
+  share: 'INSTRUMENT_TYPE_SHARE',
+  bond: 'INSTRUMENT_TYPE_BOND',
+  etf: 'INSTRUMENT_TYPE_ETF',
+  currency: 'INSTRUMENT_TYPE_CURRENCY',
+} as const;
 const N = 1_000_000_000n;
 const instrument = (
   figi: string,
@@ -53,9 +58,42 @@ export const INSTRUMENTS: WireInstrument[] = [
   instrument('BBG004730RP0', 'GAZP', 'TQBR', 'RU0007661625', 'Газпром', 'rub', 10, 'share', 128_740_000_000n, 2),
   instrument('BBG004731032', 'LKOH', 'TQBR', 'RU0009024277', 'ЛУКОЙЛ', 'rub', 1, 'share', 6_912_500_000_000n, 3),
   instrument('BBG000B9XRY4', 'AAPL', 'SPBXM', 'US0378331005', 'Apple', 'usd', 1, 'share', 189_250_000_000n, 4),
-  instrument('BBG00R240WL5', 'SU26238RMFS4', 'TQOB', 'RU000A1038V6', 'ОФЗ 26238', 'rub', 1, 'bond', 583_400_000_000n, 5),
-  instrument('BBG00XH4W3N3', 'RU000A102CL3', 'TQCB', 'RU000A102CL3', 'Роснефть выпуск 2', 'rub', 1, 'bond', 998_100_000_000n, 6),
-  instrument('TCS00A105EX7', 'TMOS', 'TQTF', 'RU000A101X76', 'Тинькофф Индекс МосБиржи', 'rub', 1, 'etf', 6_825_000_000n, 7),
+  instrument(
+    'BBG00R240WL5',
+    'SU26238RMFS4',
+    'TQOB',
+    'RU000A1038V6',
+    'ОФЗ 26238',
+    'rub',
+    1,
+    'bond',
+    583_400_000_000n,
+    5,
+  ),
+  instrument(
+    'BBG00XH4W3N3',
+    'RU000A102CL3',
+    'TQCB',
+    'RU000A102CL3',
+    'Роснефть выпуск 2',
+    'rub',
+    1,
+    'bond',
+    998_100_000_000n,
+    6,
+  ),
+  instrument(
+    'TCS00A105EX7',
+    'TMOS',
+    'TQTF',
+    'RU000A101X76',
+    'Тинькофф Индекс МосБиржи',
+    'rub',
+    1,
+    'etf',
+    6_825_000_000n,
+    7,
+  ),
   instrument('BBG0013HGFT4', 'USD000UTSTOM', 'CETS', '', 'Доллар США', 'rub', 1000, 'currency', 92_415_000_000n, 8),
   instrument('BBG0013HRTL0', 'CNYRUB_TOM', 'CETS', '', 'Юань', 'rub', 1, 'currency', 12_705_000_000n, 9),
 ];
@@ -71,12 +109,38 @@ export interface WireAccount {
 }
 
 export const ACCOUNTS: WireAccount[] = [
-  { id: '2000114821', type: 'ACCOUNT_TYPE_TINKOFF', name: 'Брокерский счёт', status: 'ACCOUNT_STATUS_OPEN', openedDate: '2024-12-02T00:00:00Z', accessLevel: 'ACCOUNT_ACCESS_LEVEL_READ_ONLY' },
-  { id: '2000221907', type: 'ACCOUNT_TYPE_TINKOFF_IIS', name: 'ИИС', status: 'ACCOUNT_STATUS_OPEN', openedDate: '2025-01-15T00:00:00Z', accessLevel: 'ACCOUNT_ACCESS_LEVEL_READ_ONLY' },
-  { id: '2000330015', type: 'ACCOUNT_TYPE_TINKOFF', name: 'Старый счёт', status: 'ACCOUNT_STATUS_CLOSED', openedDate: '2023-03-01T00:00:00Z', closedDate: '2024-11-30T00:00:00Z', accessLevel: 'ACCOUNT_ACCESS_LEVEL_READ_ONLY' },
+  {
+    id: '2000114821',
+    type: 'ACCOUNT_TYPE_TINKOFF',
+    name: 'Брокерский счёт',
+    status: 'ACCOUNT_STATUS_OPEN',
+    openedDate: '2024-12-02T00:00:00Z',
+    accessLevel: 'ACCOUNT_ACCESS_LEVEL_READ_ONLY',
+  },
+  {
+    id: '2000221907',
+    type: 'ACCOUNT_TYPE_TINKOFF_IIS',
+    name: 'ИИС',
+    status: 'ACCOUNT_STATUS_OPEN',
+    openedDate: '2025-01-15T00:00:00Z',
+    accessLevel: 'ACCOUNT_ACCESS_LEVEL_READ_ONLY',
+  },
+  {
+    id: '2000330015',
+    type: 'ACCOUNT_TYPE_TINKOFF',
+    name: 'Старый счёт',
+    status: 'ACCOUNT_STATUS_CLOSED',
+    openedDate: '2023-03-01T00:00:00Z',
+    closedDate: '2024-11-30T00:00:00Z',
+    accessLevel: 'ACCOUNT_ACCESS_LEVEL_READ_ONLY',
+  },
 ];
 
-export const moneyValue = (currency: string, nanos: bigint) => ({ currency, units: (nanos / N).toString(), nano: Number(nanos % N) });
+export const moneyValue = (currency: string, nanos: bigint) => ({
+  currency,
+  units: (nanos / N).toString(),
+  nano: Number(nanos % N),
+});
 export const quotationOf = (nanos: bigint) => ({ units: (nanos / N).toString(), nano: Number(nanos % N) });
 
 export interface WireOperation {
@@ -142,7 +206,9 @@ function generateOperations(): WireOperation[] {
   open.forEach((account, ai) => {
     for (let i = 0; i < per[ai]; i++) {
       const at = START + Math.floor(rand() * (END - START));
-      const date = new Date(at - (at % 1000)).toISOString().replace('.000Z', `.${String(Math.floor(rand() * 1e6)).padStart(6, '0')}Z`);
+      const date = new Date(at - (at % 1000))
+        .toISOString()
+        .replace('.000Z', `.${String(Math.floor(rand() * 1e6)).padStart(6, '0')}Z`);
       const r = rand();
       const inst = pick(tradable);
       let type: string;
@@ -162,10 +228,13 @@ function generateOperations(): WireOperation[] {
       const trade = /BUY|SELL|INPUT_SECURITIES/.test(type);
       const withInstrument = trade || /DIVIDEND|COUPON|BOND_REPAYMENT/.test(type);
       const s = rand();
-      const state = s < 0.9 ? 'OPERATION_STATE_EXECUTED' : s < 0.96 ? 'OPERATION_STATE_CANCELED' : 'OPERATION_STATE_PROGRESS';
+      const state =
+        s < 0.9 ? 'OPERATION_STATE_EXECUTED' : s < 0.96 ? 'OPERATION_STATE_CANCELED' : 'OPERATION_STATE_PROGRESS';
       const quantity = trade ? BigInt(inst.lot * (1 + Math.floor(rand() * 20))) : 0n;
       // Prices vary by a few percent around the instrument's price, to the kopeck.
-      const price = trade ? (inst.price * BigInt(9500 + Math.floor(rand() * 1000))) / 10_000n / 10_000_000n * 10_000_000n : 0n;
+      const price = trade
+        ? ((inst.price * BigInt(9500 + Math.floor(rand() * 1000))) / 10_000n / 10_000_000n) * 10_000_000n
+        : 0n;
       const cash = BigInt(Math.floor(rand() * 5_000_000)) * 10_000_000n; // up to 50,000.00
       const currency = withInstrument ? inst.currency : pick(['rub', 'rub', 'rub', 'usd', 'cny']);
       const sign = /BUY|FEE|TAX|OUTPUT/.test(type) ? -1n : 1n;
@@ -174,7 +243,8 @@ function generateOperations(): WireOperation[] {
         cursor: '',
         brokerAccountId: account.id,
         id: String(300_000_000 + ai * 10_000_000 + i * 7),
-        parentOperationId: type === 'OPERATION_TYPE_BROKER_FEE' ? String(300_000_000 + ai * 10_000_000 + Math.max(0, i - 1) * 7) : '',
+        parentOperationId:
+          type === 'OPERATION_TYPE_BROKER_FEE' ? String(300_000_000 + ai * 10_000_000 + Math.max(0, i - 1) * 7) : '',
         name: withInstrument ? inst.name : '',
         date,
         type,
@@ -190,7 +260,8 @@ function generateOperations(): WireOperation[] {
         commission: moneyValue(currency, trade ? -(amount / 1000n / 10_000_000n) * 10_000_000n : 0n),
         quantity: quantity.toString(),
         quantityRest: state === 'OPERATION_STATE_PROGRESS' ? (quantity / 2n).toString() : '0',
-        quantityDone: state === 'OPERATION_STATE_PROGRESS' ? (quantity - quantity / 2n).toString() : quantity.toString(),
+        quantityDone:
+          state === 'OPERATION_STATE_PROGRESS' ? (quantity - quantity / 2n).toString() : quantity.toString(),
       });
     }
   });
@@ -205,7 +276,8 @@ export function portfolioOf(accountId: string) {
   const index = ACCOUNTS.findIndex((a) => a.id === accountId);
   const held = INSTRUMENTS.filter((_, i) => (i + index) % 4 !== 0);
   const positions = held.map((inst, i) => {
-    const qty = inst.instrumentType === 'currency' ? BigInt(1000 + i * 137) * N + 250_000_000n : BigInt(inst.lot * (3 + i)) * N;
+    const qty =
+      inst.instrumentType === 'currency' ? BigInt(1000 + i * 137) * N + 250_000_000n : BigInt(inst.lot * (3 + i)) * N;
     return {
       figi: inst.figi,
       instrumentType: inst.instrumentType,

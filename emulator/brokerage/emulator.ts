@@ -55,7 +55,10 @@ const ERRORS: Record<number, [number, number, string]> = {
 };
 
 class ApiError extends Error {
-  constructor(readonly apiCode: number, message?: string) {
+  constructor(
+    readonly apiCode: number,
+    message?: string,
+  ) {
     super(message ?? ERRORS[apiCode]?.[2] ?? 'error');
   }
 }
@@ -118,7 +121,9 @@ export class BrokerageEmulator {
     }
     if (url.pathname === '/emulator/calls') return send(200, { calls: this.calls, rate_limited: this.rateLimited });
 
-    const match = /^([A-Za-z]+)\/([A-Za-z]+)$/.exec(url.pathname.startsWith(PREFIX) ? url.pathname.slice(PREFIX.length) : '');
+    const match = /^([A-Za-z]+)\/([A-Za-z]+)$/.exec(
+      url.pathname.startsWith(PREFIX) ? url.pathname.slice(PREFIX.length) : '',
+    );
     if (!match || req.method !== 'POST') return send(404, { code: 12, message: 'unknown method' });
     const [, service, method] = match;
     const name = `${service}/${method}`;
@@ -155,7 +160,9 @@ export class BrokerageEmulator {
     if (fault.error) return fail(fault.error);
     if (fault.html) {
       res.writeHead(502, { 'content-type': 'text/html', ...headers });
-      return void res.end('<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>');
+      return void res.end(
+        '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>',
+      );
     }
 
     let body: Record<string, unknown>;
@@ -174,7 +181,13 @@ export class BrokerageEmulator {
       throw err;
     }
     if (fault.inject) answer = injected(answer as Record<string, unknown>, fault.inject);
-    if (fault.badEnum) answer = JSON.parse(JSON.stringify(answer).replace(/"(ACCOUNT_STATUS|OPERATION_TYPE|OPERATION_STATE|EVENT_TYPE|INSTRUMENT_TYPE)_[A-Z_]+"/, '"$1_FROM_THE_FUTURE"'));
+    if (fault.badEnum)
+      answer = JSON.parse(
+        JSON.stringify(answer).replace(
+          /"(ACCOUNT_STATUS|OPERATION_TYPE|OPERATION_STATE|EVENT_TYPE|INSTRUMENT_TYPE)_[A-Z_]+"/,
+          '"$1_FROM_THE_FUTURE"',
+        ),
+      );
     if (fault.badMoney) answer = JSON.parse(JSON.stringify(answer).replace(/"nano":\s*-?\d+/g, '"nano":1000000000'));
     const text = JSON.stringify(answer);
     res.writeHead(200, { 'content-type': 'application/json', ...headers });
@@ -203,13 +216,21 @@ export class BrokerageEmulator {
       case 'OperationsService/GetOperationsByCursor':
         return this.operations(body);
       case 'InstrumentsService/GetDividends':
-        return { dividends: dividendsOf(this.instrument(body.instrumentId)).filter((d) => within(d.paymentDate, body)) };
+        return {
+          dividends: dividendsOf(this.instrument(body.instrumentId)).filter((d) => within(d.paymentDate, body)),
+        };
       case 'InstrumentsService/GetBondEvents':
         return { events: bondEventsOf(this.instrument(body.instrumentId)).filter((e) => within(e.eventDate, body)) };
       case 'InstrumentsService/GetInstrumentBy': {
-        const field = { INSTRUMENT_ID_TYPE_FIGI: 'figi', INSTRUMENT_ID_TYPE_UID: 'uid', INSTRUMENT_ID_TYPE_TICKER: 'ticker' }[String(body.idType)] as 'figi' | 'uid' | 'ticker' | undefined;
+        const field = {
+          INSTRUMENT_ID_TYPE_FIGI: 'figi',
+          INSTRUMENT_ID_TYPE_UID: 'uid',
+          INSTRUMENT_ID_TYPE_TICKER: 'ticker',
+        }[String(body.idType)] as 'figi' | 'uid' | 'ticker' | undefined;
         if (!field || typeof body.id !== 'string') throw new ApiError(30001, 'idType and id are required');
-        const found = INSTRUMENTS.find((i) => i[field] === body.id && (field !== 'ticker' || i.classCode === body.classCode));
+        const found = INSTRUMENTS.find(
+          (i) => i[field] === body.id && (field !== 'ticker' || i.classCode === body.classCode),
+        );
         if (!found) throw new ApiError(50002);
         const { price: _price, ...instrument } = found;
         return { instrument };
@@ -238,11 +259,17 @@ export class BrokerageEmulator {
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new ApiError(30001, 'limit must be 1..1000');
     const from = body.from === undefined ? -Infinity : Date.parse(String(body.from));
     const to = body.to === undefined ? Infinity : Date.parse(String(body.to));
-    if (Number.isNaN(from) || Number.isNaN(to) || from > to) throw new ApiError(30001, 'from/to are not a valid period');
-    const start = body.cursor === undefined || body.cursor === '' ? 0 : Number(Buffer.from(String(body.cursor), 'base64url').toString());
+    if (Number.isNaN(from) || Number.isNaN(to) || from > to)
+      throw new ApiError(30001, 'from/to are not a valid period');
+    const start =
+      body.cursor === undefined || body.cursor === ''
+        ? 0
+        : Number(Buffer.from(String(body.cursor), 'base64url').toString());
     if (!Number.isInteger(start) || start < 0) throw new ApiError(30001, 'invalid cursor');
     if (start === 0 && this.faults.changeIds) this.idGeneration++;
-    const all = OPERATIONS.filter((op) => op.brokerAccountId === account.id && within(op.date, { from: body.from, to: body.to }, true));
+    const all = OPERATIONS.filter(
+      (op) => op.brokerAccountId === account.id && within(op.date, { from: body.from, to: body.to }, true),
+    );
     const page = all.slice(start, start + limit);
     const cursorAt = (i: number) => Buffer.from(String(i)).toString('base64url');
     const items = page.map((op: WireOperation, i) => ({

@@ -145,7 +145,9 @@ export class QbittorrentEmulator {
     const hashes: Record<TorrentKind, Pick<EmulatedTorrent, 'hash' | 'infohash_v1' | 'infohash_v2'>> = {
       v1: { hash: v1, infohash_v1: v1, infohash_v2: '' },
       v2: { hash: v2.slice(0, 40), infohash_v1: '', infohash_v2: v2 },
-      hybrid: pendingHybrid ? { hash: v1, infohash_v1: v1, infohash_v2: '' } : { hash: v2.slice(0, 40), infohash_v1: v1, infohash_v2: v2 },
+      hybrid: pendingHybrid
+        ? { hash: v1, infohash_v1: v1, infohash_v2: '' }
+        : { hash: v2.slice(0, 40), infohash_v1: v1, infohash_v2: v2 },
       legacy: { hash: v1 },
     };
     const h = hashes[spec.kind];
@@ -223,7 +225,10 @@ export class QbittorrentEmulator {
     const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
       const text = typeof payload === 'string' ? payload : JSON.stringify(payload);
       this.bytesOut += text.length;
-      res.writeHead(status, { 'content-type': typeof payload === 'string' ? 'text/plain' : 'application/json', ...headers });
+      res.writeHead(status, {
+        'content-type': typeof payload === 'string' ? 'text/plain' : 'application/json',
+        ...headers,
+      });
       res.end(text);
     };
     try {
@@ -250,7 +255,8 @@ export class QbittorrentEmulator {
         case '/api/v2/torrents/delete': {
           const hashes = form.get('hashes');
           const deleteFiles = form.get('deleteFiles');
-          if (!hashes || (deleteFiles !== 'true' && deleteFiles !== 'false')) return send(400, 'hashes and deleteFiles are required');
+          if (!hashes || (deleteFiles !== 'true' && deleteFiles !== 'false'))
+            return send(400, 'hashes and deleteFiles are required');
           if (hashes === 'all') this.clear();
           else for (const h of hashes.split('|')) this.remove(h.toLowerCase());
           return send(200, '');
@@ -273,7 +279,10 @@ export class QbittorrentEmulator {
     }
   }
 
-  private login(form: URLSearchParams, send: (status: number, payload: unknown, headers?: Record<string, string>) => void): void {
+  private login(
+    form: URLSearchParams,
+    send: (status: number, payload: unknown, headers?: Record<string, string>) => void,
+  ): void {
     const modern = TRAITS[this.profile].modern;
     if (form.get('username') !== this.options.username || form.get('password') !== this.options.password) {
       return modern ? send(401, '') : send(200, 'Fails.');
@@ -290,13 +299,18 @@ export class QbittorrentEmulator {
 
   private authorised(req: http.IncomingMessage): boolean {
     const key = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-    if (key !== undefined) return TRAITS[this.profile].modern && this.options.apiKey !== undefined && key === this.options.apiKey;
+    if (key !== undefined)
+      return TRAITS[this.profile].modern && this.options.apiKey !== undefined && key === this.options.apiKey;
     const name = this.cookieName();
     const sid = new RegExp(`(?:^|;\\s*)${name}=([^;]+)`).exec(req.headers.cookie ?? '')?.[1];
     return sid !== undefined && this.sessions.has(sid);
   }
 
-  private info(query: URLSearchParams, res: http.ServerResponse, send: (status: number, payload: unknown) => void): void {
+  private info(
+    query: URLSearchParams,
+    res: http.ServerResponse,
+    send: (status: number, payload: unknown) => void,
+  ): void {
     const fault = this.faults.info;
     if (fault === 'hang') return void res.on('close', () => undefined); // never answers
     if (fault === '500') return send(500, 'Internal Server Error');
@@ -326,14 +340,25 @@ export class QbittorrentEmulator {
       }
     }
     const removed = full ? [] : this.removed.filter((r) => r.rid > since && !this.tracked.has(r.id)).map((r) => r.id);
-    return { rid: this.rid, full_update: full, torrents, ...(removed.length ? { torrents_removed: removed } : {}), server_state: {} };
+    return {
+      rid: this.rid,
+      full_update: full,
+      torrents,
+      ...(removed.length ? { torrents_removed: removed } : {}),
+      server_state: {},
+    };
   }
 
   private add(form: URLSearchParams, send: (status: number, payload: unknown) => void): void {
     const modern = TRAITS[this.profile].modern;
     const answer = (added: string[], duplicates: number, failures: number) => {
       if (!modern) return send(200, failures || duplicates ? 'Fails.' : 'Ok.');
-      const body = { added_torrent_ids: added, success_count: added.length, pending_count: added.length, failure_count: failures + duplicates };
+      const body = {
+        added_torrent_ids: added,
+        success_count: added.length,
+        pending_count: added.length,
+        failure_count: failures + duplicates,
+      };
       if (failures) return send(400, body);
       if (duplicates && !added.length) return send(409, body);
       return send(202, body);
@@ -350,7 +375,9 @@ export class QbittorrentEmulator {
       }
       const v1 = magnet.infohashes.find((h) => h.kind === 'v1')?.infohash;
       const v2 = magnet.infohashes.find((h) => h.kind === 'v2')?.infohash;
-      const exists = [...this.tracked.values()].some(({ torrent: t }) => (v1 && (t.infohash_v1 === v1 || t.hash === v1)) || (v2 && t.infohash_v2 === v2));
+      const exists = [...this.tracked.values()].some(
+        ({ torrent: t }) => (v1 && (t.infohash_v1 === v1 || t.hash === v1)) || (v2 && t.infohash_v2 === v2),
+      );
       if (exists) {
         duplicates++;
         continue;
@@ -375,10 +402,15 @@ export class QbittorrentEmulator {
     const parts = path.split('/').filter(Boolean); // ['emulator', 'torrents', hash?, 'metadata'?]
     const json = () => (body ? (JSON.parse(body) as Record<string, unknown>) : {});
     if (parts[1] === 'torrents') {
-      if (method === 'GET' && parts.length === 2) return send(200, [...this.tracked.values()].map((t) => t.torrent));
+      if (method === 'GET' && parts.length === 2)
+        return send(
+          200,
+          [...this.tracked.values()].map((t) => t.torrent),
+        );
       if (method === 'POST' && parts.length === 2) {
         const spec = json() as unknown as NewTorrent;
-        if (!['v1', 'v2', 'hybrid', 'legacy'].includes(spec.kind)) return send(400, { error: 'kind must be v1, v2, hybrid or legacy' });
+        if (!['v1', 'v2', 'hybrid', 'legacy'].includes(spec.kind))
+          return send(400, { error: 'kind must be v1, v2, hybrid or legacy' });
         return send(201, this.addTorrent(spec));
       }
       if (method === 'PATCH' && parts.length === 3) {
@@ -410,7 +442,8 @@ export class QbittorrentEmulator {
       }
       return send(200, { profile: this.profile, webapi: TRAITS[this.profile].webapi });
     }
-    if (parts[1] === 'profile' && method === 'GET') return send(200, { profile: this.profile, webapi: TRAITS[this.profile].webapi });
+    if (parts[1] === 'profile' && method === 'GET')
+      return send(200, { profile: this.profile, webapi: TRAITS[this.profile].webapi });
     return send(404, { error: 'unknown emulator route' });
   }
 }
@@ -428,5 +461,7 @@ const ROUTES: Record<string, string> = {
 };
 
 function pick(value: Record<string, unknown>, keys: string[]): Partial<EmulatedTorrent> {
-  return Object.fromEntries(keys.filter((k) => value[k] !== undefined).map((k) => [k, value[k]])) as Partial<EmulatedTorrent>;
+  return Object.fromEntries(
+    keys.filter((k) => value[k] !== undefined).map((k) => [k, value[k]]),
+  ) as Partial<EmulatedTorrent>;
 }

@@ -24,10 +24,18 @@ try {
   process.exit(2);
 }
 if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) {
-  process.stderr.write(`scanner emulator: the hot folder root ${root} does not exist (SCAN_HOTFOLDER_ROOT); create it or point the variable at the share\n`);
+  process.stderr.write(
+    `scanner emulator: the hot folder root ${root} does not exist (SCAN_HOTFOLDER_ROOT); create it or point the variable at the share\n`,
+  );
   process.exit(2);
 }
-const options = { root, dirs, fixturesDir: process.env.SCAN_FIXTURES_DIR || path.resolve(__dirname, '../../fixtures/ocr'), delayMs, doneRetentionMs };
+const options = {
+  root,
+  dirs,
+  fixturesDir: process.env.SCAN_FIXTURES_DIR || path.resolve(__dirname, '../../fixtures/ocr'),
+  delayMs,
+  doneRetentionMs,
+};
 let stopping = false;
 process.on('SIGTERM', () => (stopping = true));
 process.on('SIGINT', () => (stopping = true));
@@ -35,7 +43,8 @@ process.stdout.write(`scanner emulator watching ${root}\n`);
 void (async () => {
   while (!stopping) {
     try {
-      for (const job of await scanOnce(options)) process.stdout.write(`${JSON.stringify({ event: 'scanner_answered', job_id: job })}\n`);
+      for (const job of await scanOnce(options))
+        process.stdout.write(`${JSON.stringify({ event: 'scanner_answered', job_id: job })}\n`);
     } catch (err) {
       process.stderr.write(`${JSON.stringify({ event: 'scanner_pass_failed', message: (err as Error).message })}\n`);
     }

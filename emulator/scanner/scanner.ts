@@ -34,7 +34,9 @@ const warnedFixtures = new Set<string>();
 
 export async function scanOnce(options: ScannerOptions): Promise<string[]> {
   const folder = new LocalHotFolder(options.root, options.dirs ?? DEFAULT_DIRS);
-  const warn = options.warn ?? ((event, fields) => process.stderr.write(`${JSON.stringify({ level: 'warn', event, ...fields })}\n`));
+  const warn =
+    options.warn ??
+    ((event, fields) => process.stderr.write(`${JSON.stringify({ level: 'warn', event, ...fields })}\n`));
   const input = folder.dir('input');
   let names: string[];
   try {
@@ -43,7 +45,8 @@ export async function scanOnce(options: ScannerOptions): Promise<string[]> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []; // nothing submitted yet
     throw err;
   }
-  if (options.doneRetentionMs !== undefined) await cleanDone(input, names, (options.now ?? Date.now)() - options.doneRetentionMs);
+  if (options.doneRetentionMs !== undefined)
+    await cleanDone(input, names, (options.now ?? Date.now)() - options.doneRetentionMs);
   const work = names.filter((n) => !n.startsWith('.') && !n.endsWith('.done') && INPUT.test(n));
   if (work.length === 0) return [];
   if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
@@ -96,8 +99,16 @@ async function listFixtures(dir: string, warn: NonNullable<ScannerOptions['warn'
   }
 }
 
-async function answersFor(fixturesDir: string, fixtures: string[], stem: string, original: string, uuid: string): Promise<Array<[string, unknown]>> {
-  const names = fixtures.filter((f) => f === `${stem}.json` || (f.startsWith(`${stem}_`) && f.endsWith('.json'))).sort();
+async function answersFor(
+  fixturesDir: string,
+  fixtures: string[],
+  stem: string,
+  original: string,
+  uuid: string,
+): Promise<Array<[string, unknown]>> {
+  const names = fixtures
+    .filter((f) => f === `${stem}.json` || (f.startsWith(`${stem}_`) && f.endsWith('.json')))
+    .sort();
   const invalid = (message: string) => ({ file_uid: uuid, error: { code: 'INVALID_DOCUMENT', message }, data_ocr: [] });
   if (names.length === 0) return [[`${stem}.json`, invalid(`no recognisable document in ${original}`)]];
   const answers: Array<[string, unknown]> = [];
@@ -121,5 +132,8 @@ async function cleanDone(input: string, names: string[], olderThan: number): Pro
 }
 
 function exists(p: string): Promise<boolean> {
-  return fs.stat(p).then(() => true, () => false);
+  return fs.stat(p).then(
+    () => true,
+    () => false,
+  );
 }

@@ -72,7 +72,15 @@ export class TelegramEmulator {
   private updateId = 100_000;
   private queryId = 1;
   private readonly server: http.Server;
-  readonly me = { id: 7_000_000_001, is_bot: true, first_name: 'Downloads (emulator)', username: 'downloads_emulator_bot', can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false };
+  readonly me = {
+    id: 7_000_000_001,
+    is_bot: true,
+    first_name: 'Downloads (emulator)',
+    username: 'downloads_emulator_bot',
+    can_join_groups: true,
+    can_read_all_group_messages: false,
+    supports_inline_queries: false,
+  };
 
   constructor(private readonly opts: TelegramEmulatorOptions) {
     if (opts.webhook) this.webhook = { url: opts.webhook.url, secret: opts.webhook.secret };
@@ -80,7 +88,11 @@ export class TelegramEmulator {
   }
 
   listen(port = 0): Promise<string> {
-    return new Promise((resolve) => this.server.listen(port, '127.0.0.1', () => resolve(`http://127.0.0.1:${(this.server.address() as AddressInfo).port}`)));
+    return new Promise((resolve) =>
+      this.server.listen(port, '127.0.0.1', () =>
+        resolve(`http://127.0.0.1:${(this.server.address() as AddressInfo).port}`),
+      ),
+    );
   }
 
   close(): Promise<void> {
@@ -97,7 +109,13 @@ export class TelegramEmulator {
       if (url.pathname.startsWith('/emulator/')) return await this.control(req.method ?? 'GET', url, body, res);
       send(res, 404, { ok: false, error_code: 404, description: 'Not Found' });
     } catch (err) {
-      if (err instanceof ApiError) return send(res, err.status, { ok: false, error_code: err.status, description: err.description, ...(err.parameters ? { parameters: err.parameters } : {}) });
+      if (err instanceof ApiError)
+        return send(res, err.status, {
+          ok: false,
+          error_code: err.status,
+          description: err.description,
+          ...(err.parameters ? { parameters: err.parameters } : {}),
+        });
       send(res, 500, { ok: false, error_code: 500, description: `Internal Server Error: ${(err as Error).message}` });
     }
   }
@@ -123,7 +141,15 @@ export class TelegramEmulator {
         const markup = replyMarkup(params.reply_markup);
         const id = (this.nextMessageId.get(chatId) ?? 0) + 1;
         this.nextMessageId.set(chatId, id);
-        const message: SentMessage = { chat_id: chatId, message_id: id, html: String(params.text), text, reply_markup: markup, date: Math.floor(Date.now() / 1000), edits: 0 };
+        const message: SentMessage = {
+          chat_id: chatId,
+          message_id: id,
+          html: String(params.text),
+          text,
+          reply_markup: markup,
+          date: Math.floor(Date.now() / 1000),
+          edits: 0,
+        };
         this.messages.push(message);
         return ok(this.toMessage(message));
       }
@@ -132,7 +158,10 @@ export class TelegramEmulator {
         const text = this.text(params);
         const markup = replyMarkup(params.reply_markup);
         if (message.html === String(params.text) && JSON.stringify(message.reply_markup) === JSON.stringify(markup)) {
-          throw new ApiError(400, 'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+          throw new ApiError(
+            400,
+            'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
+          );
         }
         Object.assign(message, { html: String(params.text), text, reply_markup: markup, edits: message.edits + 1 });
         return ok(this.toMessage(message));
@@ -140,16 +169,22 @@ export class TelegramEmulator {
       case 'editMessageReplyMarkup': {
         const message = this.find(params);
         const markup = replyMarkup(params.reply_markup);
-        if (JSON.stringify(message.reply_markup) === JSON.stringify(markup)) throw new ApiError(400, 'Bad Request: message is not modified');
+        if (JSON.stringify(message.reply_markup) === JSON.stringify(markup))
+          throw new ApiError(400, 'Bad Request: message is not modified');
         Object.assign(message, { reply_markup: markup, edits: message.edits + 1 });
         return ok(this.toMessage(message));
       }
       case 'answerCallbackQuery': {
         const query = this.queries.get(String(params.callback_query_id));
-        if (!query || query.answered) throw new ApiError(400, 'Bad Request: query is too old and response timeout expired or query ID is invalid');
-        if (params.text !== undefined && (typeof params.text !== 'string' || [...params.text].length > MAX_ANSWER)) throw new ApiError(400, 'Bad Request: MESSAGE_TOO_LONG');
+        if (!query || query.answered)
+          throw new ApiError(400, 'Bad Request: query is too old and response timeout expired or query ID is invalid');
+        if (params.text !== undefined && (typeof params.text !== 'string' || [...params.text].length > MAX_ANSWER))
+          throw new ApiError(400, 'Bad Request: MESSAGE_TOO_LONG');
         query.answered = true;
-        query.answer = { ...(params.text !== undefined ? { text: String(params.text) } : {}), ...(params.show_alert ? { show_alert: true } : {}) };
+        query.answer = {
+          ...(params.text !== undefined ? { text: String(params.text) } : {}),
+          ...(params.show_alert ? { show_alert: true } : {}),
+        };
         return ok(true);
       }
       case 'setWebhook': {
@@ -157,11 +192,19 @@ export class TelegramEmulator {
           this.webhook = undefined;
           return ok(true);
         }
-        if (!/^https?:\/\//.test(params.url)) throw new ApiError(400, 'Bad Request: bad webhook: An HTTPS URL must be provided for webhook');
-        if (params.secret_token !== undefined && (typeof params.secret_token !== 'string' || !SECRET.test(params.secret_token))) {
+        if (!/^https?:\/\//.test(params.url))
+          throw new ApiError(400, 'Bad Request: bad webhook: An HTTPS URL must be provided for webhook');
+        if (
+          params.secret_token !== undefined &&
+          (typeof params.secret_token !== 'string' || !SECRET.test(params.secret_token))
+        ) {
           throw new ApiError(400, 'Bad Request: bad webhook: secret token contains unallowed characters');
         }
-        this.webhook = { url: params.url, secret: params.secret_token as string | undefined, allowed_updates: params.allowed_updates as string[] | undefined };
+        this.webhook = {
+          url: params.url,
+          secret: params.secret_token as string | undefined,
+          allowed_updates: params.allowed_updates as string[] | undefined,
+        };
         return ok(true);
       }
       case 'deleteWebhook':
@@ -176,7 +219,10 @@ export class TelegramEmulator {
   private async fault(chatId: number, res: http.ServerResponse): Promise<boolean> {
     const fault = this.faults.get(chatId)?.shift();
     if (!fault) return false;
-    if (fault.fault === '429') throw new ApiError(429, `Too Many Requests: retry after ${fault.retry_after}`, { retry_after: fault.retry_after });
+    if (fault.fault === '429')
+      throw new ApiError(429, `Too Many Requests: retry after ${fault.retry_after}`, {
+        retry_after: fault.retry_after,
+      });
     if (fault.fault === '500') throw new ApiError(500, 'Internal Server Error');
     await new Promise((r) => setTimeout(r, fault.ms));
     res.destroy();
@@ -184,7 +230,8 @@ export class TelegramEmulator {
   }
 
   private text(params: Record<string, unknown>): string {
-    if (typeof params.text !== 'string' || params.text.length === 0) throw new ApiError(400, 'Bad Request: message text is empty');
+    if (typeof params.text !== 'string' || params.text.length === 0)
+      throw new ApiError(400, 'Bad Request: message text is empty');
     let text = params.text;
     if (params.parse_mode === 'HTML') {
       try {
@@ -223,12 +270,17 @@ export class TelegramEmulator {
       const chatId = url.searchParams.get('chat_id');
       return send(res, 200, { messages: this.messages.filter((m) => chatId === null || m.chat_id === Number(chatId)) });
     }
-    if (method === 'GET' && path === '/emulator/webhook') return send(res, 200, { url: this.webhook?.url ?? '', has_secret: Boolean(this.webhook?.secret) });
+    if (method === 'GET' && path === '/emulator/webhook')
+      return send(res, 200, { url: this.webhook?.url ?? '', has_secret: Boolean(this.webhook?.secret) });
     if (method === 'PUT' && path === '/emulator/faults') {
       const chatId = chat(input.chat_id);
       const count = Number(input.count ?? 1);
       const fault: Fault =
-        input.fault === '429' ? { fault: '429', retry_after: Number(input.retry_after ?? 1) } : input.fault === 'timeout' ? { fault: 'timeout', ms: this.opts.timeoutFaultMs ?? 6000 } : { fault: '500' };
+        input.fault === '429'
+          ? { fault: '429', retry_after: Number(input.retry_after ?? 1) }
+          : input.fault === 'timeout'
+            ? { fault: 'timeout', ms: this.opts.timeoutFaultMs ?? 6000 }
+            : { fault: '500' };
       this.faults.set(chatId, [...(this.faults.get(chatId) ?? []), ...Array.from({ length: count }, () => fault)]);
       return send(res, 200, { chat_id: chatId, planned: this.faults.get(chatId)!.length });
     }
@@ -247,7 +299,14 @@ export class TelegramEmulator {
           id,
           from: user(input.user_id),
           chat_instance: String(chatId),
-          message: stored ? this.toMessage(stored) : { message_id: Number(input.message_id ?? 1), date: Math.floor(Date.now() / 1000), chat: chatObject(chatId), text: '' },
+          message: stored
+            ? this.toMessage(stored)
+            : {
+                message_id: Number(input.message_id ?? 1),
+                date: Math.floor(Date.now() / 1000),
+                chat: chatObject(chatId),
+                text: '',
+              },
           data: input.data,
         },
       };
@@ -282,7 +341,12 @@ export class TelegramEmulator {
     if (!this.webhook) throw new ApiError(409, 'Conflict: no webhook is set (setWebhook first)');
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.webhook.secret) headers['X-Telegram-Bot-Api-Secret-Token'] = this.webhook.secret;
-    const answer = await fetch(this.webhook.url, { method: 'POST', headers, body: JSON.stringify(update), signal: AbortSignal.timeout(30_000) });
+    const answer = await fetch(this.webhook.url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(update),
+      signal: AbortSignal.timeout(30_000),
+    });
     await answer.arrayBuffer();
     return answer.status;
   }
@@ -312,16 +376,25 @@ function user(value: unknown) {
 function replyMarkup(value: unknown): SentMessage['reply_markup'] {
   if (value === undefined) return undefined;
   const markup = (typeof value === 'string' ? JSON.parse(value) : value) as { inline_keyboard?: unknown };
-  if (!markup || !Array.isArray(markup.inline_keyboard)) throw new ApiError(400, 'Bad Request: object expected as reply markup');
+  if (!markup || !Array.isArray(markup.inline_keyboard))
+    throw new ApiError(400, 'Bad Request: object expected as reply markup');
   for (const row of markup.inline_keyboard) {
-    if (!Array.isArray(row)) throw new ApiError(400, 'Bad Request: field "inline_keyboard" of the InlineKeyboardMarkup must be an Array of Arrays');
+    if (!Array.isArray(row))
+      throw new ApiError(
+        400,
+        'Bad Request: field "inline_keyboard" of the InlineKeyboardMarkup must be an Array of Arrays',
+      );
     for (const button of row as InlineButton[]) {
-      if (typeof button?.text !== 'string' || button.text === '') throw new ApiError(400, 'Bad Request: text buttons are unallowed in the inline keyboard');
+      if (typeof button?.text !== 'string' || button.text === '')
+        throw new ApiError(400, 'Bad Request: text buttons are unallowed in the inline keyboard');
       if (button.callback_data !== undefined) {
         const bytes = Buffer.byteLength(String(button.callback_data), 'utf8');
         if (bytes < 1 || bytes > MAX_CALLBACK_BYTES) throw new ApiError(400, 'Bad Request: BUTTON_DATA_INVALID');
       } else if (button.url === undefined) {
-        throw new ApiError(400, 'Bad Request: can\'t parse inline keyboard button: InlineKeyboardButton must have exactly one optional field');
+        throw new ApiError(
+          400,
+          "Bad Request: can't parse inline keyboard button: InlineKeyboardButton must have exactly one optional field",
+        );
       }
     }
   }

@@ -10,4 +10,8 @@ const token = process.env.TELEGRAM_BOT_TOKEN;
 if (!token) throw new Error('TELEGRAM_BOT_TOKEN is required');
 const url = process.env.TELEGRAM_WEBHOOK_URL;
 const secret = process.env.TELEGRAM_WEBHOOK_SECRET;
-serveUntilSignalled('telegram emulator', new TelegramEmulator({ token, webhook: url && secret ? { url, secret } : undefined }), 8081);
+serveUntilSignalled(
+  'telegram emulator',
+  new TelegramEmulator({ token, webhook: url && secret ? { url, secret } : undefined }),
+  8081,
+);

@@ -30,10 +30,26 @@ export async function handler(event: APIGatewayRequestAuthorizerEventV2): Promis
     throw err;
   }
   const decision = web
-    ? authorizeSession(settings.grants, sessionKeys!, event.cookies ?? header(event.headers, 'cookie'), event.routeKey, Date.now())
-    : authorize(settings.grants, event.identitySource?.[0] ?? header(event.headers, 'authorization'), event.routeKey, Date.now());
+    ? authorizeSession(
+        settings.grants,
+        sessionKeys!,
+        event.cookies ?? header(event.headers, 'cookie'),
+        event.routeKey,
+        Date.now(),
+      )
+    : authorize(
+        settings.grants,
+        event.identitySource?.[0] ?? header(event.headers, 'authorization'),
+        event.routeKey,
+        Date.now(),
+      );
   if (decision.effect !== 'allow') {
-    log.warn('auth_refused', { route: event.routeKey, effect: decision.effect, reason: decision.reason, principal: 'principal' in decision ? decision.principal : undefined });
+    log.warn('auth_refused', {
+      route: event.routeKey,
+      effect: decision.effect,
+      reason: decision.reason,
+      principal: 'principal' in decision ? decision.principal : undefined,
+    });
   }
   return gatewayAnswer(decision, event.routeArn);
 }

@@ -17,9 +17,17 @@ export const handler = httpHandler(log, async (event) => {
   const body = jsonBody(event);
   const request = parseIngest(body);
   const principal = authorizedPrincipal(event)!; // httpHandler refused the event otherwise
-  const answer = await idempotent(idempotencyDeps(), { route: 'POST /downloads', principal, clientKey, payload: body }, async () => {
-    const { created, download } = await ingest(downloadsDeps(), request);
-    return json(created ? 201 : 200, toDto(download), created ? { location: `/downloads/${download.id}` } : {}) as StoredResponse;
-  });
+  const answer = await idempotent(
+    idempotencyDeps(),
+    { route: 'POST /downloads', principal, clientKey, payload: body },
+    async () => {
+      const { created, download } = await ingest(downloadsDeps(), request);
+      return json(
+        created ? 201 : 200,
+        toDto(download),
+        created ? { location: `/downloads/${download.id}` } : {},
+      ) as StoredResponse;
+    },
+  );
   return answer as HttpResult;
 });

@@ -35,7 +35,10 @@ let idempotency: IdempotencyDeps | undefined;
 export function idempotencyDeps(): IdempotencyDeps {
   if (!idempotency) {
     const cfg = config();
-    idempotency = { store: new DynamoIdempotencyStore({ documents: awsClients(cfg).documents, table: cfg.tables.downloads }), log };
+    idempotency = {
+      store: new DynamoIdempotencyStore({ documents: awsClients(cfg).documents, table: cfg.tables.downloads }),
+      log,
+    };
   }
   return idempotency;
 }

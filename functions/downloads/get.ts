@@ -6,4 +6,6 @@ import { json } from '../../lib/http/response';
 import { downloadsDeps, log } from './deps';
 
 /** GET /downloads/{id} */
-export const handler = httpHandler(log, async (event) => json(200, toDto(await getDownload(downloadsDeps(), pathId(event)))));
+export const handler = httpHandler(log, async (event) =>
+  json(200, toDto(await getDownload(downloadsDeps(), pathId(event)))),
+);

@@ -64,7 +64,9 @@ export function parseListQuery(query: Record<string, string | undefined> | undef
   const shaped = parseListShape(query ?? {});
   const limit = shaped.limit === undefined ? 20 : Number(shaped.limit);
   if (limit < 1 || limit > MAX_LIST_LIMIT) {
-    throw new HttpError(400, ErrorCode.INVALID_REQUEST, `limit must be between 1 and ${MAX_LIST_LIMIT}`, { limit: MAX_LIST_LIMIT });
+    throw new HttpError(400, ErrorCode.INVALID_REQUEST, `limit must be between 1 and ${MAX_LIST_LIMIT}`, {
+      limit: MAX_LIST_LIMIT,
+    });
   }
   return { q: shaped.q || undefined, state: shaped.state, limit, cursor: shaped.cursor || undefined };
 }

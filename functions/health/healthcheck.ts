@@ -2,7 +2,17 @@ import middy from '@middy/core';
 import { config, loadScanConfig } from '../../lib/config';
 import { awsClients } from '../../lib/aws/clients';
 import { natsConnection } from '../../lib/nats/connection';
-import { cachedProbe, dynamodbProbe, healthReport, HealthReport, hotFolderProbe, natsProbe, Probe, runProbes, s3Probe } from '../../lib/health/check';
+import {
+  cachedProbe,
+  dynamodbProbe,
+  healthReport,
+  HealthReport,
+  hotFolderProbe,
+  natsProbe,
+  Probe,
+  runProbes,
+  s3Probe,
+} from '../../lib/health/check';
 import type { HotFolder } from '../../lib/scan/hotfolder';
 import { hotFolderFrom } from '../../lib/scan/hotfolders';
 import { json } from '../../lib/http/response';

@@ -25,7 +25,8 @@ export function scanDeps(): GatewayDeps {
       jobs: new DynamoDbScanJobStore(aws.documents, cfg.tables.scan),
       files: new S3ScanFiles(aws.s3, cfg.buckets.files),
       hotFolder: hotFolderFrom(scan.hotFolder, scan.dirs),
-      publish: async (subject, data, msgId) => publishWithRetries(await natsConnection(cfg.nats), subject, data, msgId, scan.publishRetries),
+      publish: async (subject, data, msgId) =>
+        publishWithRetries(await natsConnection(cfg.nats), subject, data, msgId, scan.publishRetries),
       normalizer: normalizerFor(scan.normalizer, scan.confidenceThreshold),
       config: { ...scan, bucket: cfg.buckets.files },
       service: { name: cfg.service, version: SERVICE_VERSION },

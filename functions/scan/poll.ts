@@ -8,7 +8,10 @@ import { log, scanDeps } from './deps';
  * nothing is in flight. A pass that fails (the store is down) is logged and
  * ends this invocation quietly: the next tick tries again.
  */
-export async function pollCore(deps: () => GatewayDeps, remainingMs: number): Promise<{ passes: number; finished: number; failed?: true }> {
+export async function pollCore(
+  deps: () => GatewayDeps,
+  remainingMs: number,
+): Promise<{ passes: number; finished: number; failed?: true }> {
   try {
     const passes = await pollUntil(deps(), Date.now() + remainingMs - 5000);
     return { passes: passes.length, finished: passes.reduce((n, p) => n + p.finished, 0) };
@@ -18,4 +21,6 @@ export async function pollCore(deps: () => GatewayDeps, remainingMs: number): Pr
   }
 }
 
-export const handler = asyncHandler(log, (_event: unknown, context: Context) => pollCore(scanDeps, context.getRemainingTimeInMillis()));
+export const handler = asyncHandler(log, (_event: unknown, context: Context) =>
+  pollCore(scanDeps, context.getRemainingTimeInMillis()),
+);

@@ -32,7 +32,11 @@ export function syncDeps() {
       // An async invocation (202): the step runs on its own; its row is its report.
       dispatch: async (input) => {
         const out = await lambda.send(
-          new InvokeCommand({ FunctionName: settings.stepFunction, InvocationType: 'Event', Payload: new TextEncoder().encode(JSON.stringify(input)) }),
+          new InvokeCommand({
+            FunctionName: settings.stepFunction,
+            InvocationType: 'Event',
+            Payload: new TextEncoder().encode(JSON.stringify(input)),
+          }),
         );
         if (out.StatusCode !== 202) throw new Error(`invoke ${settings.stepFunction} answered ${out.StatusCode}`);
       },

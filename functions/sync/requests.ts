@@ -28,7 +28,8 @@ export function parseOperationsQuery(query: Record<string, string | undefined>):
   const q = parseOperationsDates(query);
   const from = q.from ? Date.parse(`${q.from}T00:00:00Z`) : Date.UTC(1970, 0, 1);
   const to = q.to ? Date.parse(`${q.to}T00:00:00Z`) + DAY : Date.UTC(9999, 0, 1);
-  if (Number.isNaN(from) || Number.isNaN(to)) throw new HttpError(400, ErrorCode.INVALID_REQUEST, '`from` and `to` must be real dates (YYYY-MM-DD)');
+  if (Number.isNaN(from) || Number.isNaN(to))
+    throw new HttpError(400, ErrorCode.INVALID_REQUEST, '`from` and `to` must be real dates (YYYY-MM-DD)');
   if (from >= to) throw new HttpError(400, ErrorCode.INVALID_REQUEST, '`from` must not be after `to`');
   return { from: new Date(from).toISOString(), to: new Date(to).toISOString() };
 }

@@ -34,7 +34,12 @@ export function notifierDeps(): NotifierDeps {
       chats: tg.chats,
       uiBase: tg.publicUiUrl,
       log,
-      policy: { ...DEFAULT_POLICY, attempts: tg.sendAttempts, boundMs: tg.sendBoundMs, leaseMs: tg.timeoutMs * 2 + 5000 },
+      policy: {
+        ...DEFAULT_POLICY,
+        attempts: tg.sendAttempts,
+        boundMs: tg.sendBoundMs,
+        leaseMs: tg.timeoutMs * 2 + 5000,
+      },
     };
   }
   return notifier;

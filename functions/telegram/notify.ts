@@ -9,17 +9,20 @@ import { log, notifierDeps, telegramConfig } from './deps';
  * record's failure is logged and stored by the notifier, so one poison record
  * cannot block the shard (a throw would make the stream redeliver the batch).
  */
-export const handler = asyncHandler(log, async (event: DynamoDBStreamEvent): Promise<{ batchItemFailures: []; summary?: BatchSummary }> => {
-  if (!telegramConfig().enabled) {
-    log.info('telegram_notifications_disabled', { records: event.Records?.length ?? 0 });
-    return { batchItemFailures: [] };
-  }
-  try {
-    const summary = await notifyRecords(notifierDeps(), (event.Records ?? []) as StreamRecord[]);
-    log.info('telegram_batch_done', { ...summary });
-    return { batchItemFailures: [], summary };
-  } catch (err) {
-    log.error('telegram_batch_failed', { records: event.Records?.length ?? 0, err });
-    return { batchItemFailures: [] };
-  }
-});
+export const handler = asyncHandler(
+  log,
+  async (event: DynamoDBStreamEvent): Promise<{ batchItemFailures: []; summary?: BatchSummary }> => {
+    if (!telegramConfig().enabled) {
+      log.info('telegram_notifications_disabled', { records: event.Records?.length ?? 0 });
+      return { batchItemFailures: [] };
+    }
+    try {
+      const summary = await notifyRecords(notifierDeps(), (event.Records ?? []) as StreamRecord[]);
+      log.info('telegram_batch_done', { ...summary });
+      return { batchItemFailures: [], summary };
+    } catch (err) {
+      log.error('telegram_batch_failed', { records: event.Records?.length ?? 0, err });
+      return { batchItemFailures: [] };
+    }
+  },
+);

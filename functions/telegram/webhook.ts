@@ -11,25 +11,29 @@ import { log, telegramBot, telegramConfig } from './deps';
  * credential; without it nothing is parsed. Failures inside the bot are
  * logged and still answered 200, or Telegram would re-deliver them forever.
  */
-export const handler = httpHandler(log, async (event) => {
-  const tg = telegramConfig();
-  if (!tg.enabled) throw new HttpError(503, ErrorCode.NOT_CONFIGURED, 'the Telegram bot is not configured');
-  if (!secretMatches(event.headers?.[SECRET_HEADER], tg.webhookSecret)) {
-    log.warn('telegram_webhook_unauthorized', { source_ip: event.requestContext?.http?.sourceIp });
-    throw new HttpError(401, ErrorCode.UNAUTHORIZED, 'missing or wrong secret token');
-  }
-  let update;
-  try {
-    update = parseUpdate(jsonBody(event));
-  } catch (err) {
-    if (err instanceof MalformedUpdateError) throw new HttpError(400, ErrorCode.INVALID_REQUEST, err.message);
-    throw err;
-  }
-  const bot = await telegramBot();
-  try {
-    await bot.handleUpdate(update);
-  } catch (err) {
-    log.error('telegram_update_failed', { update_id: update.update_id, err });
-  }
-  return json(200, { ok: true });
-}, { publicRoute: true });
+export const handler = httpHandler(
+  log,
+  async (event) => {
+    const tg = telegramConfig();
+    if (!tg.enabled) throw new HttpError(503, ErrorCode.NOT_CONFIGURED, 'the Telegram bot is not configured');
+    if (!secretMatches(event.headers?.[SECRET_HEADER], tg.webhookSecret)) {
+      log.warn('telegram_webhook_unauthorized', { source_ip: event.requestContext?.http?.sourceIp });
+      throw new HttpError(401, ErrorCode.UNAUTHORIZED, 'missing or wrong secret token');
+    }
+    let update;
+    try {
+      update = parseUpdate(jsonBody(event));
+    } catch (err) {
+      if (err instanceof MalformedUpdateError) throw new HttpError(400, ErrorCode.INVALID_REQUEST, err.message);
+      throw err;
+    }
+    const bot = await telegramBot();
+    try {
+      await bot.handleUpdate(update);
+    } catch (err) {
+      log.error('telegram_update_failed', { update_id: update.update_id, err });
+    }
+    return json(200, { ok: true });
+  },
+  { publicRoute: true },
+);

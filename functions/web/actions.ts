@@ -45,7 +45,11 @@ export const handler = webHandler(log, async (request) => {
       parseEmpty(form);
       return onCard(request, id, () => changeState(downloadsDeps(), id, 'cancelled'));
     case 'POST /download/{id}/infohashes': {
-      const { infohashes } = parseAddInfohashes({ infohashes: parseHashesForm(form).infohashes.split(/[\s,]+/).filter(Boolean) });
+      const { infohashes } = parseAddInfohashes({
+        infohashes: parseHashesForm(form)
+          .infohashes.split(/[\s,]+/)
+          .filter(Boolean),
+      });
       return onCard(request, id, () => addHashes(downloadsDeps(), id, infohashes));
     }
     case 'POST /review/{id}': {

@@ -25,7 +25,15 @@ export const handler = webHandler(log, async ({ event, viewer }) => {
     default: {
       const query = parseListQuery(pageQuery(event.queryStringParameters));
       const page = await listDownloads(downloadsDeps(), query);
-      return { page: listPage({ items: page.items, q: query.q, state: query.state, cursor: page.cursor, paged: Boolean(query.cursor) }) };
+      return {
+        page: listPage({
+          items: page.items,
+          q: query.q,
+          state: query.state,
+          cursor: page.cursor,
+          paged: Boolean(query.cursor),
+        }),
+      };
     }
   }
 });

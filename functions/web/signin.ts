@@ -25,7 +25,11 @@ const parseSignIn = validator<{ token: string; next?: string }>({
   required: ['token'],
   additionalProperties: false,
 });
-const parseSignInQuery = validator<{ next?: string }>({ type: 'object', properties: { next: { type: 'string', maxLength: 64 } }, additionalProperties: false });
+const parseSignInQuery = validator<{ next?: string }>({
+  type: 'object',
+  properties: { next: { type: 'string', maxLength: 64 } },
+  additionalProperties: false,
+});
 
 export const handler = webHandler(
   log,
@@ -39,11 +43,23 @@ export const handler = webHandler(
     const grant = grantForToken(auth.grants, token.trim(), now);
     if (!grant) {
       log.warn('web_signin_refused', { reason: 'unknown' });
-      return { status: 401, page: signInPage({ next: safeNext(next), notice: { code: 'UNAUTHORIZED', message: 'That token is not accepted (unknown or expired).' } }) };
+      return {
+        status: 401,
+        page: signInPage({
+          next: safeNext(next),
+          notice: { code: 'UNAUTHORIZED', message: 'That token is not accepted (unknown or expired).' },
+        }),
+      };
     }
     if (!grant.scopes.includes('downloads:read')) {
       log.warn('web_signin_refused', { reason: 'scope', principal: grant.name });
-      return { status: 403, page: signInPage({ next: safeNext(next), notice: { code: 'FORBIDDEN', message: 'That token has no downloads:read scope.' } }) };
+      return {
+        status: 403,
+        page: signInPage({
+          next: safeNext(next),
+          notice: { code: 'FORBIDDEN', message: 'That token has no downloads:read scope.' },
+        }),
+      };
     }
     const { value, maxAge } = issueSession(keys, grant, now);
     log.info('web_signed_in', { principal: grant.name });

@@ -20,14 +20,20 @@ export type Decision =
 const BEARER = /^Bearer +([A-Za-z0-9._~+/-]{16,512}=*) *$/i;
 const MAX_HEADER = 600;
 
-export function authorize(grants: readonly TokenGrant[], authorization: string | undefined, routeKey: string, now: number): Decision {
+export function authorize(
+  grants: readonly TokenGrant[],
+  authorization: string | undefined,
+  routeKey: string,
+  now: number,
+): Decision {
   if (!authorization) return { effect: 'unauthenticated', reason: 'missing' };
   const token = authorization.length <= MAX_HEADER ? BEARER.exec(authorization)?.[1] : undefined;
   if (!token) return { effect: 'unauthenticated', reason: 'malformed' };
   const grant = findGrant(grants, token);
   if (!grant) return { effect: 'unauthenticated', reason: 'unknown' };
   if (SESSION_ROUTES.includes(routeKey)) return { effect: 'forbidden', reason: 'unknown-route', principal: grant.name };
-  if (grant.expiresAt !== undefined && now >= grant.expiresAt) return { effect: 'unauthenticated', reason: 'expired', principal: grant.name };
+  if (grant.expiresAt !== undefined && now >= grant.expiresAt)
+    return { effect: 'unauthenticated', reason: 'expired', principal: grant.name };
   const scope = ROUTE_SCOPES[routeKey];
   if (!scope) return { effect: 'forbidden', reason: 'unknown-route', principal: grant.name };
   if (!grant.scopes.includes(scope)) return { effect: 'forbidden', reason: 'scope', principal: grant.name, scope };

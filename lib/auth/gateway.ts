@@ -20,7 +20,10 @@ export function gatewayAnswer(decision: Decision, routeArn: string): APIGatewayA
     // API Gateway cannot redirect: the page function does, from an empty principal, before any other work.
     return {
       principalId: 'anonymous',
-      policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: routeArn }] },
+      policyDocument: {
+        Version: '2012-10-17',
+        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: routeArn }],
+      },
       context: { principal: '', scope: '', scopes: '', csrf: '' },
     };
   }
@@ -28,14 +31,18 @@ export function gatewayAnswer(decision: Decision, routeArn: string): APIGatewayA
     principalId: decision.principal,
     policyDocument: {
       Version: '2012-10-17',
-      Statement: [{ Action: 'execute-api:Invoke', Effect: decision.effect === 'allow' ? 'Allow' : 'Deny', Resource: routeArn }],
+      Statement: [
+        { Action: 'execute-api:Invoke', Effect: decision.effect === 'allow' ? 'Allow' : 'Deny', Resource: routeArn },
+      ],
     },
     // Handlers read who called from requestContext.authorizer; never the token.
     context: {
       principal: decision.principal,
       scope: decision.effect === 'allow' ? decision.scope : '',
       // UI routes only: what the page may offer, and the session's form token.
-      ...(decision.effect === 'allow' && decision.csrf ? { scopes: (decision.scopes ?? []).join(' '), csrf: decision.csrf } : {}),
+      ...(decision.effect === 'allow' && decision.csrf
+        ? { scopes: (decision.scopes ?? []).join(' '), csrf: decision.csrf }
+        : {}),
     },
   };
 }

@@ -50,4 +50,9 @@ export const SESSION_ROUTES: readonly string[] = [
  * Telegram cannot send a bearer token, so its handler checks the webhook's
  * secret header (constant time) before reading anything.
  */
-export const PUBLIC_ROUTES: readonly string[] = ['GET /healthcheck', 'GET /signin', 'POST /signin', 'POST /telegram/webhook'];
+export const PUBLIC_ROUTES: readonly string[] = [
+  'GET /healthcheck',
+  'GET /signin',
+  'POST /signin',
+  'POST /telegram/webhook',
+];

@@ -27,21 +27,41 @@ export interface Session {
   csrf: string;
 }
 
-export type SessionCheck = { ok: true; session: Session; grant: TokenGrant } | { ok: false; reason: 'missing' | 'malformed' | 'forged' | 'expired' | 'revoked' };
+export type SessionCheck =
+  | { ok: true; session: Session; grant: TokenGrant }
+  | { ok: false; reason: 'missing' | 'malformed' | 'forged' | 'expired' | 'revoked' };
 
-export function issueSession(keyring: Keyring, grant: TokenGrant, nowMs: number): { value: string; session: Session; maxAge: number } {
+export function issueSession(
+  keyring: Keyring,
+  grant: TokenGrant,
+  nowMs: number,
+): { value: string; session: Session; maxAge: number } {
   let exp = Math.floor(nowMs / 1000) + SESSION_TTL_S;
   if (grant.expiresAt !== undefined) exp = Math.min(exp, Math.floor(grant.expiresAt / 1000));
-  const session: Session = { sub: grant.name, gh: grant.sha256.slice(0, 16), exp, csrf: randomBytes(18).toString('base64url') };
+  const session: Session = {
+    sub: grant.name,
+    gh: grant.sha256.slice(0, 16),
+    exp,
+    csrf: randomBytes(18).toString('base64url'),
+  };
   const payload = Buffer.from(JSON.stringify(session)).toString('base64url');
   const head = `v1.${keyring.current}.${payload}`;
-  return { value: `${head}.${mac(keyring.keys.get(keyring.current)!, head)}`, session, maxAge: Math.max(0, exp - Math.floor(nowMs / 1000)) };
+  return {
+    value: `${head}.${mac(keyring.keys.get(keyring.current)!, head)}`,
+    session,
+    maxAge: Math.max(0, exp - Math.floor(nowMs / 1000)),
+  };
 }
 
 const VALUE = /^v1\.([A-Za-z0-9_-]{1,32})\.([A-Za-z0-9_-]{10,600})\.([A-Za-z0-9_-]{43})$/;
 
 /** Verifies a cookie value against the keyring and the CURRENT grants. */
-export function checkSession(keyring: Keyring, grants: readonly TokenGrant[], value: string | undefined, nowMs: number): SessionCheck {
+export function checkSession(
+  keyring: Keyring,
+  grants: readonly TokenGrant[],
+  value: string | undefined,
+  nowMs: number,
+): SessionCheck {
   if (!value) return { ok: false, reason: 'missing' };
   const parts = VALUE.exec(value);
   if (!parts) return { ok: false, reason: 'malformed' };

@@ -43,7 +43,12 @@ export interface TokenGrantJson {
 }
 
 export function grantJson(name: string, token: string, scopes: readonly Scope[], expiresAt?: Date): TokenGrantJson {
-  return { name, sha256: tokenHash(token), scopes: [...scopes], ...(expiresAt ? { expires_at: expiresAt.toISOString() } : {}) };
+  return {
+    name,
+    sha256: tokenHash(token),
+    scopes: [...scopes],
+    ...(expiresAt ? { expires_at: expiresAt.toISOString() } : {}),
+  };
 }
 
 const NAME = /^[A-Za-z0-9._@-]{1,64}$/;
@@ -57,7 +62,8 @@ export function parseTokenGrants(text: string): { grants: TokenGrant[]; problems
   } catch {
     // not JSON: refused below with the same message as JSON that is not a list
   }
-  if (!Array.isArray(raw)) return { grants: [], problems: ['must be a JSON array of {name, sha256, scopes, expires_at?}'] };
+  if (!Array.isArray(raw))
+    return { grants: [], problems: ['must be a JSON array of {name, sha256, scopes, expires_at?}'] };
   const grants: TokenGrant[] = [];
   const problems: string[] = [];
   const seen = new Set<string>();
@@ -66,7 +72,8 @@ export function parseTokenGrants(text: string): { grants: TokenGrant[]; problems
     if (!entry || typeof entry !== 'object') return problems.push(`${at} must be an object`);
     const unknown = Object.keys(entry).filter((k) => !['name', 'sha256', 'scopes', 'expires_at'].includes(k));
     if (unknown.length > 0) problems.push(`${at} has unknown field(s) ${unknown.join(', ')}`);
-    if (typeof entry.name !== 'string' || !NAME.test(entry.name)) problems.push(`${at} needs a name of 1-64 [A-Za-z0-9._@-]`);
+    if (typeof entry.name !== 'string' || !NAME.test(entry.name))
+      problems.push(`${at} needs a name of 1-64 [A-Za-z0-9._@-]`);
     if (typeof entry.sha256 !== 'string' || !SHA256.test(entry.sha256)) {
       problems.push(`${at} needs sha256: the token's SHA-256 as 64 lowercase hex digits (never the token itself)`);
     } else if (seen.has(entry.sha256)) problems.push(`${at} repeats the hash of another entry`);
@@ -75,11 +82,19 @@ export function parseTokenGrants(text: string): { grants: TokenGrant[]; problems
     }
     let expiresAt: number | undefined;
     if (entry.expires_at !== undefined) {
-      expiresAt = typeof entry.expires_at === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(entry.expires_at) ? Date.parse(entry.expires_at) : NaN;
+      expiresAt =
+        typeof entry.expires_at === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(entry.expires_at)
+          ? Date.parse(entry.expires_at)
+          : NaN;
       if (Number.isNaN(expiresAt)) problems.push(`${at} has an expires_at that is not an ISO 8601 date-time`);
     }
     if (typeof entry.sha256 === 'string') seen.add(entry.sha256);
-    grants.push({ name: String(entry.name), sha256: String(entry.sha256), scopes: (entry.scopes ?? []) as Scope[], expiresAt });
+    grants.push({
+      name: String(entry.name),
+      sha256: String(entry.sha256),
+      scopes: (entry.scopes ?? []) as Scope[],
+      expiresAt,
+    });
   });
   return { grants: problems.length > 0 ? [] : grants, problems };
 }

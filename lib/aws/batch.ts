@@ -2,7 +2,8 @@ import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dyn
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoff, type RetryPolicy } from './transact';
 
-type WriteRequest = { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: Record<string, unknown> } };
+type WriteRequest =
+  { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: Record<string, unknown> } };
 
 export class UnprocessedItemsError extends Error {
   constructor(readonly remaining: number) {

@@ -30,7 +30,11 @@ export function createAwsClients(config: Pick<Config, 'region' | 'endpoints'>, l
     region: config.region,
     maxAttempts: limits.maxAttempts,
     // throwOnRequestTimeout: without it this SDK release only warns when requestTimeout passes.
-    requestHandler: { connectionTimeout: limits.connectionTimeoutMs, requestTimeout: limits.requestTimeoutMs, throwOnRequestTimeout: true },
+    requestHandler: {
+      connectionTimeout: limits.connectionTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      throwOnRequestTimeout: true,
+    },
   });
   const documents = DynamoDBDocumentClient.from(dynamodb, {
     marshallOptions: { removeUndefinedValues: true },

@@ -1,6 +1,11 @@
 import { DomainError } from '../errors';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  TransactWriteCommand,
+  TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -68,7 +73,11 @@ export interface TransactOptions extends Partial<RetryPolicy> {
   operation?: string;
 }
 
-export async function transactWrite(client: DynamoDBDocumentClient, items: TransactItem[], options: TransactOptions = {}): Promise<void> {
+export async function transactWrite(
+  client: DynamoDBDocumentClient,
+  items: TransactItem[],
+  options: TransactOptions = {},
+): Promise<void> {
   const retry: RetryPolicy = { ...DEFAULT_RETRY, ...options };
   const withOldValues = items.map(returnOldOnFailure);
   // One token per call: the same on each of its resends, never shared with another caller.
@@ -89,13 +98,20 @@ export async function transactWrite(client: DynamoDBDocumentClient, items: Trans
       const reasons: CancelReason[] = await Promise.all(
         (err.CancellationReasons ?? []).map(async (r, i) => ({
           code: r.Code ?? 'None',
-          item: r.Item ? unmarshall(r.Item) : r.Code === 'ConditionalCheckFailed' ? await readCurrent(client, withOldValues[i]) : undefined,
+          item: r.Item
+            ? unmarshall(r.Item)
+            : r.Code === 'ConditionalCheckFailed'
+              ? await readCurrent(client, withOldValues[i])
+              : undefined,
         })),
       );
-      const conflictOnly = reasons.some((r) => r.code === 'TransactionConflict') && !reasons.some((r) => r.code === 'ConditionalCheckFailed');
+      const conflictOnly =
+        reasons.some((r) => r.code === 'TransactionConflict') &&
+        !reasons.some((r) => r.code === 'ConditionalCheckFailed');
       if (!conflictOnly) throw new TransactionCancelledError(reasons);
       conflicts++;
-      if (conflicts >= (options.conflictAttempts ?? retry.attempts) || attempt >= retry.attempts) throw new TransactionConflictError(conflicts);
+      if (conflicts >= (options.conflictAttempts ?? retry.attempts) || attempt >= retry.attempts)
+        throw new TransactionConflictError(conflicts);
       await sleep(backoff(attempt, retry));
     }
   }
@@ -108,14 +124,24 @@ export async function transactWrite(client: DynamoDBDocumentClient, items: Trans
  * revision, same content) must not both be told "done" — exactly one wins.
  */
 export function requestToken(operation: string, items: TransactItem[], nonce: string): string {
-  return createHash('sha256').update(operation).update('\0').update(JSON.stringify(items)).update('\0').update(nonce).digest('base64url').slice(0, 36);
+  return createHash('sha256')
+    .update(operation)
+    .update('\0')
+    .update(JSON.stringify(items))
+    .update('\0')
+    .update(nonce)
+    .digest('base64url')
+    .slice(0, 36);
 }
 
 /** Errors after which the request may have reached DynamoDB: the answer, not the write, was lost. */
 export function isTransientNetworkError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: string }).code ?? '';
-  return ['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNREFUSED', 'UND_ERR_SOCKET'].includes(code) || ['TimeoutError', 'RequestTimeout', 'RequestTimeoutException'].includes(err.name);
+  return (
+    ['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNREFUSED', 'UND_ERR_SOCKET'].includes(code) ||
+    ['TimeoutError', 'RequestTimeout', 'RequestTimeoutException'].includes(err.name)
+  );
 }
 
 /** Full jitter: spreads racing writers apart instead of re-colliding them. */
@@ -127,13 +153,17 @@ export function backoff(attempt: number, retry: RetryPolicy): number {
 function returnOldOnFailure(item: TransactItem): TransactItem {
   for (const kind of ['Put', 'Update', 'Delete', 'ConditionCheck'] as const) {
     const op = item[kind];
-    if (op?.ConditionExpression) return { [kind]: { ...op, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } } as TransactItem;
+    if (op?.ConditionExpression)
+      return { [kind]: { ...op, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } } as TransactItem;
   }
   return item;
 }
 
 /** The item a failed condition was about, read consistently (every table of ours is keyed PK/SK). */
-async function readCurrent(client: DynamoDBDocumentClient, item: TransactItem): Promise<Record<string, unknown> | undefined> {
+async function readCurrent(
+  client: DynamoDBDocumentClient,
+  item: TransactItem,
+): Promise<Record<string, unknown> | undefined> {
   const target = item.Put ?? item.Update ?? item.Delete ?? item.ConditionCheck;
   if (!target) return undefined;
   const source = ('Item' in target ? target.Item : target.Key) as Record<string, unknown> | undefined;

@@ -5,7 +5,16 @@
  * The SDK's own classifier is internal to @smithy; these are its lists.
  */
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 const NAMES = new Set([
   'TimeoutError',
   'RequestTimeout',
@@ -19,7 +28,8 @@ const NAMES = new Set([
 ]);
 
 export function isStorageUnavailable(err: unknown): boolean {
-  let e = err as { name?: unknown; code?: unknown; $metadata?: { httpStatusCode?: number }; cause?: unknown } | undefined;
+  let e = err as
+    { name?: unknown; code?: unknown; $metadata?: { httpStatusCode?: number }; cause?: unknown } | undefined;
   for (let depth = 0; e && typeof e === 'object' && depth < 5; depth++, e = e.cause as typeof e) {
     if (typeof e.name === 'string' && NAMES.has(e.name)) return true;
     if (typeof e.code === 'string' && NETWORK_CODES.has(e.code)) return true;

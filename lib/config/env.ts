@@ -23,7 +23,11 @@ export class EnvReader {
     const value = this.raw(name) ?? opts.default;
     if (value === undefined) return this.fail(name, `is required${opts.hint ? ` (${opts.hint})` : ''}`, '');
     if (opts.pattern && !opts.pattern.test(value)) {
-      return this.fail(name, `must match ${opts.hint ?? opts.pattern}${opts.secret ? '' : `, got ${JSON.stringify(value)}`}`, '');
+      return this.fail(
+        name,
+        `must match ${opts.hint ?? opts.pattern}${opts.secret ? '' : `, got ${JSON.stringify(value)}`}`,
+        '',
+      );
     }
     return value;
   }
@@ -41,7 +45,8 @@ export class EnvReader {
   int(name: string, opts: { default: number; min: number; max: number }): number {
     const text = this.raw(name);
     if (text === undefined) return opts.default;
-    if (!/^-?\d{1,15}$/.test(text)) return this.fail(name, `must be an integer, got ${JSON.stringify(text)}`, opts.default);
+    if (!/^-?\d{1,15}$/.test(text))
+      return this.fail(name, `must be an integer, got ${JSON.stringify(text)}`, opts.default);
     const value = Number(text);
     if (value < opts.min || value > opts.max) {
       return this.fail(name, `must be between ${opts.min} and ${opts.max}, got ${value}`, opts.default);
@@ -53,10 +58,19 @@ export class EnvReader {
   seconds(name: string, opts: { default: number; min: number; max: number }): number {
     const text = this.raw(name);
     if (text === undefined) return Math.round(opts.default * 1000);
-    if (!/^\d{1,9}(\.\d{1,3})?$/.test(text)) return this.fail(name, `must be a number of seconds (up to 3 decimals), got ${JSON.stringify(text)}`, Math.round(opts.default * 1000));
+    if (!/^\d{1,9}(\.\d{1,3})?$/.test(text))
+      return this.fail(
+        name,
+        `must be a number of seconds (up to 3 decimals), got ${JSON.stringify(text)}`,
+        Math.round(opts.default * 1000),
+      );
     const value = Number(text);
     if (value < opts.min || value > opts.max) {
-      return this.fail(name, `must be between ${opts.min} and ${opts.max} seconds, got ${value}`, Math.round(opts.default * 1000));
+      return this.fail(
+        name,
+        `must be between ${opts.min} and ${opts.max} seconds, got ${value}`,
+        Math.round(opts.default * 1000),
+      );
     }
     return Math.round(value * 1000);
   }
@@ -74,7 +88,10 @@ export class EnvReader {
   urlList(name: string, protocols: string[], opts: { default?: string } = {}): string[] {
     const text = this.raw(name) ?? opts.default;
     if (text === undefined) return this.fail(name, 'is required', []);
-    const items = text.split(',').map((s) => s.trim()).filter(Boolean);
+    const items = text
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     if (items.length === 0) return this.fail(name, 'must name at least one URL', []);
     return items.map((item) => this.checkUrl(name, item, protocols));
   }

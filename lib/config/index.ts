@@ -29,9 +29,21 @@ const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 export function loadConfig(env: Env = process.env): Config {
   const r = new EnvReader(env);
   const config: Config = {
-    service: r.string('SERVICE_NAME', { default: 'torrent-scan-sync', pattern: NAME, hint: 'a name of 3-255 [A-Za-z0-9._-]' }),
-    stage: r.string('STAGE', { default: 'dev', pattern: /^[a-z0-9-]{1,32}$/, hint: 'lowercase letters, digits and dashes' }),
-    region: r.string('AWS_REGION', { default: 'us-east-1', pattern: /^[a-z]{2}(-[a-z]+)+-\d$/, hint: 'an AWS region like eu-west-1' }),
+    service: r.string('SERVICE_NAME', {
+      default: 'torrent-scan-sync',
+      pattern: NAME,
+      hint: 'a name of 3-255 [A-Za-z0-9._-]',
+    }),
+    stage: r.string('STAGE', {
+      default: 'dev',
+      pattern: /^[a-z0-9-]{1,32}$/,
+      hint: 'lowercase letters, digits and dashes',
+    }),
+    region: r.string('AWS_REGION', {
+      default: 'us-east-1',
+      pattern: /^[a-z]{2}(-[a-z]+)+-\d$/,
+      hint: 'an AWS region like eu-west-1',
+    }),
     endpoints: {
       dynamodb: r.url('AWS_ENDPOINT_URL_DYNAMODB', ['http', 'https'], { optional: true }),
       s3: r.url('AWS_ENDPOINT_URL_S3', ['http', 'https'], { optional: true }),
@@ -85,7 +97,10 @@ function natsConfig(r: EnvReader): NatsConfig {
   const userPass = r.has('NATS_USER') || r.has('NATS_PASSWORD');
   const keyed = r.has('NATS_NKEY_SEED') || r.has('NATS_JWT');
   if (userPass && keyed) {
-    r.refuse('NATS_USER', 'and NATS_NKEY_SEED are both set: give user/password OR an nkey seed (with its JWT), not both');
+    r.refuse(
+      'NATS_USER',
+      'and NATS_NKEY_SEED are both set: give user/password OR an nkey seed (with its JWT), not both',
+    );
     return { servers, auth: { kind: 'none' } };
   }
   if (userPass) {
@@ -94,9 +109,17 @@ function natsConfig(r: EnvReader): NatsConfig {
     return { servers, auth: { kind: 'user', user, password } };
   }
   if (!keyed) return { servers, auth: { kind: 'none' } };
-  const seed = r.string('NATS_NKEY_SEED', { pattern: NKEY_USER_SEED, hint: 'a user nkey seed (SU…, 58 characters)', secret: true });
+  const seed = r.string('NATS_NKEY_SEED', {
+    pattern: NKEY_USER_SEED,
+    hint: 'a user nkey seed (SU…, 58 characters)',
+    secret: true,
+  });
   if (!r.has('NATS_JWT')) return { servers, auth: { kind: 'nkey', seed } };
-  const jwt = r.string('NATS_JWT', { pattern: /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, hint: 'a user JWT (three base64url parts)', secret: true });
+  const jwt = r.string('NATS_JWT', {
+    pattern: /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/,
+    hint: 'a user JWT (three base64url parts)',
+    secret: true,
+  });
   return { servers, auth: { kind: 'jwt', jwt, seed } };
 }
 
@@ -134,8 +157,19 @@ export function loadTorrentClientConfig(env: Env = process.env): TorrentClientCo
   const url = r.url('TORRENT_CLIENT_URL', ['http', 'https']);
   let auth: TorrentClientConfig['auth'];
   if (r.has('TORRENT_CLIENT_API_KEY')) {
-    if (r.has('TORRENT_CLIENT_PASSWORD')) r.refuse('TORRENT_CLIENT_API_KEY', 'and TORRENT_CLIENT_PASSWORD are both set: give a password OR an API key, not both');
-    auth = { kind: 'apiKey', key: r.string('TORRENT_CLIENT_API_KEY', { pattern: /^qbt_[A-Za-z0-9_-]{8,200}$/, hint: 'a qBittorrent API key (qbt_…)', secret: true }) };
+    if (r.has('TORRENT_CLIENT_PASSWORD'))
+      r.refuse(
+        'TORRENT_CLIENT_API_KEY',
+        'and TORRENT_CLIENT_PASSWORD are both set: give a password OR an API key, not both',
+      );
+    auth = {
+      kind: 'apiKey',
+      key: r.string('TORRENT_CLIENT_API_KEY', {
+        pattern: /^qbt_[A-Za-z0-9_-]{8,200}$/,
+        hint: 'a qBittorrent API key (qbt_…)',
+        secret: true,
+      }),
+    };
   } else {
     auth = {
       kind: 'password',
@@ -143,15 +177,33 @@ export function loadTorrentClientConfig(env: Env = process.env): TorrentClientCo
       password: r.string('TORRENT_CLIENT_PASSWORD', { hint: 'or set TORRENT_CLIENT_API_KEY' }),
     };
   }
-  const action = r.string('TORRENT_CANCEL_ACTION', { default: 'remove', pattern: /^(remove|stop)$/, hint: 'remove or stop' });
+  const action = r.string('TORRENT_CANCEL_ACTION', {
+    default: 'remove',
+    pattern: /^(remove|stop)$/,
+    hint: 'remove or stop',
+  });
   const config: TorrentClientConfig = {
     url,
     auth,
     timeoutMs: r.int('TORRENT_CLIENT_TIMEOUT_MS', { default: 5000, min: 100, max: 60000 }),
-    category: r.string('TORRENT_CLIENT_CATEGORY', { default: 'torrent-scan-sync', pattern: CATEGORY, hint: 'a category name of 1-64 letters, digits, spaces, . _ -' }),
-    adoptAllCategories: r.string('TORRENT_ADOPT_ALL_CATEGORIES', { default: 'false', pattern: /^(true|false)$/, hint: 'true or false' }) === 'true',
+    category: r.string('TORRENT_CLIENT_CATEGORY', {
+      default: 'torrent-scan-sync',
+      pattern: CATEGORY,
+      hint: 'a category name of 1-64 letters, digits, spaces, . _ -',
+    }),
+    adoptAllCategories:
+      r.string('TORRENT_ADOPT_ALL_CATEGORIES', {
+        default: 'false',
+        pattern: /^(true|false)$/,
+        hint: 'true or false',
+      }) === 'true',
     cancelAction: action as 'remove' | 'stop',
-    cancelDeleteFiles: r.string('TORRENT_CANCEL_DELETE_FILES', { default: 'false', pattern: /^(true|false)$/, hint: 'true or false' }) === 'true',
+    cancelDeleteFiles:
+      r.string('TORRENT_CANCEL_DELETE_FILES', {
+        default: 'false',
+        pattern: /^(true|false)$/,
+        hint: 'true or false',
+      }) === 'true',
     missingGraceMs: r.int('TORRENT_MISSING_GRACE_SECONDS', { default: 600, min: 0, max: 7 * 24 * 3600 }) * 1000,
     fullResyncMs: r.int('TORRENT_FULL_RESYNC_SECONDS', { default: 600, min: 0, max: 24 * 3600 }) * 1000,
   };
@@ -180,7 +232,11 @@ export function loadSyncConfig(env: Env = process.env): SyncConfig {
   const r = new EnvReader(env);
   const config: SyncConfig = {
     tbankUrl: r.url('TBANK_API_URL', ['http', 'https']),
-    tbankAppName: r.string('TBANK_APP_NAME', { default: 'torrent-scan-sync', pattern: /^[A-Za-z0-9._-]{1,64}$/, hint: 'an application name' }),
+    tbankAppName: r.string('TBANK_APP_NAME', {
+      default: 'torrent-scan-sync',
+      pattern: /^[A-Za-z0-9._-]{1,64}$/,
+      hint: 'an application name',
+    }),
     tbankRateWindowMs: r.int('TBANK_RATE_WINDOW_MS', { default: 60_000, min: 100, max: 60_000 }),
     historyDays: r.int('SYNC_HISTORY_DAYS', { default: 3 * 365, min: 1, max: 20 * 365 }),
     stepFunction: r.string('SYNC_STEP_FUNCTION', { pattern: /^[A-Za-z0-9_-]{1,140}$/, hint: 'a Lambda function name' }),
@@ -213,10 +269,18 @@ const DIR = /^[A-Za-z0-9][A-Za-z0-9 _-]{0,63}$/;
 
 export function loadScanConfig(env: Env = process.env): ScanConfig {
   const r = new EnvReader(env);
-  const normalizer = r.string('SCAN_NORMALIZER', { default: 'content-ai', pattern: /^(content-ai|null)$/, hint: 'content-ai or null' });
+  const normalizer = r.string('SCAN_NORMALIZER', {
+    default: 'content-ai',
+    pattern: /^(content-ai|null)$/,
+    hint: 'content-ai or null',
+  });
   const threshold = r.int('SCAN_CONFIDENCE_PERCENT', { default: 80, min: 0, max: 100 });
   const config: ScanConfig = {
-    resultSubject: r.string('SCAN_RESULT_SUBJECT', { default: 'scan.results', pattern: /^[^\s.*>]+(\.[^\s.*>]+)*$/, hint: 'a NATS subject without wildcards' }),
+    resultSubject: r.string('SCAN_RESULT_SUBJECT', {
+      default: 'scan.results',
+      pattern: /^[^\s.*>]+(\.[^\s.*>]+)*$/,
+      hint: 'a NATS subject without wildcards',
+    }),
     hotFolder: hotFolderConfig(r),
     dirs: hotFolderDirs(r),
     maxInflight: r.int('SCAN_MAX_INFLIGHT', { default: 4, min: 1, max: 1000 }),
@@ -246,14 +310,23 @@ const SMB_VARIABLES = ['SCAN_SMB_SHARE', 'SCAN_SMB_USER', 'SCAN_SMB_PASSWORD'];
 /** A local folder (SCAN_HOTFOLDER_ROOT), or an SMB share: all of SCAN_SMB_SHARE/USER/PASSWORD or none. */
 function hotFolderConfig(r: EnvReader): HotFolderConfig {
   const given = SMB_VARIABLES.filter((name) => r.has(name));
-  if (given.length === 0) return { kind: 'local', root: r.string('SCAN_HOTFOLDER_ROOT', { pattern: /^\//, hint: 'an absolute path' }) };
+  if (given.length === 0)
+    return { kind: 'local', root: r.string('SCAN_HOTFOLDER_ROOT', { pattern: /^\//, hint: 'an absolute path' }) };
   if (given.length < SMB_VARIABLES.length) {
-    for (const name of SMB_VARIABLES.filter((n) => !given.includes(n))) r.string(name, { hint: 'set with the other SCAN_SMB_ variables' });
+    for (const name of SMB_VARIABLES.filter((n) => !given.includes(n)))
+      r.string(name, { hint: 'set with the other SCAN_SMB_ variables' });
   }
   const share = r.string('SCAN_SMB_SHARE', { pattern: /^\/\/[A-Za-z0-9.-]+\/[^/\\]+$/, hint: '//host/share' });
   const [, , host, name] = share.split('/');
   const port = r.int('SCAN_SMB_PORT', { default: 445, min: 1, max: 65535 });
-  return { kind: 'smb', host, port, share: name, user: r.string('SCAN_SMB_USER'), password: r.string('SCAN_SMB_PASSWORD') };
+  return {
+    kind: 'smb',
+    host,
+    port,
+    share: name,
+    user: r.string('SCAN_SMB_USER'),
+    password: r.string('SCAN_SMB_PASSWORD'),
+  };
 }
 
 let cached: Config | undefined;
@@ -328,9 +401,17 @@ export function loadTelegramConfig(env: Env = process.env): TelegramConfig {
   const enabled = r.has('TELEGRAM_BOT_TOKEN');
   const config: TelegramConfig = {
     enabled,
-    token: enabled ? r.string('TELEGRAM_BOT_TOKEN', { pattern: BOT_TOKEN, hint: 'a bot token <digits>:<secret>', secret: true }) : '',
+    token: enabled
+      ? r.string('TELEGRAM_BOT_TOKEN', { pattern: BOT_TOKEN, hint: 'a bot token <digits>:<secret>', secret: true })
+      : '',
     apiRoot: r.url('TELEGRAM_API_ROOT', ['http', 'https'], { optional: true }),
-    webhookSecret: enabled ? r.string('TELEGRAM_WEBHOOK_SECRET', { pattern: WEBHOOK_SECRET, hint: '16-256 characters of A-Za-z0-9_-', secret: true }) : '',
+    webhookSecret: enabled
+      ? r.string('TELEGRAM_WEBHOOK_SECRET', {
+          pattern: WEBHOOK_SECRET,
+          hint: '16-256 characters of A-Za-z0-9_-',
+          secret: true,
+        })
+      : '',
     chats: idList(r, 'TELEGRAM_CHAT_IDS', env),
     users: idList(r, 'TELEGRAM_ALLOWED_USER_IDS', env),
     table: r.string('TABLE_TELEGRAM', { pattern: NAME, hint: 'a DynamoDB table name' }),
@@ -339,7 +420,8 @@ export function loadTelegramConfig(env: Env = process.env): TelegramConfig {
     sendAttempts: r.int('TELEGRAM_SEND_ATTEMPTS', { default: 6, min: 1, max: 20 }),
     sendBoundMs: r.int('TELEGRAM_SEND_BOUND_MS', { default: 45000, min: 1000, max: 600000 }),
   };
-  if (enabled && config.chats.length === 0) r.refuse('TELEGRAM_CHAT_IDS', 'is required with TELEGRAM_BOT_TOKEN (comma-separated chat ids)');
+  if (enabled && config.chats.length === 0)
+    r.refuse('TELEGRAM_CHAT_IDS', 'is required with TELEGRAM_BOT_TOKEN (comma-separated chat ids)');
   r.done();
   return config;
 }
@@ -347,7 +429,10 @@ export function loadTelegramConfig(env: Env = process.env): TelegramConfig {
 function idList(r: EnvReader, name: string, env: Env): number[] {
   const text = env[name]?.trim();
   if (!text) return [];
-  const items = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const items = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!items.every((s) => /^-?\d{1,16}$/.test(s))) {
     r.refuse(name, `must be comma-separated integer ids, got ${JSON.stringify(text)}`);
     return [];

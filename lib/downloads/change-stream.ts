@@ -11,9 +11,9 @@ import { isDownloadItem } from './keys';
 export type StreamImage = Record<string, AttributeValue>;
 
 /** A download's item after (and before) a change; undefined for memberships, guards and other items. */
-export function downloadImages(change: { NewImage?: StreamImage; OldImage?: StreamImage } | undefined):
-  | { next: Record<string, unknown>; old?: Record<string, unknown> }
-  | undefined {
+export function downloadImages(
+  change: { NewImage?: StreamImage; OldImage?: StreamImage } | undefined,
+): { next: Record<string, unknown>; old?: Record<string, unknown> } | undefined {
   if (!change?.NewImage) return undefined;
   const next = unmarshall(change.NewImage);
   if (!isDownloadItem(next)) return undefined;

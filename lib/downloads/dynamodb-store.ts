@@ -1,11 +1,31 @@
-import { BatchGetCommand, BatchGetCommandOutput, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  BatchGetCommandOutput,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { withCas } from '../aws/conditions';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { queryAll } from '../aws/query';
 import { newId } from '../ident';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { backoff, DEFAULT_RETRY, TransactionCancelledError, TransactionConflictError, transactWrite, TransactItem } from '../aws/transact';
-import { ActiveExistsError, DownloadNotFoundError, InfohashTakenError, InvalidTransitionError, TooManyInfohashesError } from './errors';
+import {
+  backoff,
+  DEFAULT_RETRY,
+  TransactionCancelledError,
+  TransactionConflictError,
+  transactWrite,
+  TransactItem,
+} from '../aws/transact';
+import {
+  ActiveExistsError,
+  DownloadNotFoundError,
+  InfohashTakenError,
+  InvalidTransitionError,
+  TooManyInfohashesError,
+} from './errors';
 import { Infohash, MAX_INFOHASHES, sortHashes } from './infohash';
 import {
   downloadKey,
@@ -25,7 +45,16 @@ import {
   prefixShard,
   DOWNLOAD_ENTITY,
 } from './keys';
-import { ACTIVE_STATES, ActiveState, Download, DownloadDetails, DownloadState, isActive, NewDownload, ReviewReason } from './model';
+import {
+  ACTIVE_STATES,
+  ActiveState,
+  Download,
+  DownloadDetails,
+  DownloadState,
+  isActive,
+  NewDownload,
+  ReviewReason,
+} from './model';
 import type { DownloadStore, LegacyImportOutcome, LegacyImportStore, ListPage, ListQuery } from './store';
 
 export interface StoreDeps {
@@ -59,9 +88,13 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
     this.now = deps.now ?? (() => new Date());
   }
 
-  async createDownloadIfNoActive(input: NewDownload, hashes: Infohash[]): Promise<{ created: boolean; download: Download }> {
+  async createDownloadIfNoActive(
+    input: NewDownload,
+    hashes: Infohash[],
+  ): Promise<{ created: boolean; download: Download }> {
     const wanted = sortHashes(hashes);
-    if (wanted.length === 0 || wanted.length > MAX_INFOHASHES) throw new RangeError(`1..${MAX_INFOHASHES} infohashes required`);
+    if (wanted.length === 0 || wanted.length > MAX_INFOHASHES)
+      throw new RangeError(`1..${MAX_INFOHASHES} infohashes required`);
     if (!isActive(input.state)) throw new RangeError(`a new download must be active, not ${input.state}`);
 
     // Callers in this process asking for the same hashes while one is already
@@ -83,7 +116,10 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
     }
   }
 
-  private async createOrDedup(input: NewDownload, wanted: Infohash[]): Promise<{ created: boolean; download: Download }> {
+  private async createOrDedup(
+    input: NewDownload,
+    wanted: Infohash[],
+  ): Promise<{ created: boolean; download: Download }> {
     // Fast dedup: for a hash this container ingested lately we know the likely owner,
     // and ONE consistent BatchGet of the guard and that owner answers an exact
     // re-ingest without a transaction. After a lost conflict, the guard is read to
@@ -100,13 +136,23 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
         if (owner) return this.remember({ created: false, download: owner });
       }
       const at = this.now().toISOString();
-      const download: Download = { id: newId(this.now().getTime()), ...input, infohashes: wanted, created_at: at, updated_at: at, revision: 1 };
+      const download: Download = {
+        id: newId(this.now().getTime()),
+        ...input,
+        infohashes: wanted,
+        created_at: at,
+        updated_at: at,
+        revision: 1,
+      };
       try {
         await transactWrite(
           this.documents,
           [
             this.put(downloadItem(download), 'attribute_not_exists(PK)'),
-            ...wanted.flatMap((h) => [this.put(membershipItem(h, download.id)), this.put(guardItem(h.infohash, download.id, at), 'attribute_not_exists(PK)')]),
+            ...wanted.flatMap((h) => [
+              this.put(membershipItem(h, download.id)),
+              this.put(guardItem(h.infohash, download.id, at), 'attribute_not_exists(PK)'),
+            ]),
           ],
           // A conflict is another writer on our guards: read what it wrote rather than queue behind it.
           { operation: `create:${download.id}`, conflictAttempts: 1 },
@@ -128,9 +174,17 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
         // Dedup onto the owner. If it left the active set meanwhile, its guards are
         // gone: go round and try to create again.
         try {
-          return this.remember({ created: false, download: await this.appendHashes(owners[0], wanted, { requireActive: true }) });
+          return this.remember({
+            created: false,
+            download: await this.appendHashes(owners[0], wanted, { requireActive: true }),
+          });
         } catch (appendErr) {
-          if (appendErr instanceof OwnerNotActive || appendErr instanceof DownloadNotFoundError || appendErr instanceof InfohashTakenError) continue;
+          if (
+            appendErr instanceof OwnerNotActive ||
+            appendErr instanceof DownloadNotFoundError ||
+            appendErr instanceof InfohashTakenError
+          )
+            continue;
           throw appendErr;
         }
       }
@@ -145,13 +199,19 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
       const { review_reason: _r, missing_since: _m, ...rest } = current;
       const next: Download = { ...rest, state: to, updated_at: at, revision: current.revision + 1 };
       try {
-        await transactWrite(this.documents, [
-          this.casUpdate(next, current.revision),
-          // Itself excluded: its own guard (a stuck download being retried) passes.
-          ...current.infohashes.map((h) =>
-            this.put(guardItem(h.infohash, id, at), 'attribute_not_exists(PK) OR download_id = :self', { ':self': id }),
-          ),
-        ], { operation: `activate:${id}@${current.revision}` });
+        await transactWrite(
+          this.documents,
+          [
+            this.casUpdate(next, current.revision),
+            // Itself excluded: its own guard (a stuck download being retried) passes.
+            ...current.infohashes.map((h) =>
+              this.put(guardItem(h.infohash, id, at), 'attribute_not_exists(PK) OR download_id = :self', {
+                ':self': id,
+              }),
+            ),
+          ],
+          { operation: `activate:${id}@${current.revision}` },
+        );
       } catch (err) {
         const owner = guardOwners(err)[0];
         throw owner ? new ActiveExistsError(owner.infohash, owner.ownerId) : err;
@@ -173,16 +233,31 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
       if (held.size + missing.length > MAX_INFOHASHES) throw new TooManyInfohashesError(id, MAX_INFOHASHES);
 
       const at = this.now().toISOString();
-      const next: Download = { ...current, infohashes: sortHashes([...current.infohashes, ...missing]), updated_at: at, revision: current.revision + 1 };
+      const next: Download = {
+        ...current,
+        infohashes: sortHashes([...current.infohashes, ...missing]),
+        updated_at: at,
+        revision: current.revision + 1,
+      };
       const active = isActive(current.state);
       try {
-        await transactWrite(this.documents, [
-          this.casUpdate(next, current.revision),
-          ...missing.flatMap((h) => [
-            this.put(membershipItem(h, id)),
-            ...(active ? [this.put(guardItem(h.infohash, id, at), 'attribute_not_exists(PK) OR download_id = :self', { ':self': id })] : []),
-          ]),
-        ], { operation: `append:${id}@${current.revision}` });
+        await transactWrite(
+          this.documents,
+          [
+            this.casUpdate(next, current.revision),
+            ...missing.flatMap((h) => [
+              this.put(membershipItem(h, id)),
+              ...(active
+                ? [
+                    this.put(guardItem(h.infohash, id, at), 'attribute_not_exists(PK) OR download_id = :self', {
+                      ':self': id,
+                    }),
+                  ]
+                : []),
+            ]),
+          ],
+          { operation: `append:${id}@${current.revision}` },
+        );
       } catch (err) {
         const owner = guardOwners(err)[0];
         throw owner ? new InfohashTakenError(owner.infohash, owner.ownerId) : err;
@@ -196,7 +271,8 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
       throw new InvalidTransitionError(id, from, to, 'a finished download becomes active again only through retry');
     }
     return this.cas(id, async (current) => {
-      if (current.state !== from) throw new InvalidTransitionError(id, current.state, to, `the download is ${current.state}, not ${from}`);
+      if (current.state !== from)
+        throw new InvalidTransitionError(id, current.state, to, `the download is ${current.state}, not ${from}`);
       if (from === to) return current;
       if (!isActive(from)) throw new InvalidTransitionError(id, from, to, 'a finished download stays finished');
 
@@ -209,23 +285,31 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
         ...(to === 'cancelled' ? { cancelled_at: at } : {}),
         ...(review && !isActive(to) ? { review_reason: review } : {}),
       };
-      await transactWrite(this.documents, [
-        this.casUpdate(next, current.revision),
-        // Leaving the active set releases exactly our own guards.
-        ...(isActive(to)
-          ? []
-          : current.infohashes.map(
-              (h): TransactItem => ({
-                Delete: { TableName: this.table, Key: guardKey(h.infohash), ConditionExpression: 'download_id = :self', ExpressionAttributeValues: { ':self': id } },
-              }),
-            )),
-      ], { operation: `state:${id}@${current.revision}` });
+      await transactWrite(
+        this.documents,
+        [
+          this.casUpdate(next, current.revision),
+          // Leaving the active set releases exactly our own guards.
+          ...(isActive(to)
+            ? []
+            : current.infohashes.map((h): TransactItem => ({
+                Delete: {
+                  TableName: this.table,
+                  Key: guardKey(h.infohash),
+                  ConditionExpression: 'download_id = :self',
+                  ExpressionAttributeValues: { ':self': id },
+                },
+              }))),
+        ],
+        { operation: `state:${id}@${current.revision}` },
+      );
       return next;
     });
   }
 
   async updateDetails(id: string, details: DownloadDetails): Promise<Download> {
-    if (details.progress !== undefined && !(details.progress >= 0 && details.progress <= 1)) throw new RangeError('progress must be within 0..1');
+    if (details.progress !== undefined && !(details.progress >= 0 && details.progress <= 1))
+      throw new RangeError('progress must be within 0..1');
     return this.cas(id, async (current) => {
       const next: Download = { ...current };
       if (details.progress !== undefined) next.progress = details.progress;
@@ -234,7 +318,9 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
       if (next.progress === current.progress && next.missing_since === current.missing_since) return current;
       next.updated_at = this.now().toISOString();
       next.revision = current.revision + 1;
-      await transactWrite(this.documents, [this.casUpdate(next, current.revision)], { operation: `details:${id}@${current.revision}` });
+      await transactWrite(this.documents, [this.casUpdate(next, current.revision)], {
+        operation: `details:${id}@${current.revision}`,
+      });
       return next;
     });
   }
@@ -246,14 +332,19 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
       KeyConditionExpression: 'GSI1PK = :p',
       FilterExpression: '#state IN (' + ACTIVE_STATES.map((_, i) => `:s${i}`).join(', ') + ')',
       ExpressionAttributeNames: { '#state': 'state' },
-      ExpressionAttributeValues: { ':p': LIST_PARTITION, ...Object.fromEntries(ACTIVE_STATES.map((s, i) => [`:s${i}`, s])) },
+      ExpressionAttributeValues: {
+        ':p': LIST_PARTITION,
+        ...Object.fromEntries(ACTIVE_STATES.map((s, i) => [`:s${i}`, s])),
+      },
     });
     return items.map(fromItem);
   }
 
   /** The active download holding EVERY hash, from consistent reads; undefined if none (or split). */
   private async activeOwnerOfAll(hashes: Infohash[]): Promise<Download | undefined> {
-    const guard = await this.documents.send(new GetCommand({ TableName: this.table, Key: guardKey(hashes[0].infohash), ConsistentRead: true }));
+    const guard = await this.documents.send(
+      new GetCommand({ TableName: this.table, Key: guardKey(hashes[0].infohash), ConsistentRead: true }),
+    );
     if (!guard.Item) return undefined;
     const owner = await this.get(guard.Item.download_id as string);
     if (!owner || !isActive(owner.state)) return undefined;
@@ -273,10 +364,14 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
   /** One consistent BatchGet of the first hash's guard and the download we expect holds it. */
   private async ownerIfHolding(id: string, hashes: Infohash[]): Promise<Download | undefined> {
     const out = await this.documents.send(
-      new BatchGetCommand({ RequestItems: { [this.table]: { Keys: [guardKey(hashes[0].infohash), downloadKey(id)], ConsistentRead: true } } }),
+      new BatchGetCommand({
+        RequestItems: { [this.table]: { Keys: [guardKey(hashes[0].infohash), downloadKey(id)], ConsistentRead: true } },
+      }),
     );
     const items = out.Responses?.[this.table] ?? [];
-    const guard = items.find((i) => i.PK === guardKey(hashes[0].infohash).PK && i.SK === guardKey(hashes[0].infohash).SK);
+    const guard = items.find(
+      (i) => i.PK === guardKey(hashes[0].infohash).PK && i.SK === guardKey(hashes[0].infohash).SK,
+    );
     const row = items.find((i) => i.PK === downloadKey(id).PK);
     if (!guard || !row || guard.download_id !== id) return undefined;
     const owner = fromItem(row);
@@ -304,17 +399,33 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
       if (!survivor || !victim || !isActive(survivor.state) || !isActive(victim.state)) return; // changed under us: caller goes round
       const held = new Set(survivor.infohashes.map((h) => h.infohash));
       const moving = victim.infohashes.filter((h) => !held.has(h.infohash));
-      if (survivor.infohashes.length + moving.length > MAX_INFOHASHES) throw new TooManyInfohashesError(survivorId, MAX_INFOHASHES);
+      if (survivor.infohashes.length + moving.length > MAX_INFOHASHES)
+        throw new TooManyInfohashesError(survivorId, MAX_INFOHASHES);
       const at = this.now().toISOString();
       try {
-        await transactWrite(this.documents, [
-          this.casUpdate({ ...survivor, infohashes: sortHashes([...survivor.infohashes, ...moving]), updated_at: at, revision: survivor.revision + 1 }, survivor.revision),
-          this.casUpdate({ ...victim, state: 'cancelled', merged_into: survivorId, updated_at: at, revision: victim.revision + 1 }, victim.revision),
-          ...moving.flatMap((h) => [
-            this.put(membershipItem(h, survivorId)),
-            this.put(guardItem(h.infohash, survivorId, at), 'download_id = :victim', { ':victim': victimId }),
-          ]),
-        ], { operation: `merge:${victimId}@${victim.revision}` });
+        await transactWrite(
+          this.documents,
+          [
+            this.casUpdate(
+              {
+                ...survivor,
+                infohashes: sortHashes([...survivor.infohashes, ...moving]),
+                updated_at: at,
+                revision: survivor.revision + 1,
+              },
+              survivor.revision,
+            ),
+            this.casUpdate(
+              { ...victim, state: 'cancelled', merged_into: survivorId, updated_at: at, revision: victim.revision + 1 },
+              victim.revision,
+            ),
+            ...moving.flatMap((h) => [
+              this.put(membershipItem(h, survivorId)),
+              this.put(guardItem(h.infohash, survivorId, at), 'download_id = :victim', { ':victim': victimId }),
+            ]),
+          ],
+          { operation: `merge:${victimId}@${victim.revision}` },
+        );
       } catch (err) {
         if (err instanceof TransactionCancelledError) return; // a concurrent writer won; the caller re-reads
         throw err;
@@ -352,9 +463,12 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
    * any of its rows is refused, not at all, and its rows go again one by one
    * (a row that fails alone is an `error` outcome, not the batch's).
    */
-  async importDownloadsIfNoActive(rows: Array<{ download: Download; legacyId: string }>): Promise<LegacyImportOutcome[]> {
+  async importDownloadsIfNoActive(
+    rows: Array<{ download: Download; legacyId: string }>,
+  ): Promise<LegacyImportOutcome[]> {
     const hashes = rows.flatMap((r) => r.download.infohashes.map((h) => h.infohash));
-    if (new Set(hashes).size !== hashes.length) throw new RangeError('the rows of one import batch must not share an infohash');
+    if (new Set(hashes).size !== hashes.length)
+      throw new RangeError('the rows of one import batch must not share an infohash');
     const chunks: Array<Array<{ download: Download; legacyId: string; items: TransactItem[] }>> = [[]];
     for (const r of rows) {
       const download = this.importable(r.download);
@@ -367,7 +481,10 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
       chunks.map(async (chunk): Promise<LegacyImportOutcome[]> => {
         if (chunk.length > 1) {
           try {
-            await transactWrite(this.documents, chunk.flatMap((c) => c.items));
+            await transactWrite(
+              this.documents,
+              chunk.flatMap((c) => c.items),
+            );
             return chunk.map((c) => ({ outcome: 'imported', download: c.download }));
           } catch (err) {
             if (!(err instanceof TransactionCancelledError)) throw err;
@@ -375,7 +492,12 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
         }
         // Alone, a row's failure is its own: its neighbours' outcomes are still reported.
         return Promise.all(
-          chunk.map((c) => this.importDownloadIfNoActive(c.download, c.legacyId).catch((error: Error): LegacyImportOutcome => ({ outcome: 'error', error }))),
+          chunk.map((c) =>
+            this.importDownloadIfNoActive(c.download, c.legacyId).catch((error: Error): LegacyImportOutcome => ({
+              outcome: 'error',
+              error,
+            })),
+          ),
         );
       }),
     );
@@ -384,14 +506,18 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
 
   private importable(download: Download): Download {
     const hashes = sortHashes(download.infohashes);
-    if (hashes.length === 0 || hashes.length > MAX_INFOHASHES) throw new RangeError(`1..${MAX_INFOHASHES} infohashes required`);
+    if (hashes.length === 0 || hashes.length > MAX_INFOHASHES)
+      throw new RangeError(`1..${MAX_INFOHASHES} infohashes required`);
     return { ...download, infohashes: hashes, revision: 1 };
   }
 
   private importItems(d: Download, legacyId: string): TransactItem[] {
     return [
       // First: a cancelled import names the item that refused it, and this one means "done before".
-      this.put({ ...legacyIdKey(legacyId), entity: 'legacy-id', legacy_id: legacyId, download_id: d.id }, 'attribute_not_exists(PK)'),
+      this.put(
+        { ...legacyIdKey(legacyId), entity: 'legacy-id', legacy_id: legacyId, download_id: d.id },
+        'attribute_not_exists(PK)',
+      ),
       this.put(downloadItem(d), 'attribute_not_exists(PK)'),
       ...d.infohashes.flatMap((h) => [
         this.put(membershipItem(h, d.id)),
@@ -413,23 +539,33 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
   async legacyImportTime(now: Date): Promise<Date> {
     try {
       await this.documents.send(
-        new PutCommand({ TableName: this.table, Item: { ...LEGACY_IMPORT_KEY, entity: 'legacy-import', started_at: now.toISOString() }, ConditionExpression: 'attribute_not_exists(PK)' }),
+        new PutCommand({
+          TableName: this.table,
+          Item: { ...LEGACY_IMPORT_KEY, entity: 'legacy-import', started_at: now.toISOString() },
+          ConditionExpression: 'attribute_not_exists(PK)',
+        }),
       );
       return now;
     } catch (err) {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
-      const { Item } = await this.documents.send(new GetCommand({ TableName: this.table, Key: LEGACY_IMPORT_KEY, ConsistentRead: true }));
+      const { Item } = await this.documents.send(
+        new GetCommand({ TableName: this.table, Key: LEGACY_IMPORT_KEY, ConsistentRead: true }),
+      );
       return new Date(Item!.started_at as string);
     }
   }
 
   async get(id: string): Promise<Download | undefined> {
-    const { Item } = await this.documents.send(new GetCommand({ TableName: this.table, Key: downloadKey(id), ConsistentRead: true }));
+    const { Item } = await this.documents.send(
+      new GetCommand({ TableName: this.table, Key: downloadKey(id), ConsistentRead: true }),
+    );
     return Item ? fromItem(Item) : undefined;
   }
 
   async findActiveByInfohash(infohash: string): Promise<Download | undefined> {
-    const { Item } = await this.documents.send(new GetCommand({ TableName: this.table, Key: guardKey(infohash), ConsistentRead: true }));
+    const { Item } = await this.documents.send(
+      new GetCommand({ TableName: this.table, Key: guardKey(infohash), ConsistentRead: true }),
+    );
     return Item ? this.get(Item.download_id as string) : undefined;
   }
 
@@ -461,7 +597,11 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
           TableName: this.table,
           IndexName: LIST_INDEX,
           KeyConditionExpression: 'GSI1PK = :p',
-          ExpressionAttributeValues: { ':p': LIST_PARTITION, ...(nameContains ? { ':q': nameContains } : {}), ...(query.state ? { ':state': query.state } : {}) },
+          ExpressionAttributeValues: {
+            ':p': LIST_PARTITION,
+            ...(nameContains ? { ':q': nameContains } : {}),
+            ...(query.state ? { ':state': query.state } : {}),
+          },
           ...(query.state ? { ExpressionAttributeNames: { '#state': 'state' } } : {}),
           FilterExpression: filters.length > 0 ? filters.join(' AND ') : undefined,
           ScanIndexForward: false,
@@ -484,7 +624,8 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
   }
 
   private async listByHashPrefix(prefix: string, query: ListQuery): Promise<ListPage> {
-    const memberships = await queryAll(this.documents, 
+    const memberships = await queryAll(
+      this.documents,
       {
         TableName: this.table,
         IndexName: PREFIX_INDEX,
@@ -513,7 +654,9 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
     for (let i = 0; i < ids.length; i += 100) {
       let keys: Record<string, unknown>[] | undefined = ids.slice(i, i + 100).map(downloadKey);
       while (keys && keys.length > 0) {
-        const out: BatchGetCommandOutput = await this.documents.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys } } }));
+        const out: BatchGetCommandOutput = await this.documents.send(
+          new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys } } }),
+        );
         for (const item of out.Responses?.[this.table] ?? []) found.set(item.id as string, fromItem(item));
         keys = out.UnprocessedKeys?.[this.table]?.Keys;
       }
@@ -527,7 +670,11 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
     return current;
   }
 
-  private put(Item: Record<string, unknown>, ConditionExpression?: string, values?: Record<string, unknown>): TransactItem {
+  private put(
+    Item: Record<string, unknown>,
+    ConditionExpression?: string,
+    values?: Record<string, unknown>,
+  ): TransactItem {
     return { Put: { TableName: this.table, Item, ConditionExpression, ExpressionAttributeValues: values } };
   }
 
@@ -544,7 +691,13 @@ function downloadItem(d: Download): Record<string, unknown> {
 }
 
 function membershipItem(h: Infohash, id: string): Record<string, unknown> {
-  return { ...membershipKey(h.infohash, id), ...prefixIndexKeys(h.infohash, id), entity: 'membership', download_id: id, ...h };
+  return {
+    ...membershipKey(h.infohash, id),
+    ...prefixIndexKeys(h.infohash, id),
+    entity: 'membership',
+    download_id: id,
+    ...h,
+  };
 }
 
 function guardItem(infohash: string, id: string, since: string): Record<string, unknown> {
@@ -556,9 +709,22 @@ function fromItem(item: Record<string, unknown>): Download {
   const { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, revision } = d;
   const { progress, review_reason, missing_since, cancelled_at } = d;
   return Object.fromEntries(
-    Object.entries({ id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, progress, review_reason, missing_since, cancelled_at, revision }).filter(
-      ([, v]) => v !== undefined,
-    ),
+    Object.entries({
+      id,
+      state,
+      name,
+      magnet,
+      infohashes,
+      created_at,
+      updated_at,
+      source_added_at,
+      merged_into,
+      progress,
+      review_reason,
+      missing_since,
+      cancelled_at,
+      revision,
+    }).filter(([, v]) => v !== undefined),
   ) as unknown as Download;
 }
 
@@ -576,6 +742,7 @@ function guardOwners(err: unknown): Array<{ infohash: string; ownerId: string }>
 function alreadyImported(err: unknown): string | undefined {
   if (!(err instanceof TransactionCancelledError)) return undefined;
   const [first] = err.reasons;
-  return first?.code === 'ConditionalCheckFailed' && first.item?.entity === 'legacy-id' ? (first.item.download_id as string) : undefined;
+  return first?.code === 'ConditionalCheckFailed' && first.item?.entity === 'legacy-id'
+    ? (first.item.download_id as string)
+    : undefined;
 }
-

@@ -19,7 +19,10 @@ export class InfohashTakenError extends DomainError {
   override get details() {
     return { owner_id: this.ownerId, infohash: this.infohash };
   }
-  constructor(readonly infohash: string, readonly ownerId: string) {
+  constructor(
+    readonly infohash: string,
+    readonly ownerId: string,
+  ) {
     super(`infohash ${infohash} belongs to active download ${ownerId}`);
     this.name = 'InfohashTakenError';
   }
@@ -32,7 +35,10 @@ export class ActiveExistsError extends DomainError {
   override get details() {
     return { owner_id: this.ownerId, infohash: this.infohash };
   }
-  constructor(readonly infohash: string, readonly ownerId: string) {
+  constructor(
+    readonly infohash: string,
+    readonly ownerId: string,
+  ) {
     super(`download ${ownerId} is already active for infohash ${infohash}`);
     this.name = 'ActiveExistsError';
   }
@@ -44,7 +50,12 @@ export class InvalidTransitionError extends DomainError {
   override get details() {
     return { state: this.current };
   }
-  constructor(readonly downloadId: string, readonly current: DownloadState, readonly requested: DownloadState, reason: string) {
+  constructor(
+    readonly downloadId: string,
+    readonly current: DownloadState,
+    readonly requested: DownloadState,
+    reason: string,
+  ) {
     super(`download ${downloadId}: ${current} → ${requested} refused: ${reason}`);
     this.name = 'InvalidTransitionError';
   }
@@ -53,7 +64,10 @@ export class InvalidTransitionError extends DomainError {
 export class TooManyInfohashesError extends DomainError {
   readonly code = 'TOO_MANY_INFOHASHES';
   readonly status = 400;
-  constructor(readonly downloadId: string, max: number) {
+  constructor(
+    readonly downloadId: string,
+    max: number,
+  ) {
     super(`download ${downloadId} would hold more than ${max} infohashes`);
     this.name = 'TooManyInfohashesError';
   }
@@ -66,7 +80,10 @@ export class NotACandidateError extends DomainError {
   override get details() {
     return { candidate_id: this.candidateId };
   }
-  constructor(readonly downloadId: string, readonly candidateId: string) {
+  constructor(
+    readonly downloadId: string,
+    readonly candidateId: string,
+  ) {
     super(`download ${candidateId} shares no infohash with ${downloadId}`);
     this.name = 'NotACandidateError';
   }

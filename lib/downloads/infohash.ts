@@ -46,7 +46,8 @@ export function parseInfohash(input: unknown): Infohash {
 /** Parses a list, drops duplicates, keeps v1 before v2 (the order of a hybrid magnet). */
 export function parseInfohashes(inputs: unknown[]): Infohash[] {
   if (inputs.length === 0) throw new InvalidInfohashError('at least one infohash is required');
-  if (inputs.length > MAX_INFOHASHES) throw new InvalidInfohashError(`at most ${MAX_INFOHASHES} infohashes are allowed`);
+  if (inputs.length > MAX_INFOHASHES)
+    throw new InvalidInfohashError(`at most ${MAX_INFOHASHES} infohashes are allowed`);
   return sortHashes(inputs.map(parseInfohash));
 }
 

@@ -36,7 +36,10 @@ export const guardKey = (infohash: string) => ({ PK: `IH#${infohash}`, SK: 'ACTI
 export const infohashPartition = (infohash: string) => `IH#${infohash}`;
 
 export const listIndexKeys = (id: string) => ({ GSI1PK: LIST_PARTITION, GSI1SK: id });
-export const prefixIndexKeys = (infohash: string, id: string) => ({ GSI2PK: prefixShard(infohash), GSI2SK: `${infohash}#${id}` });
+export const prefixIndexKeys = (infohash: string, id: string) => ({
+  GSI2PK: prefixShard(infohash),
+  GSI2SK: `${infohash}#${id}`,
+});
 export const prefixShard = (hexPrefix: string) => `IHP#${hexPrefix[0]}`;
 
 /** A legacy id is a positive 64-bit integer in canonical decimal; zero-padded so the partition sorts by old id. */

@@ -43,7 +43,17 @@ export interface LegacyRow {
 }
 
 export type MappedRow =
-  | { ok: true; legacyId: string; time: number | undefined; state: DownloadState; name: string; hash: Infohash; updatedAt?: number; sourceAddedAt?: number; warnings: string[] }
+  | {
+      ok: true;
+      legacyId: string;
+      time: number | undefined;
+      state: DownloadState;
+      name: string;
+      hash: Infohash;
+      updatedAt?: number;
+      sourceAddedAt?: number;
+      warnings: string[];
+    }
   | { ok: false; legacyId: string | null; rowid?: string; reason: string };
 
 /** `YYYY-MM-DD HH:MM:SS[.fff][Z]` (SQLite's `datetime('now')`, UTC); the `T` form too. */
@@ -59,21 +69,34 @@ export function parseLegacyTime(value: unknown): number | undefined {
   const ms = Date.UTC(y, mo - 1, d, h, mi, s) + Number((m[7] ?? '').padEnd(3, '0').slice(0, 3));
   const back = new Date(ms);
   // Date.UTC rolls 2024-02-31 over into March: a time that does not round-trip is not a time.
-  if (back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) return undefined;
+  if (
+    back.getUTCFullYear() !== y ||
+    back.getUTCMonth() !== mo - 1 ||
+    back.getUTCDate() !== d ||
+    h > 23 ||
+    mi > 59 ||
+    s > 59
+  )
+    return undefined;
   return ms >= 0 && ms <= MAX_ID_TIME ? ms : undefined;
 }
 
 function legacyIdOf(value: unknown): string | { reason: string } {
   if (value === null || value === undefined) return { reason: 'NULL id' };
-  const text = typeof value === 'bigint' || (typeof value === 'number' && Number.isSafeInteger(value)) ? value.toString() : undefined;
-  if (text === undefined || !LEGACY_ID_PATTERN.test(text)) return { reason: `id is not a positive integer: ${describe(value)}` };
+  const text =
+    typeof value === 'bigint' || (typeof value === 'number' && Number.isSafeInteger(value))
+      ? value.toString()
+      : undefined;
+  if (text === undefined || !LEGACY_ID_PATTERN.test(text))
+    return { reason: `id is not a positive integer: ${describe(value)}` };
   return text;
 }
 
 /** A row checked and turned into what a download needs; the ULID is minted later, in file order. */
 export function mapLegacyRow(row: LegacyRow): MappedRow {
   const id = legacyIdOf(row.id);
-  if (typeof id !== 'string') return { ok: false, legacyId: null, ...(row.rowid != null ? { rowid: String(row.rowid) } : {}), reason: id.reason };
+  if (typeof id !== 'string')
+    return { ok: false, legacyId: null, ...(row.rowid != null ? { rowid: String(row.rowid) } : {}), reason: id.reason };
   const bad = (reason: string): MappedRow => ({ ok: false, legacyId: id, reason });
 
   if (row.infohash === null || row.infohash === undefined || row.infohash === '') return bad('no infohash');
@@ -89,7 +112,8 @@ export function mapLegacyRow(row: LegacyRow): MappedRow {
 
   const warnings: string[] = [];
   const time = parseLegacyTime(row.created_at);
-  if (time === undefined) warnings.push(`created_at ${describe(row.created_at)} is not a UTC time: the import time is used`);
+  if (time === undefined)
+    warnings.push(`created_at ${describe(row.created_at)} is not a UTC time: the import time is used`);
   const name = typeof row.name === 'string' ? row.name.trim() : '';
   let safe = hash.infohash;
   if (name) {
@@ -130,7 +154,14 @@ export interface LegacyImportReport {
   dry_run: boolean;
   /** The time given to rows whose created_at is unreadable. */
   import_time: string;
-  summary: { rows: number; imported: number; already_there: number; conflicts: number; bad_rows: number; errors: number };
+  summary: {
+    rows: number;
+    imported: number;
+    already_there: number;
+    conflicts: number;
+    bad_rows: number;
+    errors: number;
+  };
   /** Old id → new id of every row that is (or, in a dry run, would be) in the table. */
   ids: Record<string, string>;
   conflicts: Array<{ legacy_id: string; id: string; infohash: string; owner_id: string; owner_legacy_id?: string }>;
@@ -153,7 +184,10 @@ export interface LegacyImportDeps {
   onProgress?: (done: number) => void;
 }
 
-export async function importLegacyDownloads(rows: Iterable<LegacyRow>, deps: LegacyImportDeps): Promise<LegacyImportReport> {
+export async function importLegacyDownloads(
+  rows: Iterable<LegacyRow>,
+  deps: LegacyImportDeps,
+): Promise<LegacyImportReport> {
   const now = (deps.now ?? (() => new Date()))();
   const dryRun = deps.dryRun ?? false;
   const importTime = dryRun ? now : await deps.store.legacyImportTime(now);
@@ -195,12 +229,14 @@ export async function importLegacyDownloads(rows: Iterable<LegacyRow>, deps: Leg
       try {
         outcomes = await write(batch);
       } catch (err) {
-        for (const row of batch) report.errors.push({ legacy_id: row.legacyId, id: row.download.id, reason: (err as Error).message });
+        for (const row of batch)
+          report.errors.push({ legacy_id: row.legacyId, id: row.download.id, reason: (err as Error).message });
         return;
       }
       batch.forEach((row, i) => {
         const outcome = outcomes[i];
-        if (outcome.outcome === 'error') report.errors.push({ legacy_id: row.legacyId, id: row.download.id, reason: outcome.error.message });
+        if (outcome.outcome === 'error')
+          report.errors.push({ legacy_id: row.legacyId, id: row.download.id, reason: outcome.error.message });
         else record(report, row.legacyId, outcome, legacyOf);
       });
     })().finally(() => batch.forEach(settled));
@@ -216,9 +252,14 @@ export async function importLegacyDownloads(rows: Iterable<LegacyRow>, deps: Leg
   for (const row of rows) {
     report.summary.rows++;
     let mapped = mapLegacyRow(row);
-    if (mapped.ok && seen.has(mapped.legacyId)) mapped = { ok: false, legacyId: mapped.legacyId, reason: 'duplicate id' };
+    if (mapped.ok && seen.has(mapped.legacyId))
+      mapped = { ok: false, legacyId: mapped.legacyId, reason: 'duplicate id' };
     if (!mapped.ok) {
-      report.bad_rows.push({ legacy_id: mapped.legacyId, ...(mapped.rowid ? { rowid: mapped.rowid } : {}), reason: mapped.reason });
+      report.bad_rows.push({
+        legacy_id: mapped.legacyId,
+        ...(mapped.rowid ? { rowid: mapped.rowid } : {}),
+        reason: mapped.reason,
+      });
       settled();
       continue;
     }
@@ -265,7 +306,12 @@ function toDownload(row: Extract<MappedRow, { ok: true }>, id: string, time: num
   };
 }
 
-function record(report: LegacyImportReport, legacyId: string, outcome: Exclude<LegacyImportOutcome, { outcome: 'error' }>, legacyOf: Map<string, string>): void {
+function record(
+  report: LegacyImportReport,
+  legacyId: string,
+  outcome: Exclude<LegacyImportOutcome, { outcome: 'error' }>,
+  legacyOf: Map<string, string>,
+): void {
   if (outcome.outcome === 'already') {
     // Another run imported it since this one started: its id is the one that counts.
     report.ids[legacyId] = outcome.id;

@@ -29,7 +29,8 @@ export class InvalidMagnetError extends DomainError {
 
 export function parseMagnet(uri: unknown): Magnet {
   if (typeof uri !== 'string') throw new InvalidMagnetError('magnet must be a string');
-  if (uri.length > MAX_MAGNET_LENGTH) throw new InvalidMagnetError(`magnet is longer than ${MAX_MAGNET_LENGTH} characters`);
+  if (uri.length > MAX_MAGNET_LENGTH)
+    throw new InvalidMagnetError(`magnet is longer than ${MAX_MAGNET_LENGTH} characters`);
   if (!/^magnet:\?/i.test(uri)) throw new InvalidMagnetError('magnet must start with "magnet:?"');
 
   const hashes: Infohash[] = [];
@@ -46,13 +47,15 @@ export function parseMagnet(uri: unknown): Magnet {
     } else if (key === 'dn') {
       name = value.slice(0, MAX_NAME_LENGTH);
     } else if (key === 'tr' || /^tr\.\d+$/.test(key)) {
-      if (trackers.length >= MAX_TRACKERS) throw new InvalidMagnetError(`magnet has more than ${MAX_TRACKERS} trackers`);
+      if (trackers.length >= MAX_TRACKERS)
+        throw new InvalidMagnetError(`magnet has more than ${MAX_TRACKERS} trackers`);
       trackers.push(value);
     }
   }
 
   const infohashes = sortHashes(hashes);
-  if (infohashes.length === 0) throw new InvalidMagnetError('magnet has no BitTorrent exact topic (xt=urn:btih: or xt=urn:btmh:)');
+  if (infohashes.length === 0)
+    throw new InvalidMagnetError('magnet has no BitTorrent exact topic (xt=urn:btih: or xt=urn:btmh:)');
   for (const kind of ['v1', 'v2'] as const) {
     if (infohashes.filter((h) => h.kind === kind).length > 1) {
       throw new InvalidMagnetError(`magnet names more than one ${kind} infohash: one magnet is one torrent`);

@@ -55,7 +55,19 @@ export class TorrentAnswerInvalidError extends Error {
 
 export async function reconcile(deps: ReconcileDeps): Promise<PollReport> {
   const snapshot = await deps.torrents.snapshot();
-  const report: PollReport = { full: snapshot.full, torrents: snapshot.present.length, adopted: 0, resurrected: 0, updated: 0, unchanged: 0, skipped: 0, raced: 0, failed: 0, missing: 0, set_aside: 0 };
+  const report: PollReport = {
+    full: snapshot.full,
+    torrents: snapshot.present.length,
+    adopted: 0,
+    resurrected: 0,
+    updated: 0,
+    unchanged: 0,
+    skipped: 0,
+    raced: 0,
+    failed: 0,
+    missing: 0,
+    set_aside: 0,
+  };
   for (const torrent of snapshot.changed) {
     let outcome: Outcome;
     try {
@@ -85,13 +97,18 @@ async function reconcileOne(deps: ReconcileDeps, torrent: TorrentInfo): Promise<
   const log = deps.log.child({ infohash: hashes[0].infohash });
   // Validate the whole answer before writing anything about it.
   const state = mapClientState(torrent.state);
-  if (!state) throw new TorrentAnswerInvalidError(`unknown torrent state ${JSON.stringify(torrent.state.slice(0, 40))}`);
+  if (!state)
+    throw new TorrentAnswerInvalidError(`unknown torrent state ${JSON.stringify(torrent.state.slice(0, 40))}`);
   const progress = Number.isNaN(torrent.progress) ? undefined : torrent.progress;
-  if (progress !== undefined && !(progress >= 0 && progress <= 1)) throw new TorrentAnswerInvalidError(`progress ${progress} is not within 0..1`);
+  if (progress !== undefined && !(progress >= 0 && progress <= 1))
+    throw new TorrentAnswerInvalidError(`progress ${progress} is not within 0..1`);
 
   const owners = await Promise.all(hashes.map((h) => deps.store.findActiveByInfohash(h.infohash)));
   if (!owners.some(Boolean)) {
-    const finished = await newestFinished(deps.store, hashes.map((h) => h.infohash));
+    const finished = await newestFinished(
+      deps.store,
+      hashes.map((h) => h.infohash),
+    );
     if (finished) {
       if (!isActive(state)) return 'unchanged';
       if (finished.state === 'cancelled' && !addedAfter(torrent, finished.cancelled_at ?? finished.updated_at)) {
@@ -109,12 +126,20 @@ async function reconcileOne(deps: ReconcileDeps, torrent: TorrentInfo): Promise<
 
   // The usual case: one active owner already holding every hash (nothing to create or append).
   const owner = owners.find(Boolean);
-  const settled = owner && owners.every((o) => !o || o.id === owner.id) && hashes.every((h) => owner.infohashes.some((x) => x.infohash === h.infohash));
+  const settled =
+    owner &&
+    owners.every((o) => !o || o.id === owner.id) &&
+    hashes.every((h) => owner.infohashes.some((x) => x.infohash === h.infohash));
   // Otherwise adopt, or dedup onto the active owner appending missing hashes (and merge a split hybrid).
   const { created, download } = settled
     ? { created: false, download: owner }
     : await deps.store.createDownloadIfNoActive(
-        { state: isActive(state) ? state : 'downloading', name: adoptedName(torrent.name, hashes), source_added_at: addedOn(torrent), ...(progress !== undefined ? { progress } : {}) },
+        {
+          state: isActive(state) ? state : 'downloading',
+          name: adoptedName(torrent.name, hashes),
+          source_added_at: addedOn(torrent),
+          ...(progress !== undefined ? { progress } : {}),
+        },
         hashes,
       );
   if (created) log.info('download_adopted', { download_id: download.id });
@@ -136,7 +161,10 @@ async function follow(deps: ReconcileDeps, download: Download, state: DownloadSt
 async function keepDetails(deps: ReconcileDeps, download: Download, progress: number | undefined): Promise<boolean> {
   const progressChanged = progress !== undefined && progress !== download.progress;
   if (!progressChanged && !download.missing_since) return false;
-  await deps.store.updateDetails(download.id, { ...(progressChanged ? { progress } : {}), ...(download.missing_since ? { missing_since: null } : {}) });
+  await deps.store.updateDetails(download.id, {
+    ...(progressChanged ? { progress } : {}),
+    ...(download.missing_since ? { missing_since: null } : {}),
+  });
   return true;
 }
 
@@ -156,7 +184,10 @@ async function checkMissing(deps: ReconcileDeps, present: TorrentInfo[], report:
         await deps.store.updateDetails(download.id, { missing_since: now.toISOString() });
       } else if (now.getTime() - Date.parse(download.missing_since) >= grace) {
         await deps.store.setDownloadState(download.id, download.state, 'failed', 'missing_in_client');
-        deps.log.warn('download_missing_in_client', { download_id: download.id, missing_since: download.missing_since });
+        deps.log.warn('download_missing_in_client', {
+          download_id: download.id,
+          missing_since: download.missing_since,
+        });
         report.set_aside++;
       }
     } catch (err) {
@@ -193,7 +224,9 @@ function addedAfter(torrent: TorrentInfo, iso: string): boolean {
 }
 
 function addedOn(torrent: TorrentInfo): string | undefined {
-  return Number.isFinite(torrent.added_on) && torrent.added_on > 0 ? new Date(torrent.added_on * 1000).toISOString() : undefined;
+  return Number.isFinite(torrent.added_on) && torrent.added_on > 0
+    ? new Date(torrent.added_on * 1000).toISOString()
+    : undefined;
 }
 
 /** Losing a CAS or guard race to ingest, retry or another poll: the winner's write stands. */

@@ -28,7 +28,10 @@ export type IngestRequest = { magnet: string } | { infohashes: string[]; name?: 
 /** States a retry starts from: a download that failed, was cancelled, or is stuck. */
 const RETRYABLE: readonly DownloadState[] = ['failed', 'cancelled', 'stuck'];
 
-export async function ingest(deps: DownloadsDeps, request: IngestRequest): Promise<{ created: boolean; download: Download }> {
+export async function ingest(
+  deps: DownloadsDeps,
+  request: IngestRequest,
+): Promise<{ created: boolean; download: Download }> {
   const { hashes, name, magnet } = describeRequest(request);
   const result = await deps.store.createDownloadIfNoActive({ state: 'queued', name, magnet }, hashes);
   const log = deps.log.child({ download_id: result.download.id, infohash: result.download.infohashes[0].infohash });
@@ -53,13 +56,22 @@ export async function ingest(deps: DownloadsDeps, request: IngestRequest): Promi
 export async function retry(deps: DownloadsDeps, id: string): Promise<Download> {
   const before = await mustGet(deps.store, id);
   if (!RETRYABLE.includes(before.state)) {
-    throw new InvalidTransitionError(id, before.state, 'queued', `only ${RETRYABLE.join(', ')} downloads can be retried`);
+    throw new InvalidTransitionError(
+      id,
+      before.state,
+      'queued',
+      `only ${RETRYABLE.join(', ')} downloads can be retried`,
+    );
   }
   return activateAndAdd(deps, before, { done: 'download_retried', rolledBack: 'download_retry_rolled_back' });
 }
 
 /** The guarded activation (activateIfNoOtherActive), then the client; a client refusal rolls the state back. */
-async function activateAndAdd(deps: DownloadsDeps, before: Download, events: { done: string; rolledBack: string }): Promise<Download> {
+async function activateAndAdd(
+  deps: DownloadsDeps,
+  before: Download,
+  events: { done: string; rolledBack: string },
+): Promise<Download> {
   const id = before.id;
   const activated = await deps.store.activateIfNoOtherActive(id, 'queued');
   const log = deps.log.child({ download_id: id, infohash: before.infohashes[0]?.infohash });
@@ -90,7 +102,8 @@ export async function reviewDownload(deps: Pick<DownloadsDeps, 'store'>, id: str
   const download = await mustGet(deps.store, id);
   const byId = new Map<string, Download>([[download.id, download]]);
   for (const hash of download.infohashes) {
-    for (const other of await deps.store.historyOfInfohash(hash.infohash)) if (!byId.has(other.id)) byId.set(other.id, other);
+    for (const other of await deps.store.historyOfInfohash(hash.infohash))
+      if (!byId.has(other.id)) byId.set(other.id, other);
   }
   const candidates = [...byId.values()].sort((a, b) => (a.id < b.id ? 1 : -1));
   const reasons: string[] = [];
@@ -117,7 +130,12 @@ export async function relink(deps: DownloadsDeps, id: string, candidateId: strin
 export async function changeState(deps: DownloadsDeps, id: string, to: DownloadState): Promise<Download> {
   const current = await mustGet(deps.store, id);
   if (!isActive(current.state) && isActive(to)) {
-    throw new InvalidTransitionError(id, current.state, to, 'use POST /downloads/{id}/retry to restart a finished download');
+    throw new InvalidTransitionError(
+      id,
+      current.state,
+      to,
+      'use POST /downloads/{id}/retry to restart a finished download',
+    );
   }
   const next = await deps.store.setDownloadState(id, current.state, to);
   deps.log.info('download_state_changed', { download_id: id, from: current.state, to });
@@ -164,8 +182,16 @@ export interface ListRequest {
   cursor?: string;
 }
 
-export async function listDownloads(deps: Pick<DownloadsDeps, 'store'>, request: ListRequest): Promise<{ items: Download[]; cursor?: string }> {
-  const page: ListPage = await deps.store.list({ q: request.q, state: request.state, limit: request.limit, after: request.cursor ? decodeCursor(request.cursor) : undefined });
+export async function listDownloads(
+  deps: Pick<DownloadsDeps, 'store'>,
+  request: ListRequest,
+): Promise<{ items: Download[]; cursor?: string }> {
+  const page: ListPage = await deps.store.list({
+    q: request.q,
+    state: request.state,
+    limit: request.limit,
+    after: request.cursor ? decodeCursor(request.cursor) : undefined,
+  });
   return { items: page.items, cursor: page.next ? encodeCursor(page.next) : undefined };
 }
 
@@ -193,7 +219,11 @@ export function decodeCursor(cursor: string): string {
 function describeRequest(request: IngestRequest): { hashes: Infohash[]; name: string; magnet?: string } {
   if ('magnet' in request) {
     const magnet = parseMagnet(request.magnet);
-    return { hashes: magnet.infohashes, name: safeName(magnet.name) ?? magnet.infohashes[0].infohash, magnet: request.magnet };
+    return {
+      hashes: magnet.infohashes,
+      name: safeName(magnet.name) ?? magnet.infohashes[0].infohash,
+      magnet: request.magnet,
+    };
   }
   const hashes = parseInfohashes(request.infohashes);
   return { hashes, name: safeName(request.name?.trim()) ?? hashes[0].infohash };

@@ -19,7 +19,10 @@ export interface HealthReport {
   checks: Record<string, CheckStatus>;
 }
 
-export async function runProbes(probes: Record<string, Probe>, timeoutMs: number): Promise<Record<string, CheckStatus>> {
+export async function runProbes(
+  probes: Record<string, Probe>,
+  timeoutMs: number,
+): Promise<Record<string, CheckStatus>> {
   const entries = await Promise.all(
     Object.entries(probes).map(async ([name, probe]): Promise<[string, CheckStatus]> => {
       try {

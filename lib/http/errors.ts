@@ -1,6 +1,10 @@
 import { isDomainError } from '../errors';
 import { isStorageUnavailable } from '../aws/unavailable';
-import { IdempotencyInProgressError, IdempotencyKeyInvalidError, IdempotencyKeyReusedError } from '../idempotency/errors';
+import {
+  IdempotencyInProgressError,
+  IdempotencyKeyInvalidError,
+  IdempotencyKeyReusedError,
+} from '../idempotency/errors';
 
 /**
  * The ONE mapping from errors to HTTP answers `{error: {code, message, ...}}`.
@@ -55,17 +59,27 @@ export interface HttpErrorBody {
 export const RETRY_AFTER_S = 5;
 
 export function toHttpError(err: unknown): HttpErrorBody {
-  const answer = (status: number, code: ErrorCode, message: string, details: Record<string, unknown> = {}): HttpErrorBody => ({
+  const answer = (
+    status: number,
+    code: ErrorCode,
+    message: string,
+    details: Record<string, unknown> = {},
+  ): HttpErrorBody => ({
     status,
     body: { error: { code, message, ...details } },
   });
   if (err instanceof HttpError) return answer(err.status, err.code, err.message, err.details);
   if (err instanceof IdempotencyKeyInvalidError) return answer(400, ErrorCode.IDEMPOTENCY_KEY_INVALID, err.message);
   if (err instanceof IdempotencyKeyReusedError) return answer(422, ErrorCode.IDEMPOTENCY_KEY_REUSED, err.message);
-  if (err instanceof IdempotencyInProgressError) return { ...answer(409, ErrorCode.IDEMPOTENCY_IN_PROGRESS, err.message), headers: { 'retry-after': '1' } };
+  if (err instanceof IdempotencyInProgressError)
+    return { ...answer(409, ErrorCode.IDEMPOTENCY_IN_PROGRESS, err.message), headers: { 'retry-after': '1' } };
   if (isDomainError(err)) return answer(err.status, err.code as ErrorCode, err.publicMessage, err.details);
   // Storage down, hung (the SDK's bounded timeout) or throttling: the caller may retry; a write may have landed,
   // so a retried POST /downloads should carry its Idempotency-Key.
-  if (isStorageUnavailable(err)) return { ...answer(503, ErrorCode.UNAVAILABLE, 'storage unavailable, retry later'), headers: { 'retry-after': String(RETRY_AFTER_S) } };
+  if (isStorageUnavailable(err))
+    return {
+      ...answer(503, ErrorCode.UNAVAILABLE, 'storage unavailable, retry later'),
+      headers: { 'retry-after': String(RETRY_AFTER_S) },
+    };
   return answer(500, ErrorCode.INTERNAL, 'internal error');
 }

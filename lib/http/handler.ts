@@ -23,12 +23,20 @@ export function httpHandler(
     .use({
       before: async (request) => {
         if (options.publicRoute || authorizedPrincipal(request.event)) return;
-        log.warn('http_event_without_authorizer', { route: request.event?.routeKey, request_id: request.context?.awsRequestId });
+        log.warn('http_event_without_authorizer', {
+          route: request.event?.routeKey,
+          request_id: request.context?.awsRequestId,
+        });
         throw new HttpError(401, ErrorCode.UNAUTHORIZED, 'the request did not pass the authorizer');
       },
       onError: async (request) => {
         const { status, body, headers } = toHttpError(request.error);
-        if (status >= 500) log.error('http_request_failed', { route: request.event?.routeKey, err: request.error, request_id: request.context?.awsRequestId });
+        if (status >= 500)
+          log.error('http_request_failed', {
+            route: request.event?.routeKey,
+            err: request.error,
+            request_id: request.context?.awsRequestId,
+          });
         request.response = json(status, body, headers);
       },
     })
@@ -37,6 +45,7 @@ export function httpHandler(
 
 /** The principal our authorizer put in the context (payload 2.0: `requestContext.authorizer.lambda`), if any. */
 export function authorizedPrincipal(event: unknown): string | undefined {
-  const principal = (event as { requestContext?: { authorizer?: { lambda?: { principal?: unknown } } } } | null)?.requestContext?.authorizer?.lambda?.principal;
+  const principal = (event as { requestContext?: { authorizer?: { lambda?: { principal?: unknown } } } } | null)
+    ?.requestContext?.authorizer?.lambda?.principal;
   return typeof principal === 'string' && principal.length > 0 ? principal : undefined;
 }

@@ -16,7 +16,9 @@ export function jsonBody(event: Pick<APIGatewayProxyEventV2, 'body' | 'isBase64E
   const raw = event.body ?? '';
   const bytes = event.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
   if (bytes.length > MAX_BODY_BYTES) {
-    throw new HttpError(413, ErrorCode.PAYLOAD_TOO_LARGE, `the body is larger than ${MAX_BODY_BYTES} bytes`, { limit: MAX_BODY_BYTES });
+    throw new HttpError(413, ErrorCode.PAYLOAD_TOO_LARGE, `the body is larger than ${MAX_BODY_BYTES} bytes`, {
+      limit: MAX_BODY_BYTES,
+    });
   }
   if (bytes.length === 0) throw new HttpError(400, ErrorCode.INVALID_REQUEST, 'a JSON body is required');
   let parsed: unknown;
@@ -26,7 +28,9 @@ export function jsonBody(event: Pick<APIGatewayProxyEventV2, 'body' | 'isBase64E
     throw new HttpError(400, ErrorCode.INVALID_REQUEST, 'the body is not valid JSON');
   }
   if (depth(parsed) > MAX_JSON_DEPTH) {
-    throw new HttpError(400, ErrorCode.INVALID_REQUEST, `the body nests deeper than ${MAX_JSON_DEPTH} levels`, { limit: MAX_JSON_DEPTH });
+    throw new HttpError(400, ErrorCode.INVALID_REQUEST, `the body nests deeper than ${MAX_JSON_DEPTH} levels`, {
+      limit: MAX_JSON_DEPTH,
+    });
   }
   return parsed;
 }
@@ -52,7 +56,8 @@ export function validator<T>(schema: JSONSchemaType<T> | Record<string, unknown>
 function describe(error: ErrorObject | undefined): string {
   if (!error) return 'invalid request';
   const where = error.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : 'body';
-  if (error.keyword === 'additionalProperties') return `unknown field ${JSON.stringify(error.params.additionalProperty)} in ${where}`;
+  if (error.keyword === 'additionalProperties')
+    return `unknown field ${JSON.stringify(error.params.additionalProperty)} in ${where}`;
   return `${where} ${error.message}`;
 }
 

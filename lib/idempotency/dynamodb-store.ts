@@ -13,15 +13,21 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
         new PutCommand({
           TableName: this.deps.table,
           Item: { ...record, ...key },
-          ConditionExpression: 'attribute_not_exists(PK) OR expires_at < :now_s OR (#status = :in_progress AND in_progress_until < :now_ms)',
+          ConditionExpression:
+            'attribute_not_exists(PK) OR expires_at < :now_s OR (#status = :in_progress AND in_progress_until < :now_ms)',
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':now_s': Math.floor(nowMs / 1000), ':now_ms': nowMs, ':in_progress': 'in_progress' },
+          ExpressionAttributeValues: {
+            ':now_s': Math.floor(nowMs / 1000),
+            ':now_ms': nowMs,
+            ':in_progress': 'in_progress',
+          },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       return { taken: true };
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException && err.Item) return { taken: false, holder: unmarshall(err.Item) as IdempotencyRecord };
+      if (err instanceof ConditionalCheckFailedException && err.Item)
+        return { taken: false, holder: unmarshall(err.Item) as IdempotencyRecord };
       throw err;
     }
   }

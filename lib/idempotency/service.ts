@@ -42,11 +42,16 @@ export function idempotencyKeyOf(headers: Record<string, string | undefined> | u
   const name = Object.keys(headers ?? {}).find((k) => k.toLowerCase() === IDEMPOTENCY_HEADER);
   if (name === undefined) return undefined;
   const value = headers![name];
-  if (value === undefined || !KEY.test(value)) throw new IdempotencyKeyInvalidError('1 to 255 printable ASCII characters, no spaces');
+  if (value === undefined || !KEY.test(value))
+    throw new IdempotencyKeyInvalidError('1 to 255 printable ASCII characters, no spaces');
   return value;
 }
 
-export async function idempotent(deps: IdempotencyDeps, request: IdempotentRequest, run: () => Promise<StoredResponse>): Promise<StoredResponse> {
+export async function idempotent(
+  deps: IdempotencyDeps,
+  request: IdempotentRequest,
+  run: () => Promise<StoredResponse>,
+): Promise<StoredResponse> {
   if (request.clientKey === undefined) return run();
   const now = deps.now ?? Date.now;
   const key = recordKey(request.route, request.principal, request.clientKey);
@@ -55,7 +60,13 @@ export async function idempotent(deps: IdempotencyDeps, request: IdempotentReque
   const at = now();
   const claim = await deps.store.claim(
     key,
-    { status: 'in_progress', payload_hash: payloadHash, token, expires_at: Math.floor(at / 1000) + RECORD_TTL_S, in_progress_until: at + IN_PROGRESS_MS },
+    {
+      status: 'in_progress',
+      payload_hash: payloadHash,
+      token,
+      expires_at: Math.floor(at / 1000) + RECORD_TTL_S,
+      in_progress_until: at + IN_PROGRESS_MS,
+    },
     at,
   );
   if (!claim.taken) {

@@ -21,7 +21,10 @@ export class InvalidIdError extends DomainError {
   override get publicMessage(): string {
     return 'not found';
   }
-  constructor(readonly input: unknown, reason: string) {
+  constructor(
+    readonly input: unknown,
+    reason: string,
+  ) {
     super(`invalid id: ${reason}`);
     this.name = 'InvalidIdError';
   }
@@ -84,7 +87,8 @@ export const randomStart: EntropyStart = () => BigInt(`0x${randomBytes(10).toStr
 export function idsAtTimes(start: EntropyStart = randomStart): (time: number) => string {
   const last = new Map<number, bigint>();
   return (time) => {
-    if (!Number.isInteger(time) || time < 0 || time > MAX_TIME) throw new RangeError(`an id time must be an integer 0..2^48-1 ms, not ${time}`);
+    if (!Number.isInteger(time) || time < 0 || time > MAX_TIME)
+      throw new RangeError(`an id time must be an integer 0..2^48-1 ms, not ${time}`);
     const previous = last.get(time);
     const entropy = previous === undefined ? start(time) & ENTROPY_START_MASK : previous + 1n;
     last.set(time, entropy);

@@ -17,7 +17,11 @@ export function asyncHandler<E = unknown, R = unknown>(log: Logger, core: (event
   return middy<E, R | null>()
     .use({
       onError: async (request) => {
-        log.error('async_handler_failed', { function: request.context?.functionName, request_id: request.context?.awsRequestId, err: request.error });
+        log.error('async_handler_failed', {
+          function: request.context?.functionName,
+          request_id: request.context?.awsRequestId,
+          err: request.error,
+        });
         if (process.env.IS_OFFLINE !== 'true') throw request.error;
         // middy rethrows when the response is still undefined after onError: null marks it handled.
         request.response = null;

@@ -52,7 +52,9 @@ function serialise(fields?: Fields): Fields | undefined {
   const out: Fields = {};
   for (const [key, value] of Object.entries(fields)) {
     out[key] =
-      value instanceof Error ? { name: value.name, message: value.message, code: (value as { code?: unknown }).code } : value;
+      value instanceof Error
+        ? { name: value.name, message: value.message, code: (value as { code?: unknown }).code }
+        : value;
   }
   return out;
 }

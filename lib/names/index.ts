@@ -21,7 +21,8 @@ const MAX_NAME_BYTES = 1024;
 
 export function validateName(name: unknown): string {
   if (typeof name !== 'string' || name.length === 0) throw new InvalidFileNameError('empty');
-  if (Buffer.byteLength(name, 'utf8') > MAX_NAME_BYTES) throw new InvalidFileNameError(`longer than ${MAX_NAME_BYTES} bytes`);
+  if (Buffer.byteLength(name, 'utf8') > MAX_NAME_BYTES)
+    throw new InvalidFileNameError(`longer than ${MAX_NAME_BYTES} bytes`);
   if (name.includes('\0')) throw new InvalidFileNameError('contains NUL');
   if (/[/\\]/.test(name)) throw new InvalidFileNameError('contains a path separator');
   if (name.startsWith('.')) throw new InvalidFileNameError('starts with a dot');
@@ -58,8 +59,10 @@ const MAX_KEY_BYTES = 1024;
 /** An S3 key made of relative segments: no leading `/`, no `.`/`..` or empty segment, no control characters. */
 export function validateObjectKey(key: unknown): string {
   if (typeof key !== 'string' || key.length === 0) throw new InvalidObjectKeyError('empty');
-  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw new InvalidObjectKeyError(`longer than ${MAX_KEY_BYTES} bytes`);
-  if (/[\u0000-\u001f\u007f\\]/.test(key)) throw new InvalidObjectKeyError('contains a control character or a backslash');
+  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES)
+    throw new InvalidObjectKeyError(`longer than ${MAX_KEY_BYTES} bytes`);
+  if (/[\u0000-\u001f\u007f\\]/.test(key))
+    throw new InvalidObjectKeyError('contains a control character or a backslash');
   if (key.startsWith('/')) throw new InvalidObjectKeyError('is absolute');
   if (key.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) {
     throw new InvalidObjectKeyError('has an empty, `.` or `..` segment');

@@ -106,12 +106,18 @@ export function startBridge(
     for await (const msg of sub) {
       if (msg.data.length > limits.maxBytes) {
         counts.dropped++;
-        log.warn('nats_bridge_message_too_large', { subject: msg.subject, bytes: msg.data.length, limit: limits.maxBytes });
+        log.warn('nats_bridge_message_too_large', {
+          subject: msg.subject,
+          bytes: msg.data.length,
+          limit: limits.maxBytes,
+        });
         continue;
       }
       await slots.acquire();
       const event = natsEventFromMsg(msg);
-      const job = withTimeout(limits.invokeTimeoutMs, `invoke ${route.functionName}`, (signal) => invoke(route.functionName, event, signal))
+      const job = withTimeout(limits.invokeTimeoutMs, `invoke ${route.functionName}`, (signal) =>
+        invoke(route.functionName, event, signal),
+      )
         .then(
           () => void counts.invoked++,
           (err) => {

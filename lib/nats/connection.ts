@@ -17,7 +17,13 @@ import type { NatsConfig } from '../config';
  */
 
 export function natsOptions(nats: NatsConfig, name = 'torrent-scan-sync'): ConnectionOptions {
-  const base: ConnectionOptions = { servers: nats.servers, name, timeout: 2000, maxReconnectAttempts: -1, reconnectTimeWait: 250 };
+  const base: ConnectionOptions = {
+    servers: nats.servers,
+    name,
+    timeout: 2000,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+  };
   const enc = new TextEncoder();
   switch (nats.auth.kind) {
     case 'none':

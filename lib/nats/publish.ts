@@ -4,7 +4,13 @@ import { headers, NatsConnection } from 'nats';
  * Core NATS publish is fire-and-forget: a flush (PING/PONG) after it proves
  * the server has the message. Up to `retries` more tries after the first.
  */
-export async function publishWithRetries(nc: NatsConnection, subject: string, data: string, msgId: string, retries: number): Promise<void> {
+export async function publishWithRetries(
+  nc: NatsConnection,
+  subject: string,
+  data: string,
+  msgId: string,
+  retries: number,
+): Promise<void> {
   const h = headers();
   h.set('Nats-Msg-Id', msgId);
   let last: unknown;

@@ -34,7 +34,9 @@ export function natsRoutes(functions: FunctionDefs): NatsRoute[] {
       if (!('nats' in event)) continue;
       const nats = event.nats as { subject?: unknown; queue?: unknown } | null;
       if (!nats || typeof nats.subject !== 'string' || !SUBJECT.test(nats.subject)) {
-        throw new InvalidNatsEventError(`function ${key}: nats event needs a subject of dot-separated tokens without spaces`);
+        throw new InvalidNatsEventError(
+          `function ${key}: nats event needs a subject of dot-separated tokens without spaces`,
+        );
       }
       if (nats.queue !== undefined && (typeof nats.queue !== 'string' || /\s/.test(nats.queue))) {
         throw new InvalidNatsEventError(`function ${key}: nats queue must be a name without spaces`);

@@ -47,10 +47,18 @@ export async function startNatsTrigger(opts: TriggerOptions): Promise<NatsTrigge
     for await (const status of nc.status()) {
       if (status.type === Events.Disconnect) connected = false;
       if (status.type === Events.Reconnect) connected = true;
-      opts.log.info('nats_status', { type: status.type, data: typeof status.data === 'string' ? status.data : undefined });
+      opts.log.info('nats_status', {
+        type: status.type,
+        data: typeof status.data === 'string' ? status.data : undefined,
+      });
     }
   })();
-  const lambda = new LambdaClient({ region: opts.region, endpoint: opts.lambdaEndpoint, credentials: opts.credentials, maxAttempts: 3 });
+  const lambda = new LambdaClient({
+    region: opts.region,
+    endpoint: opts.lambdaEndpoint,
+    credentials: opts.credentials,
+    maxAttempts: 3,
+  });
   const bridge = startBridge(nc, routes, lambdaInvoker(lambda), opts.log, opts.limits);
   await nc.flush();
   let stopping: Promise<void> | undefined;

@@ -121,7 +121,11 @@ function extractIds(body: unknown): EnvelopeIds | undefined {
   const job_id = readUuid(b.job_id);
   const file_id = readUuid(b.file_id);
   if (!job_id || !file_id) return undefined;
-  return { job_id, file_id, attempt: Number.isSafeInteger(b.attempt) && (b.attempt as number) >= 1 ? (b.attempt as number) : 1 };
+  return {
+    job_id,
+    file_id,
+    attempt: Number.isSafeInteger(b.attempt) && (b.attempt as number) >= 1 ? (b.attempt as number) : 1,
+  };
 }
 
 /**

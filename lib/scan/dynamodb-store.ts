@@ -1,7 +1,13 @@
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionFailed } from '../aws/conditions';
 import { queryAll } from '../aws/query';
-import { RetryPolicy, TransactionCancelledError, TransactionConflictError, transactWrite, TransactItem } from '../aws/transact';
+import {
+  RetryPolicy,
+  TransactionCancelledError,
+  TransactionConflictError,
+  transactWrite,
+  TransactItem,
+} from '../aws/transact';
 import type { Envelope, ScanRequest } from './contract';
 import { fromItem, jobIdOfKey, jobKey, metricKey, SLOTS_KEY, STATE_INDEX, statePartition, toItem } from './keys';
 import type { JobState, ScanJob } from './model';
@@ -21,10 +27,26 @@ const RETENTION_S = 7 * 24 * 3600;
 const ONE_TRY: RetryPolicy = { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 };
 
 export class DynamoDbScanJobStore implements ScanJobStore {
-  constructor(private readonly documents: DynamoDBDocumentClient, private readonly table: string) {}
+  constructor(
+    private readonly documents: DynamoDBDocumentClient,
+    private readonly table: string,
+  ) {}
 
-  async create(request: ScanRequest, requestHash: string, now: number, maxInflight: number): Promise<{ created: boolean; job: ScanJob }> {
-    const queued: ScanJob = { job_id: request.job_id, request, request_hash: requestHash, state: 'queued', created_at: now, published: false, revision: 1 };
+  async create(
+    request: ScanRequest,
+    requestHash: string,
+    now: number,
+    maxInflight: number,
+  ): Promise<{ created: boolean; job: ScanJob }> {
+    const queued: ScanJob = {
+      job_id: request.job_id,
+      request,
+      request_hash: requestHash,
+      state: 'queued',
+      created_at: now,
+      published: false,
+      revision: 1,
+    };
     const starting: ScanJob = { ...queued, state: 'starting', started_at: now };
     // One write takes the id AND a slot. The counter is one hot item: under a burst, a request does not queue
     // up behind the others' transactions (no conflict retries); it creates the job queued instead, and the
@@ -33,7 +55,8 @@ export class DynamoDbScanJobStore implements ScanJobStore {
       await transactWrite(this.documents, [this.putNew(starting), this.takeSlot(maxInflight)], ONE_TRY);
       return { created: true, job: starting };
     } catch (err) {
-      if (err instanceof TransactionCancelledError && err.failedConditions().includes(0)) return { created: false, job: await this.holder(err, request.job_id) };
+      if (err instanceof TransactionCancelledError && err.failedConditions().includes(0))
+        return { created: false, job: await this.holder(err, request.job_id) };
       if (!(err instanceof TransactionCancelledError) && !(err instanceof TransactionConflictError)) throw err;
     }
     try {
@@ -46,7 +69,9 @@ export class DynamoDbScanJobStore implements ScanJobStore {
   }
 
   async get(jobId: string): Promise<ScanJob | undefined> {
-    const { Item } = await this.documents.send(new GetCommand({ TableName: this.table, Key: jobKey(jobId), ConsistentRead: true }));
+    const { Item } = await this.documents.send(
+      new GetCommand({ TableName: this.table, Key: jobKey(jobId), ConsistentRead: true }),
+    );
     return Item ? fromItem(Item) : undefined;
   }
 
@@ -54,7 +79,8 @@ export class DynamoDbScanJobStore implements ScanJobStore {
     // The index is eventually consistent, so it is only a hint: each job is re-read.
     const keys = await this.indexKeys(state, limit);
     const jobs = await Promise.all(keys.map((k) => this.get(jobIdOfKey(k.PK as string))));
-    const stillThere = (j: ScanJob) => (state === 'unpublished' ? j.state === 'finished' && !j.published : j.state === state);
+    const stillThere = (j: ScanJob) =>
+      state === 'unpublished' ? j.state === 'finished' && !j.published : j.state === state;
     return jobs.filter((j): j is ScanJob => j !== undefined && stillThere(j));
   }
 
@@ -75,15 +101,31 @@ export class DynamoDbScanJobStore implements ScanJobStore {
   }
 
   submitted(job: ScanJob, inboxName: string, submittedAt: number, deadline: number): Promise<ScanJob | undefined> {
-    return this.transition(job, { ...job, state: 'submitted', inbox_name: inboxName, submitted_at: submittedAt, deadline });
+    return this.transition(job, {
+      ...job,
+      state: 'submitted',
+      inbox_name: inboxName,
+      submitted_at: submittedAt,
+      deadline,
+    });
   }
 
-  recordPoll(job: ScanJob, patch: { settle?: SettleState; poll_ok?: true; poll_failed?: true }): Promise<ScanJob | undefined> {
+  recordPoll(
+    job: ScanJob,
+    patch: { settle?: SettleState; poll_ok?: true; poll_failed?: true },
+  ): Promise<ScanJob | undefined> {
     return this.transition(job, { ...job, ...patch });
   }
 
   async finish(job: ScanJob, result: Envelope, now: number): Promise<ScanJob | undefined> {
-    const next: ScanJob = { ...job, state: 'finished', result, published: false, publish_lease: now + PUBLISH_LEASE_MS, revision: job.revision + 1 };
+    const next: ScanJob = {
+      ...job,
+      state: 'finished',
+      result,
+      published: false,
+      publish_lease: now + PUBLISH_LEASE_MS,
+      revision: job.revision + 1,
+    };
     const holdsSlot = job.state === 'starting' || job.state === 'submitted';
     try {
       await transactWrite(this.documents, [this.cas(job, next), ...(holdsSlot ? [this.releaseSlot()] : [])]);
@@ -101,9 +143,15 @@ export class DynamoDbScanJobStore implements ScanJobStore {
           TableName: this.table,
           Key: jobKey(job.job_id),
           UpdateExpression: 'SET publish_lease = :until',
-          ConditionExpression: '#state = :finished AND published = :false AND (attribute_not_exists(publish_lease) OR publish_lease < :now)',
+          ConditionExpression:
+            '#state = :finished AND published = :false AND (attribute_not_exists(publish_lease) OR publish_lease < :now)',
           ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':until': now + PUBLISH_LEASE_MS, ':finished': 'finished', ':false': false, ':now': now },
+          ExpressionAttributeValues: {
+            ':until': now + PUBLISH_LEASE_MS,
+            ':finished': 'finished',
+            ':false': false,
+            ':now': now,
+          },
         }),
       );
       return true;
@@ -125,21 +173,43 @@ export class DynamoDbScanJobStore implements ScanJobStore {
   }
 
   async slotsInUse(): Promise<number> {
-    const { Item } = await this.documents.send(new GetCommand({ TableName: this.table, Key: SLOTS_KEY, ConsistentRead: true }));
+    const { Item } = await this.documents.send(
+      new GetCommand({ TableName: this.table, Key: SLOTS_KEY, ConsistentRead: true }),
+    );
     return (Item?.in_use as number | undefined) ?? 0;
   }
 
   async count(metric: string): Promise<void> {
-    await this.documents.send(new UpdateCommand({ TableName: this.table, Key: metricKey(metric), UpdateExpression: 'ADD #n :one', ExpressionAttributeNames: { '#n': 'count' }, ExpressionAttributeValues: { ':one': 1 } }));
+    await this.documents.send(
+      new UpdateCommand({
+        TableName: this.table,
+        Key: metricKey(metric),
+        UpdateExpression: 'ADD #n :one',
+        ExpressionAttributeNames: { '#n': 'count' },
+        ExpressionAttributeValues: { ':one': 1 },
+      }),
+    );
   }
 
   async counter(metric: string): Promise<number> {
-    const { Item } = await this.documents.send(new GetCommand({ TableName: this.table, Key: metricKey(metric), ConsistentRead: true }));
+    const { Item } = await this.documents.send(
+      new GetCommand({ TableName: this.table, Key: metricKey(metric), ConsistentRead: true }),
+    );
     return (Item?.count as number | undefined) ?? 0;
   }
 
   private indexKeys(state: string, limit: number): Promise<Record<string, unknown>[]> {
-    return queryAll(this.documents, { TableName: this.table, IndexName: STATE_INDEX, KeyConditionExpression: 'GSI1PK = :s', ExpressionAttributeValues: { ':s': statePartition(state) }, Limit: limit }, limit);
+    return queryAll(
+      this.documents,
+      {
+        TableName: this.table,
+        IndexName: STATE_INDEX,
+        KeyConditionExpression: 'GSI1PK = :s',
+        ExpressionAttributeValues: { ':s': statePartition(state) },
+        Limit: limit,
+      },
+      limit,
+    );
   }
 
   /** The job that holds an id, from the refused put (no second read) or, on emulators that omit it, a consistent read. */

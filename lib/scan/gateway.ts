@@ -2,7 +2,16 @@ import { createHash } from 'node:crypto';
 import type { ScanConfig } from '../config';
 import type { Logger } from '../log';
 import { InvalidFileNameError } from '../names';
-import { envelope, Envelope, EnvelopeIds, EnvelopeParts, EnvelopeStatus, natsMsgId, parseScanRequest, ScanRequest } from './contract';
+import {
+  envelope,
+  Envelope,
+  EnvelopeIds,
+  EnvelopeParts,
+  EnvelopeStatus,
+  natsMsgId,
+  parseScanRequest,
+  ScanRequest,
+} from './contract';
 import { AnswerNotReadyError } from './errors';
 import type { ScanFiles } from './store';
 import { HotFolder, hotFolderName } from './hotfolder';
@@ -50,7 +59,12 @@ export async function handleRequest(deps: GatewayDeps, data: string): Promise<Re
   } catch (err) {
     // The store is down: the core system must still hear that this attempt did not start.
     log.error('scan_request_store_failed', { err });
-    await trySend(deps, envelope('error', idsOf(request), deps.service, { error: { code: 'UNKNOWN_ERROR', message: 'the gateway could not record the job; send it again' } }));
+    await trySend(
+      deps,
+      envelope('error', idsOf(request), deps.service, {
+        error: { code: 'UNKNOWN_ERROR', message: 'the gateway could not record the job; send it again' },
+      }),
+    );
     return 'failed';
   }
   const { job } = created;
@@ -58,7 +72,11 @@ export async function handleRequest(deps: GatewayDeps, data: string): Promise<Re
     // A re-sent request: acknowledge again with ITS attempt; no second file.
     if (job.request_hash && job.request_hash !== hash) {
       // Same job id, another file: acknowledged as designed, but made visible.
-      log.warn('scan_request_payload_conflict', { state: job.state, stored_hash: job.request_hash, request_hash: hash });
+      log.warn('scan_request_payload_conflict', {
+        state: job.state,
+        stored_hash: job.request_hash,
+        request_hash: hash,
+      });
       await deps.jobs.count(PAYLOAD_CONFLICTS).catch((err) => log.error('scan_metric_failed', { err }));
     } else {
       log.info('scan_request_duplicate', { state: job.state });
@@ -90,7 +108,12 @@ async function refuse(deps: GatewayDeps, reason: string, ids: EnvelopeIds | unde
     deps.log.error('scan_mismatch_lookup_failed', { job_id: ids.job_id, err });
   }
   if (live) {
-    deps.log.warn('scan_request_mismatch_for_live_job', { job_id: ids.job_id, state: live.state, attempt: ids.attempt, reason });
+    deps.log.warn('scan_request_mismatch_for_live_job', {
+      job_id: ids.job_id,
+      state: live.state,
+      attempt: ids.attempt,
+      reason,
+    });
     return 'ignored';
   }
   await trySend(deps, envelope('error', ids, deps.service, { error: { code: 'SCHEMA_MISMATCH', message: reason } }));
@@ -119,7 +142,15 @@ export interface PollSummary {
  * grace are 30 s and 60 s), so they need not cost every pass two queries.
  */
 export async function pollOnce(deps: GatewayDeps, options: { light?: boolean } = {}): Promise<PollSummary> {
-  const summary: PollSummary = { started: 0, finished: 0, republished: 0, waiting: 0, queued: 0, failed: 0, inFlight: 0 };
+  const summary: PollSummary = {
+    started: 0,
+    finished: 0,
+    republished: 0,
+    waiting: 0,
+    queued: 0,
+    failed: 0,
+    inFlight: 0,
+  };
   // One round of reads, all hints: each job is re-read (or CAS-checked) before it is acted on.
   const [unpublished, starting, submitted, slotsBefore] = await Promise.all([
     options.light ? [] : deps.jobs.inState('unpublished'),
@@ -140,7 +171,12 @@ export async function pollOnce(deps: GatewayDeps, options: { light?: boolean } =
       guard(deps, job, async () => {
         // A start that died between taking its slot and submitting: give the slot back.
         if (deps.now() - (job.started_at ?? 0) > STARTING_GRACE_MS) {
-          if (await finishWith(deps, job, 'error', { error: { code: 'UNKNOWN_ERROR', message: 'the gateway was interrupted before submission' } })) summary.finished++;
+          if (
+            await finishWith(deps, job, 'error', {
+              error: { code: 'UNKNOWN_ERROR', message: 'the gateway was interrupted before submission' },
+            })
+          )
+            summary.finished++;
         }
       }),
     ),
@@ -173,7 +209,8 @@ export async function pollOnce(deps: GatewayDeps, options: { light?: boolean } =
   await Promise.all(submits);
   summary.inFlight = slotsBefore - summary.finished + summary.started;
   // Without free slots the queue is not read: jobs are in flight, so the pass is not idle anyway.
-  if (free > 0) summary.queued = queued.length < free ? queued.length - summary.started : await deps.jobs.countInState('queued');
+  if (free > 0)
+    summary.queued = queued.length < free ? queued.length - summary.started : await deps.jobs.countInState('queued');
   return summary;
 }
 
@@ -211,7 +248,9 @@ async function submit(deps: GatewayDeps, starting: ScanJob): Promise<void> {
   const { request } = starting;
   // A slot that came too late: the core stopped waiting, so nothing is read or written.
   if (deps.now() > Date.parse(request.reply_deadline)) {
-    await finishWith(deps, starting, 'error', { error: { code: 'TIMEOUT', message: 'the job got a slot after its reply deadline' } });
+    await finishWith(deps, starting, 'error', {
+      error: { code: 'TIMEOUT', message: 'the job got a slot after its reply deadline' },
+    });
     return;
   }
   let bytes: Buffer;
@@ -219,7 +258,12 @@ async function submit(deps: GatewayDeps, starting: ScanJob): Promise<void> {
     if (request.s3.bucket !== deps.config.bucket) throw new Error(`bucket ${request.s3.bucket} is not the gateway's`);
     bytes = await deps.files.read(request.s3.bucket, request.s3.key);
   } catch (err) {
-    await finishWith(deps, starting, 'error', { error: { code: 'FILE_READ_ERROR', message: `cannot read s3://${request.s3.bucket}/${request.s3.key}: ${(err as Error).message}` } });
+    await finishWith(deps, starting, 'error', {
+      error: {
+        code: 'FILE_READ_ERROR',
+        message: `cannot read s3://${request.s3.bucket}/${request.s3.key}: ${(err as Error).message}`,
+      },
+    });
     return;
   }
   let name: string;
@@ -253,9 +297,13 @@ async function checkSubmitted(deps: GatewayDeps, job: ScanJob): Promise<Check> {
   const deadline = job.deadline ?? 0;
   if (now > deadline) {
     // The inbox file is left in place: the scanning system may still be working on it.
-    const error = job.poll_failed && !job.poll_ok
-      ? { code: 'RECOGNITION_FAILED' as const, message: 'hot folder unavailable' }
-      : { code: 'TIMEOUT' as const, message: job.settle ? 'the answer set never settled' : 'no answer before the deadline' };
+    const error =
+      job.poll_failed && !job.poll_ok
+        ? { code: 'RECOGNITION_FAILED' as const, message: 'hot folder unavailable' }
+        : {
+            code: 'TIMEOUT' as const,
+            message: job.settle ? 'the answer set never settled' : 'no answer before the deadline',
+          };
     return { finished: await finishWith(deps, job, 'error', { error }) };
   }
   let files;
@@ -269,7 +317,10 @@ async function checkSubmitted(deps: GatewayDeps, job: ScanJob): Promise<Check> {
   }
   const result = settle(files, job.settle, now, deps.config.settleMs);
   if (!result.ready) {
-    const patch = { ...(job.poll_ok ? {} : { poll_ok: true as const }), ...(result.state && result.state.snapshot !== job.settle?.snapshot ? { settle: result.state } : {}) };
+    const patch = {
+      ...(job.poll_ok ? {} : { poll_ok: true as const }),
+      ...(result.state && result.state.snapshot !== job.settle?.snapshot ? { settle: result.state } : {}),
+    };
     if (Object.keys(patch).length > 0) await deps.jobs.recordPoll(job, patch);
     const settleDue = result.state ? result.state.first_seen_at + deps.config.settleMs : Infinity;
     return { finished: false, dueAt: Math.min(settleDue, deadline + 1) };
@@ -290,24 +341,41 @@ async function checkSubmitted(deps: GatewayDeps, job: ScanJob): Promise<Check> {
     await deps.files.writeRaw(rawKey, JSON.stringify(merged));
   } catch (err) {
     deps.log.error('scan_raw_write_failed', { job_id: job.job_id, err });
-    return { finished: await finishWith(deps, job, 'error', { error: { code: 'UNKNOWN_ERROR', message: 'saving the raw answer failed' } }) };
+    return {
+      finished: await finishWith(deps, job, 'error', {
+        error: { code: 'UNKNOWN_ERROR', message: 'saving the raw answer failed' },
+      }),
+    };
   }
   let parts: EnvelopeParts;
   let status: EnvelopeStatus;
   try {
     const normalized = deps.normalizer.normalize(merged);
     status = normalized.status;
-    parts = { error: normalized.error, warnings: normalized.metrics.warnings, documents: normalized.documents, raw_s3_key: rawKey };
+    parts = {
+      error: normalized.error,
+      warnings: normalized.metrics.warnings,
+      documents: normalized.documents,
+      raw_s3_key: rawKey,
+    };
   } catch (err) {
     deps.log.error('scan_normalizer_failed', { job_id: job.job_id, err });
     status = 'error';
-    parts = { error: { code: 'UNKNOWN_ERROR', message: `normalisation failed: ${(err as Error).message}` }, raw_s3_key: rawKey };
+    parts = {
+      error: { code: 'UNKNOWN_ERROR', message: `normalisation failed: ${(err as Error).message}` },
+      raw_s3_key: rawKey,
+    };
   }
   return { finished: await finishWith(deps, job, status, parts) };
 }
 
 /** Stores the result (releasing the slot) THEN publishes; only the winner of the CAS publishes. */
-async function finishWith(deps: GatewayDeps, job: ScanJob, status: EnvelopeStatus, parts: EnvelopeParts): Promise<boolean> {
+async function finishWith(
+  deps: GatewayDeps,
+  job: ScanJob,
+  status: EnvelopeStatus,
+  parts: EnvelopeParts,
+): Promise<boolean> {
   const finished = await deps.jobs.finish(job, envelope(status, idsOf(job.request), deps.service, parts), deps.now());
   if (!finished) return false;
   deps.log.info('scan_finished', { job_id: job.job_id, status, error_code: parts.error?.code });
@@ -355,5 +423,8 @@ function idsOf(request: ScanRequest): EnvelopeIds {
 
 /** What identifies the work of a job: a re-send has the same; a reuse of the id for other work does not. */
 export function requestHash(request: ScanRequest): string {
-  return createHash('sha256').update(JSON.stringify([request.file_id, request.s3.bucket, request.s3.key])).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify([request.file_id, request.s3.bucket, request.s3.key]))
+    .digest('hex')
+    .slice(0, 16);
 }

@@ -107,7 +107,10 @@ export class LocalHotFolder implements HotFolder {
 
   async healthy(): Promise<boolean> {
     if (!(await isDirectory(this.root))) return false;
-    return fs.access(this.root, constants.R_OK | constants.X_OK).then(() => true, () => false);
+    return fs.access(this.root, constants.R_OK | constants.X_OK).then(
+      () => true,
+      () => false,
+    );
   }
 
   changed(timeoutMs: number): Promise<void> {
@@ -131,5 +134,8 @@ export class LocalHotFolder implements HotFolder {
 }
 
 async function isDirectory(dir: string): Promise<boolean> {
-  return fs.stat(dir).then((s) => s.isDirectory(), () => false);
+  return fs.stat(dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
 }

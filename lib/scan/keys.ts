@@ -51,7 +51,12 @@ export function toItem(job: ScanJob): Record<string, unknown> {
     ...(job.publish_lease !== undefined ? { publish_lease: job.publish_lease } : {}),
   };
   const indexed = indexedAs(job);
-  return { ...fields, entity: 'scan-job', ...(indexed ? stateIndexKeys(indexed, job.created_at, job.job_id) : {}), ...jobKey(job.job_id) };
+  return {
+    ...fields,
+    entity: 'scan-job',
+    ...(indexed ? stateIndexKeys(indexed, job.created_at, job.job_id) : {}),
+    ...jobKey(job.job_id),
+  };
 }
 
 export function fromItem(item: Record<string, unknown>): ScanJob {

@@ -30,23 +30,37 @@ interface FileVerdict {
 }
 
 function judge(file: MergedFile): FileVerdict {
-  if (file.parse_error !== null) return { file, failure: { code: 'INVALID_FORMAT', message: `not JSON: ${file.parse_error}` } };
+  if (file.parse_error !== null)
+    return { file, failure: { code: 'INVALID_FORMAT', message: `not JSON: ${file.parse_error}` } };
   const error = (file.response as { error?: { code?: unknown; message?: unknown } | null } | null)?.error;
   const code = error?.code;
   if (typeof code !== 'string' || code === '') return { file };
   const message = typeof error?.message === 'string' && error.message.trim() !== '' ? error.message : NO_MESSAGE;
   // A code outside the contract is reported as UNKNOWN_ERROR, keeping the original in the message.
-  return { file, failure: isScanErrorCode(code) ? { code, message } : { code: 'UNKNOWN_ERROR', message: `${code}: ${message}` } };
+  return {
+    file,
+    failure: isScanErrorCode(code) ? { code, message } : { code: 'UNKNOWN_ERROR', message: `${code}: ${message}` },
+  };
 }
 
 /** The rules every normalizer shares; `onSuccess` decides what succeeded files become. */
-function normalizeWith(merged: Merged, onSuccess: (ok: MergedFile[]) => Omit<Normalized, 'metrics' | 'error'> & { error?: Normalized['error'] }): Normalized {
+function normalizeWith(
+  merged: Merged,
+  onSuccess: (ok: MergedFile[]) => Omit<Normalized, 'metrics' | 'error'> & { error?: Normalized['error'] },
+): Normalized {
   const verdicts = merged.files.map(judge);
-  const warnings = verdicts.flatMap((v) => (v.failure ? [`${v.file.name}: ${v.failure.code}: ${v.failure.message}`] : []));
+  const warnings = verdicts.flatMap((v) =>
+    v.failure ? [`${v.file.name}: ${v.failure.code}: ${v.failure.message}`] : [],
+  );
   const ok = verdicts.filter((v) => !v.failure).map((v) => v.file);
   if (ok.length === 0) {
     const first = verdicts.find((v) => v.failure)!;
-    return { status: 'error', documents: [], error: { code: first.failure!.code, message: first.failure!.message }, metrics: { warnings } };
+    return {
+      status: 'error',
+      documents: [],
+      error: { code: first.failure!.code, message: first.failure!.message },
+      metrics: { warnings },
+    };
   }
   const result = onSuccess(ok);
   return { ...result, error: result.error ?? null, metrics: { warnings } };
@@ -81,7 +95,11 @@ export class ContentAiNormalizer implements Normalizer {
         const ocr = ((file.response as { data_ocr?: DataOcr } | null)?.data_ocr ?? {}) as DataOcr;
         const fields = ocr.fields ?? [];
         const confidence = typeof ocr.confidence === 'number' ? ocr.confidence : 0;
-        if (confidence < this.threshold || fields.some((f) => typeof f.confidence === 'number' && f.confidence < this.threshold)) doubtful = true;
+        if (
+          confidence < this.threshold ||
+          fields.some((f) => typeof f.confidence === 'number' && f.confidence < this.threshold)
+        )
+          doubtful = true;
         return {
           file: file.name,
           form: ocr.form_name || null,

@@ -22,7 +22,12 @@ export function snapshotOf(files: Pick<AnswerFile, 'name' | 'size'>[]): string {
     .join('|');
 }
 
-export function settle(files: Pick<AnswerFile, 'name' | 'size'>[] | null, previous: SettleState | undefined, now: number, windowMs: number): SettleResult {
+export function settle(
+  files: Pick<AnswerFile, 'name' | 'size'>[] | null,
+  previous: SettleState | undefined,
+  now: number,
+  windowMs: number,
+): SettleResult {
   if (!files || files.length === 0) return { ready: false };
   const snapshot = snapshotOf(files);
   if (!previous || previous.snapshot !== snapshot) return { ready: false, state: { snapshot, first_seen_at: now } };

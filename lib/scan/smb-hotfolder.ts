@@ -48,7 +48,9 @@ export class SmbHotFolder implements HotFolder {
     const part = `${this.dirs.tmp}/${name}.${randomBytes(6).toString('hex')}.part`;
     try {
       // Input/ and Tmp/ are created when missing (smbclient goes on past a mkdir that finds the folder there).
-      const run = await this.run(`mkdir "${this.dirs.input}"; mkdir "${this.dirs.tmp}"; put "${local}" "${part}"; rename "${part}" "${this.dirs.input}/${name}"`);
+      const run = await this.run(
+        `mkdir "${this.dirs.input}"; mkdir "${this.dirs.tmp}"; put "${local}" "${part}"; rename "${part}" "${this.dirs.input}/${name}"`,
+      );
       if (!run.ok || /NT_STATUS_(?!OBJECT_NAME_COLLISION)[A-Z_]+/.test(run.output)) {
         await this.run(`del "${part}"`).catch(() => undefined);
         throw new HotFolderUnavailableError(lastStatus(run.output));
@@ -116,7 +118,9 @@ export class SmbHotFolder implements HotFolder {
   private auth(): Promise<string> {
     this.authFile ??= (async () => {
       const file = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'smb-auth-')), 'auth');
-      await fs.writeFile(file, `username = ${this.options.user}\npassword = ${this.options.password}\n`, { mode: 0o600 });
+      await fs.writeFile(file, `username = ${this.options.user}\npassword = ${this.options.password}\n`, {
+        mode: 0o600,
+      });
       return file;
     })();
     return this.authFile;

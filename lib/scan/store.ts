@@ -21,7 +21,12 @@ export interface ScanJobStore {
    * `starting` with a slot when one is free under `maxInflight`, else `queued`.
    * A job that exists is returned as it is (`created: false`).
    */
-  create(request: ScanRequest, requestHash: string, now: number, maxInflight: number): Promise<{ created: boolean; job: ScanJob }>;
+  create(
+    request: ScanRequest,
+    requestHash: string,
+    now: number,
+    maxInflight: number,
+  ): Promise<{ created: boolean; job: ScanJob }>;
   get(jobId: string): Promise<ScanJob | undefined>;
   /** Jobs in a state, oldest first, at most `limit`; each re-read and kept only if STILL in that state. */
   inState(state: JobState | 'unpublished', limit?: number): Promise<ScanJob[]>;
@@ -32,7 +37,10 @@ export interface ScanJobStore {
   /** starting → submitted: the file is in Input/ since `submittedAt`. */
   submitted(job: ScanJob, inboxName: string, submittedAt: number, deadline: number): Promise<ScanJob | undefined>;
   /** Saves what a poll learned (the settle snapshot, that the hot folder answered); same state. */
-  recordPoll(job: ScanJob, patch: { settle?: SettleState; poll_ok?: true; poll_failed?: true }): Promise<ScanJob | undefined>;
+  recordPoll(
+    job: ScanJob,
+    patch: { settle?: SettleState; poll_ok?: true; poll_failed?: true },
+  ): Promise<ScanJob | undefined>;
   /** → finished with its envelope stored (before publishing), the slot released if held, the publish lease taken. */
   finish(job: ScanJob, result: Envelope, now: number): Promise<ScanJob | undefined>;
   /** Takes the right to (re-)publish a stored result whose lease ran out. */

@@ -30,7 +30,10 @@ const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 export function parseKeyring(text: string): { keyring?: Keyring; problems: string[] } {
   const problems: string[] = [];
   const keys = new Map<string, Buffer>();
-  for (const [i, entry] of text.split(',').map((e) => e.trim()).entries()) {
+  for (const [i, entry] of text
+    .split(',')
+    .map((e) => e.trim())
+    .entries()) {
     const [id, material, ...rest] = entry.split(':');
     if (!id || !KEY_ID.test(id) || material === undefined || rest.length > 0) {
       problems.push(`key ${i + 1} must be <id>:<base64 of 32 bytes>, the id 1-32 [A-Za-z0-9_-]`);
@@ -41,7 +44,8 @@ export function parseKeyring(text: string): { keyring?: Keyring; problems: strin
     else if (keys.has(id)) problems.push(`key id ${JSON.stringify(id)} appears twice`);
     else keys.set(id, key);
   }
-  if (problems.length > 0 || keys.size === 0) return { problems: problems.length > 0 ? problems : ['must name at least one key'] };
+  if (problems.length > 0 || keys.size === 0)
+    return { problems: problems.length > 0 ? problems : ['must name at least one key'] };
   return { keyring: { current: keys.keys().next().value!, keys }, problems };
 }
 
@@ -58,12 +62,19 @@ export class SecretSealer {
     const cipher = createCipheriv('aes-256-gcm', this.keyring.keys.get(this.keyring.current)!, iv);
     cipher.setAAD(Buffer.from(context, 'utf8'));
     const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return ['v1', this.keyring.current, iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
+    return [
+      'v1',
+      this.keyring.current,
+      iv.toString('base64url'),
+      body.toString('base64url'),
+      cipher.getAuthTag().toString('base64url'),
+    ].join('.');
   }
 
   open(sealed: string, context: string): string {
     const [version, keyId, iv, body, tag, ...rest] = sealed.split('.');
-    if (version !== 'v1' || rest.length > 0 || tag === undefined) throw new SecretUnreadableError('not a v1 sealed value');
+    if (version !== 'v1' || rest.length > 0 || tag === undefined)
+      throw new SecretUnreadableError('not a v1 sealed value');
     const key = this.keyring.keys.get(keyId);
     if (!key) throw new SecretUnreadableError(`key ${JSON.stringify(keyId)} is not in the keyring`);
     try {

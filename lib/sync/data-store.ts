@@ -18,7 +18,13 @@ export interface OperationWindow {
 export interface SyncDataStore {
   putAccounts(user: string, accounts: Account[], now: number): Promise<void>;
   putPortfolio(user: string, portfolio: Portfolio, now: number): Promise<void>;
-  putEvents(user: string, instrument: string, dividends: Dividend[], bondEvents: BondEvent[], now: number): Promise<void>;
+  putEvents(
+    user: string,
+    instrument: string,
+    dividends: Dividend[],
+    bondEvents: BondEvent[],
+    now: number,
+  ): Promise<void>;
   hasOperationWindow(user: string, account: string, month: string): Promise<boolean>;
   /** The newest window synced for the account. */
   lastOperationWindow(user: string, account: string): Promise<OperationWindow | undefined>;
@@ -28,7 +34,14 @@ export interface SyncDataStore {
    * flips), then deletes the old generation. A crash before the flip leaves
    * the previous generation current and complete.
    */
-  replaceOperationWindow(input: { user: string; attempt_id: string; account: string; month: string; operations: Operation[]; synced_to: number }): Promise<OperationWindow>;
+  replaceOperationWindow(input: {
+    user: string;
+    attempt_id: string;
+    account: string;
+    month: string;
+    operations: Operation[];
+    synced_to: number;
+  }): Promise<OperationWindow>;
   /** The current generations' operations with from <= date < to (ISO), oldest first. */
   operations(user: string, from: string, to: string): Promise<Operation[]>;
   addSeenInstruments(user: string, uids: string[]): Promise<void>;

@@ -28,7 +28,13 @@ import type { Operation } from './tbank/contract';
 
 /** The synced data on DynamoDB: thin, conditions and transactions only. */
 export class DynamoSyncDataStore implements SyncDataStore {
-  constructor(private readonly deps: { documents: DynamoDBDocumentClient; table: string; hooks?: { beforeFlip?: () => Promise<void> } }) {}
+  constructor(
+    private readonly deps: {
+      documents: DynamoDBDocumentClient;
+      table: string;
+      hooks?: { beforeFlip?: () => Promise<void> };
+    },
+  ) {}
 
   private get table() {
     return this.deps.table;
@@ -39,15 +45,32 @@ export class DynamoSyncDataStore implements SyncDataStore {
   }
 
   async putPortfolio(user: string, portfolio: Parameters<SyncDataStore['putPortfolio']>[1], now: number) {
-    await this.deps.documents.send(new PutCommand({ TableName: this.table, Item: portfolioItem(user, portfolio, now) }));
+    await this.deps.documents.send(
+      new PutCommand({ TableName: this.table, Item: portfolioItem(user, portfolio, now) }),
+    );
   }
 
-  async putEvents(user: string, instrument: string, dividends: Parameters<SyncDataStore['putEvents']>[2], bondEvents: Parameters<SyncDataStore['putEvents']>[3], now: number) {
-    await this.deps.documents.send(new PutCommand({ TableName: this.table, Item: eventsItem(user, instrument, dividends, bondEvents, now) }));
+  async putEvents(
+    user: string,
+    instrument: string,
+    dividends: Parameters<SyncDataStore['putEvents']>[2],
+    bondEvents: Parameters<SyncDataStore['putEvents']>[3],
+    now: number,
+  ) {
+    await this.deps.documents.send(
+      new PutCommand({ TableName: this.table, Item: eventsItem(user, instrument, dividends, bondEvents, now) }),
+    );
   }
 
   async hasOperationWindow(user: string, account: string, month: string): Promise<boolean> {
-    const { Item } = await this.deps.documents.send(new GetCommand({ TableName: this.table, Key: opWindowKey(user, account, month), ConsistentRead: true, ProjectionExpression: 'PK' }));
+    const { Item } = await this.deps.documents.send(
+      new GetCommand({
+        TableName: this.table,
+        Key: opWindowKey(user, account, month),
+        ConsistentRead: true,
+        ProjectionExpression: 'PK',
+      }),
+    );
     return !!Item;
   }
 
@@ -67,19 +90,36 @@ export class DynamoSyncDataStore implements SyncDataStore {
     return item ? windowFromItem(item) : undefined;
   }
 
-  async replaceOperationWindow(input: Parameters<SyncDataStore['replaceOperationWindow']>[0]): Promise<OperationWindow> {
+  async replaceOperationWindow(
+    input: Parameters<SyncDataStore['replaceOperationWindow']>[0],
+  ): Promise<OperationWindow> {
     const { user, account, month } = input;
     const key = opWindowKey(user, account, month);
-    const { Item: current } = await this.deps.documents.send(new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }));
+    const { Item: current } = await this.deps.documents.send(
+      new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }),
+    );
     const generation = newId();
     // 1. The new generation, invisible until the pointer names it.
     await this.batchPut(input.operations.map((op, seq) => operationItem(user, month, generation, seq, op)));
     await this.deps.hooks?.beforeFlip?.();
     // 2. The flip: fenced by the attempt, and a CAS on the generation read (a concurrent replace wins or loses whole).
-    const window: OperationWindow = { account_id: account, month, generation, synced_to: input.synced_to, count: input.operations.length };
+    const window: OperationWindow = {
+      account_id: account,
+      month,
+      generation,
+      synced_to: input.synced_to,
+      count: input.operations.length,
+    };
     try {
       await transactWrite(this.deps.documents, [
-        { ConditionCheck: { TableName: this.table, Key: headKey(user), ConditionExpression: 'attempt_id = :a', ExpressionAttributeValues: { ':a': input.attempt_id } } },
+        {
+          ConditionCheck: {
+            TableName: this.table,
+            Key: headKey(user),
+            ConditionExpression: 'attempt_id = :a',
+            ExpressionAttributeValues: { ':a': input.attempt_id },
+          },
+        },
         {
           Put: {
             TableName: this.table,
@@ -91,7 +131,8 @@ export class DynamoSyncDataStore implements SyncDataStore {
       ]);
     } catch (err) {
       await this.deleteGeneration(user, account, month, generation);
-      if (err instanceof TransactionCancelledError && err.reasons[0]?.code === 'ConditionalCheckFailed') throw new StaleAttemptError(input.attempt_id);
+      if (err instanceof TransactionCancelledError && err.reasons[0]?.code === 'ConditionalCheckFailed')
+        throw new StaleAttemptError(input.attempt_id);
       throw err;
     }
     // 3. The old generation is unreachable now; a crash here leaves garbage, never a wrong answer.
@@ -114,7 +155,11 @@ export class DynamoSyncDataStore implements SyncDataStore {
       const items = await queryAll(this.deps.documents, {
         TableName: this.table,
         KeyConditionExpression: 'PK = :p AND SK BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':p': opGenerationPartition(user, w.account_id, w.month, w.generation), ':from': from, ':to': to },
+        ExpressionAttributeValues: {
+          ':p': opGenerationPartition(user, w.account_id, w.month, w.generation),
+          ':from': from,
+          ':to': to,
+        },
       });
       out.push(...items.filter((i) => (i.SK as string) < to).map(operationFromItem));
     }
@@ -124,7 +169,12 @@ export class DynamoSyncDataStore implements SyncDataStore {
   async addSeenInstruments(user: string, uids: string[]) {
     if (uids.length === 0) return;
     await this.deps.documents.send(
-      new UpdateCommand({ TableName: this.table, Key: seenKey(user), UpdateExpression: 'ADD uids :u SET entity = :e', ExpressionAttributeValues: { ':u': new Set(uids), ':e': 'seen' } }),
+      new UpdateCommand({
+        TableName: this.table,
+        Key: seenKey(user),
+        UpdateExpression: 'ADD uids :u SET entity = :e',
+        ExpressionAttributeValues: { ':u': new Set(uids), ':e': 'seen' },
+      }),
     );
   }
 
@@ -139,7 +189,11 @@ export class DynamoSyncDataStore implements SyncDataStore {
       KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
       ExpressionAttributeValues: { ':p': userPartition(user), ':s': portfolioPrefix },
     });
-    return [...new Set(items.flatMap((i) => ((i.positions as { instrument_uid: string }[]) ?? []).map((p) => p.instrument_uid)))];
+    return [
+      ...new Set(
+        items.flatMap((i) => ((i.positions as { instrument_uid: string }[]) ?? []).map((p) => p.instrument_uid)),
+      ),
+    ];
   }
 
   async catalogFetchedAt(uids: string[]): Promise<Map<string, number>> {
@@ -147,7 +201,11 @@ export class DynamoSyncDataStore implements SyncDataStore {
     for (let i = 0; i < uids.length; i += 100) {
       let keys: Record<string, unknown>[] | undefined = uids.slice(i, i + 100).map(instrumentKey);
       for (let turn = 0; keys && keys.length > 0 && turn < 8; turn++) {
-        const res: import("@aws-sdk/lib-dynamodb").BatchGetCommandOutput = await this.deps.documents.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ProjectionExpression: 'uid, fetched_at' } } }));
+        const res: import('@aws-sdk/lib-dynamodb').BatchGetCommandOutput = await this.deps.documents.send(
+          new BatchGetCommand({
+            RequestItems: { [this.table]: { Keys: keys, ProjectionExpression: 'uid, fetched_at' } },
+          }),
+        );
         for (const item of res.Responses?.[this.table] ?? []) out.set(item.uid as string, item.fetched_at as number);
         keys = res.UnprocessedKeys?.[this.table]?.Keys;
         if (keys?.length) await sleep(20 * 2 ** turn);
@@ -160,7 +218,13 @@ export class DynamoSyncDataStore implements SyncDataStore {
     await this.deps.documents.send(new PutCommand({ TableName: this.table, Item: instrumentItem(instrument, now) }));
   }
 
-  async takeRateSlot(user: string, service: string, windowStart: number, limit: number, expiresAt: number): Promise<boolean> {
+  async takeRateSlot(
+    user: string,
+    service: string,
+    windowStart: number,
+    limit: number,
+    expiresAt: number,
+  ): Promise<boolean> {
     try {
       await this.deps.documents.send(
         new UpdateCommand({

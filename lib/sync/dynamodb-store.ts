@@ -51,7 +51,9 @@ export class SyncStore {
   async putConnection(user: string, token: string, now: Date): Promise<Connection> {
     const connection = { user_id: user, created_at: now.toISOString() };
     const sealed = this.deps.sealer().seal(token, tokenContext(user));
-    await this.deps.documents.send(new PutCommand({ TableName: this.table, Item: { ...connectionKey(user), ...connection, token_sealed: sealed } }));
+    await this.deps.documents.send(
+      new PutCommand({ TableName: this.table, Item: { ...connectionKey(user), ...connection, token_sealed: sealed } }),
+    );
     return connection;
   }
 
@@ -62,7 +64,9 @@ export class SyncStore {
    * connection is read hourly, so a rotation completes within the hour.
    */
   async connectionToken(user: string): Promise<string | undefined> {
-    const { Item } = await this.deps.documents.send(new GetCommand({ TableName: this.table, Key: connectionKey(user), ConsistentRead: true }));
+    const { Item } = await this.deps.documents.send(
+      new GetCommand({ TableName: this.table, Key: connectionKey(user), ConsistentRead: true }),
+    );
     const sealed = Item?.token_sealed as string | undefined;
     if (!sealed) return undefined;
     const sealer = this.deps.sealer();
@@ -98,12 +102,16 @@ export class SyncStore {
   // --- the head and its attempts ------------------------------------------
 
   async head(user: string): Promise<HourlyHead | undefined> {
-    const { Item } = await this.deps.documents.send(new GetCommand({ TableName: this.table, Key: headKey(user), ConsistentRead: true }));
+    const { Item } = await this.deps.documents.send(
+      new GetCommand({ TableName: this.table, Key: headKey(user), ConsistentRead: true }),
+    );
     return Item ? (strip(Item) as unknown as HourlyHead) : undefined;
   }
 
   async attempt(attemptId: string): Promise<(HourlyHead & { rows: StepRow[] }) | undefined> {
-    const { Item } = await this.deps.documents.send(new GetCommand({ TableName: this.table, Key: attemptKey(attemptId), ConsistentRead: true }));
+    const { Item } = await this.deps.documents.send(
+      new GetCommand({ TableName: this.table, Key: attemptKey(attemptId), ConsistentRead: true }),
+    );
     if (!Item) return undefined;
     // The record is rewritten at settle; while the attempt is current the head is fresher.
     const head = await this.head(Item.user_id as string);
@@ -144,7 +152,10 @@ export class SyncStore {
 
     if (!head) {
       const next = fresh();
-      return this.tryReserve([this.putHead(next, 'attribute_not_exists(PK)'), this.putAttempt(next)], { branch: 'first', head: next });
+      return this.tryReserve([this.putHead(next, 'attribute_not_exists(PK)'), this.putAttempt(next)], {
+        branch: 'first',
+        head: next,
+      });
     }
     const due = now >= head.started_at + HOUR_MS;
     if (head.state === 'running') {
@@ -172,7 +183,13 @@ export class SyncStore {
 
   /** Writes the step id onto the attempt right after dispatch, before any wait. */
   async recordDispatch(user: string, attemptId: string, section: Section, stepId: string): Promise<void> {
-    await this.fencedHeadUpdate(user, attemptId, 'SET children.#section = :step', { '#section': section }, { ':step': stepId });
+    await this.fencedHeadUpdate(
+      user,
+      attemptId,
+      'SET children.#section = :step',
+      { '#section': section },
+      { ':step': stepId },
+    );
   }
 
   async markWalkCompleted(user: string, attemptId: string): Promise<void> {
@@ -191,7 +208,10 @@ export class SyncStore {
     user: string,
     attemptId: string,
     now: number,
-    opts: { cause?: typeof SyncErrorCode.INTERRUPTED | typeof SyncErrorCode.ACCESS_DENIED; lostIfFinishedBefore?: number } = {},
+    opts: {
+      cause?: typeof SyncErrorCode.INTERRUPTED | typeof SyncErrorCode.ACCESS_DENIED;
+      lostIfFinishedBefore?: number;
+    } = {},
   ): Promise<{ settled: Derived } | { skipped: 'not-running' | 'waiting' }> {
     for (let turn = 0; turn < 10; turn++) {
       const head = await this.head(user);
@@ -223,19 +243,39 @@ export class SyncStore {
     try {
       await transactWrite(this.deps.documents, [
         this.fence(user, row.attempt_id),
-        { Put: { TableName: this.table, Item: { ...stepKey(row.attempt_id, row.section), ...row }, ConditionExpression: 'attribute_not_exists(PK)' } },
+        {
+          Put: {
+            TableName: this.table,
+            Item: { ...stepKey(row.attempt_id, row.section), ...row },
+            ConditionExpression: 'attribute_not_exists(PK)',
+          },
+        },
       ]);
       return 'started';
     } catch (err) {
-      if (err instanceof TransactionCancelledError && err.reasons[0]?.code === 'ConditionalCheckFailed') throw new StaleAttemptError(row.attempt_id);
-      if (err instanceof TransactionCancelledError && err.reasons[1]?.code === 'ConditionalCheckFailed') return 'exists';
+      if (err instanceof TransactionCancelledError && err.reasons[0]?.code === 'ConditionalCheckFailed')
+        throw new StaleAttemptError(row.attempt_id);
+      if (err instanceof TransactionCancelledError && err.reasons[1]?.code === 'ConditionalCheckFailed')
+        return 'exists';
       throw err;
     }
   }
 
   /** The step's durable finish; fenced like its start. */
-  async finishStep(user: string, row: Pick<StepRow, 'attempt_id' | 'section' | 'step_id'>, state: Exclude<StepState, 'running'>, now: number, errorCode?: string, trackingId?: string): Promise<void> {
-    const set = ['#state = :s', 'finished_at = :f', ...(errorCode ? ['error_code = :e'] : []), ...(trackingId ? ['tracking_id = :t'] : [])];
+  async finishStep(
+    user: string,
+    row: Pick<StepRow, 'attempt_id' | 'section' | 'step_id'>,
+    state: Exclude<StepState, 'running'>,
+    now: number,
+    errorCode?: string,
+    trackingId?: string,
+  ): Promise<void> {
+    const set = [
+      '#state = :s',
+      'finished_at = :f',
+      ...(errorCode ? ['error_code = :e'] : []),
+      ...(trackingId ? ['tracking_id = :t'] : []),
+    ];
     try {
       await transactWrite(this.deps.documents, [
         this.fence(user, row.attempt_id),
@@ -246,12 +286,20 @@ export class SyncStore {
             UpdateExpression: `SET ${set.join(', ')}`,
             ConditionExpression: 'step_id = :sid AND #state = :running',
             ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':s': state, ':f': now, ':sid': row.step_id, ':running': 'running', ...(errorCode ? { ':e': errorCode } : {}), ...(trackingId ? { ':t': trackingId } : {}) },
+            ExpressionAttributeValues: {
+              ':s': state,
+              ':f': now,
+              ':sid': row.step_id,
+              ':running': 'running',
+              ...(errorCode ? { ':e': errorCode } : {}),
+              ...(trackingId ? { ':t': trackingId } : {}),
+            },
           },
         },
       ]);
     } catch (err) {
-      if (err instanceof TransactionCancelledError && err.reasons[0]?.code === 'ConditionalCheckFailed') throw new StaleAttemptError(row.attempt_id);
+      if (err instanceof TransactionCancelledError && err.reasons[0]?.code === 'ConditionalCheckFailed')
+        throw new StaleAttemptError(row.attempt_id);
       throw err;
     }
   }
@@ -269,7 +317,14 @@ export class SyncStore {
   }
 
   private closedHead(head: HourlyHead, outcome: Derived, now: number): HourlyHead {
-    return { ...head, state: outcome.state, finished_at: now, error_code: outcome.error_code, sections: outcome.sections, revision: head.revision + 1 };
+    return {
+      ...head,
+      state: outcome.state,
+      finished_at: now,
+      error_code: outcome.error_code,
+      sections: outcome.sections,
+      revision: head.revision + 1,
+    };
   }
 
   private putHead(head: HourlyHead, condition: string, expected?: HourlyHead): TransactItem {
@@ -301,7 +356,9 @@ export class SyncStore {
           TableName: this.table,
           Key: stepKey(head.attempt_id, section),
           ConditionExpression: row ? '#state = :seen' : 'attribute_not_exists(PK)',
-          ...(row ? { ExpressionAttributeNames: { '#state': 'state' }, ExpressionAttributeValues: { ':seen': row.state } } : {}),
+          ...(row
+            ? { ExpressionAttributeNames: { '#state': 'state' }, ExpressionAttributeValues: { ':seen': row.state } }
+            : {}),
         },
       };
     });
@@ -309,11 +366,22 @@ export class SyncStore {
 
   private fence(user: string, attemptId: string): TransactItem {
     return {
-      ConditionCheck: { TableName: this.table, Key: headKey(user), ConditionExpression: 'attempt_id = :a', ExpressionAttributeValues: { ':a': attemptId } },
+      ConditionCheck: {
+        TableName: this.table,
+        Key: headKey(user),
+        ConditionExpression: 'attempt_id = :a',
+        ExpressionAttributeValues: { ':a': attemptId },
+      },
     };
   }
 
-  private async fencedHeadUpdate(user: string, attemptId: string, update: string, names: Record<string, string>, values: Record<string, unknown>) {
+  private async fencedHeadUpdate(
+    user: string,
+    attemptId: string,
+    update: string,
+    names: Record<string, string>,
+    values: Record<string, unknown>,
+  ) {
     try {
       await transactWrite(this.deps.documents, [
         {

@@ -40,17 +40,33 @@ const month = (m: string) => {
   return m;
 };
 
-export const accountKey = (user: string, account: string) => ({ PK: userPartition(user), SK: `ACCOUNT#${keyPart('account', account)}` });
+export const accountKey = (user: string, account: string) => ({
+  PK: userPartition(user),
+  SK: `ACCOUNT#${keyPart('account', account)}`,
+});
 export const accountsPrefix = 'ACCOUNT#';
-export const opWindowKey = (user: string, account: string, m: string) => ({ PK: userPartition(user), SK: `OPWIN#${keyPart('account', account)}#${month(m)}` });
+export const opWindowKey = (user: string, account: string, m: string) => ({
+  PK: userPartition(user),
+  SK: `OPWIN#${keyPart('account', account)}#${month(m)}`,
+});
 export const opWindowPrefix = (account?: string) => (account ? `OPWIN#${keyPart('account', account)}#` : 'OPWIN#');
-export const opGenerationPartition = (user: string, account: string, m: string, gen: string) => `OPGEN#${user}#${keyPart('account', account)}#${month(m)}#${keyPart('generation', gen)}`;
-export const portfolioKey = (user: string, account: string) => ({ PK: userPartition(user), SK: `PORTFOLIO#${keyPart('account', account)}` });
+export const opGenerationPartition = (user: string, account: string, m: string, gen: string) =>
+  `OPGEN#${user}#${keyPart('account', account)}#${month(m)}#${keyPart('generation', gen)}`;
+export const portfolioKey = (user: string, account: string) => ({
+  PK: userPartition(user),
+  SK: `PORTFOLIO#${keyPart('account', account)}`,
+});
 export const portfolioPrefix = 'PORTFOLIO#';
-export const eventsKey = (user: string, instrument: string) => ({ PK: userPartition(user), SK: `EVT#${keyPart('instrument', instrument)}` });
+export const eventsKey = (user: string, instrument: string) => ({
+  PK: userPartition(user),
+  SK: `EVT#${keyPart('instrument', instrument)}`,
+});
 export const seenKey = (user: string) => ({ PK: userPartition(user), SK: 'SEEN' });
 export const instrumentKey = (uid: string) => ({ PK: `INSTR#${keyPart('instrument', uid)}`, SK: 'META' });
-export const rateKey = (user: string, service: string, windowStart: number) => ({ PK: `RATE#${user}`, SK: `${service}#${windowStart}` });
+export const rateKey = (user: string, service: string, windowStart: number) => ({
+  PK: `RATE#${user}`,
+  SK: `${service}#${windowStart}`,
+});
 
 // --- items of brokerage data: named fields, keys last ---------------------------
 
@@ -68,13 +84,67 @@ function named<T extends object>(source: T, fields: readonly (keyof T)[]): Item 
 
 const ACCOUNT_FIELDS = ['id', 'type', 'name', 'status', 'access_level', 'opened_date', 'closed_date'] as const;
 const OPERATION_FIELDS = [
-  'id', 'parent_operation_id', 'account_id', 'date', 'type', 'state', 'name', 'description', 'instrument_uid', 'figi',
-  'instrument_type', 'instrument_kind', 'payment', 'price', 'commission', 'accrued_int', 'quantity', 'quantity_rest', 'quantity_done',
+  'id',
+  'parent_operation_id',
+  'account_id',
+  'date',
+  'type',
+  'state',
+  'name',
+  'description',
+  'instrument_uid',
+  'figi',
+  'instrument_type',
+  'instrument_kind',
+  'payment',
+  'price',
+  'commission',
+  'accrued_int',
+  'quantity',
+  'quantity_rest',
+  'quantity_done',
 ] as const;
-const POSITION_FIELDS = ['figi', 'instrument_uid', 'instrument_type', 'ticker', 'class_code', 'quantity', 'average_position_price', 'current_price'] as const;
-const DIVIDEND_FIELDS = ['dividend_net', 'payment_date', 'declared_date', 'last_buy_date', 'record_date', 'dividend_type', 'regularity', 'yield_value'] as const;
-const BOND_EVENT_FIELDS = ['instrument_id', 'event_number', 'event_date', 'event_type', 'pay_date', 'pay_one_bond', 'coupon_interest_rate'] as const;
-const INSTRUMENT_FIELDS = ['figi', 'uid', 'ticker', 'class_code', 'isin', 'name', 'currency', 'lot', 'instrument_type', 'instrument_kind'] as const;
+const POSITION_FIELDS = [
+  'figi',
+  'instrument_uid',
+  'instrument_type',
+  'ticker',
+  'class_code',
+  'quantity',
+  'average_position_price',
+  'current_price',
+] as const;
+const DIVIDEND_FIELDS = [
+  'dividend_net',
+  'payment_date',
+  'declared_date',
+  'last_buy_date',
+  'record_date',
+  'dividend_type',
+  'regularity',
+  'yield_value',
+] as const;
+const BOND_EVENT_FIELDS = [
+  'instrument_id',
+  'event_number',
+  'event_date',
+  'event_type',
+  'pay_date',
+  'pay_one_bond',
+  'coupon_interest_rate',
+] as const;
+const INSTRUMENT_FIELDS = [
+  'figi',
+  'uid',
+  'ticker',
+  'class_code',
+  'isin',
+  'name',
+  'currency',
+  'lot',
+  'instrument_type',
+  'instrument_kind',
+] as const;
 
 export const accountItem = (user: string, a: Account, syncedAt: number): Item => ({
   ...named(a, ACCOUNT_FIELDS),
@@ -91,7 +161,8 @@ export const operationItem = (user: string, m: string, gen: string, seq: number,
   PK: opGenerationPartition(user, op.account_id, m, gen),
   SK: `${op.date}#${String(seq).padStart(6, '0')}`,
 });
-export const operationFromItem = (item: Item): Operation => named(item as unknown as Operation, OPERATION_FIELDS) as unknown as Operation;
+export const operationFromItem = (item: Item): Operation =>
+  named(item as unknown as Operation, OPERATION_FIELDS) as unknown as Operation;
 
 export const portfolioItem = (user: string, p: Portfolio, syncedAt: number): Item => ({
   account_id: p.account_id,
@@ -104,7 +175,13 @@ export const portfolioItem = (user: string, p: Portfolio, syncedAt: number): Ite
   ...portfolioKey(user, p.account_id),
 });
 
-export const eventsItem = (user: string, instrument: string, dividends: Dividend[], bondEvents: BondEvent[], syncedAt: number): Item => ({
+export const eventsItem = (
+  user: string,
+  instrument: string,
+  dividends: Dividend[],
+  bondEvents: BondEvent[],
+  syncedAt: number,
+): Item => ({
   instrument_uid: instrument,
   dividends: dividends.map((d) => named(d, DIVIDEND_FIELDS)),
   bond_events: bondEvents.map((e) => named(e, BOND_EVENT_FIELDS)),

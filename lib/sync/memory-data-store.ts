@@ -28,10 +28,18 @@ export class MemorySyncDataStore implements SyncDataStore {
     return this.windows.has(`${account}#${month}`);
   }
   async lastOperationWindow(_user: string, account: string) {
-    return [...this.windows.values()].filter((w) => w.account_id === account).sort((a, b) => (a.month < b.month ? 1 : -1))[0];
+    return [...this.windows.values()]
+      .filter((w) => w.account_id === account)
+      .sort((a, b) => (a.month < b.month ? 1 : -1))[0];
   }
   async replaceOperationWindow(input: Parameters<SyncDataStore['replaceOperationWindow']>[0]) {
-    const window = { account_id: input.account, month: input.month, generation: String(Date.now()), synced_to: input.synced_to, count: input.operations.length };
+    const window = {
+      account_id: input.account,
+      month: input.month,
+      generation: String(Date.now()),
+      synced_to: input.synced_to,
+      count: input.operations.length,
+    };
     this.windows.set(`${input.account}#${input.month}`, { ...window, operations: input.operations });
     return window;
   }

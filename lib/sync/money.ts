@@ -44,11 +44,14 @@ export function quotationNanos(q: unknown, what = 'quotation'): bigint {
   const { units = '0', nano = 0 } = q as { units?: unknown; nano?: unknown };
   // The REST gateway writes int64 as a string; a JSON number is accepted only when it is a safe integer.
   const unitsText = typeof units === 'number' && Number.isSafeInteger(units) ? String(units) : units;
-  if (typeof unitsText !== 'string' || !UNITS.test(unitsText)) throw new MoneyError(`${what}: units ${JSON.stringify(units)} is not an int64`);
+  if (typeof unitsText !== 'string' || !UNITS.test(unitsText))
+    throw new MoneyError(`${what}: units ${JSON.stringify(units)} is not an int64`);
   const u = BigInt(unitsText);
   if (u < INT64_MIN || u > INT64_MAX) throw new MoneyError(`${what}: units ${unitsText} is out of the int64 range`);
-  if (typeof nano !== 'number' || !Number.isInteger(nano) || nano <= -1e9 || nano >= 1e9) throw new MoneyError(`${what}: nano ${JSON.stringify(nano)} is not in (-1e9, 1e9)`);
-  if ((u > 0n && nano < 0) || (u < 0n && nano > 0)) throw new MoneyError(`${what}: units ${unitsText} and nano ${nano} carry different signs`);
+  if (typeof nano !== 'number' || !Number.isInteger(nano) || nano <= -1e9 || nano >= 1e9)
+    throw new MoneyError(`${what}: nano ${JSON.stringify(nano)} is not in (-1e9, 1e9)`);
+  if ((u > 0n && nano < 0) || (u < 0n && nano > 0))
+    throw new MoneyError(`${what}: units ${unitsText} and nano ${nano} carry different signs`);
   return u * NANO + BigInt(nano);
 }
 
@@ -78,10 +81,13 @@ export const quotation = (q: unknown, what?: string): Decimal => nanosToDecimal(
 
 export function money(m: unknown, what = 'money'): Money {
   const currency = (m as { currency?: unknown } | null)?.currency;
-  if (typeof currency !== 'string' || !CURRENCY.test(currency)) throw new MoneyError(`${what}: currency ${JSON.stringify(currency)} is not an ISO code`);
+  if (typeof currency !== 'string' || !CURRENCY.test(currency))
+    throw new MoneyError(`${what}: currency ${JSON.stringify(currency)} is not an ISO code`);
   return { currency: currency.toLowerCase(), value: quotation(m, what) };
 }
 
 /** Optional fields: T-Bank omits zero messages entirely. */
-export const optionalMoney = (m: unknown, what?: string): Money | undefined => (m === undefined || m === null ? undefined : money(m, what));
-export const optionalQuotation = (q: unknown, what?: string): Decimal | undefined => (q === undefined || q === null ? undefined : quotation(q, what));
+export const optionalMoney = (m: unknown, what?: string): Money | undefined =>
+  m === undefined || m === null ? undefined : money(m, what);
+export const optionalQuotation = (q: unknown, what?: string): Decimal | undefined =>
+  q === undefined || q === null ? undefined : quotation(q, what);

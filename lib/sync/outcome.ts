@@ -61,7 +61,12 @@ function firstByPrecedence(problems: string[]): string | undefined {
  * The terminal barrier: every mandatory step has a finished row, or its wait is
  * over (dispatch + bound). Until then settling would judge too early.
  */
-export function barrierReached(head: Pick<HourlyHead, 'walk_completed' | 'children' | 'started_at'>, rows: StepRow[], now: number, waitBoundMs: number): boolean {
+export function barrierReached(
+  head: Pick<HourlyHead, 'walk_completed' | 'children' | 'started_at'>,
+  rows: StepRow[],
+  now: number,
+  waitBoundMs: number,
+): boolean {
   if (!head.walk_completed) return false;
   const waitOver = now >= head.started_at + waitBoundMs;
   return MANDATORY_SECTIONS.every((section) => {

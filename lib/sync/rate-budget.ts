@@ -12,7 +12,11 @@ import { TBankError } from './tbank/errors';
  */
 
 /** Documented per-token limits per minute (unary). */
-export const TBANK_LIMITS: Record<TBankService, number> = { UsersService: 100, OperationsService: 200, InstrumentsService: 200 };
+export const TBANK_LIMITS: Record<TBankService, number> = {
+  UsersService: 100,
+  OperationsService: 200,
+  InstrumentsService: 200,
+};
 
 export class SharedCallBudget implements CallBudget {
   constructor(
@@ -33,9 +37,22 @@ export class SharedCallBudget implements CallBudget {
     for (;;) {
       const now = clock();
       const start = now - (now % this.deps.windowMs);
-      if (await this.deps.data.takeRateSlot(this.deps.user, service, start, limit, start + 2 * this.deps.windowMs + 60_000)) return;
+      if (
+        await this.deps.data.takeRateSlot(
+          this.deps.user,
+          service,
+          start,
+          limit,
+          start + 2 * this.deps.windowMs + 60_000,
+        )
+      )
+        return;
       const wait = start + this.deps.windowMs - now + 10;
-      if (wait >= remainingMs()) throw new TBankError('rate-limited', `${service}: the token's budget of ${limit} calls is spent until the window resets`);
+      if (wait >= remainingMs())
+        throw new TBankError(
+          'rate-limited',
+          `${service}: the token's budget of ${limit} calls is spent until the window resets`,
+        );
       await sleep(wait, undefined, { signal }).catch(() => {
         throw signal.reason;
       });

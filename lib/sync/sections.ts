@@ -75,26 +75,43 @@ const monthStart = (ms: number) => Date.UTC(new Date(ms).getUTCFullYear(), new D
 const nextMonth = (ms: number) => Date.UTC(new Date(ms).getUTCFullYear(), new Date(ms).getUTCMonth() + 1, 1);
 
 /** The month windows an account's sync covers: from its history depth (first sync) or its last window minus the overlap, to now. */
-export async function operationWindows(ctx: SectionContext, account: string, now: number): Promise<Array<{ month: string; from: number; to: number }>> {
+export async function operationWindows(
+  ctx: SectionContext,
+  account: string,
+  now: number,
+): Promise<Array<{ month: string; from: number; to: number }>> {
   const last = await ctx.data.lastOperationWindow(ctx.user, account);
   const start = last ? Math.min(last.synced_to - ctx.settings.overlapMs, now) : now - ctx.settings.historyDays * DAY;
   const windows = [];
-  for (let m = monthStart(start); m <= now; m = nextMonth(m)) windows.push({ month: monthOf(m), from: m, to: Math.min(nextMonth(m), now) });
+  for (let m = monthStart(start); m <= now; m = nextMonth(m))
+    windows.push({ month: monthOf(m), from: m, to: Math.min(nextMonth(m), now) });
   return windows;
 }
 
 const WINDOW_CONCURRENCY = 8;
 
 /** Every page of one window, as T-Bank answered it. */
-async function readWindow(ctx: SectionContext, accountId: string, w: { month: string; from: number; to: number }): Promise<Operation[]> {
+async function readWindow(
+  ctx: SectionContext,
+  accountId: string,
+  w: { month: string; from: number; to: number },
+): Promise<Operation[]> {
   const operations: Operation[] = [];
   let cursor: string | undefined;
   for (let page = 0; ; page++) {
-    if (page >= MAX_PAGES) throw new TBankError('bad-answer', `GetOperationsByCursor: more than ${MAX_PAGES} pages in ${w.month}`);
-    const answer = await ctx.api.operationsPage({ accountId, from: new Date(w.from).toISOString(), to: new Date(w.to).toISOString(), cursor, limit: OPERATIONS_PAGE_LIMIT });
+    if (page >= MAX_PAGES)
+      throw new TBankError('bad-answer', `GetOperationsByCursor: more than ${MAX_PAGES} pages in ${w.month}`);
+    const answer = await ctx.api.operationsPage({
+      accountId,
+      from: new Date(w.from).toISOString(),
+      to: new Date(w.to).toISOString(),
+      cursor,
+      limit: OPERATIONS_PAGE_LIMIT,
+    });
     operations.push(...answer.items);
     if (!answer.has_next) return operations;
-    if (answer.next_cursor === cursor) throw new TBankError('bad-answer', 'GetOperationsByCursor: the cursor did not move');
+    if (answer.next_cursor === cursor)
+      throw new TBankError('bad-answer', 'GetOperationsByCursor: the cursor did not move');
     cursor = answer.next_cursor;
   }
 }
@@ -121,7 +138,9 @@ export const SECTION_RUNNERS: Record<Section, SectionRunner> = {
   portfolio: async (ctx) => {
     const portfolios = await perAccount(ctx, await openAccounts(ctx), (a) => ctx.api.getPortfolio(a.id));
     for (const p of portfolios) await ctx.data.putPortfolio(ctx.user, p, ctx.now());
-    await ctx.data.addSeenInstruments(ctx.user, [...new Set(portfolios.flatMap((p) => p.positions.map((pos) => pos.instrument_uid)))]);
+    await ctx.data.addSeenInstruments(ctx.user, [
+      ...new Set(portfolios.flatMap((p) => p.positions.map((pos) => pos.instrument_uid))),
+    ]);
     return portfolios.reduce((n, p) => n + p.positions.length, 0);
   },
 
@@ -135,8 +154,16 @@ export const SECTION_RUNNERS: Record<Section, SectionRunner> = {
         const operations = await readWindow(ctx, account.id, w);
         // An empty window never synced before has nothing to replace. The newest is always written: it
         // records how far the account is synced, so it is written LAST, once every older window is.
-        if (operations.length === 0 && !newest && !(await ctx.data.hasOperationWindow(ctx.user, account.id, w.month))) return;
-        await ctx.data.replaceOperationWindow({ user: ctx.user, attempt_id: ctx.attempt_id, account: account.id, month: w.month, operations, synced_to: w.to });
+        if (operations.length === 0 && !newest && !(await ctx.data.hasOperationWindow(ctx.user, account.id, w.month)))
+          return;
+        await ctx.data.replaceOperationWindow({
+          user: ctx.user,
+          attempt_id: ctx.attempt_id,
+          account: account.id,
+          month: w.month,
+          operations,
+          synced_to: w.to,
+        });
         for (const op of operations) if (op.instrument_uid) seen.add(op.instrument_uid);
         stored += operations.length;
       };
@@ -168,9 +195,13 @@ export const SECTION_RUNNERS: Record<Section, SectionRunner> = {
 
   'catalog.enrichment': async (ctx) => {
     const now = ctx.now();
-    const wanted = [...new Set([...(await ctx.data.seenInstruments(ctx.user)), ...(await ctx.data.heldInstruments(ctx.user))])].sort();
+    const wanted = [
+      ...new Set([...(await ctx.data.seenInstruments(ctx.user)), ...(await ctx.data.heldInstruments(ctx.user))]),
+    ].sort();
     const fetchedAt = await ctx.data.catalogFetchedAt(wanted);
-    const due = wanted.filter((uid) => (fetchedAt.get(uid) ?? -Infinity) < now - ctx.settings.catalogStaleMs).slice(0, ctx.settings.catalogBatch);
+    const due = wanted
+      .filter((uid) => (fetchedAt.get(uid) ?? -Infinity) < now - ctx.settings.catalogStaleMs)
+      .slice(0, ctx.settings.catalogBatch);
     let stored = 0;
     for (const uid of due) {
       try {

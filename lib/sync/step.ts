@@ -48,10 +48,17 @@ export interface TBankSettings {
 export type StepResult = 'succeeded' | 'failed' | 'stale' | 'duplicate';
 
 export async function runStep(deps: StepDeps, input: StepInput): Promise<StepResult> {
-  const log = deps.log.child({ attempt_id: input.attempt_id, step_id: input.step_id, section: input.section, user_id: input.user_id });
+  const log = deps.log.child({
+    attempt_id: input.attempt_id,
+    step_id: input.step_id,
+    section: input.section,
+    user_id: input.user_id,
+  });
   const row = { attempt_id: input.attempt_id, step_id: input.step_id, section: input.section };
   try {
-    if ((await deps.store.startStep(input.user_id, { ...row, state: 'running', started_at: deps.now() })) === 'exists') {
+    if (
+      (await deps.store.startStep(input.user_id, { ...row, state: 'running', started_at: deps.now() })) === 'exists'
+    ) {
       log.info('sync_step_duplicate_delivery');
       return 'duplicate';
     }
@@ -82,7 +89,15 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
         log,
         budget: new SharedCallBudget({ data: deps.data, user: input.user_id, windowMs: deps.tbank.rateWindowMs }),
       });
-      return run({ api, data: deps.data, user: input.user_id, attempt_id: input.attempt_id, now: deps.now, log, settings: deps.settings ?? DEFAULT_SECTION_SETTINGS }).then((n) => {
+      return run({
+        api,
+        data: deps.data,
+        user: input.user_id,
+        attempt_id: input.attempt_id,
+        now: deps.now,
+        log,
+        settings: deps.settings ?? DEFAULT_SECTION_SETTINGS,
+      }).then((n) => {
         log.info('sync_step_calls', { calls: api.calls, rate_limited: api.rateLimited });
         return n;
       });

@@ -65,8 +65,15 @@ async function recover(deps: TickDeps, user: string, log: Logger): Promise<void>
   const head = await deps.store.head(user);
   if (head?.state !== 'running' || !head.walk_completed) return;
   const now = deps.now();
-  const result = await deps.store.settleHourly(user, head.attempt_id, now, { lostIfFinishedBefore: now - SETTLE_GRACE_MS });
-  if ('settled' in result) log.warn('sync_attempt_recovered', { attempt_id: head.attempt_id, outcome: result.settled.state, error_code: result.settled.error_code });
+  const result = await deps.store.settleHourly(user, head.attempt_id, now, {
+    lostIfFinishedBefore: now - SETTLE_GRACE_MS,
+  });
+  if ('settled' in result)
+    log.warn('sync_attempt_recovered', {
+      attempt_id: head.attempt_id,
+      outcome: result.settled.state,
+      error_code: result.settled.error_code,
+    });
 }
 
 export async function tickUser(deps: TickDeps, user: string): Promise<TickOutcome> {

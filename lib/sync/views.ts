@@ -28,7 +28,19 @@ export function attemptView(attempt: HourlyHead & { rows: StepRow[] }) {
     error_code: attempt.error_code ?? null,
     sections: Object.entries(attempt.children).map(([section, stepId]) => {
       const row = attempt.rows.find((r) => r.section === section && r.step_id === stepId);
-      return { section, step_id: stepId, step: row ? { state: row.state, error_code: row.error_code ?? null, tracking_id: row.tracking_id ?? null, started_at: iso(row.started_at), finished_at: iso(row.finished_at) } : null };
+      return {
+        section,
+        step_id: stepId,
+        step: row
+          ? {
+              state: row.state,
+              error_code: row.error_code ?? null,
+              tracking_id: row.tracking_id ?? null,
+              started_at: iso(row.started_at),
+              finished_at: iso(row.finished_at),
+            }
+          : null,
+      };
     }),
   };
 }

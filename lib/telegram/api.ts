@@ -18,7 +18,10 @@ export interface TelegramClientOptions {
 }
 
 export function grammyClientConfig(opts: TelegramClientOptions) {
-  return { ...(opts.apiRoot ? { apiRoot: opts.apiRoot.replace(/\/$/, '') } : {}), timeoutSeconds: Math.max(1, Math.ceil(opts.timeoutMs / 1000)) };
+  return {
+    ...(opts.apiRoot ? { apiRoot: opts.apiRoot.replace(/\/$/, '') } : {}),
+    timeoutSeconds: Math.max(1, Math.ceil(opts.timeoutMs / 1000)),
+  };
 }
 
 export class GrammySender implements TelegramSender {
@@ -30,7 +33,11 @@ export class GrammySender implements TelegramSender {
 
   async sendMessage(chatId: number, html: string, keyboard?: InlineKeyboard): Promise<number> {
     try {
-      const sent = await this.api.sendMessage(chatId, html, { parse_mode: 'HTML', link_preview_options: { is_disabled: true }, ...(keyboard ? { reply_markup: keyboard } : {}) });
+      const sent = await this.api.sendMessage(chatId, html, {
+        parse_mode: 'HTML',
+        link_preview_options: { is_disabled: true },
+        ...(keyboard ? { reply_markup: keyboard } : {}),
+      });
       return sent.message_id;
     } catch (err) {
       throw toSendError('sendMessage', err);
@@ -39,7 +46,8 @@ export class GrammySender implements TelegramSender {
 }
 
 export function toSendError(method: string, err: unknown): Error {
-  if (err instanceof GrammyError) return new TelegramApiError(method, err.error_code, err.description, err.parameters?.retry_after);
+  if (err instanceof GrammyError)
+    return new TelegramApiError(method, err.error_code, err.description, err.parameters?.retry_after);
   if (err instanceof HttpError) return new TelegramNetworkError(method, err.message);
   return err instanceof Error ? err : new Error(String(err));
 }

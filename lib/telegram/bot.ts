@@ -42,13 +42,20 @@ export const HELP = [
 ].join('\n');
 
 export function createBot(deps: BotDeps): Bot {
-  const bot = new Bot(deps.client.token, { client: grammyClientConfig(deps.client), ...(deps.botInfo ? { botInfo: deps.botInfo } : {}) });
+  const bot = new Bot(deps.client.token, {
+    client: grammyClientConfig(deps.client),
+    ...(deps.botInfo ? { botInfo: deps.botInfo } : {}),
+  });
 
   // Only configured chats and users are served; others are refused politely and logged by id only.
   bot.use(async (ctx, next) => {
     const chatId = ctx.chat?.id;
     const userId = ctx.from?.id;
-    if ((chatId !== undefined && deps.access.chats.has(chatId)) || (userId !== undefined && deps.access.users.has(userId))) return next();
+    if (
+      (chatId !== undefined && deps.access.chats.has(chatId)) ||
+      (userId !== undefined && deps.access.users.has(userId))
+    )
+      return next();
     deps.log.warn('telegram_refused', { update_id: ctx.update.update_id, chat_id: chatId, user_id: userId });
     if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: REFUSAL });
     else if (ctx.message && chatId !== undefined) await ctx.reply(REFUSAL);
@@ -57,10 +64,17 @@ export function createBot(deps: BotDeps): Bot {
   bot.command(['help', 'start'], (ctx) => ctx.reply(HELP, { parse_mode: 'HTML' }));
   bot.command('find', async (ctx) => {
     const q = ctx.match.trim();
-    if (q === '' || q.length > MAX_QUERY_CHARS) return void (await ctx.reply(`Usage: /find &lt;name or hash prefix&gt; (1–${MAX_QUERY_CHARS} characters)`, { parse_mode: 'HTML' }));
+    if (q === '' || q.length > MAX_QUERY_CHARS)
+      return void (await ctx.reply(`Usage: /find &lt;name or hash prefix&gt; (1–${MAX_QUERY_CHARS} characters)`, {
+        parse_mode: 'HTML',
+      }));
     const page = await listDownloads(deps.downloads, { q, limit: FIND_LIMIT });
-    if (page.items.length === 0) return void (await ctx.reply(`No download matches <code>${escapeHtml(q)}</code>.`, { parse_mode: 'HTML' }));
-    const lines = page.items.map((d) => `<code>${d.id}</code> ${d.state} <a href="${escapeHtml(cardUrl(deps.uiBase, d.id))}">${escapeHtml(d.name)}</a>`);
+    if (page.items.length === 0)
+      return void (await ctx.reply(`No download matches <code>${escapeHtml(q)}</code>.`, { parse_mode: 'HTML' }));
+    const lines = page.items.map(
+      (d) =>
+        `<code>${d.id}</code> ${d.state} <a href="${escapeHtml(cardUrl(deps.uiBase, d.id))}">${escapeHtml(d.name)}</a>`,
+    );
     await ctx.reply(lines.join('\n'), { parse_mode: 'HTML', link_preview_options: { is_disabled: true } });
   });
   bot.command('get', async (ctx) => {
@@ -72,7 +86,11 @@ export function createBot(deps: BotDeps): Bot {
     }
     const download = await deps.downloads.store.get(id);
     if (!download) return void (await ctx.reply('No download with that id.'));
-    await ctx.reply(cardText(shown(download), deps.uiBase), { parse_mode: 'HTML', reply_markup: keyboard(id), link_preview_options: { is_disabled: true } });
+    await ctx.reply(cardText(shown(download), deps.uiBase), {
+      parse_mode: 'HTML',
+      reply_markup: keyboard(id),
+      link_preview_options: { is_disabled: true },
+    });
   });
 
   bot.on('callback_query:data', (ctx) => press(deps, ctx, ctx.callbackQuery.data));
@@ -109,7 +127,11 @@ async function press(deps: BotDeps, ctx: Context, data: string): Promise<void> {
   // The message shows the state the press led to; an unchanged text is not an error.
   if (ctx.callbackQuery?.message) {
     await ctx
-      .editMessageText(cardText(shown(download), deps.uiBase, answer), { parse_mode: 'HTML', reply_markup: keyboard(id), link_preview_options: { is_disabled: true } })
+      .editMessageText(cardText(shown(download), deps.uiBase, answer), {
+        parse_mode: 'HTML',
+        reply_markup: keyboard(id),
+        link_preview_options: { is_disabled: true },
+      })
       .catch((err) => {
         if (!/message is not modified/.test(String((err as Error).message))) log.warn('telegram_edit_failed', { err });
       });
@@ -122,7 +144,8 @@ async function act(deps: BotDeps, action: ButtonAction, id: string): Promise<{ d
       return { download: await retry(deps.downloads, id), answer: 'Retry started.' };
     case 'cancel': {
       const current = await getDownload(deps.downloads, id);
-      if (!isActive(current.state)) throw new InvalidTransitionError(id, current.state, 'cancelled', 'only an active download can be cancelled');
+      if (!isActive(current.state))
+        throw new InvalidTransitionError(id, current.state, 'cancelled', 'only an active download can be cancelled');
       return { download: await changeState(deps.downloads, id, 'cancelled'), answer: 'Cancelled.' };
     }
     case 'open':
@@ -132,7 +155,8 @@ async function act(deps: BotDeps, action: ButtonAction, id: string): Promise<{ d
 
 /** The answer to a refused press; undefined for a failure that is ours (logged as an error). */
 function refusal(err: unknown): string | undefined {
-  if (err instanceof StaleButtonError || err instanceof InvalidIdError || err instanceof DownloadNotFoundError) return EXPIRED;
+  if (err instanceof StaleButtonError || err instanceof InvalidIdError || err instanceof DownloadNotFoundError)
+    return EXPIRED;
   if (err instanceof InvalidTransitionError) return `Button expired: the download is ${err.current} now.`;
   if (err instanceof ActiveExistsError) return `Refused: download ${err.ownerId} is already active for this torrent.`;
   if (err instanceof TorrentClientError) return 'The torrent client refused; nothing was changed. Try again later.';
@@ -140,5 +164,11 @@ function refusal(err: unknown): string | undefined {
 }
 
 function shown(d: Download & { review_reason?: string }): NotifiedDownload {
-  return { id: d.id, name: d.name, state: d.state, firstHash: d.infohashes[0]?.infohash, reviewReason: d.review_reason };
+  return {
+    id: d.id,
+    name: d.name,
+    state: d.state,
+    firstHash: d.infohashes[0]?.infohash,
+    reviewReason: d.review_reason,
+  };
 }

@@ -24,7 +24,8 @@ export class StaleButtonError extends Error {
 export function encodeCallback(action: ButtonAction, id: string): string {
   const data = `${CALLBACK_VERSION}:${BUTTON_ACTIONS[action]}:${parseId(id)}`;
   // Cannot happen with a ULID; guards a future format from Telegram's 400 BUTTON_DATA_INVALID.
-  if (Buffer.byteLength(data, 'utf8') > MAX_CALLBACK_BYTES) throw new Error(`callback_data over ${MAX_CALLBACK_BYTES} bytes`);
+  if (Buffer.byteLength(data, 'utf8') > MAX_CALLBACK_BYTES)
+    throw new Error(`callback_data over ${MAX_CALLBACK_BYTES} bytes`);
   return data;
 }
 

@@ -1,5 +1,12 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { newId } from '../ident';
 import { deliveryKey, FAILURE_PARTITION, failureKey } from './keys';
 import { ClaimLostError, ClaimResult, DeliveryRef, DeliveryStatus, DeliveryStore, Failure } from './store';
@@ -22,7 +29,18 @@ export class DynamoDeliveryStore implements DeliveryStore {
       await this.documents.send(
         new PutCommand({
           TableName: this.table,
-          Item: { ...deliveryKey(ref.eventId, ref.chatId), entity: 'delivery', status: 'retrying', owner, lease_until: leaseUntil, attempts: 0, download_id: ref.downloadId, kind: ref.kind, chat_id: ref.chatId, claimed_at: this.now().toISOString() },
+          Item: {
+            ...deliveryKey(ref.eventId, ref.chatId),
+            entity: 'delivery',
+            status: 'retrying',
+            owner,
+            lease_until: leaseUntil,
+            attempts: 0,
+            download_id: ref.downloadId,
+            kind: ref.kind,
+            chat_id: ref.chatId,
+            claimed_at: this.now().toISOString(),
+          },
           ConditionExpression: 'attribute_not_exists(PK) OR (#s = :retrying AND lease_until < :now)',
           ExpressionAttributeNames: { '#s': 'status' },
           ExpressionAttributeValues: { ':retrying': 'retrying', ':now': now },
@@ -37,8 +55,16 @@ export class DynamoDeliveryStore implements DeliveryStore {
     const status = held.status as DeliveryStatus;
     if (status === 'sending' && Number(held.lease_until) < now) {
       // Its worker died after the request may have reached Telegram: at most once, never a second send.
-      const settled = await this.settle(ref, String(held.owner), 'uncertain', 'crashed while sending: delivery unknown, not resent', Number(held.lease_until));
-      return settled ? { claimed: false, status: 'uncertain', settledNow: true } : { claimed: false, status: (await this.get(ref))?.status as DeliveryStatus };
+      const settled = await this.settle(
+        ref,
+        String(held.owner),
+        'uncertain',
+        'crashed while sending: delivery unknown, not resent',
+        Number(held.lease_until),
+      );
+      return settled
+        ? { claimed: false, status: 'uncertain', settledNow: true }
+        : { claimed: false, status: (await this.get(ref))?.status as DeliveryStatus };
     }
     return { claimed: false, status };
   }
@@ -47,12 +73,27 @@ export class DynamoDeliveryStore implements DeliveryStore {
     await this.update(ref, owner, 'SET #s = :s, lease_until = :l', { ':s': 'sending', ':l': leaseUntil });
   }
 
-  async markRetrying(ref: DeliveryRef, owner: string, attempts: number, error: string, leaseUntil: number): Promise<void> {
-    await this.update(ref, owner, 'SET #s = :s, attempts = :a, last_error = :e, lease_until = :l', { ':s': 'retrying', ':a': attempts, ':e': error.slice(0, MAX_REASON_CHARS), ':l': leaseUntil });
+  async markRetrying(
+    ref: DeliveryRef,
+    owner: string,
+    attempts: number,
+    error: string,
+    leaseUntil: number,
+  ): Promise<void> {
+    await this.update(ref, owner, 'SET #s = :s, attempts = :a, last_error = :e, lease_until = :l', {
+      ':s': 'retrying',
+      ':a': attempts,
+      ':e': error.slice(0, MAX_REASON_CHARS),
+      ':l': leaseUntil,
+    });
   }
 
   async markSent(ref: DeliveryRef, owner: string, messageId: number): Promise<void> {
-    await this.update(ref, owner, 'SET #s = :s, message_id = :m, sent_at = :t', { ':s': 'sent', ':m': messageId, ':t': this.now().toISOString() });
+    await this.update(ref, owner, 'SET #s = :s, message_id = :m, sent_at = :t', {
+      ':s': 'sent',
+      ':m': messageId,
+      ':t': this.now().toISOString(),
+    });
   }
 
   async markFailed(ref: DeliveryRef, owner: string, reason: string): Promise<void> {
@@ -65,13 +106,28 @@ export class DynamoDeliveryStore implements DeliveryStore {
 
   async listFailures(limit: number): Promise<Failure[]> {
     const page = await this.documents.send(
-      new QueryCommand({ TableName: this.table, KeyConditionExpression: 'PK = :p', ExpressionAttributeValues: { ':p': FAILURE_PARTITION }, ScanIndexForward: false, Limit: limit }),
+      new QueryCommand({
+        TableName: this.table,
+        KeyConditionExpression: 'PK = :p',
+        ExpressionAttributeValues: { ':p': FAILURE_PARTITION },
+        ScanIndexForward: false,
+        Limit: limit,
+      }),
     );
-    return (page.Items ?? []).map(({ id, event_id, chat_id, download_id, kind, reason, failed_at }) => ({ id, event_id, chat_id, download_id, kind, reason, failed_at }) as Failure);
+    return (page.Items ?? []).map(
+      ({ id, event_id, chat_id, download_id, kind, reason, failed_at }) =>
+        ({ id, event_id, chat_id, download_id, kind, reason, failed_at }) as Failure,
+    );
   }
 
   /** A final status and its failure item, in one transaction, only while `owner` (and `extra`) still hold. */
-  private async settle(ref: DeliveryRef, owner: string, status: 'failed' | 'uncertain', reason: string, leaseUntil?: number): Promise<boolean> {
+  private async settle(
+    ref: DeliveryRef,
+    owner: string,
+    status: 'failed' | 'uncertain',
+    reason: string,
+    leaseUntil?: number,
+  ): Promise<boolean> {
     // The takeover of a dead sender also checks its lease did not move (it was alive after all).
     const lease = leaseUntil === undefined ? {} : { ':l': leaseUntil };
     try {
@@ -85,10 +141,26 @@ export class DynamoDeliveryStore implements DeliveryStore {
                 UpdateExpression: 'SET #s = :s, reason = :r',
                 ConditionExpression: leaseUntil === undefined ? '#o = :o' : '#o = :o AND lease_until = :l',
                 ExpressionAttributeNames: { '#s': 'status', '#o': 'owner' },
-                ExpressionAttributeValues: { ...lease, ':s': status, ':r': reason.slice(0, MAX_REASON_CHARS), ':o': owner },
+                ExpressionAttributeValues: {
+                  ...lease,
+                  ':s': status,
+                  ':r': reason.slice(0, MAX_REASON_CHARS),
+                  ':o': owner,
+                },
               },
             },
-            { Put: { TableName: this.table, Item: this.failureItem({ event_id: ref.eventId, chat_id: ref.chatId, download_id: ref.downloadId, kind: ref.kind, reason: `${status}: ${reason}` }) } },
+            {
+              Put: {
+                TableName: this.table,
+                Item: this.failureItem({
+                  event_id: ref.eventId,
+                  chat_id: ref.chatId,
+                  download_id: ref.downloadId,
+                  kind: ref.kind,
+                  reason: `${status}: ${reason}`,
+                }),
+              },
+            },
           ],
         }),
       );
@@ -99,7 +171,12 @@ export class DynamoDeliveryStore implements DeliveryStore {
     }
   }
 
-  private async update(ref: DeliveryRef, owner: string, expression: string, values: Record<string, unknown>): Promise<void> {
+  private async update(
+    ref: DeliveryRef,
+    owner: string,
+    expression: string,
+    values: Record<string, unknown>,
+  ): Promise<void> {
     try {
       await this.documents.send(
         new UpdateCommand({
@@ -118,12 +195,21 @@ export class DynamoDeliveryStore implements DeliveryStore {
   }
 
   private async get(ref: DeliveryRef): Promise<Record<string, unknown> | undefined> {
-    const got = await this.documents.send(new GetCommand({ TableName: this.table, Key: deliveryKey(ref.eventId, ref.chatId), ConsistentRead: true }));
+    const got = await this.documents.send(
+      new GetCommand({ TableName: this.table, Key: deliveryKey(ref.eventId, ref.chatId), ConsistentRead: true }),
+    );
     return got.Item;
   }
 
   private failureItem(f: Omit<Failure, 'id' | 'failed_at'>): Record<string, unknown> {
     const id = newId();
-    return { ...f, reason: f.reason.slice(0, MAX_REASON_CHARS), entity: 'failure', id, failed_at: this.now().toISOString(), ...failureKey(id) };
+    return {
+      ...f,
+      reason: f.reason.slice(0, MAX_REASON_CHARS),
+      entity: 'failure',
+      id,
+      failed_at: this.now().toISOString(),
+      ...failureKey(id),
+    };
   }
 }

@@ -23,7 +23,10 @@ export class TelegramApiError extends Error {
 export class TelegramNetworkError extends Error {
   readonly code = 'TELEGRAM_NETWORK_ERROR';
   readonly retryable = true;
-  constructor(readonly method: string, cause: string) {
+  constructor(
+    readonly method: string,
+    cause: string,
+  ) {
     super(`telegram ${method}: no answer (${cause})`);
     this.name = 'TelegramNetworkError';
   }

@@ -48,10 +48,16 @@ export function notificationText(kind: EventKind, d: NotifiedDownload, uiBase: s
 
 /** The text of a message after a button moved the download (or Open refreshed it). */
 export function cardText(d: NotifiedDownload, uiBase: string, note?: string): string {
-  const link = d.reviewReason || d.state === 'failed' || d.state === 'stuck'
-    ? `<a href="${escapeHtml(reviewUrl(uiBase, d.id))}">Review</a>`
-    : `<a href="${escapeHtml(cardUrl(uiBase, d.id))}">Open</a>`;
-  return [`<b>${escapeHtml(clip(d.name))}</b>`, ...detailLines(d), ...(note ? [`<i>${escapeHtml(note)}</i>`] : []), link].join('\n');
+  const link =
+    d.reviewReason || d.state === 'failed' || d.state === 'stuck'
+      ? `<a href="${escapeHtml(reviewUrl(uiBase, d.id))}">Review</a>`
+      : `<a href="${escapeHtml(cardUrl(uiBase, d.id))}">Open</a>`;
+  return [
+    `<b>${escapeHtml(clip(d.name))}</b>`,
+    ...detailLines(d),
+    ...(note ? [`<i>${escapeHtml(note)}</i>`] : []),
+    link,
+  ].join('\n');
 }
 
 function detailLines(d: NotifiedDownload): string[] {

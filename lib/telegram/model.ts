@@ -8,7 +8,15 @@ import { isId } from '../ident';
  * other change (queued → downloading, a hash appended, guards, memberships)
  * is not an event.
  */
-export const EVENT_KINDS = ['created', 'adopted', 'completed', 'failed', 'stuck', 'resurrected', 'needs_review'] as const;
+export const EVENT_KINDS = [
+  'created',
+  'adopted',
+  'completed',
+  'failed',
+  'stuck',
+  'resurrected',
+  'needs_review',
+] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 export interface DownloadEvent {
@@ -62,9 +70,11 @@ export function classify(record: StreamRecord): DownloadEvent | undefined {
     throw new MalformedStreamRecordError('image unreadable');
   }
   if (!images) return undefined;
-  if (typeof record.eventID !== 'string' || !EVENT_ID.test(record.eventID)) throw new MalformedStreamRecordError('eventID missing or malformed');
+  if (typeof record.eventID !== 'string' || !EVENT_ID.test(record.eventID))
+    throw new MalformedStreamRecordError('eventID missing or malformed');
   const sequence = record.dynamodb?.SequenceNumber;
-  if (typeof sequence !== 'string' || !SEQUENCE.test(sequence)) throw new MalformedStreamRecordError('SequenceNumber missing or malformed');
+  if (typeof sequence !== 'string' || !SEQUENCE.test(sequence))
+    throw new MalformedStreamRecordError('SequenceNumber missing or malformed');
   const next = readDownload(images.next);
   const old = images.old ? readDownload(images.old) : undefined;
   const kind = eventKind(old, next, record.eventName === 'INSERT');

@@ -48,7 +48,13 @@ export interface DeliveryPolicy {
   concurrency: number;
 }
 
-export const DEFAULT_POLICY: DeliveryPolicy = { attempts: 6, boundMs: 45_000, leaseMs: 15_000, backoffMs: 250, concurrency: 8 };
+export const DEFAULT_POLICY: DeliveryPolicy = {
+  attempts: 6,
+  boundMs: 45_000,
+  leaseMs: 15_000,
+  backoffMs: 250,
+  concurrency: 8,
+};
 
 export type Outcome = 'sent' | 'duplicate' | 'failed' | 'error';
 
@@ -59,7 +65,11 @@ export interface BatchSummary {
 }
 
 export async function notifyRecords(deps: NotifierDeps, records: StreamRecord[]): Promise<BatchSummary> {
-  const summary: BatchSummary = { records: records.length, events: 0, outcomes: { sent: 0, duplicate: 0, failed: 0, error: 0 } };
+  const summary: BatchSummary = {
+    records: records.length,
+    events: 0,
+    outcomes: { sent: 0, duplicate: 0, failed: 0, error: 0 },
+  };
   const queues = new Map<string, Array<() => Promise<Outcome>>>();
   for (const record of records) {
     let event: DownloadEvent | undefined;
@@ -98,7 +108,9 @@ async function deliver(deps: NotifierDeps, event: DownloadEvent, chatId: number)
     const claim = await deps.deliveries.claim(ref, owner, began, began + policy.leaseMs);
     if (!claim.claimed) {
       if (claim.settledNow) {
-        log.error('notification_uncertain', { reason: 'the sender crashed between sending and recording; not resent (at most once)' });
+        log.error('notification_uncertain', {
+          reason: 'the sender crashed between sending and recording; not resent (at most once)',
+        });
         return 'failed';
       }
       log.info('notification_skipped', { status: claim.status });
@@ -112,10 +124,17 @@ async function deliver(deps: NotifierDeps, event: DownloadEvent, chatId: number)
         messageId = await deps.sender.sendMessage(chatId, text, keyboard(event.download.id));
       } catch (err) {
         const retryable = (err instanceof TelegramApiError || err instanceof TelegramNetworkError) && err.retryable;
-        const wait = err instanceof TelegramApiError && err.retryAfterS !== undefined ? err.retryAfterS * 1000 : policy.backoffMs * 2 ** (attempt - 1);
+        const wait =
+          err instanceof TelegramApiError && err.retryAfterS !== undefined
+            ? err.retryAfterS * 1000
+            : policy.backoffMs * 2 ** (attempt - 1);
         const reason = err instanceof Error ? err.message : String(err);
         if (!retryable || attempt >= policy.attempts || now() - began + wait > policy.boundMs) {
-          await deps.deliveries.markFailed(ref, owner, `${retryable ? `gave up after ${attempt} attempts` : 'refused'}: ${reason}`);
+          await deps.deliveries.markFailed(
+            ref,
+            owner,
+            `${retryable ? `gave up after ${attempt} attempts` : 'refused'}: ${reason}`,
+          );
           log.error('notification_failed', { attempts: attempt, err });
           return 'failed';
         }
@@ -140,7 +159,10 @@ async function deliver(deps: NotifierDeps, event: DownloadEvent, chatId: number)
 async function poisonRecord(deps: NotifierDeps, record: StreamRecord, err: unknown): Promise<void> {
   const eventId = typeof record.eventID === 'string' ? record.eventID.slice(0, 128) : 'unknown';
   deps.log.error('stream_record_refused', { event_id: eventId, err });
-  const reason = err instanceof MalformedStreamRecordError ? err.message : `stream record refused: ${err instanceof Error ? err.name : 'unreadable'}`;
+  const reason =
+    err instanceof MalformedStreamRecordError
+      ? err.message
+      : `stream record refused: ${err instanceof Error ? err.name : 'unreadable'}`;
   await deps.deliveries
     .recordFailure({ event_id: eventId, chat_id: 0, download_id: '', kind: 'unreadable', reason })
     .catch((storeErr) => deps.log.error('failure_store_write_failed', { event_id: eventId, err: storeErr }));

@@ -18,7 +18,11 @@ export interface DeliveryRef {
 export type ClaimResult =
   | { claimed: true; attempts: number }
   /** Someone holds or settled it: `sent`/`failed`/`uncertain` are final; a live `sending`/`retrying` is another worker's. */
-  | { claimed: false; status: DeliveryStatus; /** This call found the dead sender and recorded it `uncertain`. */ settledNow?: boolean };
+  | {
+      claimed: false;
+      status: DeliveryStatus;
+      /** This call found the dead sender and recorded it `uncertain`. */ settledNow?: boolean;
+    };
 
 export interface Failure {
   id: string;

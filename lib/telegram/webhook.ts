@@ -31,14 +31,23 @@ export function parseUpdate(body: unknown): Update {
   for (const kind of KINDS) {
     const part = update[kind];
     if (part === undefined) continue;
-    if (part === null || typeof part !== 'object' || Array.isArray(part)) throw new MalformedUpdateError(`${kind} is not an object`);
+    if (part === null || typeof part !== 'object' || Array.isArray(part))
+      throw new MalformedUpdateError(`${kind} is not an object`);
     const from = (part as Record<string, unknown>).from;
-    if (from !== undefined && (from === null || typeof from !== 'object' || !Number.isSafeInteger((from as Record<string, unknown>).id))) {
+    if (
+      from !== undefined &&
+      (from === null || typeof from !== 'object' || !Number.isSafeInteger((from as Record<string, unknown>).id))
+    ) {
       throw new MalformedUpdateError(`${kind}.from has no integer id`);
     }
   }
   const message = update.message as Record<string, unknown> | undefined;
-  if (message && (typeof message.chat !== 'object' || message.chat === null || !Number.isSafeInteger((message.chat as Record<string, unknown>).id))) {
+  if (
+    message &&
+    (typeof message.chat !== 'object' ||
+      message.chat === null ||
+      !Number.isSafeInteger((message.chat as Record<string, unknown>).id))
+  ) {
     throw new MalformedUpdateError('message.chat has no integer id');
   }
   const query = update.callback_query as Record<string, unknown> | undefined;

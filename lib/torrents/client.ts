@@ -52,7 +52,10 @@ export interface TorrentClient {
 export class TorrentClientError extends DomainError {
   readonly code: string = 'TORRENT_CLIENT_ERROR';
   readonly status = 502;
-  constructor(message: string, readonly upstreamStatus?: number) {
+  constructor(
+    message: string,
+    readonly upstreamStatus?: number,
+  ) {
     super(message);
     this.name = 'TorrentClientError';
   }
@@ -70,7 +73,10 @@ export class TorrentClientAuthError extends TorrentClientError {
 /** The client's Web API is older than the oldest one we support. */
 export class TorrentClientVersionError extends TorrentClientError {
   override readonly code = 'TORRENT_CLIENT_VERSION';
-  constructor(readonly found: string, readonly minimum: string) {
+  constructor(
+    readonly found: string,
+    readonly minimum: string,
+  ) {
     super(`qBittorrent Web API ${found} is older than ${minimum}, the oldest this service supports`);
     this.name = 'TorrentClientVersionError';
   }

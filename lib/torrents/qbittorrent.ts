@@ -34,7 +34,8 @@ export const DEFAULT_CATEGORY = 'torrent-scan-sync';
 /** WebAPI 2.11.0 (qBittorrent 5.0) renamed pause → stop. */
 const STOP_SINCE = '2.11.0';
 
-export type TorrentClientAuth = { kind: 'password'; username: string; password: string } | { kind: 'apiKey'; key: string };
+export type TorrentClientAuth =
+  { kind: 'password'; username: string; password: string } | { kind: 'apiKey'; key: string };
 
 export interface QBittorrentOptions {
   baseUrl: string;
@@ -73,7 +74,8 @@ export class QBittorrentClient implements TorrentClient {
     this.version ??= (async () => {
       const res = await this.call('GET', '/api/v2/app/webapiVersion', undefined, { checkVersion: false });
       const found = (await res.text()).trim();
-      if (!/^\d+\.\d+(\.\d+)?$/.test(found)) throw new TorrentClientAnswerError(`app/webapiVersion answered ${JSON.stringify(found.slice(0, 40))}`);
+      if (!/^\d+\.\d+(\.\d+)?$/.test(found))
+        throw new TorrentClientAnswerError(`app/webapiVersion answered ${JSON.stringify(found.slice(0, 40))}`);
       this.options.log?.info('torrent_client_version', { webapi: found });
       if (compareVersions(found, MIN_WEBAPI) < 0) throw new TorrentClientVersionError(found, MIN_WEBAPI);
       return found;
@@ -111,7 +113,8 @@ export class QBittorrentClient implements TorrentClient {
   private async syncMaindata(): Promise<TorrentSnapshot> {
     if (this.rid !== 0 && this.now() - this.lastFull >= (this.options.fullResyncMs ?? 10 * 60_000)) this.rid = 0;
     const body = await this.json('GET', `/api/v2/sync/maindata?rid=${this.rid}`);
-    if (!isObject(body) || typeof body.rid !== 'number') throw new TorrentClientAnswerError('sync/maindata did not answer an object with a rid');
+    if (!isObject(body) || typeof body.rid !== 'number')
+      throw new TorrentClientAnswerError('sync/maindata did not answer an object with a rid');
     const full = body.full_update === true || this.rid === 0;
     const next = full ? new Map<string, TorrentInfo>() : new Map(this.known);
     const changedIds: string[] = [];
@@ -122,13 +125,16 @@ export class QBittorrentClient implements TorrentClient {
       next.set(id, readTorrent({ ...(next.get(id) ?? { hash: id }), ...partial, hash: id }));
       changedIds.push(id);
     }
-    if (Array.isArray(body.torrents_removed)) for (const id of body.torrents_removed) if (typeof id === 'string') next.delete(id);
+    if (Array.isArray(body.torrents_removed))
+      for (const id of body.torrents_removed) if (typeof id === 'string') next.delete(id);
     this.known = next;
     this.rid = body.rid;
     if (full) this.lastFull = this.now();
     const inScope = (t: TorrentInfo) => this.options.allCategories || t.category === this.category;
     const present = [...next.values()].filter(inScope);
-    const changed = full ? present : changedIds.flatMap((id) => (next.has(id) && inScope(next.get(id)!) ? [next.get(id)!] : []));
+    const changed = full
+      ? present
+      : changedIds.flatMap((id) => (next.has(id) && inScope(next.get(id)!) ? [next.get(id)!] : []));
     return { full, changed, present };
   }
 
@@ -150,12 +156,17 @@ export class QBittorrentClient implements TorrentClient {
 
   async remove(hashes: string[], options: { deleteFiles?: boolean } = {}): Promise<void> {
     if (hashes.length === 0) return;
-    await this.call('POST', '/api/v2/torrents/delete', new URLSearchParams({ hashes: hashes.join('|'), deleteFiles: String(options.deleteFiles ?? false) }));
+    await this.call(
+      'POST',
+      '/api/v2/torrents/delete',
+      new URLSearchParams({ hashes: hashes.join('|'), deleteFiles: String(options.deleteFiles ?? false) }),
+    );
   }
 
   async stop(hashes: string[]): Promise<void> {
     if (hashes.length === 0) return;
-    const path = compareVersions(await this.webapiVersion(), STOP_SINCE) >= 0 ? '/api/v2/torrents/stop' : '/api/v2/torrents/pause';
+    const path =
+      compareVersions(await this.webapiVersion(), STOP_SINCE) >= 0 ? '/api/v2/torrents/stop' : '/api/v2/torrents/pause';
     await this.call('POST', path, new URLSearchParams({ hashes: hashes.join('|') }));
   }
 
@@ -168,7 +179,9 @@ export class QBittorrentClient implements TorrentClient {
       body.some((raw) => {
         if (!isObject(raw)) return false;
         const t = readTorrent(raw);
-        return [t.hash, t.infohash_v1, t.infohash_v2].some((h) => h && (hashes.includes(h) || hashes.includes(h.slice(0, 40))));
+        return [t.hash, t.infohash_v1, t.infohash_v2].some(
+          (h) => h && (hashes.includes(h) || hashes.includes(h.slice(0, 40))),
+        );
       });
     if (matches(await this.json('GET', `/api/v2/torrents/info?hashes=${hashes.join('|')}`))) return true;
     // A hybrid's id becomes its truncated v2 once its metadata arrived: a v1-only magnet finds it only by its
@@ -185,7 +198,9 @@ export class QBittorrentClient implements TorrentClient {
     try {
       return await res.text();
     } catch (err) {
-      throw new TorrentClientError(`${path}: the answer broke off: ${err instanceof Error ? err.message : String(err)}`);
+      throw new TorrentClientError(
+        `${path}: the answer broke off: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
   }
 
@@ -197,14 +212,18 @@ export class QBittorrentClient implements TorrentClient {
   ): Promise<Response> {
     if (opts.checkVersion !== false) await this.webapiVersion();
     const headers: Record<string, string> =
-      this.options.auth.kind === 'apiKey' ? { authorization: `Bearer ${this.options.auth.key}` } : { cookie: await this.login() };
+      this.options.auth.kind === 'apiKey'
+        ? { authorization: `Bearer ${this.options.auth.key}` }
+        : { cookie: await this.login() };
     const res = await this.request(method, path, form, headers);
     if ((res.status === 401 || res.status === 403) && !opts.renewed && this.options.auth.kind === 'password') {
       this.session = undefined;
       return this.call(method, path, form, { ...opts, renewed: true });
     }
-    if (res.status === 401 || res.status === 403) throw new TorrentClientAuthError(`${method} ${path} answered ${res.status}: not authorised`, res.status);
-    if (!res.ok && !opts.allow?.includes(res.status)) throw new TorrentClientError(`${method} ${path} answered ${res.status}`, res.status);
+    if (res.status === 401 || res.status === 403)
+      throw new TorrentClientAuthError(`${method} ${path} answered ${res.status}: not authorised`, res.status);
+    if (!res.ok && !opts.allow?.includes(res.status))
+      throw new TorrentClientError(`${method} ${path} answered ${res.status}`, res.status);
     return res;
   }
 
@@ -216,10 +235,19 @@ export class QBittorrentClient implements TorrentClient {
       const form = new URLSearchParams({ username: auth.username, password: auth.password });
       const res = await this.request('POST', '/api/v2/auth/login', form, {});
       const text = (await this.readText(res, '/api/v2/auth/login')).trim();
-      if (res.status === 401 || (res.status === 200 && text === 'Fails.')) throw new TorrentClientAuthError('login refused: wrong username or password', res.status);
-      if (res.status === 403) throw new TorrentClientAuthError('login refused: this address is banned by the client (too many failed logins)', 403);
-      if (!(res.status === 204 || (res.status === 200 && text === 'Ok.'))) throw new TorrentClientError(`login answered ${res.status}`, res.status);
-      const cookies = res.headers.getSetCookie().map((c) => c.split(';')[0].trim()).filter((c) => c.includes('='));
+      if (res.status === 401 || (res.status === 200 && text === 'Fails.'))
+        throw new TorrentClientAuthError('login refused: wrong username or password', res.status);
+      if (res.status === 403)
+        throw new TorrentClientAuthError(
+          'login refused: this address is banned by the client (too many failed logins)',
+          403,
+        );
+      if (!(res.status === 204 || (res.status === 200 && text === 'Ok.')))
+        throw new TorrentClientError(`login answered ${res.status}`, res.status);
+      const cookies = res.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0].trim())
+        .filter((c) => c.includes('='));
       if (cookies.length === 0) throw new TorrentClientError('login succeeded but set no session cookie', res.status);
       return cookies.join('; ');
     })();
@@ -227,11 +255,20 @@ export class QBittorrentClient implements TorrentClient {
     return this.session;
   }
 
-  private async request(method: string, path: string, form: URLSearchParams | undefined, headers: Record<string, string>) {
+  private async request(
+    method: string,
+    path: string,
+    form: URLSearchParams | undefined,
+    headers: Record<string, string>,
+  ) {
     try {
       return await this.fetch(new URL(path, this.options.baseUrl), {
         method,
-        headers: { ...headers, ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}), referer: this.options.baseUrl },
+        headers: {
+          ...headers,
+          ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+          referer: this.options.baseUrl,
+        },
         body: form?.toString(),
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 5000),
       });
@@ -276,7 +313,12 @@ export function readTorrent(raw: Record<string, unknown>): TorrentInfo {
 }
 
 function sameTorrent(a: TorrentInfo | undefined, b: TorrentInfo): boolean {
-  return a !== undefined && (Object.keys(b) as Array<keyof TorrentInfo>).every((k) => a[k] === b[k] || (Number.isNaN(a[k]) && Number.isNaN(b[k])));
+  return (
+    a !== undefined &&
+    (Object.keys(b) as Array<keyof TorrentInfo>).every(
+      (k) => a[k] === b[k] || (Number.isNaN(a[k]) && Number.isNaN(b[k])),
+    )
+  );
 }
 
 function parseJson(text: string, path: string): unknown {

@@ -1,5 +1,8 @@
 export class TimeoutError extends Error {
-  constructor(readonly ms: number, what: string) {
+  constructor(
+    readonly ms: number,
+    what: string,
+  ) {
     super(`${what} did not finish within ${ms} ms`);
     this.name = 'TimeoutError';
   }

@@ -27,7 +27,8 @@ export interface WebRequest {
   nonce: string;
 }
 
-export type WebAnswer = { page: Page; status?: number; viewer?: Viewer; cookies?: string[] } | { redirect: string; cookies?: string[] };
+export type WebAnswer =
+  { page: Page; status?: number; viewer?: Viewer; cookies?: string[] } | { redirect: string; cookies?: string[] };
 
 interface AuthorizerContext {
   principal?: string;
@@ -37,36 +38,64 @@ interface AuthorizerContext {
 
 export const OVERRIDE_HEADER = 'sls-offline-authorizer-override';
 
-export function webHandler(log: Logger, core: (request: WebRequest) => Promise<WebAnswer>, opts: { public?: boolean } = {}) {
+export function webHandler(
+  log: Logger,
+  core: (request: WebRequest) => Promise<WebAnswer>,
+  opts: { public?: boolean } = {},
+) {
   return middy<APIGatewayProxyEventV2, HttpResult>()
     .use({
       onError: async (request) => {
         const { status, body } = toHttpError(request.error);
-        if (status >= 500) log.error('web_request_failed', { route: request.event.routeKey, err: request.error, request_id: request.context.awsRequestId });
+        if (status >= 500)
+          log.error('web_request_failed', {
+            route: request.event.routeKey,
+            err: request.error,
+            request_id: request.context.awsRequestId,
+          });
         const nonce = newNonce();
-        const page = status === 404 ? messagePage('Not found', 'There is no such download.') : messagePage(`Refused (${body.error.code})`, body.error.message);
+        const page =
+          status === 404
+            ? messagePage('Not found', 'There is no such download.')
+            : messagePage(`Refused (${body.error.code})`, body.error.message);
         request.response = htmlResult(status, layout(page, { nonce }), nonce);
       },
     })
     .handler(async (event: APIGatewayProxyEventV2, _context: Context) => {
-      if (header(event.headers, OVERRIDE_HEADER) !== undefined) throw new HttpError(400, ErrorCode.INVALID_REQUEST, `the ${OVERRIDE_HEADER} header is refused`);
+      if (header(event.headers, OVERRIDE_HEADER) !== undefined)
+        throw new HttpError(400, ErrorCode.INVALID_REQUEST, `the ${OVERRIDE_HEADER} header is refused`);
       const post = event.requestContext.http.method === 'POST';
       if (post) checkOrigin(event);
       let viewer: Viewer | undefined;
       if (!opts.public) {
-        const ctx = ((event.requestContext as { authorizer?: { lambda?: AuthorizerContext } }).authorizer?.lambda ?? {}) as AuthorizerContext;
+        const ctx = ((event.requestContext as { authorizer?: { lambda?: AuthorizerContext } }).authorizer?.lambda ??
+          {}) as AuthorizerContext;
         if (!ctx.principal) return redirect(post ? '/signin' : signInFor(event.rawPath));
-        viewer = { principal: ctx.principal, canWrite: (ctx.scopes ?? '').split(' ').includes('downloads:write'), csrf: ctx.csrf ?? '' };
+        viewer = {
+          principal: ctx.principal,
+          canWrite: (ctx.scopes ?? '').split(' ').includes('downloads:write'),
+          csrf: ctx.csrf ?? '',
+        };
       }
       const form = post ? formBody(event) : {};
       if (post && viewer) {
-        if (!sameSecret(form.csrf, viewer.csrf)) throw new HttpError(403, ErrorCode.FORBIDDEN, 'the form is out of date or was not sent from this site: reload the page and try again');
+        if (!sameSecret(form.csrf, viewer.csrf))
+          throw new HttpError(
+            403,
+            ErrorCode.FORBIDDEN,
+            'the form is out of date or was not sent from this site: reload the page and try again',
+          );
         delete form.csrf;
       }
       const nonce = newNonce();
       const answer = await core({ event, viewer, form, nonce });
       if ('redirect' in answer) return redirect(answer.redirect, answer.cookies);
-      return htmlResult(answer.status ?? 200, layout(answer.page, { nonce, viewer: answer.viewer ?? viewer }), nonce, answer.cookies);
+      return htmlResult(
+        answer.status ?? 200,
+        layout(answer.page, { nonce, viewer: answer.viewer ?? viewer }),
+        nonce,
+        answer.cookies,
+      );
     });
 }
 

@@ -25,7 +25,12 @@ function patch() {
     for (const cookie of list) {
       const fromOffline = cookie.options && cookie.options.encoding === 'none' && cookie.options.strictHeader === false;
       // A name, then anything but CR/LF: what a Lambda may legally return for one Set-Cookie.
-      if (fromOffline && typeof cookie.value === 'string' && /^[^=\s;]+$/.test(cookie.name) && !/[\r\n]/.test(cookie.value)) {
+      if (
+        fromOffline &&
+        typeof cookie.value === 'string' &&
+        /^[^=\s;]+$/.test(cookie.name) &&
+        !/[\r\n]/.test(cookie.value)
+      ) {
         verbatim.push(`${cookie.name}=${cookie.value}`);
       } else {
         rest.push(cookie);

@@ -32,7 +32,10 @@ class ServerlessOfflineDynamoDbStreamsBridge {
     const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB;
     // Only against a local endpoint: without one this would read the real account's streams.
     if (!endpoint) {
-      if (this.log) this.log.warning('DynamoDB streams: AWS_ENDPOINT_URL_DYNAMODB is not set; stream functions will not be triggered');
+      if (this.log)
+        this.log.warning(
+          'DynamoDB streams: AWS_ENDPOINT_URL_DYNAMODB is not set; stream functions will not be triggered',
+        );
       return;
     }
     const offline = (service.custom && service.custom['serverless-offline']) || {};
@@ -43,11 +46,22 @@ class ServerlessOfflineDynamoDbStreamsBridge {
     this.clients = [
       new DynamoDBClient({ region, endpoint }),
       new DynamoDBStreamsClient({ region, endpoint }),
-      new LambdaClient({ region, endpoint: `http://${host}:${lambdaPort}`, credentials: { accessKeyId: 'offline', secretAccessKey: 'offline' } }),
+      new LambdaClient({
+        region,
+        endpoint: `http://${host}:${lambdaPort}`,
+        credentials: { accessKeyId: 'offline', secretAccessKey: 'offline' },
+      }),
     ];
     const [dynamodb, streams, lambda] = this.clients;
-    this.bridge = startStreamBridge({ dynamodb, streams, lambda, routes, log: createLogger({ component: 'dynamodb-streams-bridge' }) });
-    if (this.log) this.log.notice(`DynamoDB streams: ${routes.map((r) => `${r.tableName} -> ${r.functionName}`).join(', ')}`);
+    this.bridge = startStreamBridge({
+      dynamodb,
+      streams,
+      lambda,
+      routes,
+      log: createLogger({ component: 'dynamodb-streams-bridge' }),
+    });
+    if (this.log)
+      this.log.notice(`DynamoDB streams: ${routes.map((r) => `${r.tableName} -> ${r.functionName}`).join(', ')}`);
   }
 
   async stop() {

@@ -48,7 +48,9 @@ export default class ServerlessOfflineNats {
       this.utils?.log?.notice('NATS trigger: off here (NATS_TRIGGER=connector, the connector process bridges)');
       return;
     }
-    const functions: FunctionDefs = Object.fromEntries(service.getAllFunctions().map((key) => [key, service.getFunction(key)]));
+    const functions: FunctionDefs = Object.fromEntries(
+      service.getAllFunctions().map((key) => [key, service.getFunction(key)]),
+    );
     const offline = (service.custom?.['serverless-offline'] ?? {}) as { host?: string; lambdaPort?: number };
     const options = this.serverless.processedInput.options ?? {};
     const host = (options.host as string | undefined) ?? offline.host ?? '127.0.0.1';
@@ -64,7 +66,9 @@ export default class ServerlessOfflineNats {
       credentials: { accessKeyId: 'offline', secretAccessKey: 'offline' },
     });
     if (this.trigger) {
-      this.utils?.log?.notice(`NATS trigger: ${this.trigger.routes.map((r) => `${r.subject} -> ${r.functionName}`).join(', ')}`);
+      this.utils?.log?.notice(
+        `NATS trigger: ${this.trigger.routes.map((r) => `${r.subject} -> ${r.functionName}`).join(', ')}`,
+      );
     }
   }
 

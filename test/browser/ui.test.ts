@@ -29,7 +29,11 @@ let browser: Browser;
 let page: Page;
 
 const state = (id: string) => call('GET', `/downloads/${id}`).then((r) => r.body.state as string);
-const make = async (body: Record<string, unknown>) => (await call('POST', '/downloads', body)).body as { id: string; infohashes: Array<{ infohash: string; kind: string }> };
+const make = async (body: Record<string, unknown>) =>
+  (await call('POST', '/downloads', body)).body as {
+    id: string;
+    infohashes: Array<{ infohash: string; kind: string }>;
+  };
 
 async function go(path: string): Promise<HTTPResponse> {
   const res = await page.goto(`${base}${path}`, { waitUntil: 'domcontentloaded' });
@@ -44,7 +48,9 @@ const text = (selector: string) => page.$eval(selector, (el) => (el as HTMLEleme
 beforeAll(async () => {
   browser = await launchBrowser();
   page = await browser.newPage();
-  await browser.defaultBrowserContext().overridePermissions(base, ['clipboard-read', 'clipboard-write', 'clipboard-sanitized-write']);
+  await browser
+    .defaultBrowserContext()
+    .overridePermissions(base, ['clipboard-read', 'clipboard-write', 'clipboard-sanitized-write']);
   page.on('dialog', (d) => {
     throw new Error(`a dialog opened: ${d.message()}`);
   });
@@ -93,12 +99,16 @@ describe('list and card', () => {
     await page.type('#q', prefix);
     await submit('form.search button[type=submit]');
     expect(await page.$$eval('table.list td.name a', (as) => as.map((a) => a.textContent))).toContain(`${tag}-hybrid`);
-    expect(await page.$$eval('table.list td.name a', (as) => as.map((a) => a.textContent))).not.toContain(`${tag}-other`);
+    expect(await page.$$eval('table.list td.name a', (as) => as.map((a) => a.textContent))).not.toContain(
+      `${tag}-other`,
+    );
   });
 
   it("shows a hybrid download's two hashes with their kinds; each copy button copies exactly its hash", async () => {
     await go(`/download/${hybrid.id}`);
-    const rows = await page.$$eval('ul.hashes li', (lis) => lis.map((li) => [li.querySelector('.kind')!.textContent, li.querySelector('code')!.textContent]));
+    const rows = await page.$$eval('ul.hashes li', (lis) =>
+      lis.map((li) => [li.querySelector('.kind')!.textContent, li.querySelector('code')!.textContent]),
+    );
     expect(rows).toEqual(hybrid.infohashes.map((h) => [h.kind, h.infohash]));
     const buttons = await page.$$('ul.hashes button.copy');
     expect(buttons).toHaveLength(2);
@@ -109,8 +119,12 @@ describe('list and card', () => {
       expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(hybrid.infohashes[i].infohash);
     }
     await page.click('section button.copy[aria-label="Copy magnet link"]');
-    await page.waitForFunction(() => document.querySelector('button[aria-label="Copy magnet link"]')!.textContent === 'Copied');
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toMatch(new RegExp(`^magnet:\\?xt=urn:btih:${hybrid.infohashes[0].infohash}&xt=urn:btmh:1220`));
+    await page.waitForFunction(
+      () => document.querySelector('button[aria-label="Copy magnet link"]')!.textContent === 'Copied',
+    );
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toMatch(
+      new RegExp(`^magnet:\\?xt=urn:btih:${hybrid.infohashes[0].infohash}&xt=urn:btmh:1220`),
+    );
   });
 
   it('retries a failed download and shows its new state', async () => {
@@ -138,7 +152,10 @@ describe('list and card', () => {
     await go(`/download/${d.id}`);
     await page.type('#infohashes', extra.infohash.toUpperCase());
     await submit(`form[action="/download/${d.id}/infohashes"] button`);
-    expect(await page.$$eval('ul.hashes code', (cs) => cs.map((c) => c.textContent))).toEqual([d.infohashes[0].infohash, extra.infohash]);
+    expect(await page.$$eval('ul.hashes code', (cs) => cs.map((c) => c.textContent))).toEqual([
+      d.infohashes[0].infohash,
+      extra.infohash,
+    ]);
     await submit(`form[action="/download/${d.id}/cancel"] button`);
     expect(await text('dl.facts .state')).toBe('Cancelled');
     expect(await state(d.id)).toBe('cancelled');
@@ -168,7 +185,9 @@ describe('review', () => {
     await call('POST', `/downloads/${newer.id}/state`, { state: 'failed' });
 
     await go(`/review/${newer.id}`);
-    const candidates = await page.$$eval('input[name=candidate_id]', (inputs) => inputs.map((i) => (i as HTMLInputElement).value));
+    const candidates = await page.$$eval('input[name=candidate_id]', (inputs) =>
+      inputs.map((i) => (i as HTMLInputElement).value),
+    );
     expect(candidates).toEqual([newer.id, older.id]);
     await page.click(`#c-${older.id}`);
     await submit('form[action^="/review/"] button[type=submit]');
@@ -198,7 +217,10 @@ describe('malformed ids', () => {
   it('costs 0 DynamoDB calls, page or form, candidate_id included (the deployed handlers, in-process, counted)', async () => {
     let calls = 0;
     const { dynamodb } = awsClients(config());
-    dynamodb.middlewareStack.add((next) => async (args) => (calls++, next(args)), { step: 'initialize', name: 'countWebCalls' });
+    dynamodb.middlewareStack.add((next) => async (args) => (calls++, next(args)), {
+      step: 'initialize',
+      name: 'countWebCalls',
+    });
     const ctx = { principal: 'test-all', scopes: 'downloads:read downloads:write', csrf: 'k'.repeat(24) };
     const invoke = (h: typeof pagesHandler, method: string, routeKey: string, id: string, body?: string) =>
       h(
@@ -216,10 +238,15 @@ describe('malformed ids', () => {
     for (const id of ['12345', '01arz3ndektsv4rrffq69g5fa', '../../etc/passwd']) {
       expect((await invoke(pagesHandler, 'GET', 'GET /download/{id}', id)).statusCode).toBe(404);
       expect((await invoke(pagesHandler, 'GET', 'GET /review/{id}', id)).statusCode).toBe(404);
-      expect((await invoke(actionsHandler, 'POST', 'POST /download/{id}/retry', id, `csrf=${ctx.csrf}`)).statusCode).toBe(404);
+      expect(
+        (await invoke(actionsHandler, 'POST', 'POST /download/{id}/retry', id, `csrf=${ctx.csrf}`)).statusCode,
+      ).toBe(404);
     }
     // A good page id with a malformed candidate: also refused before any read.
-    expect((await invoke(actionsHandler, 'POST', 'POST /review/{id}', newId(), `csrf=${ctx.csrf}&candidate_id=12345`)).statusCode).toBe(404);
+    expect(
+      (await invoke(actionsHandler, 'POST', 'POST /review/{id}', newId(), `csrf=${ctx.csrf}&candidate_id=12345`))
+        .statusCode,
+    ).toBe(404);
     expect(calls).toBe(0);
     // The counter works: a well-formed unknown id costs exactly one read.
     expect((await invoke(pagesHandler, 'GET', 'GET /download/{id}', newId())).statusCode).toBe(404);
@@ -237,7 +264,12 @@ describe('looks and manners', () => {
     await call('POST', `/downloads/${d.id}/state`, { state: 'failed' });
     const running = await make({ infohashes: [v1().infohash], name: `${tag} Big Buck Bunny` });
     await aws.documents.send(
-      new UpdateCommand({ TableName: table, Key: downloadKey(running.id), UpdateExpression: 'SET progress = :p', ExpressionAttributeValues: { ':p': 0.42 } }),
+      new UpdateCommand({
+        TableName: table,
+        Key: downloadKey(running.id),
+        UpdateExpression: 'SET progress = :p',
+        ExpressionAttributeValues: { ':p': 0.42 },
+      }),
     );
     const pages: Array<[string, string]> = [
       ['list', '/'],
@@ -257,14 +289,18 @@ describe('looks and manners', () => {
     await go(`/download/${d.id}`);
     await go(`/download/${running.id}`);
     expect(await page.$eval('dl.facts progress', (p) => (p as HTMLProgressElement).value)).toBeCloseTo(0.42);
-    const t = await page.$eval('time', (el) => ({ title: el.getAttribute('title'), datetime: el.getAttribute('datetime') }));
+    const t = await page.$eval('time', (el) => ({
+      title: el.getAttribute('title'),
+      datetime: el.getAttribute('datetime'),
+    }));
     expect(t.title).toBe(`${t.datetime} (UTC)`);
   });
 
   it('is keyboard-usable: Tab reaches the search box and Enter submits it', async () => {
     await go('/');
     await page.setViewport({ width: 1280, height: 900 });
-    for (let i = 0; i < 8 && (await page.evaluate(() => document.activeElement?.id)) !== 'q'; i++) await page.keyboard.press('Tab');
+    for (let i = 0; i < 8 && (await page.evaluate(() => document.activeElement?.id)) !== 'q'; i++)
+      await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('q');
     await page.keyboard.type(tag);
     await Promise.all([page.waitForNavigation(), page.keyboard.press('Enter')]);
@@ -289,7 +325,9 @@ describe('cross-site forms and sign-out', () => {
     // Another origin (same host, other port: same-site, so the cookie IS sent and only the origin and token checks stand).
     const evil = http.createServer((_req, res) => {
       res.setHeader('content-type', 'text/html');
-      res.end(`<form id="f" method="post" action="${base}/download/${d.id}/cancel"><input name="csrf" value="guess"></form><script>document.getElementById('f').submit()</script>`);
+      res.end(
+        `<form id="f" method="post" action="${base}/download/${d.id}/cancel"><input name="csrf" value="guess"></form><script>document.getElementById('f').submit()</script>`,
+      );
     });
     await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
     try {

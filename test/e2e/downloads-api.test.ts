@@ -40,7 +40,9 @@ describe.each(PROFILES)('against qBittorrent %s', (profile) => {
 
     it('answers concurrent ingests of one hash with one id', async () => {
       const h = v1();
-      const answers = await Promise.all(Array.from({ length: 12 }, () => call('POST', '/downloads', { infohashes: [h.infohash], name: 'race' })));
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, () => call('POST', '/downloads', { infohashes: [h.infohash], name: 'race' })),
+      );
       expect(answers.filter((r) => r.status === 201)).toHaveLength(1);
       expect(new Set(answers.map((r) => r.body.id)).size).toBe(1);
       await assertOneActivePerHash(aws, table, [h.infohash]);
@@ -49,13 +51,31 @@ describe.each(PROFILES)('against qBittorrent %s', (profile) => {
     const V1 = 'c12fe1c06bba254a9dc9f519b335aa7c1367a88a';
     it.each([
       ['a malformed magnet', { magnet: `magnet:?xt=urn:btih:${V1.slice(2)}zz` }, 400, 'INVALID_MAGNET', {}],
-      ['a wrong multihash', { magnet: `magnet:?xt=urn:btih:${V1}&xt=urn:btmh:1114${'a'.repeat(64)}` }, 400, 'INVALID_MAGNET', {}],
+      [
+        'a wrong multihash',
+        { magnet: `magnet:?xt=urn:btih:${V1}&xt=urn:btmh:1114${'a'.repeat(64)}` },
+        400,
+        'INVALID_MAGNET',
+        {},
+      ],
       ['a bad infohash', { infohashes: [V1, 'abc'] }, 400, 'INVALID_INFOHASH', {}],
       ['an unknown field', { infohashes: [V1], owner: 'me' }, 400, 'INVALID_REQUEST', {}],
       ['17 infohashes', { infohashes: Array(17).fill(V1) }, 400, 'INVALID_REQUEST', {}],
-      ['a body over 64 KiB', { infohashes: [V1], name: 'n'.repeat(70 * 1024) }, 413, 'PAYLOAD_TOO_LARGE', { limit: 65536 }],
+      [
+        'a body over 64 KiB',
+        { infohashes: [V1], name: 'n'.repeat(70 * 1024) },
+        413,
+        'PAYLOAD_TOO_LARGE',
+        { limit: 65536 },
+      ],
       ['not JSON', `{"infohashes": ["${V1}"`, 400, 'INVALID_REQUEST', {}],
-      ['JSON nested 40 deep', `{"infohashes": ["${V1}"], "x": ${'['.repeat(40) + ']'.repeat(40)}}`, 400, 'INVALID_REQUEST', { limit: 16 }],
+      [
+        'JSON nested 40 deep',
+        `{"infohashes": ["${V1}"], "x": ${'['.repeat(40) + ']'.repeat(40)}}`,
+        400,
+        'INVALID_REQUEST',
+        { limit: 16 },
+      ],
     ])('refuses %s with a clear error and writes nothing', async (_name, body, status, code, details) => {
       const answer = await call('POST', '/downloads', body);
       expect(answer.status).toBe(status);
@@ -69,7 +89,13 @@ describe.each(PROFILES)('against qBittorrent %s', (profile) => {
       const { body } = await call('POST', '/downloads', { infohashes: [v1().infohash] });
       expect((await call('GET', `/downloads/${body.id}`)).body.id).toBe(body.id);
       expect((await call('GET', `/downloads/${body.id.toUpperCase()}`)).body.id).toBe(body.id);
-      for (const bad of ['12345', body.id.slice(1), `${body.id}0`, body.id.slice(0, 25) + 'u', 'not-an-id-at-all-but-26chr']) {
+      for (const bad of [
+        '12345',
+        body.id.slice(1),
+        `${body.id}0`,
+        body.id.slice(0, 25) + 'u',
+        'not-an-id-at-all-but-26chr',
+      ]) {
         const answer = await call('GET', `/downloads/${bad}`);
         expect([answer.status, answer.body.error.code]).toEqual([404, 'NOT_FOUND']);
       }
@@ -80,12 +106,16 @@ describe.each(PROFILES)('against qBittorrent %s', (profile) => {
     it('lists newest first with cursors, and searches by infohash prefix and by name', async () => {
       const tag = `list-${Date.now()}`;
       const made = [];
-      for (let i = 0; i < 5; i++) made.push((await call('POST', '/downloads', { infohashes: [v1().infohash], name: `${tag} #${i}` })).body);
+      for (let i = 0; i < 5; i++)
+        made.push((await call('POST', '/downloads', { infohashes: [v1().infohash], name: `${tag} #${i}` })).body);
 
       const pages: string[] = [];
       let cursor: string | undefined;
       do {
-        const page = await call('GET', `/downloads?q=${encodeURIComponent(tag.toUpperCase())}&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+        const page = await call(
+          'GET',
+          `/downloads?q=${encodeURIComponent(tag.toUpperCase())}&limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+        );
         expect(page.status).toBe(200);
         pages.push(...page.body.items.map((d: { id: string }) => d.id));
         cursor = page.body.cursor;
@@ -109,7 +139,11 @@ describe.each(PROFILES)('against qBittorrent %s', (profile) => {
       expect((await call('POST', `/downloads/${body.id}/state`, { state: 'paused' })).body.state).toBe('paused');
       expect((await call('POST', `/downloads/${body.id}/state`, { state: 'cancelled' })).body.state).toBe('cancelled');
       const back = await call('POST', `/downloads/${body.id}/state`, { state: 'downloading' });
-      expect([back.status, back.body.error.code, back.body.error.state]).toEqual([409, 'INVALID_TRANSITION', 'cancelled']);
+      expect([back.status, back.body.error.code, back.body.error.state]).toEqual([
+        409,
+        'INVALID_TRANSITION',
+        'cancelled',
+      ]);
       expect((await call('POST', `/downloads/${body.id}/state`, { state: 'exploded' })).status).toBe(400);
     });
 
@@ -121,7 +155,11 @@ describe.each(PROFILES)('against qBittorrent %s', (profile) => {
       expect(second.id).not.toBe(first.id);
 
       const refused = await call('POST', `/downloads/${first.id}/retry`);
-      expect([refused.status, refused.body.error.code, refused.body.error.owner_id]).toEqual([409, 'ACTIVE_EXISTS', second.id]);
+      expect([refused.status, refused.body.error.code, refused.body.error.owner_id]).toEqual([
+        409,
+        'ACTIVE_EXISTS',
+        second.id,
+      ]);
       expect((await call('POST', `/downloads/${second.id}/retry`)).status).toBe(409); // queued is not retryable
 
       await call('POST', `/downloads/${second.id}/state`, { state: 'cancelled' });
@@ -133,7 +171,9 @@ describe.each(PROFILES)('against qBittorrent %s', (profile) => {
       const [a, b, c] = [v1(), v1(), v2()];
       const one = (await call('POST', '/downloads', { infohashes: [a.infohash] })).body;
       const two = (await call('POST', '/downloads', { infohashes: [b.infohash] })).body;
-      expect((await call('POST', `/downloads/${one.id}/infohashes`, { infohashes: [c.infohash] })).body.infohashes).toEqual([a, c]);
+      expect(
+        (await call('POST', `/downloads/${one.id}/infohashes`, { infohashes: [c.infohash] })).body.infohashes,
+      ).toEqual([a, c]);
       const taken = await call('POST', `/downloads/${one.id}/infohashes`, { infohashes: [b.infohash] });
       expect([taken.status, taken.body.error.code, taken.body.error.owner_id]).toEqual([409, 'INFOHASH_TAKEN', two.id]);
     });
@@ -145,7 +185,12 @@ describe.each(PROFILES)('against qBittorrent %s', (profile) => {
       await invokePoll();
       const found = await call('GET', `/downloads?q=${t.infohash_v2!.slice(0, 16)}`);
       expect(found.body.items).toEqual([
-        expect.objectContaining({ name: 'adopt-me', state: 'stuck', progress: 0.5, infohashes: [{ infohash: t.infohash_v2, kind: 'v2' }] }),
+        expect.objectContaining({
+          name: 'adopt-me',
+          state: 'stuck',
+          progress: 0.5,
+          infohashes: [{ infohash: t.infohash_v2, kind: 'v2' }],
+        }),
       ]);
     });
 
@@ -153,7 +198,9 @@ describe.each(PROFILES)('against qBittorrent %s', (profile) => {
       const h = v1();
       const created = (await call('POST', '/downloads', { infohashes: [h.infohash], name: 'cancel-me' })).body;
       expect((await emulatorTorrents()).some((t) => t.hash === h.infohash)).toBe(true);
-      expect((await call('POST', `/downloads/${created.id}/state`, { state: 'cancelled' })).body.state).toBe('cancelled');
+      expect((await call('POST', `/downloads/${created.id}/state`, { state: 'cancelled' })).body.state).toBe(
+        'cancelled',
+      );
       expect((await emulatorTorrents()).some((t) => t.hash === h.infohash)).toBe(false);
       await invokePoll();
       expect((await call('GET', `/downloads/${created.id}`)).body.state).toBe('cancelled');
@@ -163,9 +210,19 @@ describe.each(PROFILES)('against qBittorrent %s', (profile) => {
 
 async function invokePoll(): Promise<void> {
   const lambda = new LambdaClient({ endpoint: process.env.TEST_LAMBDA_URL, region: 'us-east-1' });
-  const scheduled = { version: '0', id: 'e2e', 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString(), detail: {} };
+  const scheduled = {
+    version: '0',
+    id: 'e2e',
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    time: new Date().toISOString(),
+    detail: {},
+  };
   const out = await lambda.send(
-    new InvokeCommand({ FunctionName: 'torrent-scan-sync-test-downloadsPoll', Payload: new TextEncoder().encode(JSON.stringify(scheduled)) }),
+    new InvokeCommand({
+      FunctionName: 'torrent-scan-sync-test-downloadsPoll',
+      Payload: new TextEncoder().encode(JSON.stringify(scheduled)),
+    }),
   );
   lambda.destroy();
   expect(out.FunctionError).toBeUndefined();

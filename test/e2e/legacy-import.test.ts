@@ -43,7 +43,10 @@ it('lists imported downloads newest first, dedups an ingest of an imported activ
   const listed: Array<{ id: string; name: string; created_at: string }> = [];
   let cursor: string | undefined;
   do {
-    const page = await call('GET', `/downloads?q=${encodeURIComponent(`légende ${tag}`)}&limit=4${cursor ? `&cursor=${cursor}` : ''}`);
+    const page = await call(
+      'GET',
+      `/downloads?q=${encodeURIComponent(`légende ${tag}`)}&limit=4${cursor ? `&cursor=${cursor}` : ''}`,
+    );
     expect(page.status).toBe(200);
     listed.push(...page.body.items);
     cursor = page.body.cursor;

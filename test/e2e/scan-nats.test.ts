@@ -26,22 +26,49 @@ describe('scan gateway through NATS and serverless offline', () => {
   });
 
   const until = async (cond: () => boolean, ms: number) => {
-    for (const end = Date.now() + ms; !cond() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 100));
+    for (const end = Date.now() + ms; !cond() && Date.now() < end;) await new Promise((r) => setTimeout(r, 100));
   };
 
   async function scanThroughNats(input: string): Promise<{ job: string; final: Envelope }> {
     const key = `inbox/${randomUUID()}/${input}`;
-    await aws.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: fs.readFileSync(path.resolve(__dirname, '../../fixtures/ocr/inputs', input)) }));
+    await aws.s3.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: key,
+        Body: fs.readFileSync(path.resolve(__dirname, '../../fixtures/ocr/inputs', input)),
+      }),
+    );
     const job = randomUUID();
-    const request = { schema_version: '1.0', job_id: job, file_id: randomUUID(), attempt: 1, pipeline: 'image', s3: { bucket, key }, original_name: input, reply_deadline: new Date(Date.now() + 600_000).toISOString() };
+    const request = {
+      schema_version: '1.0',
+      job_id: job,
+      file_id: randomUUID(),
+      attempt: 1,
+      pipeline: 'image',
+      s3: { bucket, key },
+      original_name: input,
+      reply_deadline: new Date(Date.now() + 600_000).toISOString(),
+    };
     nc.publish('scan.requests', JSON.stringify(request));
     await until(() => envelopes.some((e) => e.job_id === job), 15_000);
     expect(envelopes.find((e) => e.job_id === job)).toMatchObject({ status: 'processing', attempt: 1 });
 
     // The schedule is off in tests: drive the poll as EventBridge would, until the answer is out.
-    const scheduled = { version: '0', id: randomUUID(), 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString(), detail: {} };
+    const scheduled = {
+      version: '0',
+      id: randomUUID(),
+      'detail-type': 'Scheduled Event',
+      source: 'aws.events',
+      time: new Date().toISOString(),
+      detail: {},
+    };
     for (let i = 0; i < 5 && !envelopes.some((e) => e.job_id === job && e.status !== 'processing'); i++) {
-      const out = await lambda.send(new InvokeCommand({ FunctionName: 'torrent-scan-sync-test-scanPoll', Payload: new TextEncoder().encode(JSON.stringify(scheduled)) }));
+      const out = await lambda.send(
+        new InvokeCommand({
+          FunctionName: 'torrent-scan-sync-test-scanPoll',
+          Payload: new TextEncoder().encode(JSON.stringify(scheduled)),
+        }),
+      );
       expect(out.FunctionError).toBeUndefined();
       await until(() => envelopes.some((e) => e.job_id === job && e.status !== 'processing'), 3000);
     }
@@ -52,7 +79,11 @@ describe('scan gateway through NATS and serverless offline', () => {
 
   it('aep_3.pdf: processing ack at once, then done with the aep_3_ofr warning', async () => {
     const { job, final } = await scanThroughNats('aep_3.pdf');
-    expect(final).toMatchObject({ status: 'done', raw_s3_key: `raw/${job}.json`, metrics: { warnings: [expect.stringContaining('aep_3_ofr.json: INVALID_DOCUMENT')] } });
+    expect(final).toMatchObject({
+      status: 'done',
+      raw_s3_key: `raw/${job}.json`,
+      metrics: { warnings: [expect.stringContaining('aep_3_ofr.json: INVALID_DOCUMENT')] },
+    });
   }, 60_000);
 
   it('aep_6.pdf: done without warnings; aep_5.PDF and an unknown file: INVALID_DOCUMENT with raw_s3_key', async () => {
@@ -60,13 +91,26 @@ describe('scan gateway through NATS and serverless offline', () => {
     expect(six.final).toMatchObject({ status: 'done', metrics: { warnings: [] } });
     for (const input of ['aep_5.PDF', 'unknown.pdf']) {
       const { job, final } = await scanThroughNats(input);
-      expect(final).toMatchObject({ status: 'error', error: { code: 'INVALID_DOCUMENT' }, raw_s3_key: `raw/${job}.json` });
+      expect(final).toMatchObject({
+        status: 'error',
+        error: { code: 'INVALID_DOCUMENT' },
+        raw_s3_key: `raw/${job}.json`,
+      });
     }
   }, 90_000);
 
   it('survives a burst of garbage, oversize and traversal requests: the queue group still takes the next good one', async () => {
     const job = randomUUID();
-    const traversal = { schema_version: '1.0', job_id: job, file_id: randomUUID(), attempt: 1, pipeline: 'image', s3: { bucket, key: 'inbox/../../etc/passwd' }, original_name: '../x.pdf', reply_deadline: new Date(Date.now() + 60_000).toISOString() };
+    const traversal = {
+      schema_version: '1.0',
+      job_id: job,
+      file_id: randomUUID(),
+      attempt: 1,
+      pipeline: 'image',
+      s3: { bucket, key: 'inbox/../../etc/passwd' },
+      original_name: '../x.pdf',
+      reply_deadline: new Date(Date.now() + 60_000).toISOString(),
+    };
     for (let i = 0; i < 20; i++) {
       nc.publish('scan.requests', '{"job_id":');
       nc.publish('scan.requests', new Uint8Array([0xff, 0xfe, 0x00, 0x01]));
@@ -78,7 +122,10 @@ describe('scan gateway through NATS and serverless offline', () => {
     await until(() => envelopes.some((e) => e.job_id === job), 15_000);
     expect(envelopes.find((e) => e.job_id === job)).toMatchObject({ status: 'processing' });
     await until(() => envelopes.some((e) => e.job_id === job && e.status === 'error'), 10_000);
-    expect(envelopes.find((e) => e.job_id === job && e.status === 'error')).toMatchObject({ error: { code: 'FILE_READ_ERROR' }, raw_s3_key: null });
+    expect(envelopes.find((e) => e.job_id === job && e.status === 'error')).toMatchObject({
+      error: { code: 'FILE_READ_ERROR' },
+      raw_s3_key: null,
+    });
 
     const after = await scanThroughNats('aep_6.pdf');
     expect(after.final).toMatchObject({ status: 'done' });

@@ -11,8 +11,20 @@ describe('hourly sync through serverless offline', () => {
   afterAll(() => lambda.destroy());
 
   const tick = async () => {
-    const scheduled = { version: '0', id: newId(), 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString(), detail: {} };
-    const out = await lambda.send(new InvokeCommand({ FunctionName: 'torrent-scan-sync-test-syncTick', Payload: new TextEncoder().encode(JSON.stringify(scheduled)) }));
+    const scheduled = {
+      version: '0',
+      id: newId(),
+      'detail-type': 'Scheduled Event',
+      source: 'aws.events',
+      time: new Date().toISOString(),
+      detail: {},
+    };
+    const out = await lambda.send(
+      new InvokeCommand({
+        FunctionName: 'torrent-scan-sync-test-syncTick',
+        Payload: new TextEncoder().encode(JSON.stringify(scheduled)),
+      }),
+    );
     expect(out.FunctionError).toBeUndefined();
   };
 
@@ -46,15 +58,27 @@ describe('hourly sync through serverless offline', () => {
     });
 
     const attempt = await call('GET', `/sync/attempts/${hourly.body.meta.attempt_id}`);
-    expect(attempt.body.sections.map((s: { step: { state: string } }) => s.step.state)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
+    expect(attempt.body.sections.map((s: { step: { state: string } }) => s.step.state)).toEqual([
+      'succeeded',
+      'succeeded',
+      'succeeded',
+      'succeeded',
+    ]);
     expect(JSON.stringify(attempt.body)).not.toContain('e2esecret');
 
     const ops = await call('GET', `/sync/${user}/operations?from=2026-11-01&to=2026-11-04`);
-    const expected = OPERATIONS.filter((o) => o.brokerAccountId !== ACCOUNTS[2].id && o.date >= '2026-11-01' && o.date < '2026-11-05');
+    const expected = OPERATIONS.filter(
+      (o) => o.brokerAccountId !== ACCOUNTS[2].id && o.date >= '2026-11-01' && o.date < '2026-11-05',
+    );
     expect(expected.length).toBeGreaterThan(5);
     expect(ops.body.items.map((o: { id: string }) => o.id).sort()).toEqual(expected.map((o) => o.id).sort());
     // Money is exact: a decimal string with its currency, never a float.
-    for (const o of ops.body.items) if (o.payment) expect(o.payment).toEqual({ currency: expect.stringMatching(/^[a-z]{3}$/), value: expect.stringMatching(/^-?\d+(\.\d{1,9})?$/) });
+    for (const o of ops.body.items)
+      if (o.payment)
+        expect(o.payment).toEqual({
+          currency: expect.stringMatching(/^[a-z]{3}$/),
+          value: expect.stringMatching(/^-?\d+(\.\d{1,9})?$/),
+        });
     expect((await call('GET', `/sync/${user}/operations?from=2026-11-05&to=2026-11-01`)).status).toBe(400);
   }, 90_000);
 
@@ -69,8 +93,17 @@ describe('hourly sync through serverless offline', () => {
 
   it('refuses bad connections with a clear 400 and stores nothing', async () => {
     const aws = stackClients();
-    const store = new SyncStore({ documents: aws.documents, table: stackConfig().tables.sync, waitBoundMs: 1, sealer: stackSealer() });
-    for (const body of [{ user_id: 'x'.repeat(26), token: 'tok_x' }, { user_id: newId() }, { user_id: newId(), token: 'tok_x', admin: true }]) {
+    const store = new SyncStore({
+      documents: aws.documents,
+      table: stackConfig().tables.sync,
+      waitBoundMs: 1,
+      sealer: stackSealer(),
+    });
+    for (const body of [
+      { user_id: 'x'.repeat(26), token: 'tok_x' },
+      { user_id: newId() },
+      { user_id: newId(), token: 'tok_x', admin: true },
+    ]) {
       const answer = await call('POST', '/sync/connections', body);
       expect([answer.status, answer.body.error.code]).toEqual([400, 'INVALID_REQUEST']);
       if (/^[0-9a-z]{26}$/.test(body.user_id)) expect(await store.connectionToken(body.user_id)).toBeUndefined();

@@ -17,12 +17,31 @@ afterAll(async () => {
 });
 
 const tick = async () => {
-  const scheduled = { version: '0', id: newId(), 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString(), detail: {} };
-  const out = await lambda.send(new InvokeCommand({ FunctionName: 'torrent-scan-sync-test-syncTick', Payload: new TextEncoder().encode(JSON.stringify(scheduled)) }));
+  const scheduled = {
+    version: '0',
+    id: newId(),
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    time: new Date().toISOString(),
+    detail: {},
+  };
+  const out = await lambda.send(
+    new InvokeCommand({
+      FunctionName: 'torrent-scan-sync-test-syncTick',
+      Payload: new TextEncoder().encode(JSON.stringify(scheduled)),
+    }),
+  );
   expect(out.FunctionError).toBeUndefined();
 };
 
-async function syncedUser(): Promise<{ state: string; meta: { error_code: string | null; sections: Record<string, { state: string; error_code?: string }>; attempt_id: string } }> {
+async function syncedUser(): Promise<{
+  state: string;
+  meta: {
+    error_code: string | null;
+    sections: Record<string, { state: string; error_code?: string }>;
+    attempt_id: string;
+  };
+}> {
   const user = newId();
   expect((await call('POST', '/sync/connections', { user_id: user, token: `t.${user}` })).status).toBe(201);
   await tick();
@@ -34,8 +53,12 @@ async function syncedUser(): Promise<{ state: string; meta: { error_code: string
   throw new Error('the attempt never settled');
 }
 
-const emulatorCalls = async () => (await (await fetch(`${tbank}/emulator/calls`)).json()) as { calls: Record<string, number>; rate_limited: number };
-const operationsCalls = (c: Record<string, number>) => Object.entries(c).filter(([k]) => k.startsWith('OperationsService/')).reduce((n, [, v]) => n + v, 0);
+const emulatorCalls = async () =>
+  (await (await fetch(`${tbank}/emulator/calls`)).json()) as { calls: Record<string, number>; rate_limited: number };
+const operationsCalls = (c: Record<string, number>) =>
+  Object.entries(c)
+    .filter(([k]) => k.startsWith('OperationsService/'))
+    .reduce((n, [, v]) => n + v, 0);
 
 it('a user whose sync needs more than 200 Operations calls per window completes by pacing, with 0 rate-limit failures', async () => {
   const before = await emulatorCalls();
@@ -51,7 +74,10 @@ it('a user whose sync needs more than 200 Operations calls per window completes 
 }, 120_000);
 
 it('a 429 storm ends the section failed with RATE_LIMITED only after its bound; the rest succeeds', async () => {
-  await fetch(`${tbank}/emulator/faults`, { method: 'PUT', body: JSON.stringify({ 'OperationsService/GetOperationsByCursor': { storm: true } }) });
+  await fetch(`${tbank}/emulator/faults`, {
+    method: 'PUT',
+    body: JSON.stringify({ 'OperationsService/GetOperationsByCursor': { storm: true } }),
+  });
   const before = await emulatorCalls();
   const hourly = await syncedUser();
   await fetch(`${tbank}/emulator/faults`, { method: 'DELETE' });
@@ -62,5 +88,9 @@ it('a 429 storm ends the section failed with RATE_LIMITED only after its bound; 
   expect((await emulatorCalls()).rate_limited - before.rate_limited).toBeGreaterThan(2);
   const attempt = await call('GET', `/sync/attempts/${hourly.meta.attempt_id}`);
   const operations = attempt.body.sections.find((s: { section: string }) => s.section === 'operations');
-  expect(operations.step).toMatchObject({ state: 'failed', error_code: 'RATE_LIMITED', tracking_id: expect.stringMatching(/^[0-9a-f]{32}$/) });
+  expect(operations.step).toMatchObject({
+    state: 'failed',
+    error_code: 'RATE_LIMITED',
+    tracking_id: expect.stringMatching(/^[0-9a-f]{32}$/),
+  });
 }, 120_000);

@@ -1,6 +1,16 @@
 import { call } from '../support/http';
 import { v1 } from '../support/downloads';
-import { ALLOWED_USER, chats, clearFaults, fault, messages, messagesAbout, press, type, waitFor } from '../support/telegram';
+import {
+  ALLOWED_USER,
+  chats,
+  clearFaults,
+  fault,
+  messages,
+  messagesAbout,
+  press,
+  type,
+  waitFor,
+} from '../support/telegram';
 
 /**
  * The bot through the real stack: API → downloads table → DynamoDB Local
@@ -24,7 +34,9 @@ describe('a failed download in Telegram', () => {
     const id = await newDownload('Sintel');
     expect((await call('POST', `/downloads/${id}/state`, { state: 'failed' })).status).toBe(200);
 
-    const failed = await waitFor('the failure message', async () => (await messagesAbout(id, chat)).find(titled('Failed')));
+    const failed = await waitFor('the failure message', async () =>
+      (await messagesAbout(id, chat)).find(titled('Failed')),
+    );
     expect(failed.html).toContain(`/review/${id}"`);
     expect(failed.text).toContain('state: failed');
     expect(failed.reply_markup!.inline_keyboard.flat().map((b) => [b.text, b.callback_data])).toEqual([
@@ -53,8 +65,12 @@ describe('a failed download in Telegram', () => {
     // Exactly one failure message per chat, and one "active again" (the single retry).
     await waitFor('the retry notification', async () => (await messagesAbout(id, chat)).some(titled('Active again')));
     const titles = async (c: number) => {
-      const about = await waitFor('three messages', async () => ((await messagesAbout(id, c)).length >= 3 ? messagesAbout(id, c) : undefined));
-      return about.map((m) => (m.message_id === failed.message_id && c === chat ? 'Failed (edited)' : m.text.split(':')[0]));
+      const about = await waitFor('three messages', async () =>
+        (await messagesAbout(id, c)).length >= 3 ? messagesAbout(id, c) : undefined,
+      );
+      return about.map((m) =>
+        m.message_id === failed.message_id && c === chat ? 'Failed (edited)' : m.text.split(':')[0],
+      );
     };
     expect(await titles(chat)).toEqual(['New download', 'Failed (edited)', 'Active again']);
     expect(await titles(chats()[1])).toEqual(['New download', 'Failed', 'Active again']);
@@ -80,18 +96,29 @@ describe('notifications', () => {
     const ids = await Promise.all(Array.from({ length: 10 }, (_, i) => newDownload(`burst-${i}`)));
     await Promise.all(
       ids.map(async (id) => {
-        for (const state of ['stuck', 'downloading', 'stuck', 'failed']) expect((await call('POST', `/downloads/${id}/state`, { state })).status).toBe(200);
+        for (const state of ['stuck', 'downloading', 'stuck', 'failed'])
+          expect((await call('POST', `/downloads/${id}/state`, { state })).status).toBe(200);
         expect((await call('POST', `/downloads/${id}/retry`)).status).toBe(200);
       }),
     );
     for (const chat of chats()) {
-      const sent = await waitFor('50 messages', async () => {
-        const all = (await messages(chat)).filter((m) => ids.some((id) => m.text.includes(id)));
-        return all.length >= 50 ? all : undefined;
-      }, 90_000);
+      const sent = await waitFor(
+        '50 messages',
+        async () => {
+          const all = (await messages(chat)).filter((m) => ids.some((id) => m.text.includes(id)));
+          return all.length >= 50 ? all : undefined;
+        },
+        90_000,
+      );
       expect(sent).toHaveLength(50);
       for (const id of ids) {
-        expect(sent.filter((m) => m.text.includes(id)).map((m) => m.text.split(':')[0])).toEqual(['New download', 'Stuck', 'Stuck', 'Failed', 'Active again']);
+        expect(sent.filter((m) => m.text.includes(id)).map((m) => m.text.split(':')[0])).toEqual([
+          'New download',
+          'Stuck',
+          'Stuck',
+          'Failed',
+          'Active again',
+        ]);
       }
     }
   });
@@ -102,15 +129,26 @@ describe('notifications', () => {
     await fault(bad, '500', 2);
     const ids = await Promise.all(Array.from({ length: 3 }, (_, i) => newDownload(`faulty-${i}`)));
     const began = Date.now();
-    await waitFor('the good chat', async () => (await messages(good)).filter((m) => ids.some((id) => m.text.includes(id))).length === 3);
+    await waitFor(
+      'the good chat',
+      async () => (await messages(good)).filter((m) => ids.some((id) => m.text.includes(id))).length === 3,
+    );
     const goodMs = Date.now() - began;
-    await waitFor('the bad chat', async () => (await messages(bad)).filter((m) => ids.some((id) => m.text.includes(id))).length === 3, 60_000);
+    await waitFor(
+      'the bad chat',
+      async () => (await messages(bad)).filter((m) => ids.some((id) => m.text.includes(id))).length === 3,
+      60_000,
+    );
     const badMs = Date.now() - began;
     // The faulted chat waited at least one retry_after (2 s); the good one did not wait for it.
     expect(badMs).toBeGreaterThan(goodMs);
     const all = await messages();
-    const lastGood = Math.max(...all.flatMap((m, i) => (m.chat_id === good && ids.some((id) => m.text.includes(id)) ? [i] : [])));
-    const lastBad = Math.max(...all.flatMap((m, i) => (m.chat_id === bad && ids.some((id) => m.text.includes(id)) ? [i] : [])));
+    const lastGood = Math.max(
+      ...all.flatMap((m, i) => (m.chat_id === good && ids.some((id) => m.text.includes(id)) ? [i] : [])),
+    );
+    const lastBad = Math.max(
+      ...all.flatMap((m, i) => (m.chat_id === bad && ids.some((id) => m.text.includes(id)) ? [i] : [])),
+    );
     expect(lastGood).toBeLessThan(lastBad);
   });
 });

@@ -40,7 +40,9 @@ describe('healthcheck with a failing dependency', () => {
     const s3 = new S3Client({ region: cfg.region, endpoint, forcePathStyle: true, maxAttempts: 1 });
     try {
       await bootstrapResources(
-        { resources: { Resources: { B: { Type: 'AWS::S3::Bucket', Properties: { BucketName: cfg.buckets.files } } } } } as never,
+        {
+          resources: { Resources: { B: { Type: 'AWS::S3::Bucket', Properties: { BucketName: cfg.buckets.files } } } },
+        } as never,
         { ...(process.env as Record<string, string>), AWS_ENDPOINT_URL_S3: endpoint },
       );
       expect(await healthcheck(deps(s3))).toEqual({
@@ -65,7 +67,12 @@ describe('healthcheck with a failing dependency', () => {
     const blackhole = net.createServer((socket) => void sockets.push(socket));
     await new Promise<void>((resolve) => blackhole.listen(0, '127.0.0.1', resolve));
     const { port } = blackhole.address() as net.AddressInfo;
-    const s3 = new S3Client({ region: cfg.region, endpoint: `http://127.0.0.1:${port}`, forcePathStyle: true, maxAttempts: 1 });
+    const s3 = new S3Client({
+      region: cfg.region,
+      endpoint: `http://127.0.0.1:${port}`,
+      forcePathStyle: true,
+      maxAttempts: 1,
+    });
     try {
       const began = Date.now();
       const report = await healthcheck(deps(s3, 300));

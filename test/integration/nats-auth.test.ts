@@ -9,13 +9,18 @@ import { loadNatsConfig } from '../../lib/config';
 import { natsOptions } from '../../lib/nats/connection';
 
 /** NATS credentials against real nats-server processes: the stack's (user/password) and one of our own (nkey). */
-const login = (env: Record<string, string>) => connect({ ...natsOptions(loadNatsConfig(env), 'auth-test'), timeout: 2000, maxReconnectAttempts: 0 });
+const login = (env: Record<string, string>) =>
+  connect({ ...natsOptions(loadNatsConfig(env), 'auth-test'), timeout: 2000, maxReconnectAttempts: 0 });
 
 describe('user/password (the stack runs its nats-server with a login)', () => {
   const url = () => process.env.NATS_URL!;
 
   it('connects with the stack credentials', async () => {
-    const nc = await login({ NATS_URL: url(), NATS_USER: process.env.NATS_USER!, NATS_PASSWORD: process.env.NATS_PASSWORD! });
+    const nc = await login({
+      NATS_URL: url(),
+      NATS_USER: process.env.NATS_USER!,
+      NATS_PASSWORD: process.env.NATS_PASSWORD!,
+    });
     await nc.flush();
     await nc.close();
   });
@@ -36,7 +41,9 @@ describe('nkey', () => {
 
   beforeAll(async () => {
     const port = await freePort();
-    server = await startNatsServer({ root: dir, logDir: dir, say: () => undefined }, port, { nkey: user.getPublicKey() });
+    server = await startNatsServer({ root: dir, logDir: dir, say: () => undefined }, port, {
+      nkey: user.getPublicKey(),
+    });
     url = `nats://127.0.0.1:${port}`;
   });
   afterAll(async () => {
@@ -53,7 +60,9 @@ describe('nkey', () => {
   });
 
   it('is refused with another user seed, or none', async () => {
-    await expect(login({ NATS_URL: url, NATS_NKEY_SEED: new TextDecoder().decode(nkeys.createUser().getSeed()) })).rejects.toThrow(/Authorization/i);
+    await expect(
+      login({ NATS_URL: url, NATS_NKEY_SEED: new TextDecoder().decode(nkeys.createUser().getSeed()) }),
+    ).rejects.toThrow(/Authorization/i);
     await expect(login({ NATS_URL: url })).rejects.toThrow(/Authorization/i);
   });
 });

@@ -22,7 +22,10 @@ describe('NATS bridge on nats-server', () => {
   it('delivers each message ONCE across bridges sharing a queue group, with subject, headers and reply', async () => {
     const subject = `test.${newId()}`;
     const seen: Array<{ bridge: number; event: NatsEvent }> = [];
-    const recorder = (bridge: number): Invoke => async (_fn, event) => void seen.push({ bridge, event });
+    const recorder =
+      (bridge: number): Invoke =>
+      async (_fn, event) =>
+        void seen.push({ bridge, event });
     const route = { functionName: 'svc-test-fn', subject, queue: 'workers' };
     const bridges = [0, 1, 2].map((i) => startBridge(nc, [route], recorder(i), silentLogger));
     await nc.flush();
@@ -36,7 +39,12 @@ describe('NATS bridge on nats-server', () => {
 
     expect(seen).toHaveLength(30);
     expect(seen.map((s) => JSON.parse(s.event.data).i).sort((a, b) => a - b)).toEqual([...Array(30).keys()]);
-    expect(seen[0].event).toMatchObject({ source: 'nats', subject, reply: 'inbox.x', headers: { 'Nats-Msg-Id': ['m-1'] } });
+    expect(seen[0].event).toMatchObject({
+      source: 'nats',
+      subject,
+      reply: 'inbox.x',
+      headers: { 'Nats-Msg-Id': ['m-1'] },
+    });
   });
 
   it('keeps the subscription alive when an invoke fails', async () => {
@@ -62,7 +70,10 @@ describe('NATS bridge on nats-server', () => {
       delivered.push(event.data.slice(0, 10));
       expect(signal).toBeDefined();
     };
-    const bridge = startBridge(nc, [{ functionName: 'f', subject, queue: 'workers' }], invoke, silentLogger, { maxBytes: 1024, invokeTimeoutMs: 300 });
+    const bridge = startBridge(nc, [{ functionName: 'f', subject, queue: 'workers' }], invoke, silentLogger, {
+      maxBytes: 1024,
+      invokeTimeoutMs: 300,
+    });
     await nc.flush();
     nc.publish(subject, 'x'.repeat(1025));
     nc.publish(subject, 'hang');

@@ -45,10 +45,11 @@ describe('NATS connector process', () => {
   });
 
   const until = async (cond: () => boolean, ms: number) => {
-    for (const end = Date.now() + ms; !cond() && Date.now() < end; ) await sleep(100);
+    for (const end = Date.now() + ms; !cond() && Date.now() < end;) await sleep(100);
     return cond();
   };
-  const health = async (url: string) => (await fetch(url)).json() as Promise<{ status: string; invoked: number; routes: unknown[] }>;
+  const health = async (url: string) =>
+    (await fetch(url)).json() as Promise<{ status: string; invoked: number; routes: unknown[] }>;
   const connector = async (name: string, env: Record<string, string> = {}) => {
     const s = await startNatsConnector(ctx, {
       name,
@@ -62,15 +63,33 @@ describe('NATS connector process', () => {
   // A request for an object that does not exist: acked `processing`, then answered FILE_READ_ERROR, holding no slot.
   const request = (job: string, attempt: number) =>
     JSON.stringify({
-      schema_version: '1.0', job_id: job, file_id: randomUUID(), attempt, pipeline: 'image',
-      s3: { bucket, key: `inbox/${job}/missing.pdf` }, original_name: 'missing.pdf', reply_deadline: new Date(Date.now() + 600_000).toISOString(),
+      schema_version: '1.0',
+      job_id: job,
+      file_id: randomUUID(),
+      attempt,
+      pipeline: 'image',
+      s3: { bucket, key: `inbox/${job}/missing.pdf` },
+      original_name: 'missing.pdf',
+      reply_deadline: new Date(Date.now() + 600_000).toISOString(),
     });
   const acked = (job: string) => (envelopes.get(job) ?? []).some((e) => e.status === 'processing');
   const final = (job: string) => (envelopes.get(job) ?? []).find((e) => e.status !== 'processing');
   const drivePoll = async (jobs: string[]) => {
-    const scheduled = { version: '0', id: randomUUID(), 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString(), detail: {} };
+    const scheduled = {
+      version: '0',
+      id: randomUUID(),
+      'detail-type': 'Scheduled Event',
+      source: 'aws.events',
+      time: new Date().toISOString(),
+      detail: {},
+    };
     for (let i = 0; i < 20 && !jobs.every(final); i++) {
-      await lambda.send(new InvokeCommand({ FunctionName: 'torrent-scan-sync-test-scanPoll', Payload: new TextEncoder().encode(JSON.stringify(scheduled)) }));
+      await lambda.send(
+        new InvokeCommand({
+          FunctionName: 'torrent-scan-sync-test-scanPoll',
+          Payload: new TextEncoder().encode(JSON.stringify(scheduled)),
+        }),
+      );
       await until(() => jobs.every(final), 2000);
     }
   };
@@ -80,12 +99,21 @@ describe('NATS connector process', () => {
     expect(url).toBeTruthy();
     const before = await health(url);
     expect(before).toMatchObject({ status: 'ok' });
-    expect(before.routes).toEqual(expect.arrayContaining([expect.objectContaining({ subject: 'scan.requests', queue: 'scan-gateway', function: 'torrent-scan-sync-test-scanRequest' })]));
+    expect(before.routes).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          subject: 'scan.requests',
+          queue: 'scan-gateway',
+          function: 'torrent-scan-sync-test-scanRequest',
+        }),
+      ]),
+    );
     const reply = await nc.request('health.ping', 'hi', { timeout: 5000 });
     expect(reply.data.length).toBeGreaterThan(0);
     // The count moves when the Invoke call returns, which may be after the function already replied.
     let after = before.invoked;
-    for (const end = Date.now() + 10_000; after <= before.invoked && Date.now() < end; await sleep(100)) after = (await health(url)).invoked;
+    for (const end = Date.now() + 10_000; after <= before.invoked && Date.now() < end; await sleep(100))
+      after = (await health(url)).invoked;
     expect(after).toBeGreaterThan(before.invoked);
   });
 
@@ -147,7 +175,12 @@ describe('NATS connector health across a NATS outage', () => {
     const port = await freePort();
     server = await startNatsServer(ctx, port);
     const definition = path.join(process.env.TEST_STATE_DIR!, `outage-${Date.now()}.json`);
-    fs.writeFileSync(definition, JSON.stringify({ functions: { ping: { name: 'svc-test-ping', events: [{ nats: { subject: 'outage.ping' } }] } } }));
+    fs.writeFileSync(
+      definition,
+      JSON.stringify({
+        functions: { ping: { name: 'svc-test-ping', events: [{ nats: { subject: 'outage.ping' } }] } },
+      }),
+    );
     const env = { NATS_URL: `nats://127.0.0.1:${port}`, SERVICE_DEFINITION: definition, HEALTH_PORT: '0' };
     connector = await startConnector(loadConnectorSettings(env), env, silentLogger);
     const status = async () => (await fetch(connector!.healthUrl)).status;

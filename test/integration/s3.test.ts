@@ -1,4 +1,10 @@
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  NoSuchKey,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
 import { createHash, randomBytes } from 'node:crypto';
 import { newId } from '../../lib/ident';
 import { stackClients, stackConfig } from '../support/stack';
@@ -11,7 +17,9 @@ describe('S3 emulator with @aws-sdk/client-s3 v3 (default checksum settings)', (
   it('puts, heads, lists and gets back the same bytes', async () => {
     const prefix = `test/${newId()}/`;
     const body = randomBytes(256 * 1024);
-    await s3.send(new PutObjectCommand({ Bucket, Key: `${prefix}a.bin`, Body: body, ContentType: 'application/octet-stream' }));
+    await s3.send(
+      new PutObjectCommand({ Bucket, Key: `${prefix}a.bin`, Body: body, ContentType: 'application/octet-stream' }),
+    );
     await s3.send(new PutObjectCommand({ Bucket, Key: `${prefix}b.json`, Body: '{"x":1}' }));
 
     const head = await s3.send(new HeadObjectCommand({ Bucket, Key: `${prefix}a.bin` }));
@@ -25,6 +33,8 @@ describe('S3 emulator with @aws-sdk/client-s3 v3 (default checksum settings)', (
   });
 
   it('answers a missing key with the typed NoSuchKey error', async () => {
-    await expect(s3.send(new GetObjectCommand({ Bucket, Key: `test/${newId()}/missing` }))).rejects.toBeInstanceOf(NoSuchKey);
+    await expect(s3.send(new GetObjectCommand({ Bucket, Key: `test/${newId()}/missing` }))).rejects.toBeInstanceOf(
+      NoSuchKey,
+    );
   });
 });

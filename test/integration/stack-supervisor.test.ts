@@ -31,7 +31,10 @@ async function listener(name: string, port: number): Promise<RunningService> {
   return startProcess({
     name,
     command: process.execPath,
-    args: ['-e', `require('net').createServer((s) => s.end()).listen(${port}, '127.0.0.1', () => console.log('listening ${port}'))`],
+    args: [
+      '-e',
+      `require('net').createServer((s) => s.end()).listen(${port}, '127.0.0.1', () => console.log('listening ${port}'))`,
+    ],
     logFile: path.join(logDir, `${name}.log`),
     url: `tcp://127.0.0.1:${port}`,
     ready: () => tcpOpen(port),
@@ -48,7 +51,13 @@ describe('a supervised process', () => {
       const first = service.pid;
       process.kill(-first, 'SIGKILL');
       const death = await until('the restart', () => deaths[0]);
-      expect(death).toMatchObject({ service: 'restartable', pid: first, reason: 'killed by SIGKILL', outcome: 'restarted', logFile: path.join(logDir, 'restartable.log') });
+      expect(death).toMatchObject({
+        service: 'restartable',
+        pid: first,
+        reason: 'killed by SIGKILL',
+        outcome: 'restarted',
+        logFile: path.join(logDir, 'restartable.log'),
+      });
       expect(service.pid).toBe(death.newPid);
       expect(service.pid).not.toBe(first);
       expect(await tcpOpen(port)).toBe(true);
@@ -64,7 +73,12 @@ describe('a supervised process', () => {
     service.supervise({ restart: false, onDeath: (d) => deaths.push(d) });
     process.kill(-service.pid, 'SIGKILL');
     const death = await until('the report', () => deaths[0]);
-    expect(death).toMatchObject({ service: 'not-restarted', outcome: 'fatal', reason: 'killed by SIGKILL', logFile: path.join(logDir, 'not-restarted.log') });
+    expect(death).toMatchObject({
+      service: 'not-restarted',
+      outcome: 'fatal',
+      reason: 'killed by SIGKILL',
+      logFile: path.join(logDir, 'not-restarted.log'),
+    });
     expect(fs.readFileSync(death.logFile, 'utf8')).toContain('listening');
   });
 
@@ -120,7 +134,9 @@ describe('the embedded stack supervising its services', () => {
     const before = nats.pid;
     const port = Number(new URL(nats.url).port);
     process.kill(-before, 'SIGKILL');
-    const line = await until('the restart line', () => said.find((l) => l.startsWith('nats-server') && l.includes('restarted')));
+    const line = await until('the restart line', () =>
+      said.find((l) => l.startsWith('nats-server') && l.includes('restarted')),
+    );
     expect(line).toContain(`pid ${before}`);
     expect(line).toContain(nats.logFile);
     expect(nats.pid).not.toBe(before);
@@ -157,14 +173,25 @@ describe("the run's own stack", () => {
     await until('offline gone', async () => !(await health()), 10_000);
     // The supervisor's own verdict (globalSetup keeps what the stack says in stack.log): restarted, fully ready.
     const said = path.join(process.env.TEST_STATE_DIR!, 'stack.log');
-    const line = await until('the restart line', () => fs.readFileSync(said, 'utf8').split('\n').find((l) => l.startsWith(`serverless-offline (pid ${pid}) died`)), 170_000);
+    const line = await until(
+      'the restart line',
+      () =>
+        fs
+          .readFileSync(said, 'utf8')
+          .split('\n')
+          .find((l) => l.startsWith(`serverless-offline (pid ${pid}) died`)),
+      170_000,
+    );
     expect(line).toMatch(/killed by SIGKILL; restarted as pid \d+ \(log: .*serverless-offline\.log\)/);
     const back = await health();
     expect(back!.uptime_s).toBeLessThan(170);
     // The NATS bridge inside offline is back too.
     const nc = await stackNats('supervisor-test');
     try {
-      expect(JSON.parse(new TextDecoder().decode((await nc.request('health.ping', 'back?', { timeout: 10_000 })).data)).status).toBe('ok');
+      expect(
+        JSON.parse(new TextDecoder().decode((await nc.request('health.ping', 'back?', { timeout: 10_000 })).data))
+          .status,
+      ).toBe('ok');
     } finally {
       await nc.close();
     }

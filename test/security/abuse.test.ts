@@ -37,7 +37,9 @@ async function snapshot(): Promise<string> {
     const items: unknown[] = [];
     let ExclusiveStartKey: Record<string, unknown> | undefined;
     do {
-      const page = await aws.documents.send(new ScanCommand({ TableName: table, ExclusiveStartKey, ConsistentRead: true }));
+      const page = await aws.documents.send(
+        new ScanCommand({ TableName: table, ExclusiveStartKey, ConsistentRead: true }),
+      );
       items.push(...(page.Items ?? []));
       ExclusiveStartKey = page.LastEvaluatedKey;
     } while (ExclusiveStartKey);
@@ -45,7 +47,11 @@ async function snapshot(): Promise<string> {
   }
   const objects = await aws.s3.send(new ListObjectsV2Command({ Bucket: cfg.buckets.files }));
   const torrents = (await emulatorTorrents()).map((t) => t.hash).sort();
-  return JSON.stringify({ tables, objects: (objects.Contents ?? []).map((o) => `${o.Key}:${o.ETag}`).sort(), torrents });
+  return JSON.stringify({
+    tables,
+    objects: (objects.Contents ?? []).map((o) => `${o.Key}:${o.ETag}`).sort(),
+    torrents,
+  });
 }
 
 /** A concrete path and a well-formed body for each protected route: if a check were missing, the call WOULD write. */
@@ -123,7 +129,10 @@ describe('bodies', () => {
     ['POST', `/downloads/${newId()}/infohashes`],
   ])('%s %s: 413 naming the limit for a body over 64 KiB', async (method, path) => {
     const answer = await call(method, path, JSON.stringify({ name: 'x'.repeat(MAX_BODY_BYTES) }));
-    expect([answer.status, answer.body.error]).toEqual([413, expect.objectContaining({ code: 'PAYLOAD_TOO_LARGE', limit: MAX_BODY_BYTES })]);
+    expect([answer.status, answer.body.error]).toEqual([
+      413,
+      expect.objectContaining({ code: 'PAYLOAD_TOO_LARGE', limit: MAX_BODY_BYTES }),
+    ]);
   });
 
   it('refuses a 5 MB body with 413 too', async () => {
@@ -133,13 +142,20 @@ describe('bodies', () => {
   it.each([MAX_JSON_DEPTH + 1, 5000])('400 naming the limit for JSON %i levels deep', async (levels) => {
     const deep = '['.repeat(levels) + ']'.repeat(levels);
     const answer = await call('POST', '/downloads', `{"infohashes":${deep}}`);
-    expect([answer.status, answer.body.error]).toEqual([400, expect.objectContaining({ code: 'INVALID_REQUEST', limit: MAX_JSON_DEPTH })]);
+    expect([answer.status, answer.body.error]).toEqual([
+      400,
+      expect.objectContaining({ code: 'INVALID_REQUEST', limit: MAX_JSON_DEPTH }),
+    ]);
   });
 
   it.each([
     ['17 infohashes', { infohashes: Array.from({ length: 17 }, () => v1().infohash) }, /16/],
     ['a 1025-character name', { infohashes: [v1().infohash], name: 'n'.repeat(1025) }, /1024/],
-    ['a magnet over 16 KiB', { magnet: `magnet:?xt=urn:btih:${v1().infohash}&dn=${'a'.repeat(17_000)}` }, /16384 characters/],
+    [
+      'a magnet over 16 KiB',
+      { magnet: `magnet:?xt=urn:btih:${v1().infohash}&dn=${'a'.repeat(17_000)}` },
+      /16384 characters/,
+    ],
     ['a NoSQL operator for the magnet', { magnet: { $gt: '' } }, /string/],
     ['a prototype key', JSON.parse(`{"infohashes":["${v1().infohash}"],"__proto__":{"admin":true}}`), /unknown field/],
   ])('400 for %s', async (_label, body, message) => {
@@ -149,7 +165,9 @@ describe('bodies', () => {
   });
 
   it('415 for a body that is not JSON', async () => {
-    expect((await call('POST', '/downloads', 'magnet=x', { 'content-type': 'application/x-www-form-urlencoded' })).status).toBe(415);
+    expect(
+      (await call('POST', '/downloads', 'magnet=x', { 'content-type': 'application/x-www-form-urlencoded' })).status,
+    ).toBe(415);
   });
 });
 
@@ -163,7 +181,9 @@ describe('names and ids that try to escape', () => {
   );
 
   it('a magnet whose dn escapes → 400 INVALID_NAME', async () => {
-    const answer = await call('POST', '/downloads', { magnet: `magnet:?xt=urn:btih:${v1().infohash}&dn=..%2F..%2Froot` });
+    const answer = await call('POST', '/downloads', {
+      magnet: `magnet:?xt=urn:btih:${v1().infohash}&dn=..%2F..%2Froot`,
+    });
     expect([answer.status, answer.body.error?.code]).toEqual([400, 'INVALID_NAME']);
   });
 
@@ -183,7 +203,9 @@ describe('names and ids that try to escape', () => {
   });
 
   it('a connection whose user id escapes → 400', async () => {
-    expect((await call('POST', '/sync/connections', { user_id: '../../../etc/passwd', token: 'tok_abuse_abuse' })).status).toBe(400);
+    expect(
+      (await call('POST', '/sync/connections', { user_id: '../../../etc/passwd', token: 'tok_abuse_abuse' })).status,
+    ).toBe(400);
   });
 });
 
@@ -193,7 +215,16 @@ describe('q: injection-looking text is matched literally, operators are refused'
     expect(answer.body.items.map((d: { name: string }) => d.name)).toEqual([seededName]);
   });
 
-  it.each([`' OR '1'='1`, `"; DROP TABLE downloads; --`, `{"$ne": null}`, `*`, `%`, `.*`, `) || true || (`, `${seededName}' OR 1=1 --`])('q=%j → 200 and no match', async (q) => {
+  it.each([
+    `' OR '1'='1`,
+    `"; DROP TABLE downloads; --`,
+    `{"$ne": null}`,
+    `*`,
+    `%`,
+    `.*`,
+    `) || true || (`,
+    `${seededName}' OR 1=1 --`,
+  ])('q=%j → 200 and no match', async (q) => {
     const answer = await call('GET', `/downloads?q=${encodeURIComponent(q)}`);
     expect([answer.status, answer.body.items]).toEqual([200, []]);
   });
@@ -214,7 +245,8 @@ describe('q: injection-looking text is matched literally, operators are refused'
 
 describe('a flood', () => {
   it('1000 parallel bad requests each get their 4xx, and the service still serves', async () => {
-    const status = async (path: string, body: unknown, headers: Record<string, string | undefined>) => (await call('POST', path, body, headers)).status;
+    const status = async (path: string, body: unknown, headers: Record<string, string | undefined>) =>
+      (await call('POST', path, body, headers)).status;
     const kinds: Array<[number, () => Promise<number>]> = [
       [401, () => status('/downloads', { infohashes: [v1().infohash] }, { authorization: undefined })],
       [401, () => status('/downloads', { infohashes: [v1().infohash] }, bearer(wrongToken))],
@@ -243,4 +275,3 @@ describe('the logs', () => {
     }
   });
 });
-

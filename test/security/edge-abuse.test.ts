@@ -75,7 +75,10 @@ describe('one message never stops the service (issue 11)', () => {
     await whilePaused('qbittorrent-emulator', async () => {
       expect((await invoke(fn('downloadsPoll'), '{"source":"aws.events"}')).status).toBe(202);
       const line = await waitForLog(from, 'async_handler_failed');
-      expect(JSON.parse(line.slice(line.indexOf('{')))).toMatchObject({ level: 'error', function: fn('downloadsPoll') });
+      expect(JSON.parse(line.slice(line.indexOf('{')))).toMatchObject({
+        level: 'error',
+        function: fn('downloadsPoll'),
+      });
     });
     await expectAlive();
   }, 60_000);
@@ -87,13 +90,17 @@ describe('one message never stops the service (issue 11)', () => {
     ['natsPing', JSON.stringify({ source: 'nats', subject: 'health.ping', data: 'x', reply: 42 })],
     ['syncTick', '"just a string"'],
     ['downloadsPoll', JSON.stringify({ a: 'b'.repeat(100_000) })],
-  ])('a hostile Event invoke of %s (%#) leaves the service serving', async (name, payload) => {
-    const { status } = await invoke(fn(name), payload);
-    // 500: offline itself refuses a payload that is not JSON; our handler never runs.
-    expect([202, 400, 413, 500]).toContain(status);
-    await sleep(300);
-    await expectAlive();
-  }, 60_000);
+  ])(
+    'a hostile Event invoke of %s (%#) leaves the service serving',
+    async (name, payload) => {
+      const { status } = await invoke(fn(name), payload);
+      // 500: offline itself refuses a payload that is not JSON; our handler never runs.
+      expect([202, 400, 413, 500]).toContain(status);
+      await sleep(300);
+      await expectAlive();
+    },
+    60_000,
+  );
 });
 
 describe('the Lambda invoke port runs no HTTP handler without the authorizer (issue 11)', () => {
@@ -110,7 +117,11 @@ describe('the Lambda invoke port runs no HTTP handler without the authorizer (is
 
   it('POST /downloads invoked directly is refused 401 and creates nothing', async () => {
     const hash = v1();
-    const out = await invoke(fn('downloadsCreate'), apiEvent('POST /downloads', { infohashes: [hash.infohash], name: 'around-the-authorizer' }), 'RequestResponse');
+    const out = await invoke(
+      fn('downloadsCreate'),
+      apiEvent('POST /downloads', { infohashes: [hash.infohash], name: 'around-the-authorizer' }),
+      'RequestResponse',
+    );
     expect(out.status).toBe(200);
     const result = JSON.parse(out.text);
     expect(result.statusCode).toBe(401);
@@ -119,9 +130,17 @@ describe('the Lambda invoke port runs no HTTP handler without the authorizer (is
   });
 
   it('a forged context with an empty principal is refused too; replacing a sync token directly is refused', async () => {
-    const forged = await invoke(fn('downloadsCreate'), apiEvent('POST /downloads', { infohashes: [v1().infohash] }, { authorizer: { lambda: { principal: '' } } }), 'RequestResponse');
+    const forged = await invoke(
+      fn('downloadsCreate'),
+      apiEvent('POST /downloads', { infohashes: [v1().infohash] }, { authorizer: { lambda: { principal: '' } } }),
+      'RequestResponse',
+    );
     expect(JSON.parse(forged.text).statusCode).toBe(401);
-    const sync = await invoke(fn('syncConnections'), apiEvent('POST /sync/connections', { user_id: newId(), token: 'tok_replaced123' }), 'RequestResponse');
+    const sync = await invoke(
+      fn('syncConnections'),
+      apiEvent('POST /sync/connections', { user_id: newId(), token: 'tok_replaced123' }),
+      'RequestResponse',
+    );
     expect(JSON.parse(sync.text).statusCode).toBe(401);
   });
 
@@ -159,7 +178,10 @@ describe('every service of the stack listens on loopback only (issue 11)', () =>
     const sockets: Array<{ address: string; port: number; service: string }> = [];
     for (const line of out.split('\n').filter(Boolean)) {
       const local = line.trim().split(/\s+/)[4];
-      const address = local.slice(0, local.lastIndexOf(':')).replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+      const address = local
+        .slice(0, local.lastIndexOf(':'))
+        .replace(/^\[|\]$/g, '')
+        .replace(/%.*$/, '');
       const port = Number(local.slice(local.lastIndexOf(':') + 1));
       for (const m of line.matchAll(/pid=(\d+)/g)) {
         let pgid: number;

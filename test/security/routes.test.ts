@@ -10,20 +10,37 @@ type HttpApiEvent = { httpApi?: { method: string; path: string; authorizer?: { n
 
 const definition = stackDefinition() as unknown as {
   functions: Record<string, { events?: HttpApiEvent[]; environment?: Record<string, string> }>;
-  provider: { environment: Record<string, string>; httpApi?: { authorizers?: Record<string, { functionName: string; identitySource: string; resultTtlInSeconds: number; enableSimpleResponses: boolean }> } };
+  provider: {
+    environment: Record<string, string>;
+    httpApi?: {
+      authorizers?: Record<
+        string,
+        { functionName: string; identitySource: string; resultTtlInSeconds: number; enableSimpleResponses: boolean }
+      >;
+    };
+  };
 };
 const routes = Object.values(definition.functions).flatMap((fn) =>
-  (fn.events ?? []).filter((e) => e.httpApi).map((e) => ({ key: `${e.httpApi!.method.toUpperCase()} ${e.httpApi!.path}`, authorizer: e.httpApi!.authorizer?.name })),
+  (fn.events ?? [])
+    .filter((e) => e.httpApi)
+    .map((e) => ({
+      key: `${e.httpApi!.method.toUpperCase()} ${e.httpApi!.path}`,
+      authorizer: e.httpApi!.authorizer?.name,
+    })),
 );
 
 it('protects every route but the public ones: API routes with the bearer authorizer, UI routes with the session one', () => {
   expect(routes.length).toBeGreaterThan(PUBLIC_ROUTES.length);
-  const expected = (key: string) => (PUBLIC_ROUTES.includes(key) ? undefined : SESSION_ROUTES.includes(key) ? 'session' : 'bearer');
+  const expected = (key: string) =>
+    PUBLIC_ROUTES.includes(key) ? undefined : SESSION_ROUTES.includes(key) ? 'session' : 'bearer';
   for (const route of routes) expect([route.key, route.authorizer]).toEqual([route.key, expected(route.key)]);
 });
 
 it('has a scope for exactly the protected routes', () => {
-  const protectedKeys = routes.filter((r) => !PUBLIC_ROUTES.includes(r.key)).map((r) => r.key).sort();
+  const protectedKeys = routes
+    .filter((r) => !PUBLIC_ROUTES.includes(r.key))
+    .map((r) => r.key)
+    .sort();
   expect(Object.keys(ROUTE_SCOPES).sort()).toEqual(protectedKeys);
 });
 
@@ -45,7 +62,11 @@ it('configures the authorizer as the decision needs: no cache, policy responses,
 });
 
 it('gives each secret only to the functions that need it (offline runs in one process and cannot show this)', () => {
-  const holders = (variable: string) => Object.entries(definition.functions).filter(([, fn]) => fn.environment && variable in fn.environment).map(([name]) => name).sort();
+  const holders = (variable: string) =>
+    Object.entries(definition.functions)
+      .filter(([, fn]) => fn.environment && variable in fn.environment)
+      .map(([name]) => name)
+      .sort();
   expect(holders('AUTH_TOKENS')).toEqual(['authorizer', 'webSignIn']);
   expect(holders('SESSION_KEYS')).toEqual(['authorizer', 'webSignIn']);
   expect(holders('SYNC_TOKEN_KEYS')).toEqual(['syncConnections', 'syncStep', 'syncTick']);

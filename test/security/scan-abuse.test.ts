@@ -38,19 +38,39 @@ afterAll(async () => {
 });
 
 const until = async (cond: () => boolean, ms: number) => {
-  for (const end = Date.now() + ms; !cond() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 100));
+  for (const end = Date.now() + ms; !cond() && Date.now() < end;) await new Promise((r) => setTimeout(r, 100));
 };
 const base = (over: Record<string, unknown> = {}) => ({
-  schema_version: '1.0', job_id: randomUUID(), file_id: randomUUID(), attempt: 1, pipeline: 'image',
-  s3: { bucket, key: `inbox/${randomUUID()}/missing.pdf` }, original_name: 'a.pdf', reply_deadline: new Date(Date.now() + 600_000).toISOString(), ...over,
+  schema_version: '1.0',
+  job_id: randomUUID(),
+  file_id: randomUUID(),
+  attempt: 1,
+  pipeline: 'image',
+  s3: { bucket, key: `inbox/${randomUUID()}/missing.pdf` },
+  original_name: 'a.pdf',
+  reply_deadline: new Date(Date.now() + 600_000).toISOString(),
+  ...over,
 });
 /** Valid contract fields, then hostile extras the schema lets through (written as raw JSON text). */
 const hostile = (extra: string, over: Record<string, unknown> = {}) => {
   const req = base(over);
   return { req, text: `{${extra},${JSON.stringify(req).slice(1)}` };
 };
-const scheduled = () => ({ version: '0', id: randomUUID(), 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString(), detail: {} });
-const poll = () => lambda.send(new InvokeCommand({ FunctionName: 'torrent-scan-sync-test-scanPoll', Payload: new TextEncoder().encode(JSON.stringify(scheduled())) }));
+const scheduled = () => ({
+  version: '0',
+  id: randomUUID(),
+  'detail-type': 'Scheduled Event',
+  source: 'aws.events',
+  time: new Date().toISOString(),
+  detail: {},
+});
+const poll = () =>
+  lambda.send(
+    new InvokeCommand({
+      FunctionName: 'torrent-scan-sync-test-scanPoll',
+      Payload: new TextEncoder().encode(JSON.stringify(scheduled())),
+    }),
+  );
 
 it('a burst of hostile-but-schema-valid requests: every one answered as the contract says, nothing foreign stored, the service still serves', async () => {
   const deep = `${'{"a":'.repeat(40)}1${'}'.repeat(40)}`;
@@ -74,16 +94,40 @@ it('a burst of hostile-but-schema-valid requests: every one answered as the cont
   expect((await poll()).FunctionError).toBeUndefined();
   for (const { req } of burst) {
     await until(() => envelopes.some((e) => e.job_id === req.job_id && e.status === 'error'), 20_000);
-    expect(envelopes.find((e) => e.job_id === req.job_id && e.status === 'error')).toMatchObject({ error: { code: 'FILE_READ_ERROR' } });
-    const { Item } = await aws.documents.send(new GetCommand({ TableName: cfg.tables.scan, Key: { PK: `JOB#${req.job_id}`, SK: 'META' } }));
-    expect(Object.keys(Item!.request).sort()).toEqual(['attempt', 'file_id', 'job_id', 'original_name', 'pipeline', 'reply_deadline', 's3', 'schema_version']);
+    expect(envelopes.find((e) => e.job_id === req.job_id && e.status === 'error')).toMatchObject({
+      error: { code: 'FILE_READ_ERROR' },
+    });
+    const { Item } = await aws.documents.send(
+      new GetCommand({ TableName: cfg.tables.scan, Key: { PK: `JOB#${req.job_id}`, SK: 'META' } }),
+    );
+    expect(Object.keys(Item!.request).sort()).toEqual([
+      'attempt',
+      'file_id',
+      'job_id',
+      'original_name',
+      'pipeline',
+      'reply_deadline',
+      's3',
+      'schema_version',
+    ]);
   }
   // Three copies of each: ONE job, one answer.
-  for (const { req } of burst) expect(envelopes.filter((e) => e.job_id === req.job_id && e.status === 'error')).toHaveLength(1);
+  for (const { req } of burst)
+    expect(envelopes.filter((e) => e.job_id === req.job_id && e.status === 'error')).toHaveLength(1);
   // An upper-case id is the same job, answered under the lower-case one; an urn:uuid: id is SCHEMA_MISMATCH.
-  await until(() => envelopes.some((e) => e.job_id === upper.job_id && e.status === 'error') && envelopes.some((e) => e.job_id === urn.job_id), 20_000);
-  expect(envelopes.filter((e) => e.job_id.toLowerCase() === upper.job_id).every((e) => e.job_id === upper.job_id)).toBe(true);
-  expect(envelopes.find((e) => e.job_id === urn.job_id)).toMatchObject({ status: 'error', error: { code: 'SCHEMA_MISMATCH' } });
+  await until(
+    () =>
+      envelopes.some((e) => e.job_id === upper.job_id && e.status === 'error') &&
+      envelopes.some((e) => e.job_id === urn.job_id),
+    20_000,
+  );
+  expect(envelopes.filter((e) => e.job_id.toLowerCase() === upper.job_id).every((e) => e.job_id === upper.job_id)).toBe(
+    true,
+  );
+  expect(envelopes.find((e) => e.job_id === urn.job_id)).toMatchObject({
+    status: 'error',
+    error: { code: 'SCHEMA_MISMATCH' },
+  });
   expect(({} as Record<string, unknown>).polluted).toBeUndefined();
 
   const health = await call('GET', '/healthcheck', undefined, { authorization: undefined });
@@ -91,7 +135,13 @@ it('a burst of hostile-but-schema-valid requests: every one answered as the cont
 
   // A good scan still completes end to end.
   const key = `inbox/${randomUUID()}/aep_6.pdf`;
-  await aws.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: fs.readFileSync(path.resolve(__dirname, '../../fixtures/ocr/inputs/aep_6.pdf')) }));
+  await aws.s3.send(
+    new PutObjectCommand({
+      Bucket: bucket,
+      Key: key,
+      Body: fs.readFileSync(path.resolve(__dirname, '../../fixtures/ocr/inputs/aep_6.pdf')),
+    }),
+  );
   const good = base({ s3: { bucket, key }, original_name: 'aep_6.pdf' });
   nc.publish('scan.requests', JSON.stringify(good));
   await until(() => envelopes.some((e) => e.job_id === good.job_id), 15_000);
@@ -99,7 +149,9 @@ it('a burst of hostile-but-schema-valid requests: every one answered as the cont
     expect((await poll()).FunctionError).toBeUndefined();
     await until(() => envelopes.some((e) => e.job_id === good.job_id && e.status !== 'processing'), 3000);
   }
-  expect(envelopes.find((e) => e.job_id === good.job_id && e.status !== 'processing')).toMatchObject({ status: 'done' });
+  expect(envelopes.find((e) => e.job_id === good.job_id && e.status !== 'processing')).toMatchObject({
+    status: 'done',
+  });
 }, 120_000);
 
 it('the stack creates the hot folder private (0700)', () => {

@@ -72,15 +72,24 @@ async function rows(): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await aws.documents.send(new ScanCommand({ TableName: table.name, ConsistentRead: true, ExclusiveStartKey: start }));
-    for (const item of page.Items ?? []) out.set(`${item.PK}|${item.SK}`, JSON.stringify(item, (_k, v) => (v instanceof Set ? [...v].sort() : v)));
+    const page = await aws.documents.send(
+      new ScanCommand({ TableName: table.name, ConsistentRead: true, ExclusiveStartKey: start }),
+    );
+    for (const item of page.Items ?? [])
+      out.set(
+        `${item.PK}|${item.SK}`,
+        JSON.stringify(item, (_k, v) => (v instanceof Set ? [...v].sort() : v)),
+      );
     start = page.LastEvaluatedKey;
   } while (start);
   return out;
 }
 
 const ownedBy = (user: string, key: string, attempt?: string) =>
-  key.startsWith(`USER#${user}|`) || key.startsWith(`OPGEN#${user}#`) || key.startsWith(`RATE#${user}|`) || (attempt !== undefined && key.startsWith(`ATTEMPT#${attempt}|`));
+  key.startsWith(`USER#${user}|`) ||
+  key.startsWith(`OPGEN#${user}#`) ||
+  key.startsWith(`RATE#${user}|`) ||
+  (attempt !== undefined && key.startsWith(`ATTEMPT#${attempt}|`));
 
 const hostileFields = {
   PK: `USER#VICTIM`,
@@ -93,39 +102,53 @@ const hostileFields = {
 
 it.each([
   ['extra key fields in every item', (v: string) => ({ ...hostileFields, PK: `USER#${v}`, user_id: v }), 'ok'],
-  ['ids that try to reach the victim’s keys', (v: string) => ({ id: `x#USER#${v}`, instrumentUid: `u#${v}`, uid: `INSTR#x`, accountId: `#${v}` }), 'BAD_UPSTREAM_ANSWER'],
-])('%s: no row outside the user’s own data changes, nothing is polluted', async (_name, inject, expected) => {
-  const attacker = newId();
-  await store.putConnection(attacker, `t.${attacker}`, new Date());
-  const before = await rows();
-  const codes = await syncAll(attacker, inject(victim));
-  const after = await rows();
-  const attempt = (await store.head(attacker))!.attempt_id;
+  [
+    'ids that try to reach the victim’s keys',
+    (v: string) => ({ id: `x#USER#${v}`, instrumentUid: `u#${v}`, uid: `INSTR#x`, accountId: `#${v}` }),
+    'BAD_UPSTREAM_ANSWER',
+  ],
+])(
+  '%s: no row outside the user’s own data changes, nothing is polluted',
+  async (_name, inject, expected) => {
+    const attacker = newId();
+    await store.putConnection(attacker, `t.${attacker}`, new Date());
+    const before = await rows();
+    const codes = await syncAll(attacker, inject(victim));
+    const after = await rows();
+    const attempt = (await store.head(attacker))!.attempt_id;
 
-  // The sections ended as expected: clean (fields ignored) or a clear error (unsafe ids).
-  if (expected === 'ok') expect(codes).toEqual({ portfolio: 'ok', operations: 'ok', 'events.refresh': 'ok', 'catalog.enrichment': 'ok' });
-  else expect(Object.values(codes).filter((c) => c !== 'ok').every((c) => c === expected)).toBe(true);
-  if (expected !== 'ok') expect(Object.values(codes)).toContain(expected);
+    // The sections ended as expected: clean (fields ignored) or a clear error (unsafe ids).
+    if (expected === 'ok')
+      expect(codes).toEqual({ portfolio: 'ok', operations: 'ok', 'events.refresh': 'ok', 'catalog.enrichment': 'ok' });
+    else
+      expect(
+        Object.values(codes)
+          .filter((c) => c !== 'ok')
+          .every((c) => c === expected),
+      ).toBe(true);
+    if (expected !== 'ok') expect(Object.values(codes)).toContain(expected);
 
-  for (const [key, value] of before) {
-    if (ownedBy(attacker, key, attempt)) continue;
-    if (key.startsWith('INSTR#') && expected === 'ok') continue; // the shared catalog, refreshed from named fields (checked below)
-    expect([key, after.get(key)]).toEqual([key, value]);
-  }
-  for (const key of after.keys()) {
-    if (before.has(key) || ownedBy(attacker, key, attempt)) continue;
-    expect(key).toMatch(/^INSTR#[0-9a-f-]+\|META$/);
-  }
-  for (const [key, value] of after) {
-    if (!ownedBy(attacker, key) && !key.startsWith('INSTR#')) continue;
-    const item = JSON.parse(value);
-    expect(item.polluted).toBeUndefined();
-    expect(value).not.toContain('VICTIM');
-    expect(value).not.toContain('"polluted"');
-    if (item.user_id !== undefined) expect(item.user_id).toBe(attacker);
-  }
-  expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-  // The victim's own view is untouched.
-  expect(await store.head(victim)).toMatchObject({ user_id: victim });
-  expect(MANDATORY_SECTIONS).toHaveLength(4);
-}, 60_000);
+    for (const [key, value] of before) {
+      if (ownedBy(attacker, key, attempt)) continue;
+      if (key.startsWith('INSTR#') && expected === 'ok') continue; // the shared catalog, refreshed from named fields (checked below)
+      expect([key, after.get(key)]).toEqual([key, value]);
+    }
+    for (const key of after.keys()) {
+      if (before.has(key) || ownedBy(attacker, key, attempt)) continue;
+      expect(key).toMatch(/^INSTR#[0-9a-f-]+\|META$/);
+    }
+    for (const [key, value] of after) {
+      if (!ownedBy(attacker, key) && !key.startsWith('INSTR#')) continue;
+      const item = JSON.parse(value);
+      expect(item.polluted).toBeUndefined();
+      expect(value).not.toContain('VICTIM');
+      expect(value).not.toContain('"polluted"');
+      if (item.user_id !== undefined) expect(item.user_id).toBe(attacker);
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    // The victim's own view is untouched.
+    expect(await store.head(victim)).toMatchObject({ user_id: victim });
+    expect(MANDATORY_SECTIONS).toHaveLength(4);
+  },
+  60_000,
+);

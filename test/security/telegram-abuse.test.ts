@@ -28,7 +28,16 @@ async function webhook(body: unknown, headers: Record<string, string | undefined
  */
 async function snapshot(): Promise<string> {
   const scan = async (table: string, filter: string) =>
-    (await aws.documents.send(new ScanCommand({ TableName: table, ConsistentRead: true, FilterExpression: filter, ExpressionAttributeValues: { ':id': downloadId } }))).Items ?? [];
+    (
+      await aws.documents.send(
+        new ScanCommand({
+          TableName: table,
+          ConsistentRead: true,
+          FilterExpression: filter,
+          ExpressionAttributeValues: { ':id': downloadId },
+        }),
+      )
+    ).Items ?? [];
   return JSON.stringify({
     telegram: await scan(process.env.TABLE_TELEGRAM!, 'download_id = :id'),
     download: await scan(process.env.TABLE_DOWNLOADS!, 'id = :id'),
@@ -44,7 +53,13 @@ beforeAll(async () => {
   // Until every delivery is recorded `sent`: the snapshots below must not see the notifier finishing.
   await waitFor('its notifications, recorded', async () => {
     const { Items = [] } = await aws.documents.send(
-      new ScanCommand({ TableName: process.env.TABLE_TELEGRAM!, ConsistentRead: true, FilterExpression: 'download_id = :id AND #s = :sent', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':id': downloadId, ':sent': 'sent' } }),
+      new ScanCommand({
+        TableName: process.env.TABLE_TELEGRAM!,
+        ConsistentRead: true,
+        FilterExpression: 'download_id = :id AND #s = :sent',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':id': downloadId, ':sent': 'sent' },
+      }),
     );
     return Items.length === 2 * chats().length;
   });
@@ -52,7 +67,13 @@ beforeAll(async () => {
 
 const press = (data: string, from = ALLOWED_USER()) => ({
   update_id: 1,
-  callback_query: { id: 'q1', from: { id: from, is_bot: false, first_name: 'x' }, chat_instance: '1', data, message: { message_id: 1, date: 0, chat: { id: chats()[0], type: 'group' } } },
+  callback_query: {
+    id: 'q1',
+    from: { id: from, is_bot: false, first_name: 'x' },
+    chat_instance: '1',
+    data,
+    message: { message_id: 1, date: 0, chat: { id: chats()[0], type: 'group' } },
+  },
 });
 
 describe('POST /telegram/webhook', () => {
@@ -78,8 +99,14 @@ describe('POST /telegram/webhook', () => {
     ['no update_id', { message: { chat: { id: 1 } } }],
     ['a string update_id', { update_id: '1' }],
     ['a message without a chat id', { update_id: 2, message: { chat: {}, text: '/help' } }],
-    ['callback data that is not a string', { update_id: 3, callback_query: { id: 'q', from: { id: 1 }, data: { $ne: null } } }],
-    ['a from without an integer id', { update_id: 4, callback_query: { id: 'q', from: { id: 'admin' }, data: 'v1:r:x' } }],
+    [
+      'callback data that is not a string',
+      { update_id: 3, callback_query: { id: 'q', from: { id: 1 }, data: { $ne: null } } },
+    ],
+    [
+      'a from without an integer id',
+      { update_id: 4, callback_query: { id: 'q', from: { id: 'admin' }, data: 'v1:r:x' } },
+    ],
     ['JSON nested 40 deep', `{"update_id":5,"x":${'['.repeat(40)}${']'.repeat(40)}}`],
   ])('answers %s with 400 and writes nothing', async (_name, body) => {
     const before = await snapshot();
@@ -90,19 +117,32 @@ describe('POST /telegram/webhook', () => {
 
   it('refuses an oversize body with 413', async () => {
     const before = await snapshot();
-    const answer = await webhook({ ...press(`v1:r:${downloadId}`), padding: 'x'.repeat(MAX_BODY_BYTES + 1) }, { 'x-telegram-bot-api-secret-token': secret() });
+    const answer = await webhook(
+      { ...press(`v1:r:${downloadId}`), padding: 'x'.repeat(MAX_BODY_BYTES + 1) },
+      { 'x-telegram-bot-api-secret-token': secret() },
+    );
     expect(answer.status).toBe(413);
     expect(await snapshot()).toBe(before);
   });
 
   it('answers an Update of a kind it does not handle with 200 and does nothing', async () => {
     const before = await snapshot();
-    expect((await webhook({ update_id: 6, edited_channel_post: { foo: 1 } }, { 'x-telegram-bot-api-secret-token': secret() })).status).toBe(200);
+    expect(
+      (
+        await webhook(
+          { update_id: 6, edited_channel_post: { foo: 1 } },
+          { 'x-telegram-bot-api-secret-token': secret() },
+        )
+      ).status,
+    ).toBe(200);
     expect(await snapshot()).toBe(before);
   });
 
   it('still serves a real press afterwards', async () => {
-    const res = await fetch(`${process.env.TELEGRAM_API_ROOT}/emulator/press`, { method: 'POST', body: JSON.stringify({ chat_id: chats()[0], user_id: ALLOWED_USER(), data: `v1:o:${downloadId}` }) });
+    const res = await fetch(`${process.env.TELEGRAM_API_ROOT}/emulator/press`, {
+      method: 'POST',
+      body: JSON.stringify({ chat_id: chats()[0], user_id: ALLOWED_USER(), data: `v1:o:${downloadId}` }),
+    });
     expect(((await res.json()) as { answer: { text: string } }).answer.text).toBe('Refreshed.');
   });
 });

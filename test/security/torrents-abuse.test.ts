@@ -30,7 +30,10 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   emulator = new QbittorrentEmulator({ username: 'admin', password: 'pw', profile: '5.2' });
-  torrents = new QBittorrentClient({ baseUrl: await emulator.listen(), auth: { kind: 'password', username: 'admin', password: 'pw' } });
+  torrents = new QBittorrentClient({
+    baseUrl: await emulator.listen(),
+    auth: { kind: 'password', username: 'admin', password: 'pw' },
+  });
 });
 afterEach(() => emulator.close());
 
@@ -62,8 +65,17 @@ describe('hostile torrents from the client', () => {
   it('fields named PK, SK, __proto__, entity, download_id change no row they should not', async () => {
     const victim = v1();
     // The bystander's torrent is in the client and unchanged: the poll has no reason to write it.
-    const { download: bystander } = await store.createDownloadIfNoActive({ state: 'downloading', name: 'bystander', progress: 0 }, [victim]);
-    emulator.addTorrent({ kind: 'v1', infohash_v1: victim.infohash, name: 'bystander', category: DEFAULT_CATEGORY, progress: 0 });
+    const { download: bystander } = await store.createDownloadIfNoActive(
+      { state: 'downloading', name: 'bystander', progress: 0 },
+      [victim],
+    );
+    emulator.addTorrent({
+      kind: 'v1',
+      infohash_v1: victim.infohash,
+      name: 'bystander',
+      category: DEFAULT_CATEGORY,
+      progress: 0,
+    });
     const before = await itemsAbout(aws, table.name, [bystander.id, victim.infohash]);
 
     const t = emulator.addTorrent({ kind: 'v1', name: 'normal', category: DEFAULT_CATEGORY });
@@ -103,9 +115,16 @@ describe('hostile torrents from the client', () => {
     const lines: string[] = [];
     const log = createLogger({}, { level: 'debug', write: (l) => lines.push(l) });
     const ts = Array.from({ length: 6 }, () => emulator.addTorrent({ kind: 'hybrid', category: DEFAULT_CATEGORY }));
-    const client = () => new QBittorrentClient({ baseUrl: (torrents as unknown as { options: { baseUrl: string } }).options.baseUrl, auth: { kind: 'password', username: 'admin', password: 'pw' } });
+    const client = () =>
+      new QBittorrentClient({
+        baseUrl: (torrents as unknown as { options: { baseUrl: string } }).options.baseUrl,
+        auth: { kind: 'password', username: 'admin', password: 'pw' },
+      });
     await Promise.all(Array.from({ length: 4 }, () => reconcile({ store, torrents: client(), log })));
-    for (const t of ts) expect((await store.findActiveByInfohash(t.infohash_v1!))?.id).toBe((await store.findActiveByInfohash(t.infohash_v2!))?.id);
+    for (const t of ts)
+      expect((await store.findActiveByInfohash(t.infohash_v1!))?.id).toBe(
+        (await store.findActiveByInfohash(t.infohash_v2!))?.id,
+      );
     expect(lines.map((l) => JSON.parse(l)).filter((l) => l.level === 'error')).toEqual([]);
   });
 });

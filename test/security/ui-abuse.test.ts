@@ -31,7 +31,11 @@ interface Reply {
   body: string;
 }
 
-async function send(method: string, url: string, opts: { cookie?: string; form?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+async function send(
+  method: string,
+  url: string,
+  opts: { cookie?: string; form?: string; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   const res = await fetch(httpUrl(url), {
     method,
     redirect: 'manual',
@@ -42,7 +46,12 @@ async function send(method: string, url: string, opts: { cookie?: string; form?:
     },
     body: opts.form,
   });
-  return { status: res.status, location: res.headers.get('location'), setCookie: res.headers.get('set-cookie'), body: await res.text() };
+  return {
+    status: res.status,
+    location: res.headers.get('location'),
+    setCookie: res.headers.get('set-cookie'),
+    body: await res.text(),
+  };
 }
 
 async function signIn(token: string): Promise<{ cookie: string; csrf: string; setCookie: string }> {
@@ -58,7 +67,9 @@ async function snapshot(): Promise<string> {
   const items: string[] = [];
   let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
-    const page = await aws.documents.send(new ScanCommand({ TableName: cfg.tables.downloads, ExclusiveStartKey, ConsistentRead: true }));
+    const page = await aws.documents.send(
+      new ScanCommand({ TableName: cfg.tables.downloads, ExclusiveStartKey, ConsistentRead: true }),
+    );
     items.push(...(page.Items ?? []).map((i) => JSON.stringify(i)));
     ExclusiveStartKey = page.LastEvaluatedKey;
   } while (ExclusiveStartKey);
@@ -101,9 +112,15 @@ describe('the session cookie', () => {
   const forged = (): Array<[string, string]> => {
     const good = issueSession(keyring, grant('test-all'), Date.now()).value;
     const [v, kid, payload, mac] = good.split('.');
-    const other = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), sub: 'test-sync-read' })).toString('base64url');
+    const other = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), sub: 'test-sync-read' }),
+    ).toString('base64url');
     const wrongKey = parseKeyring(newKeyringEntry(kid)).keyring!;
-    const unknownGrant: TokenGrant = { name: 'nobody', sha256: 'ab'.repeat(32), scopes: ['downloads:read', 'downloads:write'] };
+    const unknownGrant: TokenGrant = {
+      name: 'nobody',
+      sha256: 'ab'.repeat(32),
+      scopes: ['downloads:read', 'downloads:write'],
+    };
     return [
       ['no cookie', ''],
       ['an expired session', issueSession(keyring, grant('test-all'), Date.now() - 9 * 3600_000).value],
@@ -119,7 +136,11 @@ describe('the session cookie', () => {
   it.each(forged())('%s: pages redirect to sign-in, forms change nothing', async (_name, cookie) => {
     for (const path of ['/', `/download/${target}`, `/review/${target}`]) {
       const res = await send('GET', path, { cookie });
-      expect([path, res.status, res.location]).toEqual([path, 303, path === '/' ? '/signin' : `/signin?next=${encodeURIComponent(path)}`]);
+      expect([path, res.status, res.location]).toEqual([
+        path,
+        303,
+        path === '/' ? '/signin' : `/signin?next=${encodeURIComponent(path)}`,
+      ]);
     }
     for (const [method, path, form] of forms()) {
       const res = await send(method, path, { cookie, form: `csrf=${all.csrf}&${form}` });
@@ -137,7 +158,10 @@ describe('the session cookie', () => {
   it("a session without the write scope is refused every form (the API's 403)", async () => {
     expect((await send('GET', `/download/${target}`, { cookie: readOnly.cookie })).status).toBe(200);
     for (const [method, path, form] of forms()) {
-      expect([path, (await send(method, path, { cookie: readOnly.cookie, form: `csrf=${readOnly.csrf}&${form}` })).status]).toEqual([path, 403]);
+      expect([
+        path,
+        (await send(method, path, { cookie: readOnly.cookie, form: `csrf=${readOnly.csrf}&${form}` })).status,
+      ]).toEqual([path, 403]);
     }
   });
 });
@@ -147,9 +171,15 @@ describe('forms', () => {
     ['no form token', (f: string) => ({ form: f })],
     ['a wrong form token', (f: string) => ({ form: `csrf=${'A'.repeat(24)}&${f}` })],
     ['the form token of another session', (f: string) => ({ form: `csrf=${readOnly.csrf}&${f}` })],
-    ['a foreign Origin', (f: string) => ({ form: `csrf=${all.csrf}&${f}`, headers: { origin: 'http://evil.example' } })],
+    [
+      'a foreign Origin',
+      (f: string) => ({ form: `csrf=${all.csrf}&${f}`, headers: { origin: 'http://evil.example' } }),
+    ],
     ['a null Origin', (f: string) => ({ form: `csrf=${all.csrf}&${f}`, headers: { origin: 'null' } })],
-    ['a cross-site fetch', (f: string) => ({ form: `csrf=${all.csrf}&${f}`, headers: { 'sec-fetch-site': 'cross-site' } })],
+    [
+      'a cross-site fetch',
+      (f: string) => ({ form: `csrf=${all.csrf}&${f}`, headers: { 'sec-fetch-site': 'cross-site' } }),
+    ],
   ])('%s → 403, nothing written', async (_name, shape) => {
     for (const [method, path, form] of forms()) {
       const res = await send(method, path, { cookie: all.cookie, ...shape(form) });
@@ -164,16 +194,28 @@ describe('forms', () => {
     ['a field twice', 'csrf=CSRF&infohashes=a&infohashes=b', {}, 400],
     ['an unknown field', 'csrf=CSRF&infohashes=a&state=completed', {}, 400],
     ['hashes that are not hashes', 'csrf=CSRF&infohashes=<script>alert(1)</script>', {}, 400],
-    ["offline's authorizer override", 'csrf=CSRF&infohashes=a', { 'sls-offline-authorizer-override': '{"lambda":{"principal":"x"}}' }, 400],
+    [
+      "offline's authorizer override",
+      'csrf=CSRF&infohashes=a',
+      { 'sls-offline-authorizer-override': '{"lambda":{"principal":"x"}}' },
+      400,
+    ],
   ])('%s is refused clearly', async (_name, form, headers, status) => {
-    const res = await send('POST', `/download/${target}/infohashes`, { cookie: all.cookie, form: form.replace('CSRF', all.csrf), headers });
+    const res = await send('POST', `/download/${target}/infohashes`, {
+      cookie: all.cookie,
+      form: form.replace('CSRF', all.csrf),
+      headers,
+    });
     expect(res.status).toBe(status);
     expect(res.body).not.toContain('<script>alert');
   });
 
   it('a malformed candidate_id is a 404 page', async () => {
     for (const candidate of ['12345', '', `${target}'--`, newId().toUpperCase() + 'x']) {
-      const res = await send('POST', `/review/${target}`, { cookie: all.cookie, form: new URLSearchParams({ csrf: all.csrf, candidate_id: candidate }).toString() });
+      const res = await send('POST', `/review/${target}`, {
+        cookie: all.cookie,
+        form: new URLSearchParams({ csrf: all.csrf, candidate_id: candidate }).toString(),
+      });
       expect([candidate, res.status]).toEqual([candidate, 404]);
     }
   });
@@ -195,7 +237,10 @@ describe('sign-in', () => {
 
   it('refuses a token in the URL, and a sign-in posted from another site', async () => {
     expect((await send('GET', `/signin?token=${process.env.TEST_TOKEN_ALL}`)).status).toBe(400);
-    const cross = await send('POST', '/signin', { form: `token=${process.env.TEST_TOKEN_ALL}`, headers: { origin: 'http://evil.example' } });
+    const cross = await send('POST', '/signin', {
+      form: `token=${process.env.TEST_TOKEN_ALL}`,
+      headers: { origin: 'http://evil.example' },
+    });
     expect([cross.status, cross.setCookie]).toEqual([403, null]);
   });
 });
@@ -214,7 +259,9 @@ describe('hostile text', () => {
       // Only our own nonce'd script runs (CSP), even if escaping ever failed.
       expect(page.body.match(/<script/g)).toHaveLength(1);
     }
-    expect(pages[0].body).toContain('&lt;img src=x onerror=alert(1)&gt; &quot;&#39;&gt;&lt;svg onload=alert(2)&gt; &amp; done');
+    expect(pages[0].body).toContain(
+      '&lt;img src=x onerror=alert(1)&gt; &quot;&#39;&gt;&lt;svg onload=alert(2)&gt; &amp; done',
+    );
     expect(pages[3].body).toContain('value="&quot;&gt;&lt;script&gt;alert(3)&lt;');
   });
 
@@ -227,7 +274,13 @@ describe('hostile text', () => {
 describe('logs', () => {
   it('never contain a token or a session cookie', () => {
     const log = fs.readFileSync(path.join(process.env.TEST_STATE_DIR!, 'logs', 'serverless-offline.log'), 'utf8');
-    for (const secret of [process.env.TEST_TOKEN_ALL!, process.env.TEST_TOKEN_DOWNLOADS_READ!, all.cookie, all.cookie.split('.')[3], readOnly.cookie]) {
+    for (const secret of [
+      process.env.TEST_TOKEN_ALL!,
+      process.env.TEST_TOKEN_DOWNLOADS_READ!,
+      all.cookie,
+      all.cookie.split('.')[3],
+      readOnly.cookie,
+    ]) {
       expect(log.includes(secret)).toBe(false);
     }
   });

@@ -31,7 +31,11 @@ export async function itemsAbout(aws: ReturnType<typeof stackClients>, table: st
  * are active AND hold it number at most one, and the guard names exactly that one.
  */
 export async function assertOneActivePerHash(aws: ReturnType<typeof stackClients>, table: string, hashes: string[]) {
-  const items = await itemsAbout(aws, table, hashes.map((h) => `IH#${h}`));
+  const items = await itemsAbout(
+    aws,
+    table,
+    hashes.map((h) => `IH#${h}`),
+  );
   const downloadIds = [...new Set(items.filter((i) => i.entity === 'membership').map((i) => i.download_id as string))];
   const store = new DynamoDownloadStore({ documents: aws.documents, table });
   const downloads = (await Promise.all(downloadIds.map((id) => store.get(id)))).filter((d) => d !== undefined);

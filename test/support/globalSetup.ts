@@ -69,5 +69,7 @@ export default async function globalSetup(): Promise<void> {
   fs.writeFileSync(path.join(stateDir, 'definition.json'), JSON.stringify(stack.definition));
   process.env.TEST_STACK_ENV_FILE = path.join(stateDir, 'env.json');
   globalThis.__STACK__ = { stack, stateDir };
-  process.stdout.write(`[test-stack] ready in ${((Date.now() - began) / 1000).toFixed(1)} s (logs: ${stateDir}/logs)\n`);
+  process.stdout.write(
+    `[test-stack] ready in ${((Date.now() - began) / 1000).toFixed(1)} s (logs: ${stateDir}/logs)\n`,
+  );
 }

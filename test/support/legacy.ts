@@ -30,7 +30,9 @@ export function legacyFile(rows: LegacyRowSpec[], schema = LEGACY_SCHEMA): { fil
   const db = new Database(file);
   try {
     db.exec(schema);
-    const columns = new Set((db.prepare(`PRAGMA table_info(download)`).all() as Array<{ name: string }>).map((c) => c.name));
+    const columns = new Set(
+      (db.prepare(`PRAGMA table_info(download)`).all() as Array<{ name: string }>).map((c) => c.name),
+    );
     const insert = db.transaction((all: LegacyRowSpec[]) => {
       for (const row of all) {
         const values: Record<string, unknown> = {

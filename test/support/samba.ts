@@ -26,7 +26,8 @@ export async function startSamba(dir: string, fixedPort?: number): Promise<Share
   const smbd = ensureSystemDep('smbd', () => undefined);
   ensureSystemDep('smbclient', () => undefined);
   const smbpasswd = path.join(path.dirname(smbd).replace('/sbin', '/bin'), 'smbpasswd');
-  for (const sub of ['state', 'private', 'lock', 'cache', 'pid', 'share/Input']) fs.mkdirSync(path.join(dir, sub), { recursive: true });
+  for (const sub of ['state', 'private', 'lock', 'cache', 'pid', 'share/Input'])
+    fs.mkdirSync(path.join(dir, sub), { recursive: true });
   const port = fixedPort ?? (await freePort());
   const conf = path.join(dir, 'smb.conf');
   fs.writeFileSync(
@@ -58,7 +59,10 @@ export async function startSamba(dir: string, fixedPort?: number): Promise<Share
 `,
   );
   const password = randomBytes(9).toString('base64url');
-  execFileSync(fs.existsSync(smbpasswd) ? smbpasswd : 'smbpasswd', ['-c', conf, '-s', '-a', 'root'], { input: `${password}\n${password}\n`, stdio: ['pipe', 'ignore', 'pipe'] });
+  execFileSync(fs.existsSync(smbpasswd) ? smbpasswd : 'smbpasswd', ['-c', conf, '-s', '-a', 'root'], {
+    input: `${password}\n${password}\n`,
+    stdio: ['pipe', 'ignore', 'pipe'],
+  });
   const service = await startProcess({
     name: 'smbd',
     command: smbd,
@@ -67,5 +71,13 @@ export async function startSamba(dir: string, fixedPort?: number): Promise<Share
     url: `smb://127.0.0.1:${port}/hotfolder`,
     ready: () => tcpOpen(port),
   });
-  return { host: '127.0.0.1', port, share: 'hotfolder', user: 'root', password, root: path.join(dir, 'share'), service };
+  return {
+    host: '127.0.0.1',
+    port,
+    share: 'hotfolder',
+    user: 'root',
+    password,
+    root: path.join(dir, 'share'),
+    service,
+  };
 }

@@ -56,12 +56,17 @@ export interface Harness {
 }
 
 /** `sharedRoot`: a folder that outlives the test (an SMB share's); it is emptied, not removed. */
-export async function harness(over: Partial<GatewayDeps> = {}, env: Record<string, string> = {}, sharedRoot?: string): Promise<Harness> {
+export async function harness(
+  over: Partial<GatewayDeps> = {},
+  env: Record<string, string> = {},
+  sharedRoot?: string,
+): Promise<Harness> {
   const nc = nats();
   const table = await isolatedTable(aws, 'ScanTable');
   const root = sharedRoot ?? fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-'));
   const empty = () => {
-    for (const entry of fs.existsSync(root) ? fs.readdirSync(root) : []) fs.rmSync(path.join(root, entry), { recursive: true, force: true });
+    for (const entry of fs.existsSync(root) ? fs.readdirSync(root) : [])
+      fs.rmSync(path.join(root, entry), { recursive: true, force: true });
   };
   if (sharedRoot) empty();
   fs.mkdirSync(path.join(root, 'Input'), { recursive: true });
@@ -84,8 +89,17 @@ export async function harness(over: Partial<GatewayDeps> = {}, env: Record<strin
   const clock = { now: Date.parse('2026-12-02T12:00:00Z') };
   const config = { ...loadScanConfig({ SCAN_HOTFOLDER_ROOT: root, SCAN_RESULT_SUBJECT: subject, ...env }), bucket };
   const logs: Harness['logs'] = [];
-  const record = (level: string) => (event: string, fields: Record<string, unknown> = {}) => void logs.push({ level, event, fields });
-  const log = { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error'), child: () => log };
+  const record =
+    (level: string) =>
+    (event: string, fields: Record<string, unknown> = {}) =>
+      void logs.push({ level, event, fields });
+  const log = {
+    debug: record('debug'),
+    info: record('info'),
+    warn: record('warn'),
+    error: record('error'),
+    child: () => log,
+  };
   const deps: GatewayDeps = {
     jobs: new DynamoDbScanJobStore(aws.documents, table.name),
     files: new S3ScanFiles(aws.s3, bucket),
@@ -104,7 +118,13 @@ export async function harness(over: Partial<GatewayDeps> = {}, env: Record<strin
 
 export async function upload(name: string, body?: Buffer): Promise<string> {
   const key = `inbox/${randomUUID()}/${name}`;
-  await aws.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body ?? fs.readFileSync(path.join(FIXTURES, 'inputs', name)) }));
+  await aws.s3.send(
+    new PutObjectCommand({
+      Bucket: bucket,
+      Key: key,
+      Body: body ?? fs.readFileSync(path.join(FIXTURES, 'inputs', name)),
+    }),
+  );
   return key;
 }
 

@@ -45,7 +45,10 @@ export function stackDefinition(): ServiceDefinition {
  * own name), for tests whose subject scans a whole table (the tick walks every
  * connection) and so must not share one with other test files.
  */
-export async function isolatedTable(aws: AwsClients, logicalId: string): Promise<{ name: string; drop: () => Promise<void> }> {
+export async function isolatedTable(
+  aws: AwsClients,
+  logicalId: string,
+): Promise<{ name: string; drop: () => Promise<void> }> {
   const table = planResources(stackDefinition().resources.Resources).tables.find((t) => t.logicalId === logicalId);
   if (!table) throw new Error(`no table ${logicalId} in serverless.yml`);
   const name = `${table.create.TableName}-${process.pid}-${Date.now()}`;

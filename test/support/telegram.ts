@@ -8,12 +8,21 @@ export const ALLOWED_USER = () => Number((process.env.TELEGRAM_ALLOWED_USER_IDS 
 const base = () => process.env.TELEGRAM_API_ROOT!;
 
 async function control<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${base()}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${base()}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return (await res.json()) as T;
 }
 
 export async function messages(chatId?: number): Promise<SentMessage[]> {
-  return (await control<{ messages: SentMessage[] }>('GET', `/emulator/messages${chatId === undefined ? '' : `?chat_id=${chatId}`}`)).messages;
+  return (
+    await control<{ messages: SentMessage[] }>(
+      'GET',
+      `/emulator/messages${chatId === undefined ? '' : `?chat_id=${chatId}`}`,
+    )
+  ).messages;
 }
 
 /** Messages about one download (its id is in every text and button). */
@@ -22,16 +31,30 @@ export async function messagesAbout(id: string, chatId?: number): Promise<SentMe
 }
 
 export const press = (chatId: number, userId: number, data: string, messageId?: number) =>
-  control<{ status: number; answer: CallbackAnswer | null }>('POST', '/emulator/press', { chat_id: chatId, user_id: userId, data, message_id: messageId });
+  control<{ status: number; answer: CallbackAnswer | null }>('POST', '/emulator/press', {
+    chat_id: chatId,
+    user_id: userId,
+    data,
+    message_id: messageId,
+  });
 
-export const type = (chatId: number, userId: number, text: string) => control<{ status: number; replies: SentMessage[] }>('POST', '/emulator/type', { chat_id: chatId, user_id: userId, text });
+export const type = (chatId: number, userId: number, text: string) =>
+  control<{ status: number; replies: SentMessage[] }>('POST', '/emulator/type', {
+    chat_id: chatId,
+    user_id: userId,
+    text,
+  });
 
 export const fault = (chatId: number, f: '429' | '500' | 'timeout', count: number, retryAfter?: number) =>
   control('PUT', '/emulator/faults', { chat_id: chatId, fault: f, count, retry_after: retryAfter });
 
 export const clearFaults = () => control('DELETE', '/emulator/faults');
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

@@ -184,7 +184,10 @@ function stronglyConnected(nodes: string[], edges: (n: string) => string[]): str
 if (require.main === module) {
   const graph = loadImportGraph();
   const { violations, unclassified } = analyseImports(graph);
-  const lines = graph.files.reduce((n, f) => n + fs.readFileSync(path.join(graph.root, f), 'utf8').split('\n').length, 0);
+  const lines = graph.files.reduce(
+    (n, f) => n + fs.readFileSync(path.join(graph.root, f), 'utf8').split('\n').length,
+    0,
+  );
   process.stdout.write(`${graph.files.length} files, ${lines} lines, ${violations.length} violations\n`);
   for (const v of violations) process.stdout.write(`  ${v.rule.padEnd(24)} ${v.from} → ${v.to}\n`);
   if (unclassified.length) process.stdout.write(`  unclassified lib/ modules: ${unclassified.join(', ')}\n`);

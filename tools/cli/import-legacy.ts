@@ -19,13 +19,17 @@ import { loadStackEnv } from './stack-env';
  * (imported, already there, conflict or bad row), 1 when writes failed (re-run), 2 on bad usage.
  */
 
-const USAGE = 'usage: npm run import:legacy -- --sqlite <file> [--dry-run] [--report <file.json>] [--concurrency <batches in flight, 1-64>]';
+const USAGE =
+  'usage: npm run import:legacy -- --sqlite <file> [--dry-run] [--report <file.json>] [--concurrency <batches in flight, 1-64>]';
 const SHOWN = 20;
 
 class UsageError extends Error {}
 
 function parseArgs(args: string[]) {
-  const opts: { sqlite?: string; dryRun: boolean; report?: string; concurrency: number } = { dryRun: false, concurrency: 4 };
+  const opts: { sqlite?: string; dryRun: boolean; report?: string; concurrency: number } = {
+    dryRun: false,
+    concurrency: 4,
+  };
   for (let i = 0; i < args.length; i++) {
     const value = () => {
       const v = args[++i];
@@ -33,16 +37,23 @@ function parseArgs(args: string[]) {
       return v;
     };
     switch (args[i]) {
-      case '--sqlite': opts.sqlite = value(); break;
-      case '--report': opts.report = value(); break;
-      case '--dry-run': opts.dryRun = true; break;
+      case '--sqlite':
+        opts.sqlite = value();
+        break;
+      case '--report':
+        opts.report = value();
+        break;
+      case '--dry-run':
+        opts.dryRun = true;
+        break;
       case '--concurrency': {
         const n = value();
         if (!/^[1-9][0-9]?$/.test(n) || Number(n) > 64) throw new UsageError(`--concurrency must be 1..64\n${USAGE}`);
         opts.concurrency = Number(n);
         break;
       }
-      default: throw new UsageError(`unknown argument ${JSON.stringify(args[i])}\n${USAGE}`);
+      default:
+        throw new UsageError(`unknown argument ${JSON.stringify(args[i])}\n${USAGE}`);
     }
   }
   if (!opts.sqlite) throw new UsageError(USAGE);
@@ -51,8 +62,15 @@ function parseArgs(args: string[]) {
 
 function target() {
   const r = new EnvReader(process.env);
-  const table = r.string('TABLE_DOWNLOADS', { pattern: /^[A-Za-z0-9._-]{3,255}$/, hint: 'the downloads table (run `npm start`, or set it for LocalStack/AWS)' });
-  const region = r.string('AWS_REGION', { default: 'us-east-1', pattern: /^[a-z]{2}(-[a-z]+)+-\d$/, hint: 'an AWS region' });
+  const table = r.string('TABLE_DOWNLOADS', {
+    pattern: /^[A-Za-z0-9._-]{3,255}$/,
+    hint: 'the downloads table (run `npm start`, or set it for LocalStack/AWS)',
+  });
+  const region = r.string('AWS_REGION', {
+    default: 'us-east-1',
+    pattern: /^[a-z]{2}(-[a-z]+)+-\d$/,
+    hint: 'an AWS region',
+  });
   const dynamodb = r.url('AWS_ENDPOINT_URL_DYNAMODB', ['http', 'https'], { optional: true });
   r.done();
   return { table, region, dynamodb };
@@ -74,9 +92,15 @@ export function summaryLines(file: string, table: string, report: LegacyImportRe
     ...(items.length > SHOWN ? [`  … ${items.length - SHOWN} more in the --report file`] : []),
   ];
   lines.push(
-    ...some(report.conflicts, (c) =>
-      `conflict: legacy id ${c.legacy_id} → ${c.id} imported failed: infohash ${c.infohash} belongs to active download ${c.owner_id}${c.owner_legacy_id ? ` (legacy id ${c.owner_legacy_id})` : ''}`),
-    ...some(report.bad_rows, (b) => `bad row: legacy id ${b.legacy_id ?? 'NULL'}${b.rowid ? ` (rowid ${b.rowid})` : ''}: ${b.reason}`),
+    ...some(
+      report.conflicts,
+      (c) =>
+        `conflict: legacy id ${c.legacy_id} → ${c.id} imported failed: infohash ${c.infohash} belongs to active download ${c.owner_id}${c.owner_legacy_id ? ` (legacy id ${c.owner_legacy_id})` : ''}`,
+    ),
+    ...some(
+      report.bad_rows,
+      (b) => `bad row: legacy id ${b.legacy_id ?? 'NULL'}${b.rowid ? ` (rowid ${b.rowid})` : ''}: ${b.reason}`,
+    ),
     ...some(report.errors, (e) => `write failed: legacy id ${e.legacy_id} → ${e.id}: ${e.reason}`),
     ...some(report.warnings, (w) => `warning: legacy id ${w.legacy_id}: ${w.reason}`),
   );
@@ -100,7 +124,8 @@ async function main(): Promise<number> {
       onProgress: (n) => progress.tick((done = n)),
     });
     progress.end(done);
-    if (opts.report) fs.writeFileSync(opts.report, JSON.stringify({ source: opts.sqlite, table, ...report }, null, 2) + '\n');
+    if (opts.report)
+      fs.writeFileSync(opts.report, JSON.stringify({ source: opts.sqlite, table, ...report }, null, 2) + '\n');
     process.stdout.write(summaryLines(opts.sqlite, table, report).join('\n') + '\n');
     if (opts.report) process.stdout.write(`report (old id → new id) written to ${opts.report}\n`);
     return report.summary.errors > 0 ? 1 : 0;

@@ -35,14 +35,18 @@ export function openLegacyFile(file: string): LegacyFile {
     throw new LegacyFileError(`${file}: not a readable SQLite database (${(err as Error).message})`);
   }
   try {
-    const columns = new Set((db.prepare(`PRAGMA table_info("download")`).all() as Array<{ name: string }>).map((c) => c.name.toLowerCase()));
+    const columns = new Set(
+      (db.prepare(`PRAGMA table_info("download")`).all() as Array<{ name: string }>).map((c) => c.name.toLowerCase()),
+    );
     if (columns.size === 0) throw new LegacyFileError(`${file}: no table "download"`);
     const missing = REQUIRED.filter((c) => !columns.has(c));
     if (missing.length) throw new LegacyFileError(`${file}: table "download" lacks ${missing.join(', ')}`);
     // Column names come from the fixed lists above, never from the file.
     const selected = [...REQUIRED, ...OPTIONAL.filter((c) => columns.has(c))].map((c) => `"${c}"`).join(', ');
     const withRowid = hasRowid(db);
-    const statement = db.prepare(`SELECT ${selected}${withRowid ? ', rowid AS "rowid"' : ''} FROM "download" ORDER BY "id"`);
+    const statement = db.prepare(
+      `SELECT ${selected}${withRowid ? ', rowid AS "rowid"' : ''} FROM "download" ORDER BY "id"`,
+    );
     // 64-bit ids arrive as bigint: an id past 2^53 must not be rounded onto another row's.
     statement.safeIntegers(true);
     const total = Number((db.prepare(`SELECT count(*) AS n FROM "download"`).get() as { n: number }).n);

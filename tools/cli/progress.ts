@@ -11,7 +11,8 @@ export interface ProgressOutput {
 export function progressText(done: number, total: number, elapsedMs: number): string {
   const rate = elapsedMs > 0 ? (done * 1000) / elapsedMs : 0;
   const percent = total > 0 ? Math.floor((done * 100) / total) : 100;
-  const eta = rate > 0 && total > done ? `ETA ${formatSeconds((total - done) / rate)}` : total > done ? 'ETA ?' : 'done';
+  const eta =
+    rate > 0 && total > done ? `ETA ${formatSeconds((total - done) / rate)}` : total > done ? 'ETA ?' : 'done';
   return `${done}/${total} rows ${String(percent).padStart(3)}%  ${rate.toFixed(0)} rows/s  ${eta}`;
 }
 
@@ -26,7 +27,12 @@ function formatSeconds(s: number): string {
   return m < 60 ? `${m} min ${Math.ceil(s - m * 60)} s` : `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
-export function progressReporter(out: ProgressOutput, total: number, clock: () => number = Date.now, lineEveryMs = 5000) {
+export function progressReporter(
+  out: ProgressOutput,
+  total: number,
+  clock: () => number = Date.now,
+  lineEveryMs = 5000,
+) {
   const began = clock();
   let shown = began;
   const tty = out.isTTY === true;

@@ -22,12 +22,16 @@ async function main() {
   const timeoutS = Number(args[args.indexOf('--timeout') + 1] ?? 0) || 120;
   if (!file || !fs.existsSync(file)) throw new Error('usage: npm run scan -- <file> [--timeout seconds]');
   const bucket = process.env.BUCKET_FILES;
-  if (!bucket || !process.env.NATS_URL) throw new Error('no stack found: run `npm start` first (or set BUCKET_FILES and NATS_URL)');
+  if (!bucket || !process.env.NATS_URL)
+    throw new Error('no stack found: run `npm start` first (or set BUCKET_FILES and NATS_URL)');
 
   const job = randomUUID();
   const fileId = randomUUID();
   const key = `inbox/${fileId}/${path.basename(file)}`;
-  const s3 = new S3Client({ region: process.env.AWS_REGION ?? 'us-east-1', forcePathStyle: !!process.env.AWS_ENDPOINT_URL_S3 });
+  const s3 = new S3Client({
+    region: process.env.AWS_REGION ?? 'us-east-1',
+    forcePathStyle: !!process.env.AWS_ENDPOINT_URL_S3,
+  });
   await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: fs.readFileSync(file) }));
   process.stdout.write(`uploaded s3://${bucket}/${key}\n`);
 
@@ -47,7 +51,10 @@ async function main() {
   process.stdout.write(`published job ${job}\n`);
 
   const began = Date.now();
-  const progress = setInterval(() => process.stdout.write(`\rwaiting for the answer… ${Math.round((Date.now() - began) / 1000)} s `), 1000);
+  const progress = setInterval(
+    () => process.stdout.write(`\rwaiting for the answer… ${Math.round((Date.now() - began) / 1000)} s `),
+    1000,
+  );
   const kick = setInterval(() => void pokePoll(), 5000); // locally, don't wait for the minute schedule
   const timer = setTimeout(() => sub.unsubscribe(), timeoutS * 1000);
   let final: Envelope | undefined;
@@ -73,7 +80,13 @@ async function pokePoll() {
   if (!process.env.AWS_ENDPOINT_URL_LAMBDA) return;
   const lambda = new LambdaClient({ region: process.env.AWS_REGION ?? 'us-east-1' });
   await lambda
-    .send(new InvokeCommand({ FunctionName: `torrent-scan-sync-${process.env.STAGE ?? 'dev'}-scanPoll`, InvocationType: 'Event', Payload: new TextEncoder().encode('{}') }))
+    .send(
+      new InvokeCommand({
+        FunctionName: `torrent-scan-sync-${process.env.STAGE ?? 'dev'}-scanPoll`,
+        InvocationType: 'Event',
+        Payload: new TextEncoder().encode('{}'),
+      }),
+    )
     .catch(() => undefined);
   lambda.destroy();
 }

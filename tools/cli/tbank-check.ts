@@ -53,7 +53,10 @@ async function main(): Promise<number> {
       process.stdout.write(`  ${section.padEnd(20)} ${items} items\n`);
     } catch (err) {
       failed = true;
-      const detail = err instanceof TBankError ? `${err.code} (${err.message}; x-tracking-id ${err.trackingId ?? 'none'})` : String(err);
+      const detail =
+        err instanceof TBankError
+          ? `${err.code} (${err.message}; x-tracking-id ${err.trackingId ?? 'none'})`
+          : String(err);
       process.stdout.write(`  ${section.padEnd(20)} FAILED ${detail}\n`);
       if (err instanceof TBankError && (err.kind === 'unauthenticated' || err.kind === 'forbidden')) break;
     }
@@ -63,10 +66,17 @@ async function main(): Promise<number> {
   for (const a of data.accounts.values()) {
     const ops = [...data.windows.values()].filter((w) => w.account_id === a.id).reduce((n, w) => n + w.count, 0);
     const positions = data.portfolios.get(a.id)?.positions.length ?? 0;
-    process.stdout.write(`  ${a.id}  ${a.type}  ${a.status}  ${a.access_level}  "${a.name}"  positions ${positions}  operations ${ops}\n`);
+    process.stdout.write(
+      `  ${a.id}  ${a.type}  ${a.status}  ${a.access_level}  "${a.name}"  positions ${positions}  operations ${ops}\n`,
+    );
   }
-  const events = [...data.events.values()].reduce((n, e) => ({ dividends: n.dividends + e.dividends, bonds: n.bonds + e.bond_events }), { dividends: 0, bonds: 0 });
-  process.stdout.write(`events: ${events.dividends} dividends, ${events.bonds} bond events; catalog: ${data.catalog.size} instruments of ${data.seen.size} seen\n`);
+  const events = [...data.events.values()].reduce(
+    (n, e) => ({ dividends: n.dividends + e.dividends, bonds: n.bonds + e.bond_events }),
+    { dividends: 0, bonds: 0 },
+  );
+  process.stdout.write(
+    `events: ${events.dividends} dividends, ${events.bonds} bond events; catalog: ${data.catalog.size} instruments of ${data.seen.size} seen\n`,
+  );
   process.stdout.write(`calls: ${JSON.stringify(api.calls)}, 429 answers: ${api.rateLimited}\n`);
   return failed ? 1 : 0;
 }

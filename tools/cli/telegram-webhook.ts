@@ -14,17 +14,28 @@ export const ALLOWED_UPDATES = ['message', 'callback_query'] as const;
 
 export async function registerWebhook(env: Env, remove = false): Promise<string> {
   const r = new EnvReader(env);
-  const token = r.string('TELEGRAM_BOT_TOKEN', { pattern: /^\d{1,20}:[A-Za-z0-9_-]{20,100}$/, hint: 'a bot token', secret: true });
+  const token = r.string('TELEGRAM_BOT_TOKEN', {
+    pattern: /^\d{1,20}:[A-Za-z0-9_-]{20,100}$/,
+    hint: 'a bot token',
+    secret: true,
+  });
   const apiRoot = r.url('TELEGRAM_API_ROOT', ['http', 'https'], { optional: true });
   const url = remove ? '' : r.url('TELEGRAM_WEBHOOK_URL', ['https', 'http']);
-  const secret = remove ? '' : r.string('TELEGRAM_WEBHOOK_SECRET', { pattern: /^[A-Za-z0-9_-]{16,256}$/, hint: '16-256 characters of A-Za-z0-9_-', secret: true });
+  const secret = remove
+    ? ''
+    : r.string('TELEGRAM_WEBHOOK_SECRET', {
+        pattern: /^[A-Za-z0-9_-]{16,256}$/,
+        hint: '16-256 characters of A-Za-z0-9_-',
+        secret: true,
+      });
   r.done();
   const api = new Api(token, apiRoot ? { apiRoot } : undefined);
   if (remove) {
     await api.deleteWebhook();
     return 'webhook deleted';
   }
-  if (!url.endsWith('/telegram/webhook')) throw new ConfigError([`TELEGRAM_WEBHOOK_URL must end with /telegram/webhook, got ${JSON.stringify(url)}`]);
+  if (!url.endsWith('/telegram/webhook'))
+    throw new ConfigError([`TELEGRAM_WEBHOOK_URL must end with /telegram/webhook, got ${JSON.stringify(url)}`]);
   await api.setWebhook(url, { secret_token: secret, allowed_updates: [...ALLOWED_UPDATES] });
   return `webhook set: ${url} (secret header on, updates: ${ALLOWED_UPDATES.join(', ')})`;
 }

@@ -24,7 +24,8 @@ function main(args: string[]): string {
     const name = option(args, 'name');
     const scopes = (option(args, 'scopes') ?? '').split(',').filter(Boolean);
     const days = option(args, 'days');
-    if (!name || scopes.length === 0 || !scopes.every(isScope) || (days !== undefined && !/^[1-9]\d{0,4}$/.test(days))) throw new Error(USAGE);
+    if (!name || scopes.length === 0 || !scopes.every(isScope) || (days !== undefined && !/^[1-9]\d{0,4}$/.test(days)))
+      throw new Error(USAGE);
     const token = newToken();
     const expires = days ? new Date(Date.now() + Number(days) * 86_400_000) : undefined;
     return [
@@ -35,7 +36,10 @@ function main(args: string[]): string {
     ].join('\n');
   }
   if (command === 'key' && args[1] && /^[A-Za-z0-9_-]{1,32}$/.test(args[1])) {
-    return [`SYNC_TOKEN_KEYS entry (put it first; keep the old keys after it until every token is re-sealed):`, `  ${newKeyringEntry(args[1])}`].join('\n');
+    return [
+      `SYNC_TOKEN_KEYS entry (put it first; keep the old keys after it until every token is re-sealed):`,
+      `  ${newKeyringEntry(args[1])}`,
+    ].join('\n');
   }
   throw new Error(USAGE);
 }

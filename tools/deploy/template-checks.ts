@@ -8,7 +8,10 @@
 
 import { PUBLIC_ROUTES } from '../../lib/auth/scopes';
 
-export type Cfn = { Resources: Record<string, { Type: string; Condition?: string; Properties?: any }>; Conditions?: Record<string, unknown> };
+export type Cfn = {
+  Resources: Record<string, { Type: string; Condition?: string; Properties?: any }>;
+  Conditions?: Record<string, unknown>;
+};
 
 export interface PackagedFunction {
   name: string;
@@ -51,8 +54,13 @@ export function checkAuthorizer(t: Cfn): Violation[] {
     // The one list of routes without an authorizer, each with its reason (healthcheck, sign-in, the webhook).
     const open = PUBLIC_ROUTES.includes(r.Properties.RouteKey);
     const guarded = r.Properties.AuthorizationType === 'CUSTOM' && r.Properties.AuthorizerId !== undefined;
-    if (!open && !guarded) out.push({ rule: 'authorizer', message: `${id} (${r.Properties.RouteKey}) has no authorizer` });
-    if (open && guarded) out.push({ rule: 'authorizer', message: `${r.Properties.RouteKey} must stay open (lib/auth/scopes.ts PUBLIC_ROUTES says why)` });
+    if (!open && !guarded)
+      out.push({ rule: 'authorizer', message: `${id} (${r.Properties.RouteKey}) has no authorizer` });
+    if (open && guarded)
+      out.push({
+        rule: 'authorizer',
+        message: `${r.Properties.RouteKey} must stay open (lib/auth/scopes.ts PUBLIC_ROUTES says why)`,
+      });
   }
   return out;
 }
@@ -75,8 +83,19 @@ export function checkIam(t: Cfn, ctx: TemplateContext): Violation[] {
         if (st.Effect !== 'Allow') continue;
         const actions: string[] = [st.Action].flat();
         for (const resource of [st.Resource].flat()) {
-          const problem = resourceProblem(resource, actions, { own, functionNames, buckets, prefix, service: ctx.service, stage: ctx.stage });
-          if (problem) out.push({ rule: 'iam', message: `${roleId} ${actions.join(',')}: ${problem}: ${JSON.stringify(resource)}` });
+          const problem = resourceProblem(resource, actions, {
+            own,
+            functionNames,
+            buckets,
+            prefix,
+            service: ctx.service,
+            stage: ctx.stage,
+          });
+          if (problem)
+            out.push({
+              rule: 'iam',
+              message: `${roleId} ${actions.join(',')}: ${problem}: ${JSON.stringify(resource)}`,
+            });
         }
       }
     }
@@ -95,9 +114,11 @@ interface Owned {
 
 function resourceProblem(resource: unknown, actions: string[], o: Owned): string | undefined {
   if (resource === '*') return 'wildcard resource';
-  if (typeof resource === 'string') return resource.includes('*') ? 'wildcard in a literal ARN' : 'literal ARN not derived from the stack';
+  if (typeof resource === 'string')
+    return resource.includes('*') ? 'wildcard in a literal ARN' : 'literal ARN not derived from the stack';
   const r = resource as Record<string, any>;
-  if (r['Fn::GetAtt']) return o.own.has(r['Fn::GetAtt'][0]) ? undefined : `GetAtt of ${r['Fn::GetAtt'][0]}, not in this stack`;
+  if (r['Fn::GetAtt'])
+    return o.own.has(r['Fn::GetAtt'][0]) ? undefined : `GetAtt of ${r['Fn::GetAtt'][0]}, not in this stack`;
   if (r.Ref) return o.own.has(r.Ref) ? undefined : `Ref of ${r.Ref}, not in this stack`;
   if (r['Fn::Sub']) {
     const text = String(r['Fn::Sub']);
@@ -114,15 +135,19 @@ function resourceProblem(resource: unknown, actions: string[], o: Owned): string
       const [id] = head['Fn::GetAtt'];
       const tail = String(parts[1]);
       if (!o.own.has(id)) return `ARN of ${id}, not in this stack`;
-      if (o.buckets.has(id)) return /^([\w.-]+\/)*\*$|^[\w./-]+$/.test(tail) ? undefined : 'bucket key pattern with an inner wildcard';
+      if (o.buckets.has(id))
+        return /^([\w.-]+\/)*\*$|^[\w./-]+$/.test(tail) ? undefined : 'bucket key pattern with an inner wildcard';
       return /^index\/[\w.-]+$/.test(tail) ? undefined : `${id}/${tail}: not an index named exactly`;
     }
     const name = literal[literal.length - 1];
     // arn:aws:lambda:<region>:<account>:function:<service>-<stage>-<fn>
-    if (sep === ':' && literal.includes('function')) return o.functionNames.has(name) ? undefined : `function ${name} is not one of this service's`;
+    if (sep === ':' && literal.includes('function'))
+      return o.functionNames.has(name) ? undefined : `function ${name} is not one of this service's`;
     // arn:<partition>:secretsmanager:<region>:<account>:secret:<service>/<stage>/<name>-?????? (the random suffix)
     if (sep === ':' && literal.includes('secretsmanager')) {
-      return name.startsWith(`${o.service}/${o.stage}/`) && /^[\w/.-]+-\?{6}$/.test(name) ? undefined : `secret ${name} is not this stage's`;
+      return name.startsWith(`${o.service}/${o.stage}/`) && /^[\w/.-]+-\?{6}$/.test(name)
+        ? undefined
+        : `secret ${name} is not this stage's`;
     }
     return 'Fn::Join the checker cannot prove owned';
   }
@@ -154,14 +179,19 @@ export function checkOnFailure(t: Cfn, ctx: TemplateContext): Violation[] {
   );
   return asyncFunctions(t, ctx)
     .filter((key) => !configured.has(functionLogicalId(key)))
-    .map((key) => ({ rule: 'on-failure' as const, message: `${key} is invoked asynchronously but has no on-failure destination` }));
+    .map((key) => ({
+      rule: 'on-failure' as const,
+      message: `${key} is invoked asynchronously but has no on-failure destination`,
+    }));
 }
 
 export function checkTables(t: Cfn, ctx: TemplateContext): Violation[] {
   const out: Violation[] = [];
   for (const [id, r] of of(t, 'AWS::DynamoDB::Table')) {
-    if (r.Properties.PointInTimeRecoverySpecification?.PointInTimeRecoveryEnabled !== true) out.push({ rule: 'tables', message: `${id} has no point-in-time recovery` });
-    if (!DEV_STAGES.has(ctx.stage) && r.Properties.DeletionProtectionEnabled !== true) out.push({ rule: 'tables', message: `${id} has no deletion protection in stage ${ctx.stage}` });
+    if (r.Properties.PointInTimeRecoverySpecification?.PointInTimeRecoveryEnabled !== true)
+      out.push({ rule: 'tables', message: `${id} has no point-in-time recovery` });
+    if (!DEV_STAGES.has(ctx.stage) && r.Properties.DeletionProtectionEnabled !== true)
+      out.push({ rule: 'tables', message: `${id} has no deletion protection in stage ${ctx.stage}` });
   }
   return out;
 }
@@ -172,7 +202,9 @@ export function checkBuckets(t: Cfn): Violation[] {
     const block = r.Properties?.PublicAccessBlockConfiguration ?? {};
     for (const flag of ['BlockPublicAcls', 'BlockPublicPolicy', 'IgnorePublicAcls', 'RestrictPublicBuckets'])
       if (block[flag] !== true) out.push({ rule: 'bucket', message: `${id}: ${flag} is not set` });
-    const sse = r.Properties?.BucketEncryption?.ServerSideEncryptionConfiguration?.[0]?.ServerSideEncryptionByDefault?.SSEAlgorithm;
+    const sse =
+      r.Properties?.BucketEncryption?.ServerSideEncryptionConfiguration?.[0]?.ServerSideEncryptionByDefault
+        ?.SSEAlgorithm;
     if (!sse) out.push({ rule: 'bucket', message: `${id} is not encrypted` });
   }
   return out;
@@ -181,7 +213,9 @@ export function checkBuckets(t: Cfn): Violation[] {
 export function checkSecrets(t: Cfn, ctx: TemplateContext): Violation[] {
   const out: Violation[] = [];
   const text = JSON.stringify(t);
-  for (const planted of ctx.plantedSecrets) if (text.includes(planted)) out.push({ rule: 'secrets', message: `a secret from the environment is written into the template` });
+  for (const planted of ctx.plantedSecrets)
+    if (text.includes(planted))
+      out.push({ rule: 'secrets', message: `a secret from the environment is written into the template` });
   for (const [id, r] of of(t, 'AWS::Lambda::Function')) {
     for (const [name, value] of Object.entries<unknown>(r.Properties.Environment?.Variables ?? {}))
       if (SECRET_VARIABLE.test(name) && !(typeof value === 'string' && DYNAMIC_REFERENCE.test(value)))
@@ -189,14 +223,24 @@ export function checkSecrets(t: Cfn, ctx: TemplateContext): Violation[] {
   }
   for (const [id, r] of of(t, 'AWS::ECS::TaskDefinition'))
     for (const c of r.Properties.ContainerDefinitions ?? [])
-      for (const e of c.Environment ?? []) if (SECRET_VARIABLE.test(e.Name)) out.push({ rule: 'secrets', message: `${id} ${e.Name} is plain task environment, not a secret` });
+      for (const e of c.Environment ?? [])
+        if (SECRET_VARIABLE.test(e.Name))
+          out.push({ rule: 'secrets', message: `${id} ${e.Name} is plain task environment, not a secret` });
   return out;
 }
 
 /** Functions consuming a DynamoDB stream (the bot's notifier), by key. */
 export function streamConsumers(ctx: TemplateContext): string[] {
   return Object.entries(ctx.functions)
-    .filter(([, f]) => (f.events ?? []).some((e) => e.stream && (typeof e.stream === 'string' || e.stream.type === 'dynamodb' || /dynamodb/.test(JSON.stringify(e.stream.arn ?? '')))))
+    .filter(([, f]) =>
+      (f.events ?? []).some(
+        (e) =>
+          e.stream &&
+          (typeof e.stream === 'string' ||
+            e.stream.type === 'dynamodb' ||
+            /dynamodb/.test(JSON.stringify(e.stream.arn ?? ''))),
+      ),
+    )
     .map(([key]) => key);
 }
 
@@ -211,8 +255,10 @@ export function checkStream(t: Cfn, ctx: TemplateContext): Violation[] {
       out.push({ rule: 'stream', message: `${key}: no event source mapping from a table's StreamArn` });
       continue;
     }
-    if (!t.Resources[table[0]]?.Properties?.StreamSpecification?.StreamViewType) out.push({ rule: 'stream', message: `${table[0]} has no stream enabled` });
-    if (!mapping[1].Properties.DestinationConfig?.OnFailure?.Destination) out.push({ rule: 'stream', message: `${key}: stream mapping has no on-failure destination` });
+    if (!t.Resources[table[0]]?.Properties?.StreamSpecification?.StreamViewType)
+      out.push({ rule: 'stream', message: `${table[0]} has no stream enabled` });
+    if (!mapping[1].Properties.DestinationConfig?.OnFailure?.Destination)
+      out.push({ rule: 'stream', message: `${key}: stream mapping has no on-failure destination` });
   }
   return out;
 }
@@ -232,9 +278,16 @@ export function checkConnector(t: Cfn, ctx: TemplateContext): Violation[] {
     .filter((s: any) => [s.Action].flat().includes('lambda:InvokeFunction'))
     .flatMap((s: any) => [s.Resource].flat().map((r: any) => r?.['Fn::GetAtt']?.[0] ?? JSON.stringify(r)))
     .sort();
-  if (JSON.stringify(invokable) !== JSON.stringify(natsFunctions)) out.push({ rule: 'connector', message: `task role invokes ${invokable.join(', ')}; the nats functions are ${natsFunctions.join(', ')}` });
-  if (statements.some((s: any) => ![s.Action].flat().every((a: string) => a === 'lambda:InvokeFunction'))) out.push({ rule: 'connector', message: 'task role allows more than lambda:InvokeFunction' });
-  for (const c of task[1].Properties.ContainerDefinitions) if (c.LogConfiguration?.LogDriver !== 'awslogs') out.push({ rule: 'connector', message: `${c.Name} does not log to CloudWatch` });
+  if (JSON.stringify(invokable) !== JSON.stringify(natsFunctions))
+    out.push({
+      rule: 'connector',
+      message: `task role invokes ${invokable.join(', ')}; the nats functions are ${natsFunctions.join(', ')}`,
+    });
+  if (statements.some((s: any) => ![s.Action].flat().every((a: string) => a === 'lambda:InvokeFunction')))
+    out.push({ rule: 'connector', message: 'task role allows more than lambda:InvokeFunction' });
+  for (const c of task[1].Properties.ContainerDefinitions)
+    if (c.LogConfiguration?.LogDriver !== 'awslogs')
+      out.push({ rule: 'connector', message: `${c.Name} does not log to CloudWatch` });
   return out;
 }
 

@@ -14,7 +14,11 @@ export interface ServiceDefinition {
   resources: { Resources: Record<string, CfnResource> };
 }
 
-export async function loadServiceDefinition(root: string, env: NodeJS.ProcessEnv, stage: string): Promise<ServiceDefinition> {
+export async function loadServiceDefinition(
+  root: string,
+  env: NodeJS.ProcessEnv,
+  stage: string,
+): Promise<ServiceDefinition> {
   const cli = path.join(path.dirname(require.resolve('osls/package.json')), 'bin', 'serverless.js');
   const { stdout } = await promisify(execFile)(process.execPath, [cli, 'print', '--format', 'json', '--stage', stage], {
     cwd: root,

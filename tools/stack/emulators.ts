@@ -18,11 +18,21 @@ export interface EmulatorSpec {
   /** When the real system is configured: check it, say what was found, and start no emulator. */
   external?(ctx: ServiceContext, env: NodeJS.ProcessEnv): Promise<boolean>;
   /** No service when the real system is configured instead (the T-Bank API given by TBANK_API_URL). */
-  start(ctx: ServiceContext, env: Record<string, string>): Promise<{ service?: RunningService; env: Record<string, string> }>;
+  start(
+    ctx: ServiceContext,
+    env: Record<string, string>,
+  ): Promise<{ service?: RunningService; env: Record<string, string> }>;
 }
 
 /** Runs a TypeScript entry point of emulator/ as its own process. */
-export function tsProcess(ctx: ServiceContext, name: string, entry: string, env: Record<string, string>, url: string, ready: () => Promise<boolean>) {
+export function tsProcess(
+  ctx: ServiceContext,
+  name: string,
+  entry: string,
+  env: Record<string, string>,
+  url: string,
+  ready: () => Promise<boolean>,
+) {
   return startProcess({
     name,
     command: process.execPath,
@@ -53,10 +63,14 @@ export async function checkTorrentClient(env: NodeJS.ProcessEnv, say: (line: str
   try {
     const webapi = await client.webapiVersion();
     const snapshot = await client.snapshot();
-    say(`torrent client: ${cfg.url} (your own, no emulator): Web API ${webapi}, ${how} accepted, ${snapshot.present.length} torrents in ${cfg.adoptAllCategories ? 'all categories' : `category ${cfg.category}`}`);
+    say(
+      `torrent client: ${cfg.url} (your own, no emulator): Web API ${webapi}, ${how} accepted, ${snapshot.present.length} torrents in ${cfg.adoptAllCategories ? 'all categories' : `category ${cfg.category}`}`,
+    );
     return true;
   } catch (err) {
-    say(`torrent client: ${cfg.url} (your own, no emulator) FAILED the check with ${how}: ${err instanceof Error ? err.message : String(err)}`);
+    say(
+      `torrent client: ${cfg.url} (your own, no emulator) FAILED the check with ${how}: ${err instanceof Error ? err.message : String(err)}`,
+    );
     return false;
   }
 }
@@ -79,8 +93,13 @@ const qbittorrent: EmulatorSpec = {
       TORRENT_CLIENT_API_KEY: '',
     };
     const profile = process.env.QBT_EMULATOR_PROFILE ?? '';
-    const service = await tsProcess(ctx, 'qbittorrent-emulator', 'qbittorrent/main.ts', { ...env, PORT: String(port), QBT_EMULATOR_PROFILE: profile }, url, () =>
-      httpAnswers(`${url}/emulator/torrents`),
+    const service = await tsProcess(
+      ctx,
+      'qbittorrent-emulator',
+      'qbittorrent/main.ts',
+      { ...env, PORT: String(port), QBT_EMULATOR_PROFILE: profile },
+      url,
+      () => httpAnswers(`${url}/emulator/torrents`),
     );
     return { service, env };
   },
@@ -104,8 +123,13 @@ const brokerage: EmulatorSpec = {
     const port = await freePort(8090);
     const url = `http://127.0.0.1:${port}`;
     const windowMs = process.env.TBANK_RATE_WINDOW_MS?.trim() || '60000';
-    const service = await tsProcess(ctx, 'brokerage-emulator', 'brokerage/main.ts', { PORT: String(port), BROKERAGE_RATE_WINDOW_MS: windowMs }, url, () =>
-      httpAnswers(`${url}/emulator/faults`),
+    const service = await tsProcess(
+      ctx,
+      'brokerage-emulator',
+      'brokerage/main.ts',
+      { PORT: String(port), BROKERAGE_RATE_WINDOW_MS: windowMs },
+      url,
+      () => httpAnswers(`${url}/emulator/faults`),
     );
     return { service, env: { TBANK_API_URL: url, TBANK_RATE_WINDOW_MS: windowMs } };
   },
@@ -119,8 +143,13 @@ const scanner: EmulatorSpec = {
     fs.mkdirSync(path.join(root, 'Input'), { recursive: true, mode: 0o700 });
     fs.chmodSync(root, 0o700);
     const env = { SCAN_HOTFOLDER_ROOT: root };
-    const service = await tsProcess(ctx, 'scanner-emulator', 'scanner/main.ts', { ...env, SCAN_EMULATOR_DELAY: process.env.SCAN_EMULATOR_DELAY ?? '500' }, root, async () =>
-      fs.readFileSync(path.join(ctx.logDir, 'scanner-emulator.log'), 'utf8').includes('watching'),
+    const service = await tsProcess(
+      ctx,
+      'scanner-emulator',
+      'scanner/main.ts',
+      { ...env, SCAN_EMULATOR_DELAY: process.env.SCAN_EMULATOR_DELAY ?? '500' },
+      root,
+      async () => fs.readFileSync(path.join(ctx.logDir, 'scanner-emulator.log'), 'utf8').includes('watching'),
     );
     return { service, env };
   },
@@ -145,11 +174,21 @@ const telegram: EmulatorSpec = {
       TELEGRAM_ALLOWED_USER_IDS: process.env.TELEGRAM_ALLOWED_USER_IDS?.trim() || '4242',
     };
     const webhook = `${ctx.httpUrl ?? 'http://127.0.0.1:3000'}/telegram/webhook`;
-    const service = await tsProcess(ctx, 'telegram-emulator', 'telegram/main.ts', { ...env, TELEGRAM_WEBHOOK_URL: webhook, PORT: String(port) }, url, () =>
-      httpAnswers(`${url}/emulator/webhook`),
+    const service = await tsProcess(
+      ctx,
+      'telegram-emulator',
+      'telegram/main.ts',
+      { ...env, TELEGRAM_WEBHOOK_URL: webhook, PORT: String(port) },
+      url,
+      () => httpAnswers(`${url}/emulator/webhook`),
     );
     return { service, env };
   },
 };
 
-export const emulators: EmulatorSpec[] = [qbittorrent, brokerage, scanner, ...(process.env.TELEGRAM_BOT_TOKEN?.trim() ? [] : [telegram])];
+export const emulators: EmulatorSpec[] = [
+  qbittorrent,
+  brokerage,
+  scanner,
+  ...(process.env.TELEGRAM_BOT_TOKEN?.trim() ? [] : [telegram]),
+];

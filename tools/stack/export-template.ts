@@ -16,7 +16,10 @@ async function main() {
   const all = definition.resources.Resources;
   const plan = planResources(all); // validates: fails here, not inside the container
   const keep = [...plan.tables, ...plan.buckets].map((r) => r.logicalId);
-  const template = { AWSTemplateFormatVersion: '2010-09-09', Resources: Object.fromEntries(keep.map((id) => [id, all[id]])) };
+  const template = {
+    AWSTemplateFormatVersion: '2010-09-09',
+    Resources: Object.fromEntries(keep.map((id) => [id, all[id]])),
+  };
   const out = path.join(root, '.stack', 'localstack', 'resources.json');
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify(template, null, 2));

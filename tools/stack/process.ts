@@ -42,7 +42,11 @@ export interface ServiceDeath {
 }
 
 export class ServiceStartError extends Error {
-  constructor(readonly service: string, readonly logFile: string, reason: string) {
+  constructor(
+    readonly service: string,
+    readonly logFile: string,
+    reason: string,
+  ) {
     super(`${service} failed to start: ${reason} (log: ${logFile})`);
     this.name = 'ServiceStartError';
   }

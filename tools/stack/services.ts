@@ -31,7 +31,17 @@ export async function startDynamoDbLocal(ctx: ServiceContext, port: number, data
   return startProcess({
     name: 'dynamodb-local',
     command: java,
-    args: [`-Djava.library.path=${path.join(home, 'DynamoDBLocal_lib')}`, '-cp', path.join(home, 'DynamoDBLocal.jar'), launcher, ...storage, '-sharedDb', '-disableTelemetry', '-port', String(port)],
+    args: [
+      `-Djava.library.path=${path.join(home, 'DynamoDBLocal_lib')}`,
+      '-cp',
+      path.join(home, 'DynamoDBLocal.jar'),
+      launcher,
+      ...storage,
+      '-sharedDb',
+      '-disableTelemetry',
+      '-port',
+      String(port),
+    ],
     cwd: home,
     logFile: log(ctx, 'dynamodb-local'),
     url: `http://127.0.0.1:${port}`,
@@ -64,7 +74,10 @@ export async function startNatsServer(ctx: ServiceContext, port: number, login?:
   const auth: string[] = [];
   if (login) {
     const file = path.join(ctx.logDir, `nats-server-${port}.conf`);
-    const users = 'nkey' in login ? `{ nkey: ${JSON.stringify(login.nkey)} }` : `{ user: ${JSON.stringify(login.user)}, password: ${JSON.stringify(login.password)} }`;
+    const users =
+      'nkey' in login
+        ? `{ nkey: ${JSON.stringify(login.nkey)} }`
+        : `{ user: ${JSON.stringify(login.user)}, password: ${JSON.stringify(login.password)} }`;
     fs.writeFileSync(file, `authorization {\n  users = [ ${users} ]\n}\n`, { mode: 0o600 });
     auth.push('-c', file);
   }
@@ -123,7 +136,17 @@ export async function startOffline(ctx: ServiceContext, opts: OfflineOptions): P
     return await startProcess({
       name: 'serverless-offline',
       command: process.execPath,
-      args: [cli, 'offline', 'start', '--stage', opts.stage, '--httpPort', String(opts.httpPort), '--lambdaPort', String(opts.lambdaPort)],
+      args: [
+        cli,
+        'offline',
+        'start',
+        '--stage',
+        opts.stage,
+        '--httpPort',
+        String(opts.httpPort),
+        '--lambdaPort',
+        String(opts.lambdaPort),
+      ],
       cwd: ctx.root,
       env: { ...opts.env, NATS_TRIGGER: opts.natsTrigger },
       logFile: log(ctx, 'serverless-offline'),

@@ -10,7 +10,15 @@ import { emulators } from './emulators';
 import { loadServiceDefinition, ServiceDefinition } from './definition';
 import { freePort } from './ports';
 import { RunningService, ServiceDeath } from './process';
-import { NatsTrigger, ServiceContext, startDynamoDbLocal, startNatsConnector, startNatsServer, startOffline, startS3Emulator } from './services';
+import {
+  NatsTrigger,
+  ServiceContext,
+  startDynamoDbLocal,
+  startNatsConnector,
+  startNatsServer,
+  startOffline,
+  startS3Emulator,
+} from './services';
 
 /**
  * The embedded local stack (docs/architecture.md): DynamoDB Local, the S3 emulator and
@@ -65,7 +73,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const stage = options.stage ?? 'dev';
   const logDir = path.join(options.stateDir, 'logs');
   fs.mkdirSync(logDir, { recursive: true });
-  const ctx: ServiceContext = { root: options.root, logDir, say, httpUrl: `http://127.0.0.1:${options.httpPort ?? 3000}` };
+  const ctx: ServiceContext = {
+    root: options.root,
+    logDir,
+    say,
+    httpUrl: `http://127.0.0.1:${options.httpPort ?? 3000}`,
+  };
   const services: RunningService[] = [];
   const stop = async () => {
     for (const service of services.splice(0).reverse()) await service.stop();
@@ -94,7 +107,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       AWS_ENDPOINT_URL_S3: endpoints.s3,
       AWS_EC2_METADATA_DISABLED: 'true',
       NATS_URL: endpoints.nats,
-      ...(natsLogin ? { NATS_USER: natsLogin.user, NATS_PASSWORD: natsLogin.password, NATS_NKEY_SEED: '', NATS_JWT: '' } : {}),
+      ...(natsLogin
+        ? { NATS_USER: natsLogin.user, NATS_PASSWORD: natsLogin.password, NATS_NKEY_SEED: '', NATS_JWT: '' }
+        : {}),
       // serverless.yml's local target: offline's plugins, secrets from this environment (docs/deploy.md).
       DEPLOY_TARGET: 'local',
       SLS_TELEMETRY_DISABLED: '1',
@@ -148,7 +163,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         const definitionFile = path.join(options.stateDir, 'service-definition.json');
         fs.writeFileSync(definitionFile, JSON.stringify(definition));
         env.NATS_CONNECTOR_DEFINITION = definitionFile;
-        const connector = await started(startNatsConnector(ctx, { definitionFile, healthPort: await freePort(), env: { ...process.env, ...env } }));
+        const connector = await started(
+          startNatsConnector(ctx, { definitionFile, healthPort: await freePort(), env: { ...process.env, ...env } }),
+        );
         env.NATS_CONNECTOR_HEALTH = connector.url;
       }
     }
@@ -166,16 +183,28 @@ export async function startStack(options: StackOptions): Promise<Stack> {
  * DynamoDB Local in memory is not restarted: it would come back empty, every
  * table gone, which is worse than stopping.
  */
-function superviseAll(services: RunningService[], opts: { say: (line: string) => void; stop: () => Promise<void>; onFatal?: (death: ServiceDeath) => void; keepsData: boolean }) {
+function superviseAll(
+  services: RunningService[],
+  opts: {
+    say: (line: string) => void;
+    stop: () => Promise<void>;
+    onFatal?: (death: ServiceDeath) => void;
+    keepsData: boolean;
+  },
+) {
   for (const service of services) {
     service.supervise({
       restart: service.name !== 'dynamodb-local' || opts.keepsData,
       onDeath: (death) => {
         if (death.outcome === 'restarted') {
-          opts.say(`${death.service} (pid ${death.pid}) died after start: ${death.reason}; restarted as pid ${death.newPid} (log: ${death.logFile})`);
+          opts.say(
+            `${death.service} (pid ${death.pid}) died after start: ${death.reason}; restarted as pid ${death.newPid} (log: ${death.logFile})`,
+          );
           return;
         }
-        opts.say(`FATAL: ${death.service} (pid ${death.pid}) died after start: ${death.reason}; ${death.detail} (log: ${death.logFile}). Stopping the stack.`);
+        opts.say(
+          `FATAL: ${death.service} (pid ${death.pid}) died after start: ${death.reason}; ${death.detail} (log: ${death.logFile}). Stopping the stack.`,
+        );
         void opts.stop().then(() => opts.onFatal?.(death));
       },
     });

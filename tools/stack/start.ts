@@ -21,9 +21,11 @@ const say = (line: string) => process.stdout.write(`[stack] ${line}\n`);
 async function main() {
   const began = Date.now();
   const localstack = process.env.STACK === 'localstack';
-  if (process.env.STACK && !localstack) throw new Error(`STACK must be 'localstack' or unset, got ${JSON.stringify(process.env.STACK)}`);
+  if (process.env.STACK && !localstack)
+    throw new Error(`STACK must be 'localstack' or unset, got ${JSON.stringify(process.env.STACK)}`);
   const natsTrigger = process.env.NATS_TRIGGER || 'plugin';
-  if (natsTrigger !== 'plugin' && natsTrigger !== 'connector') throw new Error(`NATS_TRIGGER must be 'plugin' or 'connector', got ${JSON.stringify(natsTrigger)}`);
+  if (natsTrigger !== 'plugin' && natsTrigger !== 'connector')
+    throw new Error(`NATS_TRIGGER must be 'plugin' or 'connector', got ${JSON.stringify(natsTrigger)}`);
   const edge = process.env.LOCALSTACK_URL ?? 'http://127.0.0.1:4566';
 
   let stack: Stack | undefined;
@@ -66,28 +68,47 @@ async function main() {
   delete shared.SYNC_TOKEN_KEYS;
   delete shared.SESSION_KEYS;
   if (stack.devToken) shared.API_TOKEN = stack.devToken;
-  fs.writeFileSync(envFile, Object.entries(shared).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
+  fs.writeFileSync(
+    envFile,
+    Object.entries(shared)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n') + '\n',
+    { mode: 0o600 },
+  );
   fs.chmodSync(envFile, 0o600);
   say(`ready in ${((Date.now() - began) / 1000).toFixed(1)} s`);
   say(`  DynamoDB   ${stack.env.AWS_ENDPOINT_URL_DYNAMODB}`);
   say(`  S3         ${stack.env.AWS_ENDPOINT_URL_S3}   (bucket ${stack.env.BUCKET_FILES})`);
   say(`  NATS       ${stack.env.NATS_URL}`);
-  for (const service of stack.services) say(`  ${service.name.padEnd(20)} ${service.url}  pid ${service.pid}  log ${path.relative(root, service.logFile)}`);
+  for (const service of stack.services)
+    say(`  ${service.name.padEnd(20)} ${service.url}  pid ${service.pid}  log ${path.relative(root, service.logFile)}`);
   say(`  health     curl -s ${stack.services.find((s) => s.name === 'serverless-offline')?.url}/healthcheck`);
-  say(`  web UI     ${stack.services.find((s) => s.name === 'serverless-offline')?.url}/   (sign in with an API token)`);
+  say(
+    `  web UI     ${stack.services.find((s) => s.name === 'serverless-offline')?.url}/   (sign in with an API token)`,
+  );
   say(`  env        ${path.relative(root, envFile)} (source it to reach this stack from another shell)`);
   if (stack.devToken) {
-    say(`  API token  ${stack.devToken}   (all scopes, this session only; also API_TOKEN in ${path.relative(root, envFile)})`);
-    say(`  try        curl -s -H "Authorization: Bearer $API_TOKEN" ${stack.services.find((s) => s.name === 'serverless-offline')?.url}/downloads`);
+    say(
+      `  API token  ${stack.devToken}   (all scopes, this session only; also API_TOKEN in ${path.relative(root, envFile)})`,
+    );
+    say(
+      `  try        curl -s -H "Authorization: Bearer $API_TOKEN" ${stack.services.find((s) => s.name === 'serverless-offline')?.url}/downloads`,
+    );
   }
   const telegram = stack.services.find((s) => s.name === 'telegram-emulator');
   if (telegram) {
     const [chat] = stack.env.TELEGRAM_CHAT_IDS.split(',');
     const user = stack.env.TELEGRAM_ALLOWED_USER_IDS.split(',')[0];
-    say(`  telegram   the bot talks to the emulator at ${telegram.url} (chats ${stack.env.TELEGRAM_CHAT_IDS}, user ${user}):`);
-    say(`             type:  curl -s -XPOST ${telegram.url}/emulator/type -d '{"chat_id":${chat},"user_id":${user},"text":"/help"}'`);
+    say(
+      `  telegram   the bot talks to the emulator at ${telegram.url} (chats ${stack.env.TELEGRAM_CHAT_IDS}, user ${user}):`,
+    );
+    say(
+      `             type:  curl -s -XPOST ${telegram.url}/emulator/type -d '{"chat_id":${chat},"user_id":${user},"text":"/help"}'`,
+    );
     say(`             read:  curl -s '${telegram.url}/emulator/messages?chat_id=${chat}'`);
-    say(`             press: curl -s -XPOST ${telegram.url}/emulator/press -d '{"chat_id":${chat},"user_id":${user},"message_id":1,"data":"v1:o:<id>"}'`);
+    say(
+      `             press: curl -s -XPOST ${telegram.url}/emulator/press -d '{"chat_id":${chat},"user_id":${user},"message_id":1,"data":"v1:o:<id>"}'`,
+    );
   }
   say('Ctrl-C stops everything');
 }

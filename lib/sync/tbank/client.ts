@@ -66,7 +66,13 @@ export class TBankClient {
   getPortfolio = (accountId: string): Promise<Portfolio> =>
     this.call('OperationsService', 'GetPortfolio', { accountId }, (b) => parsePortfolio(b, accountId));
 
-  operationsPage = (q: { accountId: string; from: string; to: string; cursor?: string; limit: number }): Promise<OperationsPage> =>
+  operationsPage = (q: {
+    accountId: string;
+    from: string;
+    to: string;
+    cursor?: string;
+    limit: number;
+  }): Promise<OperationsPage> =>
     this.call(
       'OperationsService',
       'GetOperationsByCursor',
@@ -96,18 +102,34 @@ export class TBankClient {
       let err: TBankError;
       try {
         const answer = await this.send(service, method, body);
-        log.debug('tbank_call', { method: name, status: 200, tracking_id: answer.trackingId, ms: Math.round(performance.now() - started) });
+        log.debug('tbank_call', {
+          method: name,
+          status: 200,
+          tracking_id: answer.trackingId,
+          ms: Math.round(performance.now() - started),
+        });
         try {
           return parse(answer.body);
         } catch (e) {
           if (!(e instanceof ContractError)) throw e;
-          throw new TBankError('bad-answer', `${name}: ${e.message}`, { method: name, status: 200, trackingId: answer.trackingId });
+          throw new TBankError('bad-answer', `${name}: ${e.message}`, {
+            method: name,
+            status: 200,
+            trackingId: answer.trackingId,
+          });
         }
       } catch (e) {
         if (!(e instanceof TBankError)) throw e; // the signal's reason: the step's bound fired
         err = e;
       }
-      log.warn('tbank_call_failed', { method: name, kind: err.kind, status: err.detail.status, api_code: err.detail.apiCode, tracking_id: err.trackingId, ms: Math.round(performance.now() - started) });
+      log.warn('tbank_call_failed', {
+        method: name,
+        kind: err.kind,
+        status: err.detail.status,
+        api_code: err.detail.apiCode,
+        tracking_id: err.trackingId,
+        ms: Math.round(performance.now() - started),
+      });
 
       let wait: number;
       if (err.kind === 'rate-limited') {
@@ -129,7 +151,11 @@ export class TBankClient {
     }
   }
 
-  private async send(service: TBankService, method: string, body: object): Promise<{ body: unknown; trackingId?: string }> {
+  private async send(
+    service: TBankService,
+    method: string,
+    body: object,
+  ): Promise<{ body: unknown; trackingId?: string }> {
     const { signal } = this.opts;
     const name = `${service}/${method}`;
     this.calls[service] = (this.calls[service] ?? 0) + 1;
@@ -156,11 +182,13 @@ export class TBankClient {
     const detail = { method: name, status: res.status, trackingId };
     const json = parseJson(text);
     if (res.ok) {
-      if (json === undefined) throw new TBankError('bad-answer', `${name}: the answer is not JSON (${snippet(text)})`, detail);
+      if (json === undefined)
+        throw new TBankError('bad-answer', `${name}: the answer is not JSON (${snippet(text)})`, detail);
       return { body: json, trackingId };
     }
     const error = json && typeof json === 'object' ? (json as { description?: unknown; message?: unknown }) : undefined;
-    const apiCode = typeof error?.description === 'string' && /^\d{5}$/.test(error.description) ? error.description : undefined;
+    const apiCode =
+      typeof error?.description === 'string' && /^\d{5}$/.test(error.description) ? error.description : undefined;
     const reset = Number(res.headers.get('x-ratelimit-reset'));
     const kind = classify(res.status, apiCode);
     const message = typeof error?.message === 'string' ? error.message.slice(0, 200) : snippet(text);

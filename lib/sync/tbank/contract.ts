@@ -13,14 +13,58 @@ export const SERVICES = ['UsersService', 'OperationsService', 'InstrumentsServic
 export type TBankService = (typeof SERVICES)[number];
 
 const enumOf = <T extends string>(...values: T[]) => new Set<string>(values);
-export const ACCOUNT_TYPES = enumOf('ACCOUNT_TYPE_UNSPECIFIED', 'ACCOUNT_TYPE_TINKOFF', 'ACCOUNT_TYPE_TINKOFF_IIS', 'ACCOUNT_TYPE_INVEST_BOX', 'ACCOUNT_TYPE_INVEST_FUND', 'ACCOUNT_TYPE_DEBIT', 'ACCOUNT_TYPE_SAVING');
-export const ACCOUNT_STATUSES = enumOf('ACCOUNT_STATUS_UNSPECIFIED', 'ACCOUNT_STATUS_NEW', 'ACCOUNT_STATUS_OPEN', 'ACCOUNT_STATUS_CLOSED', 'ACCOUNT_STATUS_ALL');
-export const ACCESS_LEVELS = enumOf('ACCOUNT_ACCESS_LEVEL_UNSPECIFIED', 'ACCOUNT_ACCESS_LEVEL_FULL_ACCESS', 'ACCOUNT_ACCESS_LEVEL_READ_ONLY', 'ACCOUNT_ACCESS_LEVEL_NO_ACCESS');
-export const OPERATION_STATES = enumOf('OPERATION_STATE_UNSPECIFIED', 'OPERATION_STATE_EXECUTED', 'OPERATION_STATE_CANCELED', 'OPERATION_STATE_PROGRESS');
-export const INSTRUMENT_KINDS = enumOf(
-  ...(['UNSPECIFIED', 'BOND', 'SHARE', 'CURRENCY', 'ETF', 'FUTURES', 'SP', 'OPTION', 'CLEARING_CERTIFICATE', 'INDEX', 'COMMODITY'] as const).map((v) => `INSTRUMENT_TYPE_${v}`),
+export const ACCOUNT_TYPES = enumOf(
+  'ACCOUNT_TYPE_UNSPECIFIED',
+  'ACCOUNT_TYPE_TINKOFF',
+  'ACCOUNT_TYPE_TINKOFF_IIS',
+  'ACCOUNT_TYPE_INVEST_BOX',
+  'ACCOUNT_TYPE_INVEST_FUND',
+  'ACCOUNT_TYPE_DEBIT',
+  'ACCOUNT_TYPE_SAVING',
 );
-export const BOND_EVENT_TYPES = enumOf('EVENT_TYPE_UNSPECIFIED', 'EVENT_TYPE_CPN', 'EVENT_TYPE_CALL', 'EVENT_TYPE_MTY', 'EVENT_TYPE_CONV');
+export const ACCOUNT_STATUSES = enumOf(
+  'ACCOUNT_STATUS_UNSPECIFIED',
+  'ACCOUNT_STATUS_NEW',
+  'ACCOUNT_STATUS_OPEN',
+  'ACCOUNT_STATUS_CLOSED',
+  'ACCOUNT_STATUS_ALL',
+);
+export const ACCESS_LEVELS = enumOf(
+  'ACCOUNT_ACCESS_LEVEL_UNSPECIFIED',
+  'ACCOUNT_ACCESS_LEVEL_FULL_ACCESS',
+  'ACCOUNT_ACCESS_LEVEL_READ_ONLY',
+  'ACCOUNT_ACCESS_LEVEL_NO_ACCESS',
+);
+export const OPERATION_STATES = enumOf(
+  'OPERATION_STATE_UNSPECIFIED',
+  'OPERATION_STATE_EXECUTED',
+  'OPERATION_STATE_CANCELED',
+  'OPERATION_STATE_PROGRESS',
+);
+export const INSTRUMENT_KINDS = enumOf(
+  ...(
+    [
+      'UNSPECIFIED',
+      'BOND',
+      'SHARE',
+      'CURRENCY',
+      'ETF',
+      'FUTURES',
+      'SP',
+      'OPTION',
+      'CLEARING_CERTIFICATE',
+      'INDEX',
+      'COMMODITY',
+    ] as const
+  ).map((v) => `INSTRUMENT_TYPE_${v}`),
+);
+export const BOND_EVENT_TYPES = enumOf(
+  'EVENT_TYPE_UNSPECIFIED',
+  'EVENT_TYPE_CPN',
+  'EVENT_TYPE_CALL',
+  'EVENT_TYPE_MTY',
+  'EVENT_TYPE_CONV',
+);
 export const OPERATION_TYPES = enumOf(
   ...`UNSPECIFIED INPUT BOND_TAX OUTPUT_SECURITIES OVERNIGHT TAX BOND_REPAYMENT_FULL SELL_CARD DIVIDEND_TAX OUTPUT BOND_REPAYMENT
 TAX_CORRECTION SERVICE_FEE BENEFIT_TAX MARGIN_FEE BUY BUY_CARD INPUT_SECURITIES SELL_MARGIN BROKER_FEE BUY_MARGIN DIVIDEND SELL COUPON
@@ -136,20 +180,23 @@ function text(o: Obj, field: string, what: string, required = false): string | u
     if (required) throw new ContractError(`${what}.${field}: missing`);
     return undefined;
   }
-  if (typeof value !== 'string' || value.length > MAX_TEXT) throw new ContractError(`${what}.${field}: not a string of at most ${MAX_TEXT} characters`);
+  if (typeof value !== 'string' || value.length > MAX_TEXT)
+    throw new ContractError(`${what}.${field}: not a string of at most ${MAX_TEXT} characters`);
   return value;
 }
 const required = (o: Obj, field: string, what: string) => text(o, field, what, true)!;
 function enumField(o: Obj, field: string, values: Set<string>, what: string, fallback?: string): string {
   const value = o[field] ?? fallback;
-  if (typeof value !== 'string' || !values.has(value)) throw new ContractError(`${what}.${field}: unknown value ${JSON.stringify(value)}`);
+  if (typeof value !== 'string' || !values.has(value))
+    throw new ContractError(`${what}.${field}: unknown value ${JSON.stringify(value)}`);
   return value;
 }
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 function timestamp(o: Obj, field: string, what: string, isRequired = false): string | undefined {
   const value = text(o, field, what, isRequired);
   if (value === undefined) return undefined;
-  if (!TIMESTAMP.test(value) || Number.isNaN(Date.parse(value))) throw new ContractError(`${what}.${field}: not an RFC 3339 time`);
+  if (!TIMESTAMP.test(value) || Number.isNaN(Date.parse(value)))
+    throw new ContractError(`${what}.${field}: not an RFC 3339 time`);
   return new Date(value).toISOString();
 }
 function int64Text(o: Obj, field: string, what: string): string | undefined {
@@ -167,8 +214,10 @@ function wrapMoney<T>(read: () => T): T {
     throw err;
   }
 }
-const moneyField = (o: Obj, field: string, what: string) => wrapMoney(() => optionalMoney(o[field], `${what}.${field}`));
-const quotationField = (o: Obj, field: string, what: string) => wrapMoney(() => optionalQuotation(o[field], `${what}.${field}`));
+const moneyField = (o: Obj, field: string, what: string) =>
+  wrapMoney(() => optionalMoney(o[field], `${what}.${field}`));
+const quotationField = (o: Obj, field: string, what: string) =>
+  wrapMoney(() => optionalQuotation(o[field], `${what}.${field}`));
 
 // --- answers ------------------------------------------------------------------
 
@@ -213,7 +262,8 @@ export function parsePortfolio(body: unknown, accountId: string): Portfolio {
 
 export function parseOperationsPage(body: unknown, accountId: string): OperationsPage {
   const o = obj(body, 'GetOperationsByCursor');
-  if (o.hasNext !== undefined && typeof o.hasNext !== 'boolean') throw new ContractError('GetOperationsByCursor.hasNext: not a boolean');
+  if (o.hasNext !== undefined && typeof o.hasNext !== 'boolean')
+    throw new ContractError('GetOperationsByCursor.hasNext: not a boolean');
   const hasNext = o.hasNext === true;
   const nextCursor = text(o, 'nextCursor', 'GetOperationsByCursor') ?? '';
   if (hasNext && !nextCursor) throw new ContractError('GetOperationsByCursor: hasNext without a nextCursor');
@@ -224,7 +274,8 @@ export function parseOperationsPage(body: unknown, accountId: string): Operation
       const what = `items[${i}]`;
       const op = obj(raw, what);
       const account = text(op, 'brokerAccountId', what);
-      if (account !== undefined && account !== accountId) throw new ContractError(`${what}.brokerAccountId: another account's operation`);
+      if (account !== undefined && account !== accountId)
+        throw new ContractError(`${what}.brokerAccountId: another account's operation`);
       return {
         id: required(op, 'id', what),
         parent_operation_id: text(op, 'parentOperationId', what),
@@ -237,7 +288,8 @@ export function parseOperationsPage(body: unknown, accountId: string): Operation
         instrument_uid: text(op, 'instrumentUid', what),
         figi: text(op, 'figi', what),
         instrument_type: text(op, 'instrumentType', what),
-        instrument_kind: op.instrumentKind === undefined ? undefined : enumField(op, 'instrumentKind', INSTRUMENT_KINDS, what),
+        instrument_kind:
+          op.instrumentKind === undefined ? undefined : enumField(op, 'instrumentKind', INSTRUMENT_KINDS, what),
         payment: moneyField(op, 'payment', what),
         price: moneyField(op, 'price', what),
         commission: moneyField(op, 'commission', what),
@@ -272,7 +324,8 @@ export function parseBondEvents(body: unknown): BondEvent[] {
     const what = `events[${i}]`;
     const e = obj(raw, what);
     const number = e.eventNumber ?? 0;
-    if (typeof number !== 'number' || !Number.isSafeInteger(number)) throw new ContractError(`${what}.eventNumber: not an integer`);
+    if (typeof number !== 'number' || !Number.isSafeInteger(number))
+      throw new ContractError(`${what}.eventNumber: not an integer`);
     return {
       instrument_id: required(e, 'instrumentId', what),
       event_number: number,
@@ -300,6 +353,7 @@ export function parseInstrument(body: unknown): Instrument {
     currency: text(i, 'currency', what),
     lot,
     instrument_type: text(i, 'instrumentType', what),
-    instrument_kind: i.instrumentKind === undefined ? undefined : enumField(i, 'instrumentKind', INSTRUMENT_KINDS, what),
+    instrument_kind:
+      i.instrumentKind === undefined ? undefined : enumField(i, 'instrumentKind', INSTRUMENT_KINDS, what),
   };
 }

@@ -11,14 +11,21 @@
  * bad-request     30xxx and any other 4xx                  ends the section: UPSTREAM_REJECTED
  * bad-answer      not JSON, truncated, unknown enum, money out of range: BAD_UPSTREAM_ANSWER
  */
-export type TBankErrorKind = 'unauthenticated' | 'forbidden' | 'not-found' | 'rate-limited' | 'transient' | 'bad-request' | 'bad-answer';
+export type TBankErrorKind =
+  'unauthenticated' | 'forbidden' | 'not-found' | 'rate-limited' | 'transient' | 'bad-request' | 'bad-answer';
 
 export class TBankError extends Error {
   readonly code: string;
   constructor(
     readonly kind: TBankErrorKind,
     message: string,
-    readonly detail: { method?: string; status?: number; apiCode?: string; trackingId?: string; resetSeconds?: number } = {},
+    readonly detail: {
+      method?: string;
+      status?: number;
+      apiCode?: string;
+      trackingId?: string;
+      resetSeconds?: number;
+    } = {},
   ) {
     super(message);
     this.name = 'TBankError';

@@ -17,7 +17,12 @@ import { stackConfig } from '../../support/stack';
 const { aws, table } = downloadsStore();
 afterAll(() => aws.dynamodb.destroy());
 
-const torrents: TorrentClient = { snapshot: async () => ({ full: true, changed: [], present: [] }), add: async () => undefined, remove: async () => undefined, stop: async () => undefined };
+const torrents: TorrentClient = {
+  snapshot: async () => ({ full: true, changed: [], present: [] }),
+  add: async () => undefined,
+  remove: async () => undefined,
+  stop: async () => undefined,
+};
 
 type Where = 'sdk' | 'ours';
 
@@ -25,7 +30,8 @@ type Where = 'sdk' | 'ours';
 function faultyStore(where: Where) {
   const clients = createAwsClients(stackConfig());
   const faults = { pending: 0, injected: 0 };
-  const loseAnswer = (next: (args: any) => Promise<any>) => async (args: any) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the SDK's middleware arguments are untyped here
+  const loseAnswer = (next: (args: any) => Promise<any>) => async (args: any) => {
     const out = await next(args);
     if (faults.pending > 0 && args.input?.TransactItems) {
       faults.pending--;
@@ -35,7 +41,10 @@ function faultyStore(where: Where) {
     return out;
   };
   // deserialize runs inside the SDK's retry loop; initialize outside it (our own retry then resends).
-  (clients.documents as DynamoDBDocumentClient).middlewareStack.add(loseAnswer, { step: (where === 'sdk' ? 'deserialize' : 'initialize') as 'deserialize', name: 'loseAnswer' });
+  (clients.documents as DynamoDBDocumentClient).middlewareStack.add(loseAnswer, {
+    step: (where === 'sdk' ? 'deserialize' : 'initialize') as 'deserialize',
+    name: 'loseAnswer',
+  });
   const store = new DynamoDownloadStore({ documents: clients.documents, table });
   return { store, faults, deps: { store, torrents, log: silentLogger }, close: () => clients.dynamodb.destroy() };
 }
@@ -83,7 +92,10 @@ describe.each<Where>(['sdk', 'ours'])('a TransactWriteItems applied but answered
     const h = v1();
     const { download } = await ingest(f.deps, { infohashes: [h.infohash] });
     f.faults.pending = 1;
-    await expect(f.store.setDownloadState(download.id, 'queued', 'cancelled')).resolves.toMatchObject({ state: 'cancelled', revision: 2 });
+    await expect(f.store.setDownloadState(download.id, 'queued', 'cancelled')).resolves.toMatchObject({
+      state: 'cancelled',
+      revision: 2,
+    });
     expect(await f.store.findActiveByInfohash(h.infohash)).toBeUndefined();
   });
 });

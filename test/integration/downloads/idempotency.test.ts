@@ -9,15 +9,23 @@ import { call } from '../../support/http';
  */
 
 const { aws, table } = downloadsStore();
-const downloadsOf = async (hash: string) => (await itemsAbout(aws, table, [hash])).filter((i) => String(i.SK).startsWith('DL#'));
+const downloadsOf = async (hash: string) =>
+  (await itemsAbout(aws, table, [hash])).filter((i) => String(i.SK).startsWith('DL#'));
 
 describe('POST /downloads with an Idempotency-Key', () => {
   it('a retry with the same key and body (other spacing and key order) replays the 201, same id, one download', async () => {
     const key = randomUUID();
     const hash = v1().infohash;
-    const first = await call('POST', '/downloads', { infohashes: [hash], name: 'idem-once' }, { 'idempotency-key': key });
+    const first = await call(
+      'POST',
+      '/downloads',
+      { infohashes: [hash], name: 'idem-once' },
+      { 'idempotency-key': key },
+    );
     expect(first.status).toBe(201);
-    const retry = await call('POST', '/downloads', `{ "name" : "idem-once", "infohashes" : ["${hash}"] }`, { 'idempotency-key': key });
+    const retry = await call('POST', '/downloads', `{ "name" : "idem-once", "infohashes" : ["${hash}"] }`, {
+      'idempotency-key': key,
+    });
     expect(retry.status).toBe(201);
     expect(retry.body.id).toBe(first.body.id);
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
@@ -38,7 +46,9 @@ describe('POST /downloads with an Idempotency-Key', () => {
   it('concurrent retries with one key: one download, every success is the same answer, the rest 409 in progress', async () => {
     const key = randomUUID();
     const hash = v1().infohash;
-    const answers = await Promise.all(Array.from({ length: 6 }, () => call('POST', '/downloads', { infohashes: [hash] }, { 'idempotency-key': key })));
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => call('POST', '/downloads', { infohashes: [hash] }, { 'idempotency-key': key })),
+    );
     const ok = answers.filter((a) => a.status === 201);
     expect(ok.length).toBeGreaterThanOrEqual(1);
     expect(new Set(ok.map((a) => a.body.id)).size).toBe(1);

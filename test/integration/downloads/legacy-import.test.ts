@@ -37,7 +37,13 @@ async function countDownloads(table: string): Promise<number> {
   let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
     const page = await aws.documents.send(
-      new ScanCommand({ TableName: table, Select: 'COUNT', FilterExpression: 'entity = :d', ExpressionAttributeValues: { ':d': 'download' }, ExclusiveStartKey }),
+      new ScanCommand({
+        TableName: table,
+        Select: 'COUNT',
+        FilterExpression: 'entity = :d',
+        ExpressionAttributeValues: { ':d': 'download' },
+        ExclusiveStartKey,
+      }),
     );
     count += page.Count ?? 0;
     ExclusiveStartKey = page.LastEvaluatedKey;
@@ -48,10 +54,17 @@ async function countDownloads(table: string): Promise<number> {
 /** A v1 hash as old magnets carried it: 32 characters of RFC 4648 base32. */
 function base32(hexText: string): string {
   const bits = [...Buffer.from(hexText, 'hex')].map((b) => b.toString(2).padStart(8, '0')).join('');
-  return bits.match(/.{5}/g)!.map((chunk) => 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'[parseInt(chunk, 2)]).join('');
+  return bits
+    .match(/.{5}/g)!
+    .map((chunk) => 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'[parseInt(chunk, 2)])
+    .join('');
 }
 
-async function importFile(file: string, store: DynamoDownloadStore, opts: { dryRun?: boolean; now?: () => Date } = {}): Promise<LegacyImportReport> {
+async function importFile(
+  file: string,
+  store: DynamoDownloadStore,
+  opts: { dryRun?: boolean; now?: () => Date } = {},
+): Promise<LegacyImportReport> {
   const legacy = openLegacyFile(file);
   try {
     return await importLegacyDownloads(legacy.rows(), { store, ...opts });
@@ -62,7 +75,9 @@ async function importFile(file: string, store: DynamoDownloadStore, opts: { dryR
 
 function runCli(args: string[], table: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(path.resolve('node_modules/.bin/tsx'), ['tools/cli/import-legacy.ts', ...args], { env: { ...process.env, TABLE_DOWNLOADS: table } });
+    const child = spawn(path.resolve('node_modules/.bin/tsx'), ['tools/cli/import-legacy.ts', ...args], {
+      env: { ...process.env, TABLE_DOWNLOADS: table },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c) => (stdout += c));
@@ -75,7 +90,10 @@ function runCli(args: string[], table: string): Promise<{ code: number | null; s
 function expectOldIdOrder(ids: Record<string, string>) {
   const byOldId = Object.entries(ids).sort(([a], [b]) => (BigInt(a) < BigInt(b) ? -1 : 1));
   for (let i = 1; i < byOldId.length; i++) {
-    if (!(byOldId[i][1] > byOldId[i - 1][1])) throw new Error(`old id ${byOldId[i][0]} got ${byOldId[i][1]}, not after ${byOldId[i - 1][1]} of old id ${byOldId[i - 1][0]}`);
+    if (!(byOldId[i][1] > byOldId[i - 1][1]))
+      throw new Error(
+        `old id ${byOldId[i][0]} got ${byOldId[i][1]}, not after ${byOldId[i - 1][1]} of old id ${byOldId[i - 1][0]}`,
+      );
   }
 }
 
@@ -86,7 +104,12 @@ function bigFile(count: number) {
   while (rows.length < count) {
     const batch = 1 + Math.floor(Math.random() * 40);
     for (let i = 0; i < batch && rows.length < count; i++) {
-      rows.push({ infohash: hex(20), state: rows.length % 10 === 0 ? 'downloading' : 'completed', name: `row ${rows.length + 1}`, created_at: sqliteTime(BASE + second * 1000) });
+      rows.push({
+        infohash: hex(20),
+        state: rows.length % 10 === 0 ? 'downloading' : 'completed',
+        name: `row ${rows.length + 1}`,
+        created_at: sqliteTime(BASE + second * 1000),
+      });
     }
     second += 1 + Math.floor(Math.random() * 3);
   }
@@ -99,7 +122,14 @@ describe('legacy import', () => {
       const big = bigFile(10_000);
       try {
         const report = await importFile(big.file, store);
-        expect(report.summary).toEqual({ rows: 10_000, imported: 10_000, already_there: 0, conflicts: 0, bad_rows: 0, errors: 0 });
+        expect(report.summary).toEqual({
+          rows: 10_000,
+          imported: 10_000,
+          already_there: 0,
+          conflicts: 0,
+          bad_rows: 0,
+          errors: 0,
+        });
         expectOldIdOrder(report.ids);
         for (const [oldId, id] of Object.entries(report.ids)) {
           expect(idTime(id)).toBe(Date.parse(`${big.rows[Number(oldId) - 1].created_at!.replace(' ', 'T')}Z`));
@@ -110,10 +140,22 @@ describe('legacy import', () => {
         expect(items.guard).toHaveLength(1_000);
         expect(Object.fromEntries(items['legacy-id'].map((i) => [i.legacy_id, i.download_id]))).toEqual(report.ids);
         const sample = await store.get(report.ids['1']);
-        expect(sample).toMatchObject({ state: 'downloading', name: 'row 1', infohashes: [{ infohash: big.rows[0].infohash, kind: 'v1' }], created_at: new Date(BASE).toISOString() });
+        expect(sample).toMatchObject({
+          state: 'downloading',
+          name: 'row 1',
+          infohashes: [{ infohash: big.rows[0].infohash, kind: 'v1' }],
+          created_at: new Date(BASE).toISOString(),
+        });
 
         const again = await importFile(big.file, store);
-        expect(again.summary).toEqual({ rows: 10_000, imported: 0, already_there: 10_000, conflicts: 0, bad_rows: 0, errors: 0 });
+        expect(again.summary).toEqual({
+          rows: 10_000,
+          imported: 0,
+          already_there: 10_000,
+          conflicts: 0,
+          bad_rows: 0,
+          errors: 0,
+        });
         expect(again.ids).toEqual(report.ids);
         expect(await countDownloads(table)).toBe(10_000);
       } finally {
@@ -131,7 +173,14 @@ describe('legacy import', () => {
       const { file, remove } = legacyFile([
         /* 1 */ { infohash: base32(v1b32), state: 'completed', name: 'Sintel', created_at: t(0) },
         /* 2 */ { infohash: v1.toUpperCase(), state: 'queued', name: '日本語のファイル', created_at: t(0) },
-        /* 3 */ { infohash: v2, state: 'paused', name: 'Ünïcödé — ✓ 🎬', created_at: t(0), updated_at: t(5), source_added_at: t(-60) },
+        /* 3 */ {
+          infohash: v2,
+          state: 'paused',
+          name: 'Ünïcödé — ✓ 🎬',
+          created_at: t(0),
+          updated_at: t(5),
+          source_added_at: t(-60),
+        },
         /* 4 */ { infohash: shared, state: 'downloading', name: 'first', created_at: 'yesterday' },
         /* 5 */ { infohash: shared, state: 'stuck', name: 'second', created_at: t(1), idempotency_key: null },
         /* 6 */ { infohash: hex(20), state: 'failed', name: 'a/b', created_at: '2021-02-30 10:00:00' },
@@ -149,7 +198,14 @@ describe('legacy import', () => {
         const report = await importFile(file, store, { now: () => now });
         // The dry run decided what the import did, down to the ids (a function of the file and the time).
         expect(dry).toEqual({ ...report, dry_run: true });
-        expect(report.summary).toEqual({ rows: 12, imported: 7, already_there: 0, conflicts: 1, bad_rows: 5, errors: 0 });
+        expect(report.summary).toEqual({
+          rows: 12,
+          imported: 7,
+          already_there: 0,
+          conflicts: 1,
+          bad_rows: 5,
+          errors: 0,
+        });
         expect(report.bad_rows).toEqual([
           { legacy_id: '7', reason: 'no infohash' },
           { legacy_id: '8', reason: expect.stringMatching(/invalid infohash "xyz"/) },
@@ -174,13 +230,18 @@ describe('legacy import', () => {
         expect(await get('4')).toMatchObject({ state: 'downloading', name: 'first' });
         expect(await get('5')).toMatchObject({ state: 'failed', name: 'second' });
         expect((await store.findActiveByInfohash(shared))?.id).toBe(report.ids['4']);
-        expect(report.conflicts).toEqual([{ legacy_id: '5', id: report.ids['5'], infohash: shared, owner_id: report.ids['4'], owner_legacy_id: '4' }]);
+        expect(report.conflicts).toEqual([
+          { legacy_id: '5', id: report.ids['5'], infohash: shared, owner_id: report.ids['4'], owner_legacy_id: '4' },
+        ]);
 
         // Unreadable times take the import time and keep the old-id order among themselves.
         for (const oldId of ['4', '6', '12']) expect(idTime(report.ids[oldId])).toBe(now.getTime());
         expect(report.ids['4'] < report.ids['6'] && report.ids['6'] < report.ids['12']).toBe(true);
         expect(report.ids['1'] < report.ids['2'] && report.ids['2'] < report.ids['3']).toBe(true);
-        expect(await get('12')).toMatchObject({ name: expect.stringMatching(/^[0-9a-f]{40}$/), created_at: now.toISOString() });
+        expect(await get('12')).toMatchObject({
+          name: expect.stringMatching(/^[0-9a-f]{40}$/),
+          created_at: now.toISOString(),
+        });
         expect((await get('6')).name).toMatch(/^[0-9a-f]{40}$/);
         expect(report.warnings.map((w) => w.legacy_id)).toEqual(['4', '6', '6', '12']);
 
@@ -196,7 +257,12 @@ describe('legacy import', () => {
   it('reads a minimal table (id, infohash, state) and reports a NULL id with its rowid', () =>
     withTable(async (store) => {
       const { file, remove } = legacyFile(
-        [{ id: 3, infohash: hex(20), state: 'completed' }, { id: null, infohash: hex(20), state: 'completed' }, { id: 'x', infohash: hex(20), state: 'queued' }, { id: 3, infohash: hex(20), state: 'completed' }],
+        [
+          { id: 3, infohash: hex(20), state: 'completed' },
+          { id: null, infohash: hex(20), state: 'completed' },
+          { id: 'x', infohash: hex(20), state: 'queued' },
+          { id: 3, infohash: hex(20), state: 'completed' },
+        ],
         'CREATE TABLE download (id INTEGER, infohash TEXT, state TEXT)',
       );
       try {
@@ -207,7 +273,10 @@ describe('legacy import', () => {
           { legacy_id: '3', reason: 'duplicate id' },
           { legacy_id: null, rowid: '3', reason: 'id is not a positive integer: "x"' },
         ]);
-        expect(await store.get(report.ids['3'])).toMatchObject({ state: 'completed', name: expect.stringMatching(/^[0-9a-f]{40}$/) });
+        expect(await store.get(report.ids['3'])).toMatchObject({
+          state: 'completed',
+          name: expect.stringMatching(/^[0-9a-f]{40}$/),
+        });
       } finally {
         remove();
       }
@@ -235,9 +304,18 @@ describe('legacy import', () => {
   it('a row whose id is taken fails alone: the rest of its batch is imported and reported', () =>
     withTable(async (store, table) => {
       const second = sqliteTime(BASE);
-      const a = legacyFile(Array.from({ length: 3 }, () => ({ infohash: hex(20), state: 'completed', created_at: second })));
+      const a = legacyFile(
+        Array.from({ length: 3 }, () => ({ infohash: hex(20), state: 'completed', created_at: second })),
+      );
       // A second file with rows in the same second mints the same three ULIDs first (its ids 101-103).
-      const b = legacyFile(Array.from({ length: 10 }, (_, i) => ({ id: 101 + i, infohash: hex(20), state: 'completed', created_at: i < 3 ? second : sqliteTime(BASE + 5000) })));
+      const b = legacyFile(
+        Array.from({ length: 10 }, (_, i) => ({
+          id: 101 + i,
+          infohash: hex(20),
+          state: 'completed',
+          created_at: i < 3 ? second : sqliteTime(BASE + 5000),
+        })),
+      );
       try {
         await importFile(a.file, store);
         const report = await importFile(b.file, store);
@@ -255,10 +333,14 @@ describe('legacy import', () => {
     withTable(async (store, table) => {
       const big = bigFile(1_000);
       try {
-        const child = spawn(path.resolve('node_modules/.bin/tsx'), ['tools/cli/import-legacy.ts', '--sqlite', big.file, '--concurrency', '4'], {
-          env: { ...process.env, TABLE_DOWNLOADS: table },
-          stdio: ['ignore', 'ignore', 'pipe'],
-        });
+        const child = spawn(
+          path.resolve('node_modules/.bin/tsx'),
+          ['tools/cli/import-legacy.ts', '--sqlite', big.file, '--concurrency', '4'],
+          {
+            env: { ...process.env, TABLE_DOWNLOADS: table },
+            stdio: ['ignore', 'ignore', 'pipe'],
+          },
+        );
         let stderr = '';
         child.stderr.on('data', (chunk) => (stderr += chunk));
         const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
@@ -286,8 +368,15 @@ describe('legacy import', () => {
         const reportFile = path.join(path.dirname(big.file), 'report.json');
         const cli = await runCli(['--sqlite', big.file, '--report', reportFile], table);
         expect(cli.code).toBe(0);
-        expect(cli.stdout).toMatch(/: 1000 rows\n {2}imported {7}0\n {2}already there {2}1000\n {2}conflicts {6}0\n {2}bad rows {7}0\n/);
-        expect(JSON.parse(fs.readFileSync(reportFile, 'utf8'))).toMatchObject({ table, dry_run: false, ids: report.ids, summary: { already_there: 1_000 } });
+        expect(cli.stdout).toMatch(
+          /: 1000 rows\n {2}imported {7}0\n {2}already there {2}1000\n {2}conflicts {6}0\n {2}bad rows {7}0\n/,
+        );
+        expect(JSON.parse(fs.readFileSync(reportFile, 'utf8'))).toMatchObject({
+          table,
+          dry_run: false,
+          ids: report.ids,
+          summary: { already_there: 1_000 },
+        });
         expect(cli.stderr).toMatch(/1000\/1000 rows 100%/); // plain progress lines: stderr is not a terminal here
         const missing = await runCli(['--sqlite', path.join(path.dirname(big.file), 'nope.db')], table);
         expect(missing).toMatchObject({ code: 2, stderr: expect.stringMatching(/nope\.db: no such file/) });

@@ -1,7 +1,11 @@
 import { torrentClientConfigured } from '../../../lib/config';
 import { checkTorrentClient } from '../../../tools/stack/emulators';
 import { createLogger } from '../../../lib/log';
-import { TorrentAddRefusedError, TorrentClientAuthError, TorrentClientVersionError } from '../../../lib/torrents/client';
+import {
+  TorrentAddRefusedError,
+  TorrentClientAuthError,
+  TorrentClientVersionError,
+} from '../../../lib/torrents/client';
 import { DEFAULT_CATEGORY, QBittorrentClient, QBittorrentOptions } from '../../../lib/torrents/qbittorrent';
 import { Profile, PROFILES, QbittorrentEmulator } from '../../../emulator/qbittorrent/emulator';
 import { v1 } from '../../support/downloads';
@@ -32,7 +36,12 @@ function recorded(opts: Partial<QBittorrentOptions> = {}) {
     });
     return res;
   };
-  const client = new QBittorrentClient({ baseUrl: url, auth: { kind: 'password', username: 'admin', password: 'pw' }, fetch: recordingFetch, ...opts });
+  const client = new QBittorrentClient({
+    baseUrl: url,
+    auth: { kind: 'password', username: 'admin', password: 'pw' },
+    fetch: recordingFetch,
+    ...opts,
+  });
   return { client, exchanges };
 }
 
@@ -74,7 +83,9 @@ describe('qBittorrent 5.2: login 204 + QBT_SID_<port>, JSON add answers', () => 
 
   it('a real refusal of add is a typed error', async () => {
     emulator.faults.add = 'fail';
-    await expect(recorded().client.add(`magnet:?xt=urn:btih:${v1().infohash}`)).rejects.toBeInstanceOf(TorrentAddRefusedError);
+    await expect(recorded().client.add(`magnet:?xt=urn:btih:${v1().infohash}`)).rejects.toBeInstanceOf(
+      TorrentAddRefusedError,
+    );
   });
 });
 
@@ -92,8 +103,12 @@ describe.each<Profile>(['4.6', '5.1'])('qBittorrent %s: Ok./Fails. and the SID c
   });
 
   it('Fails. on login is a typed auth error; an API key is refused', async () => {
-    await expect(recorded({ auth: { kind: 'password', username: 'admin', password: 'x' } }).client.snapshot()).rejects.toBeInstanceOf(TorrentClientAuthError);
-    await expect(recorded({ auth: { kind: 'apiKey', key: API_KEY } }).client.snapshot()).rejects.toBeInstanceOf(TorrentClientAuthError);
+    await expect(
+      recorded({ auth: { kind: 'password', username: 'admin', password: 'x' } }).client.snapshot(),
+    ).rejects.toBeInstanceOf(TorrentClientAuthError);
+    await expect(recorded({ auth: { kind: 'apiKey', key: API_KEY } }).client.snapshot()).rejects.toBeInstanceOf(
+      TorrentClientAuthError,
+    );
   });
 });
 
@@ -116,7 +131,11 @@ describe.each<Profile>([...PROFILES])('qBittorrent %s: sessions and versions', (
     await client.snapshot();
     const cookie = exchanges.find((e) => e.cookie)!.cookie!;
     expect((await fetch(`${url}/api/v2/torrents/add`, { headers: { cookie } })).status).toBe(405);
-    const del = await fetch(`${url}/api/v2/torrents/delete`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: 'hashes=all' });
+    const del = await fetch(`${url}/api/v2/torrents/delete`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'hashes=all',
+    });
     expect(del.status).toBe(400);
   });
 });
@@ -126,7 +145,11 @@ describe('versions', () => {
     await start('4.6');
     const old: typeof fetch = async (input, init) =>
       new URL(String(input)).pathname === '/api/v2/app/webapiVersion' ? new Response('2.2.0') : fetch(input, init);
-    const client = new QBittorrentClient({ baseUrl: url, auth: { kind: 'password', username: 'admin', password: 'pw' }, fetch: old });
+    const client = new QBittorrentClient({
+      baseUrl: url,
+      auth: { kind: 'password', username: 'admin', password: 'pw' },
+      fetch: old,
+    });
     const err = await client.snapshot().catch((e) => e);
     expect(err).toBeInstanceOf(TorrentClientVersionError);
     expect(err.message).toMatch(/2\.2\.0 is older than 2\.8\.3/);
@@ -137,17 +160,25 @@ describe('npm start with your own client (tools/stack checkTorrentClient)', () =
   it('is used only when URL and a password or API key are given', () => {
     expect(torrentClientConfigured({})).toBe(false);
     expect(torrentClientConfigured({ TORRENT_CLIENT_URL: 'http://nas:8080' })).toBe(false);
-    expect(torrentClientConfigured({ TORRENT_CLIENT_URL: 'http://nas:8080', TORRENT_CLIENT_API_KEY: API_KEY })).toBe(true);
+    expect(torrentClientConfigured({ TORRENT_CLIENT_URL: 'http://nas:8080', TORRENT_CLIENT_API_KEY: API_KEY })).toBe(
+      true,
+    );
   });
 
   it('says the version and that the login worked, or clearly why not', async () => {
     await start('5.2');
     const lines: string[] = [];
-    expect(await checkTorrentClient({ TORRENT_CLIENT_URL: url, TORRENT_CLIENT_API_KEY: API_KEY }, (l) => lines.push(l))).toBe(true);
+    expect(
+      await checkTorrentClient({ TORRENT_CLIENT_URL: url, TORRENT_CLIENT_API_KEY: API_KEY }, (l) => lines.push(l)),
+    ).toBe(true);
     expect(lines[0]).toMatch(/Web API 2\.15\.1, API key accepted, 0 torrents in category torrent-scan-sync/);
-    expect(await checkTorrentClient({ TORRENT_CLIENT_URL: url, TORRENT_CLIENT_PASSWORD: 'wrong' }, (l) => lines.push(l))).toBe(false);
+    expect(
+      await checkTorrentClient({ TORRENT_CLIENT_URL: url, TORRENT_CLIENT_PASSWORD: 'wrong' }, (l) => lines.push(l)),
+    ).toBe(false);
     expect(lines[1]).toMatch(/FAILED the check with user admin: .*wrong username or password/);
-    expect(await checkTorrentClient({ TORRENT_CLIENT_URL: url, TORRENT_CLIENT_API_KEY: 'nope' }, (l) => lines.push(l))).toBe(false);
+    expect(
+      await checkTorrentClient({ TORRENT_CLIENT_URL: url, TORRENT_CLIENT_API_KEY: 'nope' }, (l) => lines.push(l)),
+    ).toBe(false);
     expect(lines[2]).toMatch(/settings refused: .*TORRENT_CLIENT_API_KEY/);
   });
 });

@@ -32,7 +32,12 @@ describe.each<Profile>(PROFILES)('qBittorrent %s profile', (profile) => {
   let url: string;
   let torrents: QBittorrentClient;
   const client = (opts: Partial<QBittorrentOptions> = {}) =>
-    new QBittorrentClient({ baseUrl: url, auth: { kind: 'password', username: 'admin', password: 'pw' }, timeoutMs: 1000, ...opts });
+    new QBittorrentClient({
+      baseUrl: url,
+      auth: { kind: 'password', username: 'admin', password: 'pw' },
+      timeoutMs: 1000,
+      ...opts,
+    });
   const deps = (t: QBittorrentClient = torrents, extra = {}) => ({ store, torrents: t, log: silentLogger, ...extra });
 
   beforeEach(async () => {
@@ -43,11 +48,17 @@ describe.each<Profile>(PROFILES)('qBittorrent %s profile', (profile) => {
   afterEach(() => emulator.close());
 
   it('adopts torrents of all four kinds in our category, storing only full hashes; the next poll reads only changes', async () => {
-    const [a, b, c, d] = (['v1', 'v2', 'hybrid', 'legacy'] as const).map((kind) => emulator.addTorrent(ours({ kind, state: 'downloading', progress: 0.25 })));
+    const [a, b, c, d] = (['v1', 'v2', 'hybrid', 'legacy'] as const).map((kind) =>
+      emulator.addTorrent(ours({ kind, state: 'downloading', progress: 0.25 })),
+    );
     expect(await reconcile(deps())).toMatchObject({ full: true, adopted: 4, failed: 0 });
 
-    expect((await store.findActiveByInfohash(a.infohash_v1!))?.infohashes).toEqual([{ infohash: a.infohash_v1, kind: 'v1' }]);
-    expect((await store.findActiveByInfohash(b.infohash_v2!))?.infohashes).toEqual([{ infohash: b.infohash_v2, kind: 'v2' }]);
+    expect((await store.findActiveByInfohash(a.infohash_v1!))?.infohashes).toEqual([
+      { infohash: a.infohash_v1, kind: 'v1' },
+    ]);
+    expect((await store.findActiveByInfohash(b.infohash_v2!))?.infohashes).toEqual([
+      { infohash: b.infohash_v2, kind: 'v2' },
+    ]);
     // The truncated v2 `hash` of the v2-only and hybrid torrents is stored nowhere.
     expect(await itemsAbout(aws, table.name, [`IH#${b.hash}|`, `IH#${c.hash}|`])).toEqual([]);
     const hybrid = await store.findActiveByInfohash(c.infohash_v1!);
@@ -80,7 +91,11 @@ describe.each<Profile>(PROFILES)('qBittorrent %s profile', (profile) => {
   it('hash switch: a hybrid added by a btih-only magnet keeps ONE download with both full hashes, never the truncated one', async () => {
     const h = v1();
     const { download } = await ingest(deps(), { magnet: `magnet:?xt=urn:btih:${h.infohash}&dn=hybrid` });
-    expect(emulator.torrents.get(h.infohash)).toMatchObject({ category: DEFAULT_CATEGORY, tags: download.id, infohash_v2: '' });
+    expect(emulator.torrents.get(h.infohash)).toMatchObject({
+      category: DEFAULT_CATEGORY,
+      tags: download.id,
+      infohash_v2: '',
+    });
     await reconcile(deps());
     const v2full = v2().infohash;
     const switched = emulator.metadataArrives(h.infohash, v2full)!;
@@ -179,18 +194,23 @@ describe.each<Profile>(PROFILES)('qBittorrent %s profile', (profile) => {
     expect(await store.findActiveByInfohash(fine.infohash_v1!)).toBeDefined();
   });
 
-  it.each(['html', 'truncated', '500', 'hang'] as const)('a %s answer fails the poll clearly and writes nothing', async (fault) => {
-    const t = emulator.addTorrent(ours({ kind: 'v1' }));
-    emulator.faults.info = fault;
-    const bounded = client({ timeoutMs: 300 });
-    // maindata is fine: the fault is on torrents/info, which this client falls back to only without maindata.
-    Object.assign(bounded, { maindata: false });
-    const err = await reconcile(deps(bounded)).catch((e) => e);
-    expect(err).toBeInstanceOf(TorrentClientError);
-    expect(err.message).toMatch(fault === '500' ? /answered 500/ : fault === 'hang' ? /failed: .*(timeout|aborted)/i : /not JSON/);
-    if (fault === 'html' || fault === 'truncated') expect(err).toBeInstanceOf(TorrentClientAnswerError);
-    expect(await itemsAbout(aws, table.name, [`IH#${t.infohash_v1}`])).toEqual([]);
-  });
+  it.each(['html', 'truncated', '500', 'hang'] as const)(
+    'a %s answer fails the poll clearly and writes nothing',
+    async (fault) => {
+      const t = emulator.addTorrent(ours({ kind: 'v1' }));
+      emulator.faults.info = fault;
+      const bounded = client({ timeoutMs: 300 });
+      // maindata is fine: the fault is on torrents/info, which this client falls back to only without maindata.
+      Object.assign(bounded, { maindata: false });
+      const err = await reconcile(deps(bounded)).catch((e) => e);
+      expect(err).toBeInstanceOf(TorrentClientError);
+      expect(err.message).toMatch(
+        fault === '500' ? /answered 500/ : fault === 'hang' ? /failed: .*(timeout|aborted)/i : /not JSON/,
+      );
+      if (fault === 'html' || fault === 'truncated') expect(err).toBeInstanceOf(TorrentClientAnswerError);
+      expect(await itemsAbout(aws, table.name, [`IH#${t.infohash_v1}`])).toEqual([]);
+    },
+  );
 
   it('polls racing each other and an ingest still leave one active download per hash', async () => {
     const ts = Array.from({ length: 5 }, () => emulator.addTorrent(ours({ kind: 'hybrid', state: 'downloading' })));
@@ -200,8 +220,15 @@ describe.each<Profile>(PROFILES)('qBittorrent %s profile', (profile) => {
       reconcile(deps(client())),
       ...ts.map((t) => ingest(deps(), { infohashes: [t.infohash_v2!] })),
     ]);
-    await assertOneActivePerHash(aws, table.name, ts.flatMap((t) => [t.infohash_v1!, t.infohash_v2!]));
-    for (const t of ts) expect((await store.findActiveByInfohash(t.infohash_v1!))?.id).toBe((await store.findActiveByInfohash(t.infohash_v2!))?.id);
+    await assertOneActivePerHash(
+      aws,
+      table.name,
+      ts.flatMap((t) => [t.infohash_v1!, t.infohash_v2!]),
+    );
+    for (const t of ts)
+      expect((await store.findActiveByInfohash(t.infohash_v1!))?.id).toBe(
+        (await store.findActiveByInfohash(t.infohash_v2!))?.id,
+      );
   });
 
   it('ingest hands a new download to the client with our category and its id as tag; a refused add leaves it stuck', async () => {

@@ -14,7 +14,10 @@ const deps = () => ({ store, torrents, log: silentLogger });
 
 beforeEach(async () => {
   emulator = new QbittorrentEmulator({ username: 'admin', password: 'pw' });
-  torrents = new QBittorrentClient({ baseUrl: await emulator.listen(), auth: { kind: 'password', username: 'admin', password: 'pw' } });
+  torrents = new QBittorrentClient({
+    baseUrl: await emulator.listen(),
+    auth: { kind: 'password', username: 'admin', password: 'pw' },
+  });
 });
 afterEach(() => emulator.close());
 afterAll(() => aws.dynamodb.destroy());
@@ -24,7 +27,10 @@ async function contested() {
   const h = v1();
   const ids: string[] = [];
   for (const name of ['a', 'b', 'c']) {
-    const { download } = await ingest(deps(), { infohashes: [h.infohash, ...(name === 'c' ? [v2().infohash] : [])], name });
+    const { download } = await ingest(deps(), {
+      infohashes: [h.infohash, ...(name === 'c' ? [v2().infohash] : [])],
+      name,
+    });
     await store.setDownloadState(download.id, 'queued', 'failed');
     ids.push(download.id);
   }

@@ -7,7 +7,8 @@ import { assertOneActivePerHash, downloadsStore, itemsAbout, v1, v2 } from '../.
 const { aws, table, store } = downloadsStore();
 afterAll(() => aws.dynamodb.destroy());
 
-const ingest = (hashes: Infohash[], name = 'torrent') => store.createDownloadIfNoActive({ state: 'queued', name }, hashes);
+const ingest = (hashes: Infohash[], name = 'torrent') =>
+  store.createDownloadIfNoActive({ state: 'queued', name }, hashes);
 const hashesOf = (hs: Infohash[]) => hs.map((h) => h.infohash);
 
 describe('createDownloadIfNoActive', () => {
@@ -25,7 +26,9 @@ describe('createDownloadIfNoActive', () => {
 
   it('50 concurrent ingests of one hybrid (v1 only, v2 only, both) end with ONE active download holding both', async () => {
     const hybrid = [v1(), v2()];
-    const shapes = Array.from({ length: 50 }, (_, i) => (i % 3 === 0 ? [hybrid[0]] : i % 3 === 1 ? [hybrid[1]] : hybrid));
+    const shapes = Array.from({ length: 50 }, (_, i) =>
+      i % 3 === 0 ? [hybrid[0]] : i % 3 === 1 ? [hybrid[1]] : hybrid,
+    );
     const results = await Promise.all(shapes.map((hs) => ingest(hs)));
 
     const active = await store.findActiveByInfohash(hybrid[0].infohash);
@@ -50,7 +53,10 @@ describe('createDownloadIfNoActive', () => {
     const second = await ingest([h]);
     expect(second.created).toBe(true);
     expect(second.download.id).not.toBe(first.download.id);
-    expect((await store.historyOfInfohash(h.infohash)).map((d) => d.id)).toEqual([second.download.id, first.download.id]);
+    expect((await store.historyOfInfohash(h.infohash)).map((d) => d.id)).toEqual([
+      second.download.id,
+      first.download.id,
+    ]);
     await assertOneActivePerHash(aws, table, [h.infohash]);
   });
 });
@@ -123,7 +129,10 @@ describe('addInfohashes', () => {
     const a = (await ingest([h1])).download;
     const b = (await ingest([h2])).download;
     const before = await itemsAbout(aws, table, [h1.infohash, h2.infohash, a.id, b.id]);
-    await expect(store.addInfohashes(a.id, [h2])).rejects.toMatchObject({ constructor: InfohashTakenError, ownerId: b.id });
+    await expect(store.addInfohashes(a.id, [h2])).rejects.toMatchObject({
+      constructor: InfohashTakenError,
+      ownerId: b.id,
+    });
     expect(await itemsAbout(aws, table, [h1.infohash, h2.infohash, a.id, b.id])).toEqual(before);
   });
 
@@ -144,7 +153,9 @@ describe('setDownloadState', () => {
     await expect(store.setDownloadState(d.id, 'queued', 'paused')).rejects.toBeInstanceOf(InvalidTransitionError);
     await store.setDownloadState(d.id, 'downloading', 'completed');
     const before = await itemsAbout(aws, table, [d.id, d.infohashes[0].infohash]);
-    await expect(store.setDownloadState(d.id, 'completed', 'downloading')).rejects.toBeInstanceOf(InvalidTransitionError);
+    await expect(store.setDownloadState(d.id, 'completed', 'downloading')).rejects.toBeInstanceOf(
+      InvalidTransitionError,
+    );
     await expect(store.setDownloadState(d.id, 'completed', 'failed')).rejects.toBeInstanceOf(InvalidTransitionError);
     expect(await itemsAbout(aws, table, [d.id, d.infohashes[0].infohash])).toEqual(before);
   });
@@ -152,7 +163,9 @@ describe('setDownloadState', () => {
   it('racing CAS transitions from one state: exactly one wins', async () => {
     const d = (await ingest([v1()])).download;
     const outcomes = await Promise.allSettled(
-      (['completed', 'failed', 'cancelled', 'paused', 'downloading'] as const).map((to) => store.setDownloadState(d.id, 'queued', to)),
+      (['completed', 'failed', 'cancelled', 'paused', 'downloading'] as const).map((to) =>
+        store.setDownloadState(d.id, 'queued', to),
+      ),
     );
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
     await assertOneActivePerHash(aws, table, hashesOf(d.infohashes));
@@ -169,31 +182,35 @@ describe('model-based: random interleavings keep one active download per hash', 
       fc.record({ kind: fc.constant('add' as const), target: fc.nat(), hash: fc.integer({ min: 0, max: 3 }) }),
     );
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.array(op, { minLength: 1, maxLength: 4 }), { minLength: 3, maxLength: 8 }), async (steps) => {
-        const pool = [v1(), v1(), v2(), v2()];
-        const ids: string[] = [];
-        const pick = (n: number) => ids[n % ids.length];
-        for (const step of steps) {
-          // Each step's operations run concurrently: the interleaving is the adversary.
-          await Promise.allSettled(
-            step.map(async (o) => {
-              if (o.kind === 'ingest') return ids.push((await ingest(o.hashes.map((i) => pool[i]))).download.id);
-              if (ids.length === 0) return;
-              const id = pick(o.target);
-              if (o.kind === 'add') return store.addInfohashes(id, [pool[o.hash]]);
-              if (o.kind === 'activate') return store.activateIfNoOtherActive(id, 'queued');
-              const current = await store.get(id);
-              return store.setDownloadState(id, current!.state, o.to);
-            }),
-          );
-          await assertOneActivePerHash(aws, table, hashesOf(pool));
-        }
-        // And every active download's hashes are guarded by it.
-        for (const id of new Set(ids)) {
-          const d = await store.get(id);
-          if (d && isActive(d.state)) for (const h of d.infohashes) expect((await store.findActiveByInfohash(h.infohash))?.id).toBe(d.id);
-        }
-      }),
+      fc.asyncProperty(
+        fc.array(fc.array(op, { minLength: 1, maxLength: 4 }), { minLength: 3, maxLength: 8 }),
+        async (steps) => {
+          const pool = [v1(), v1(), v2(), v2()];
+          const ids: string[] = [];
+          const pick = (n: number) => ids[n % ids.length];
+          for (const step of steps) {
+            // Each step's operations run concurrently: the interleaving is the adversary.
+            await Promise.allSettled(
+              step.map(async (o) => {
+                if (o.kind === 'ingest') return ids.push((await ingest(o.hashes.map((i) => pool[i]))).download.id);
+                if (ids.length === 0) return;
+                const id = pick(o.target);
+                if (o.kind === 'add') return store.addInfohashes(id, [pool[o.hash]]);
+                if (o.kind === 'activate') return store.activateIfNoOtherActive(id, 'queued');
+                const current = await store.get(id);
+                return store.setDownloadState(id, current!.state, o.to);
+              }),
+            );
+            await assertOneActivePerHash(aws, table, hashesOf(pool));
+          }
+          // And every active download's hashes are guarded by it.
+          for (const id of new Set(ids)) {
+            const d = await store.get(id);
+            if (d && isActive(d.state))
+              for (const h of d.infohashes) expect((await store.findActiveByInfohash(h.infohash))?.id).toBe(d.id);
+          }
+        },
+      ),
       { numRuns: 12 },
     );
   }, 240_000);

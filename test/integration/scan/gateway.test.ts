@@ -19,8 +19,17 @@ describe('scan gateway', () => {
     expect(h.envelopes.map((e) => e.status)).toEqual(['processing', 'done']);
     const done = h.envelopes[1];
     expect(validateEnvelope(done)).toBe(true);
-    expect(done).toMatchObject({ job_id: req.job_id, attempt: 1, raw_s3_key: `raw/${req.job_id}.json`, metrics: { warnings: [expect.stringContaining('aep_3_ofr.json')] } });
-    const raw = JSON.parse(await (await aws.s3.send(new GetObjectCommand({ Bucket: bucket, Key: done.raw_s3_key! }))).Body!.transformToString());
+    expect(done).toMatchObject({
+      job_id: req.job_id,
+      attempt: 1,
+      raw_s3_key: `raw/${req.job_id}.json`,
+      metrics: { warnings: [expect.stringContaining('aep_3_ofr.json')] },
+    });
+    const raw = JSON.parse(
+      await (
+        await aws.s3.send(new GetObjectCommand({ Bucket: bucket, Key: done.raw_s3_key! }))
+      ).Body!.transformToString(),
+    );
     expect(raw.files.map((f: { name: string }) => f.name)).toEqual(['aep_3.json', 'aep_3_ofr.json']);
     expect(h.msgIds).toEqual([`${req.job_id}:1:processing`, `${req.job_id}:1:done`]);
     expect(await h.deps.jobs.slotsInUse()).toBe(0);
@@ -35,7 +44,11 @@ describe('scan gateway', () => {
     await runToEnd(h);
     const by = (id: string) => finals(h).find((e) => e.job_id === id)!;
     expect(by(six.job_id)).toMatchObject({ status: 'done', metrics: { warnings: [] } });
-    expect(by(five.job_id)).toMatchObject({ status: 'error', error: { code: 'INVALID_DOCUMENT' }, raw_s3_key: `raw/${five.job_id}.json` });
+    expect(by(five.job_id)).toMatchObject({
+      status: 'error',
+      error: { code: 'INVALID_DOCUMENT' },
+      raw_s3_key: `raw/${five.job_id}.json`,
+    });
 
     const n = await harness({ normalizer: new NullNormalizer() }); // its own gateway, same fixtures
     const again = request(await upload('aep_6.pdf'), 'aep_6.pdf');
@@ -47,7 +60,9 @@ describe('scan gateway', () => {
   it('a duplicate request (concurrent and later) re-acks with its attempt and writes ONE file', async () => {
     const h = await harness();
     const req = request(await upload('aep_6.pdf'), 'aep_6.pdf');
-    const answers = await Promise.all([1, 2, 3].map((attempt) => handleRequest(h.deps, JSON.stringify({ ...req, attempt }))));
+    const answers = await Promise.all(
+      [1, 2, 3].map((attempt) => handleRequest(h.deps, JSON.stringify({ ...req, attempt }))),
+    );
     expect(answers.filter((a) => a === 'duplicate')).toHaveLength(2);
     expect(await handleRequest(h.deps, JSON.stringify({ ...req, attempt: 7 }))).toBe('duplicate');
     await nats().flush();
@@ -62,14 +77,28 @@ describe('scan gateway', () => {
       expect(await handleRequest(h.deps, JSON.stringify(bad))).toBe('mismatch');
       expect(await handleRequest(h.deps, 'garbage')).toBe('dropped');
       await nats().flush();
-      expect(h.envelopes).toEqual([expect.objectContaining({ status: 'error', job_id: bad.job_id, error: expect.objectContaining({ code: 'SCHEMA_MISMATCH' }) })]);
+      expect(h.envelopes).toEqual([
+        expect.objectContaining({
+          status: 'error',
+          job_id: bad.job_id,
+          error: expect.objectContaining({ code: 'SCHEMA_MISMATCH' }),
+        }),
+      ]);
       expect(await h.deps.jobs.get(bad.job_id)).toBeUndefined(); // no ack, no job
     });
 
     it.each([
       ['the S3 object is missing', (key: string) => ({ s3: { bucket, key: `${key}.missing` } }), 'FILE_READ_ERROR'],
-      ['the bucket is not the configured one', (key: string) => ({ s3: { bucket: 'someone-elses-bucket', key } }), 'FILE_READ_ERROR'],
-      ['the key climbs out of its prefix', (key: string) => ({ s3: { bucket, key: `${key}/../../../etc/passwd` } }), 'FILE_READ_ERROR'],
+      [
+        'the bucket is not the configured one',
+        (key: string) => ({ s3: { bucket: 'someone-elses-bucket', key } }),
+        'FILE_READ_ERROR',
+      ],
+      [
+        'the key climbs out of its prefix',
+        (key: string) => ({ s3: { bucket, key: `${key}/../../../etc/passwd` } }),
+        'FILE_READ_ERROR',
+      ],
       ['the name is invalid', () => ({ original_name: '../../etc/passwd' }), 'RECOGNITION_FAILED'],
       ['the name is a Windows device', () => ({ original_name: 'CON.pdf' }), 'RECOGNITION_FAILED'],
     ])('%s → its error, slot released', async (_what, override, code) => {
@@ -77,7 +106,9 @@ describe('scan gateway', () => {
       const key = await upload('aep_6.pdf');
       await handleRequest(h.deps, JSON.stringify(request(key, 'aep_6.pdf', override(key))));
       await nats().flush();
-      expect(finals(h)).toEqual([expect.objectContaining({ status: 'error', error: expect.objectContaining({ code }) })]);
+      expect(finals(h)).toEqual([
+        expect.objectContaining({ status: 'error', error: expect.objectContaining({ code }) }),
+      ]);
       expect(fs.readdirSync(path.join(h.root, 'Input'))).toEqual([]);
       expect(await h.deps.jobs.slotsInUse()).toBe(0);
     });
@@ -103,7 +134,13 @@ describe('scan gateway', () => {
     });
 
     it('the normalizer throws → UNKNOWN_ERROR, with the raw answer saved', async () => {
-      const h = await harness({ normalizer: { normalize: () => { throw new Error('bug'); } } });
+      const h = await harness({
+        normalizer: {
+          normalize: () => {
+            throw new Error('bug');
+          },
+        },
+      });
       const req = request(await upload('aep_6.pdf'), 'aep_6.pdf');
       await handleRequest(h.deps, JSON.stringify(req));
       await runToEnd(h);
@@ -113,7 +150,12 @@ describe('scan gateway', () => {
     it('the raw write fails → UNKNOWN_ERROR without raw_s3_key', async () => {
       const h = await harness();
       const real = h.deps.files;
-      h.deps.files = { read: (b, k) => real.read(b, k), writeRaw: async () => { throw new Error('S3 down'); } };
+      h.deps.files = {
+        read: (b, k) => real.read(b, k),
+        writeRaw: async () => {
+          throw new Error('S3 down');
+        },
+      };
       await handleRequest(h.deps, JSON.stringify(request(await upload('aep_6.pdf'), 'aep_6.pdf')));
       await runToEnd(h);
       expect(finals(h)[0]).toMatchObject({ error: { code: 'UNKNOWN_ERROR' }, raw_s3_key: null });
@@ -140,7 +182,9 @@ describe('scan gateway', () => {
         await pollOnce(g.deps);
       }
       await nats().flush();
-      expect(finals(g)).toEqual([expect.objectContaining({ error: { code: 'TIMEOUT', message: 'the answer set never settled' } })]);
+      expect(finals(g)).toEqual([
+        expect.objectContaining({ error: { code: 'TIMEOUT', message: 'the answer set never settled' } }),
+      ]);
     });
   });
 
@@ -162,7 +206,8 @@ describe('scan gateway', () => {
     for (const name of ['aep_3.pdf', 'aep_6.pdf', 'aep_5.PDF']) reqs.push(request(await upload(name), name));
     for (const r of reqs) await handleRequest(h.deps, JSON.stringify(r));
     await scanOnce({ root: h.root, fixturesDir: FIXTURES });
-    for (let i = 0; i < 3; i++, h.clock.now += 2500) await Promise.all([pollOnce(h.deps), pollOnce(h.deps), pollOnce(h.deps)]);
+    for (let i = 0; i < 3; i++, h.clock.now += 2500)
+      await Promise.all([pollOnce(h.deps), pollOnce(h.deps), pollOnce(h.deps)]);
     await nats().flush();
     await new Promise((r) => setTimeout(r, 50));
     const counts = reqs.map((r) => finals(h).filter((e) => e.job_id === r.job_id).length);

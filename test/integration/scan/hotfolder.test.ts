@@ -25,120 +25,134 @@ afterAll(async () => {
 });
 
 const kinds: Array<[string, () => { root: string; make: (root: string) => HotFolder }]> = [
-  ['LocalHotFolder', () => ({ root: fs.mkdtempSync(path.join(os.tmpdir(), 'hotfolder-')), make: (root) => new LocalHotFolder(root) })],
+  [
+    'LocalHotFolder',
+    () => ({ root: fs.mkdtempSync(path.join(os.tmpdir(), 'hotfolder-')), make: (root) => new LocalHotFolder(root) }),
+  ],
   [
     'SmbHotFolder',
     () => {
-      for (const entry of fs.readdirSync(share.root)) fs.rmSync(path.join(share.root, entry), { recursive: true, force: true });
+      for (const entry of fs.readdirSync(share.root))
+        fs.rmSync(path.join(share.root, entry), { recursive: true, force: true });
       return { root: share.root, make: () => new SmbHotFolder({ ...share, timeoutMs: 10_000 }) };
     },
   ],
 ];
 
 describe.each(kinds)('%s', (_kind, setup) => {
-let root: string;
-let newFolder: (root: string) => HotFolder;
-beforeEach(() => {
-  ({ root, make: newFolder } = setup());
-  fs.mkdirSync(path.join(root, 'Input'), { recursive: true });
-});
-afterEach(() => {
-  if (root !== share.root) fs.rmSync(root, { recursive: true, force: true });
-});
-
-describe('put', () => {
-  it('renames a complete file into Input/: a reader polling all along never sees a partial one', async () => {
-    const folder = newFolder(root);
-    const bytes = Buffer.alloc(8 * 1024 * 1024, 7);
-    const seen = new Set<number>();
-    let watching = true;
-    const watcher = (async () => {
-      while (watching) {
-        for (const name of fs.readdirSync(path.join(root, 'Input'))) seen.add(fs.statSync(path.join(root, 'Input', name)).size);
-        await new Promise((r) => setImmediate(r));
-      }
-    })();
-    await folder.put('big.pdf', bytes);
-    watching = false;
-    await watcher;
-    expect([...seen].every((size) => size === bytes.length)).toBe(true);
-    expect(fs.readFileSync(path.join(root, 'Input', 'big.pdf')).equals(bytes)).toBe(true);
-    expect(fs.readdirSync(path.join(root, 'Tmp'))).toEqual([]); // created on first write, left empty
+  let root: string;
+  let newFolder: (root: string) => HotFolder;
+  beforeEach(() => {
+    ({ root, make: newFolder } = setup());
+    fs.mkdirSync(path.join(root, 'Input'), { recursive: true });
+  });
+  afterEach(() => {
+    if (root !== share.root) fs.rmSync(root, { recursive: true, force: true });
   });
 
-  it('creates a missing Input/ (and Tmp/) on put; healthy() means the root is there', async () => {
-    fs.rmSync(path.join(root, 'Input'), { recursive: true });
-    const folder = newFolder(root);
-    expect(await folder.healthy()).toBe(true);
-    await folder.put('a.pdf', Buffer.from('x'));
-    expect(fs.readdirSync(path.join(root, 'Input'))).toEqual(['a.pdf']);
+  describe('put', () => {
+    it('renames a complete file into Input/: a reader polling all along never sees a partial one', async () => {
+      const folder = newFolder(root);
+      const bytes = Buffer.alloc(8 * 1024 * 1024, 7);
+      const seen = new Set<number>();
+      let watching = true;
+      const watcher = (async () => {
+        while (watching) {
+          for (const name of fs.readdirSync(path.join(root, 'Input')))
+            seen.add(fs.statSync(path.join(root, 'Input', name)).size);
+          await new Promise((r) => setImmediate(r));
+        }
+      })();
+      await folder.put('big.pdf', bytes);
+      watching = false;
+      await watcher;
+      expect([...seen].every((size) => size === bytes.length)).toBe(true);
+      expect(fs.readFileSync(path.join(root, 'Input', 'big.pdf')).equals(bytes)).toBe(true);
+      expect(fs.readdirSync(path.join(root, 'Tmp'))).toEqual([]); // created on first write, left empty
+    });
+
+    it('creates a missing Input/ (and Tmp/) on put; healthy() means the root is there', async () => {
+      fs.rmSync(path.join(root, 'Input'), { recursive: true });
+      const folder = newFolder(root);
+      expect(await folder.healthy()).toBe(true);
+      await folder.put('a.pdf', Buffer.from('x'));
+      expect(fs.readdirSync(path.join(root, 'Input'))).toEqual(['a.pdf']);
+    });
+
+    it('the longest inbox name (150 Cyrillic characters) fits through Tmp/', async () => {
+      const name = hotFolderName(randomUUID(), `${'Я'.repeat(150)}.pdf`);
+      await newFolder(root).put(name, Buffer.from('x'));
+      expect(fs.readdirSync(path.join(root, 'Input'))).toEqual([name]);
+    });
+
+    it('is unavailable when the ROOT is gone, and writes nothing', async () => {
+      if (root === share.root) return; // the share's own folder: covered by test/integration/scan/smb.test.ts
+      fs.rmSync(root, { recursive: true });
+      const folder = newFolder(root);
+      await expect(folder.put('a.pdf', Buffer.from('x'))).rejects.toBeInstanceOf(HotFolderUnavailableError);
+      expect(await folder.healthy()).toBe(false);
+      expect(fs.existsSync(root)).toBe(false); // not re-created: a missing root is a missing share
+    });
+
+    it.each(['../escape.pdf', '/etc/passwd', '..', 'a/../../b', '.hidden', 'nul\0.pdf'])(
+      'refuses the name %j and writes nothing',
+      async (name) => {
+        await expect(newFolder(root).put(name, Buffer.from('x'))).rejects.toBeInstanceOf(InvalidFileNameError);
+        expect(fs.readdirSync(path.dirname(root)).filter((f) => f === 'escape.pdf')).toEqual([]);
+        expect(fs.readdirSync(path.join(root, 'Input'))).toEqual([]);
+      },
+    );
   });
 
-  it('the longest inbox name (150 Cyrillic characters) fits through Tmp/', async () => {
-    const name = hotFolderName(randomUUID(), `${'Я'.repeat(150)}.pdf`);
-    await newFolder(root).put(name, Buffer.from('x'));
-    expect(fs.readdirSync(path.join(root, 'Input'))).toEqual([name]);
-  });
+  describe('poll', () => {
+    it('is null before Output/<job>/ exists, then lists only *.json, sorted', async () => {
+      const folder = newFolder(root);
+      const job = randomUUID();
+      expect(await folder.poll(job)).toBeNull();
+      const dir = path.join(root, 'Output', job);
+      fs.mkdirSync(dir, { recursive: true });
+      for (const [name, body] of [
+        ['b.json', '{}'],
+        ['a.json', '[1]'],
+        ['.partial.json', '{'],
+        ['notes.txt', 'x'],
+      ])
+        fs.writeFileSync(path.join(dir, name), body);
+      const files = await folder.poll(job);
+      expect(files!.map((f) => [f.name, f.size])).toEqual([
+        ['a.json', 3],
+        ['b.json', 2],
+      ]);
+      expect((await files![0].read()).toString()).toBe('[1]');
+      await expect(folder.poll('../Input')).rejects.toBeInstanceOf(InvalidFileNameError);
+    });
 
-  it('is unavailable when the ROOT is gone, and writes nothing', async () => {
-    if (root === share.root) return; // the share's own folder: covered by test/integration/scan/smb.test.ts
-    fs.rmSync(root, { recursive: true });
-    const folder = newFolder(root);
-    await expect(folder.put('a.pdf', Buffer.from('x'))).rejects.toBeInstanceOf(HotFolderUnavailableError);
-    expect(await folder.healthy()).toBe(false);
-    expect(fs.existsSync(root)).toBe(false); // not re-created: a missing root is a missing share
-  });
+    it('settles only once (name, size) stop changing for the window: a growing file and a pause', async () => {
+      const folder = newFolder(root);
+      const job = randomUUID();
+      const dir = path.join(root, 'Output', job);
+      fs.mkdirSync(dir, { recursive: true });
+      const file = path.join(dir, 'a.json');
+      const WINDOW = 2000;
+      let state: SettleState | undefined;
+      const pollAt = async (now: number) => {
+        const result = settle(await folder.poll(job), state, now, WINDOW);
+        if (!result.ready) state = result.state;
+        return result.ready;
+      };
 
-  it.each(['../escape.pdf', '/etc/passwd', '..', 'a/../../b', '.hidden', 'nul\0.pdf'])('refuses the name %j and writes nothing', async (name) => {
-    await expect(newFolder(root).put(name, Buffer.from('x'))).rejects.toBeInstanceOf(InvalidFileNameError);
-    expect(fs.readdirSync(path.dirname(root)).filter((f) => f === 'escape.pdf')).toEqual([]);
-    expect(fs.readdirSync(path.join(root, 'Input'))).toEqual([]);
+      fs.writeFileSync(file, '{"a":');
+      expect(await pollAt(0)).toBe(false);
+      fs.appendFileSync(file, '1'); // still growing
+      expect(await pollAt(2500)).toBe(false);
+      fs.appendFileSync(file, '}');
+      expect(await pollAt(3000)).toBe(false);
+      expect(await pollAt(4000)).toBe(false); // stable for 1 s only
+      // The scanner pauses, then writes the set's second file: the window starts again.
+      fs.writeFileSync(path.join(dir, 'b.json'), '{}');
+      expect(await pollAt(5500)).toBe(false);
+      expect(await pollAt(7000)).toBe(false);
+      expect(await pollAt(7500)).toBe(true);
+    });
   });
-});
-
-describe('poll', () => {
-  it('is null before Output/<job>/ exists, then lists only *.json, sorted', async () => {
-    const folder = newFolder(root);
-    const job = randomUUID();
-    expect(await folder.poll(job)).toBeNull();
-    const dir = path.join(root, 'Output', job);
-    fs.mkdirSync(dir, { recursive: true });
-    for (const [name, body] of [['b.json', '{}'], ['a.json', '[1]'], ['.partial.json', '{'], ['notes.txt', 'x']]) fs.writeFileSync(path.join(dir, name), body);
-    const files = await folder.poll(job);
-    expect(files!.map((f) => [f.name, f.size])).toEqual([
-      ['a.json', 3],
-      ['b.json', 2],
-    ]);
-    expect((await files![0].read()).toString()).toBe('[1]');
-    await expect(folder.poll('../Input')).rejects.toBeInstanceOf(InvalidFileNameError);
-  });
-
-  it('settles only once (name, size) stop changing for the window: a growing file and a pause', async () => {
-    const folder = newFolder(root);
-    const job = randomUUID();
-    const dir = path.join(root, 'Output', job);
-    fs.mkdirSync(dir, { recursive: true });
-    const file = path.join(dir, 'a.json');
-    const WINDOW = 2000;
-    let state: SettleState | undefined;
-    const pollAt = async (now: number) => {
-      const result = settle(await folder.poll(job), state, now, WINDOW);
-      if (!result.ready) state = result.state;
-      return result.ready;
-    };
-
-    fs.writeFileSync(file, '{"a":');
-    expect(await pollAt(0)).toBe(false);
-    fs.appendFileSync(file, '1'); // still growing
-    expect(await pollAt(2500)).toBe(false);
-    fs.appendFileSync(file, '}');
-    expect(await pollAt(3000)).toBe(false);
-    expect(await pollAt(4000)).toBe(false); // stable for 1 s only
-    // The scanner pauses, then writes the set's second file: the window starts again.
-    fs.writeFileSync(path.join(dir, 'b.json'), '{}');
-    expect(await pollAt(5500)).toBe(false);
-    expect(await pollAt(7000)).toBe(false);
-    expect(await pollAt(7500)).toBe(true);
-  });
-});
 });

@@ -32,8 +32,18 @@ describe('scanner emulator + normalizers on the fixtures', () => {
     const { job, merged, result } = await scan('aep_3.pdf');
     expect(merged.files.map((f) => f.name)).toEqual(['aep_3.json', 'aep_3_ofr.json']);
     expect(merged.files.every((f) => (f.response as { file_uid: string }).file_uid === job)).toBe(true);
-    expect(result).toMatchObject({ status: 'done', error: null, metrics: { warnings: ['aep_3_ofr.json: INVALID_DOCUMENT: page 2 is not part of the form'] } });
-    expect(result.documents).toEqual([expect.objectContaining({ file: 'aep_3.json', form: 'AEP-3', fields: { applicant: 'Jane Roe', date: '2026-11-30' } })]);
+    expect(result).toMatchObject({
+      status: 'done',
+      error: null,
+      metrics: { warnings: ['aep_3_ofr.json: INVALID_DOCUMENT: page 2 is not part of the form'] },
+    });
+    expect(result.documents).toEqual([
+      expect.objectContaining({
+        file: 'aep_3.json',
+        form: 'AEP-3',
+        fields: { applicant: 'Jane Roe', date: '2026-11-30' },
+      }),
+    ]);
   });
 
   it('aep_6.pdf: done, no warnings', async () => {
@@ -81,7 +91,11 @@ describe('scanner emulator + normalizers on the fixtures', () => {
     fs.writeFileSync(path.join(root, 'Input', 'not-a-job.pdf'), 'x');
     expect(await scanOnce({ root, fixturesDir: FIXTURES })).toEqual([job]);
     expect(await scanOnce({ root, fixturesDir: FIXTURES })).toEqual([]);
-    expect(fs.readdirSync(path.join(root, 'Input')).sort()).toEqual(['.DS_Store', `${job}_aep_6.pdf.done`, 'not-a-job.pdf']);
+    expect(fs.readdirSync(path.join(root, 'Input')).sort()).toEqual([
+      '.DS_Store',
+      `${job}_aep_6.pdf.done`,
+      'not-a-job.pdf',
+    ]);
     expect(fs.readdirSync(path.join(root, 'Output'))).toEqual([job]); // no staging folder left behind
   });
 });

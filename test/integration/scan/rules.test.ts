@@ -30,7 +30,9 @@ describe('long names: the TEMP name fits, not just the final one', () => {
     expect(Buffer.byteLength(inbox, 'utf8')).toBeLessThanOrEqual(MAX_INBOX_NAME_BYTES - 18);
     expect((await h.deps.jobs.get(req.job_id))!.state).toBe('submitted');
     await runToEnd(h);
-    expect(finals(h)).toEqual([expect.objectContaining({ status: 'error', error: expect.objectContaining({ code: 'INVALID_DOCUMENT' }) })]); // the scanner answered
+    expect(finals(h)).toEqual([
+      expect.objectContaining({ status: 'error', error: expect.objectContaining({ code: 'INVALID_DOCUMENT' }) }),
+    ]); // the scanner answered
   });
 });
 
@@ -49,8 +51,22 @@ describe('a poll error is not the end', () => {
     await pollOnce(h.deps); // flaky: one poll answers (no folder yet)
     fs.writeFileSync(path.join(output, flaky.job_id), 'not a folder'); // from now on its polls fail
     // The scanner answers the good job only.
-    fs.renameSync(path.join(h.root, 'Input', inputs(h.root).find((n) => n.startsWith(broken.job_id))!), path.join(h.root, 'broken.hold'));
-    fs.renameSync(path.join(h.root, 'Input', inputs(h.root).find((n) => n.startsWith(flaky.job_id))!), path.join(h.root, 'flaky.hold'));
+    fs.renameSync(
+      path.join(
+        h.root,
+        'Input',
+        inputs(h.root).find((n) => n.startsWith(broken.job_id))!,
+      ),
+      path.join(h.root, 'broken.hold'),
+    );
+    fs.renameSync(
+      path.join(
+        h.root,
+        'Input',
+        inputs(h.root).find((n) => n.startsWith(flaky.job_id))!,
+      ),
+      path.join(h.root, 'flaky.hold'),
+    );
     await scanOnce({ root: h.root, fixturesDir: FIXTURES });
     for (let i = 0; i < 3; i++, h.clock.now += 2500) await pollOnce(h.deps);
     await settleNats();
@@ -66,7 +82,7 @@ describe('a poll error is not the end', () => {
   });
 });
 
-describe('no second answer under a live job\'s id', () => {
+describe("no second answer under a live job's id", () => {
   it('a contract-breaking request carrying the id of a job in work, or done, publishes nothing and is logged as a warning', async () => {
     const h = await harness();
     const req = request(await upload('aep_6.pdf'), 'aep_6.pdf');
@@ -76,7 +92,9 @@ describe('no second answer under a live job\'s id', () => {
     expect(await handleRequest(h.deps, JSON.stringify({ ...req, pipeline: 'audio' }))).toBe('ignored');
     await settleNats();
     expect(h.envelopes.map((e) => e.status)).toEqual(['processing', 'done']);
-    expect(h.logs.filter((l) => l.level === 'warn' && l.event === 'scan_request_mismatch_for_live_job')).toHaveLength(2);
+    expect(h.logs.filter((l) => l.level === 'warn' && l.event === 'scan_request_mismatch_for_live_job')).toHaveLength(
+      2,
+    );
   });
 });
 
@@ -118,7 +136,7 @@ describe('a late slot', () => {
 });
 
 describe('the deadline clock starts when the file is in the hot folder', () => {
-  it('a slow S3 read does not eat the job\'s time', async () => {
+  it("a slow S3 read does not eat the job's time", async () => {
     const h = await harness({}, { SCAN_TIMEOUT_SECONDS: '10' });
     const real = h.deps.files;
     h.deps.files = {
@@ -174,7 +192,7 @@ describe('the timing settings', () => {
 });
 
 describe('messages', () => {
-  it('an all-failed set answers with that file\'s own message; the file name is in the warnings', async () => {
+  it("an all-failed set answers with that file's own message; the file name is in the warnings", async () => {
     const h = await harness();
     const req = request(await upload('aep_5.PDF'), 'aep_5.PDF');
     await handleRequest(h.deps, JSON.stringify(req));
@@ -192,9 +210,15 @@ describe('duplicates', () => {
     const req = request(await upload('aep_6.pdf'), 'aep_6.pdf');
     await handleRequest(h.deps, JSON.stringify(req));
     expect(await handleRequest(h.deps, JSON.stringify({ ...req, attempt: 2 }))).toBe('duplicate'); // a plain re-send
-    expect(await handleRequest(h.deps, JSON.stringify({ ...req, attempt: 3, s3: { ...req.s3, key: 'inbox/other.pdf' } }))).toBe('duplicate');
+    expect(
+      await handleRequest(h.deps, JSON.stringify({ ...req, attempt: 3, s3: { ...req.s3, key: 'inbox/other.pdf' } })),
+    ).toBe('duplicate');
     await settleNats();
-    expect(h.envelopes.map((e) => [e.status, e.attempt])).toEqual([['processing', 1], ['processing', 2], ['processing', 3]]);
+    expect(h.envelopes.map((e) => [e.status, e.attempt])).toEqual([
+      ['processing', 1],
+      ['processing', 2],
+      ['processing', 3],
+    ]);
     expect(inputs(h.root)).toHaveLength(1);
     const conflicts = h.logs.filter((l) => l.event === 'scan_request_payload_conflict');
     expect(conflicts).toHaveLength(1);
@@ -219,7 +243,14 @@ describe('duplicates', () => {
 describe('the store is down', () => {
   it('a valid request is answered UNKNOWN_ERROR (nothing thrown); a poll pass fails alone and is reported', async () => {
     const port = await freePort();
-    const dead = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: `http://127.0.0.1:${port}`, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'x', secretAccessKey: 'y' } }));
+    const dead = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: `http://127.0.0.1:${port}`,
+        region: 'us-east-1',
+        maxAttempts: 1,
+        credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
+      }),
+    );
     const h = await harness();
     h.deps.jobs = new DynamoDbScanJobStore(dead, 'no-table');
     const req = request(await upload('aep_6.pdf'), 'aep_6.pdf');

@@ -23,15 +23,38 @@ let table: { name: string; drop: () => Promise<void> };
 let brokerage: BrokerageEmulator;
 let brokerageUrl: string;
 /** T-Bank faults for the property below, one emulator each: a section's steps are pointed at one of them. */
-const TBANK_FAULTS = { '429': { '*': { storm: true } }, '40003': { '*': { error: 40003 } }, 'tbank-hang': { '*': { hang: true } }, 'changed-ids': { changeIds: true } } as const;
+const TBANK_FAULTS = {
+  '429': { '*': { storm: true } },
+  '40003': { '*': { error: 40003 } },
+  'tbank-hang': { '*': { hang: true } },
+  'changed-ids': { changeIds: true },
+} as const;
 type TBankFault = keyof typeof TBANK_FAULTS;
 const faulty = {} as Record<TBankFault, { emulator: BrokerageEmulator; url: string }>;
 
 beforeAll(async () => {
   table = await isolatedTable(aws, 'SyncTable');
-  store = new SyncStore({ documents: aws.documents, table: table.name, waitBoundMs: WAIT_BOUND, sealer: stackSealer() });
+  store = new SyncStore({
+    documents: aws.documents,
+    table: table.name,
+    waitBoundMs: WAIT_BOUND,
+    sealer: stackSealer(),
+  });
   data = new DynamoSyncDataStore({ documents: aws.documents, table: table.name });
-  jest.useFakeTimers({ doNotFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'nextTick', 'queueMicrotask', 'hrtime', 'performance'] });
+  jest.useFakeTimers({
+    doNotFake: [
+      'setTimeout',
+      'clearTimeout',
+      'setInterval',
+      'clearInterval',
+      'setImmediate',
+      'clearImmediate',
+      'nextTick',
+      'queueMicrotask',
+      'hrtime',
+      'performance',
+    ],
+  });
   brokerage = new BrokerageEmulator();
   brokerageUrl = await brokerage.listen();
   for (const [name, faults] of Object.entries(TBANK_FAULTS)) {
@@ -90,7 +113,13 @@ function inlineDispatch(
   return { dispatch, settled: () => Promise.all(running) };
 }
 
-const tickDeps = (dispatch: Dispatch) => ({ store, dispatch, now: () => Date.now(), log: silentLogger, run: { run_id: newId(), run_deadline: Date.now() + 55_000 } });
+const tickDeps = (dispatch: Dispatch) => ({
+  store,
+  dispatch,
+  now: () => Date.now(),
+  log: silentLogger,
+  run: { run_id: newId(), run_deadline: Date.now() + 55_000 },
+});
 
 describe('reserveHourly branches', () => {
   it('first → succeeded after the barrier; not-due within the hour; due after it', async () => {
@@ -102,7 +131,12 @@ describe('reserveHourly branches', () => {
     const head = await store.head(user);
     expect(head).toMatchObject({ state: 'succeeded', walk_completed: true });
     expect(head!.error_code).toBeUndefined();
-    expect(Object.values(head!.sections!).map((s) => s.state)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
+    expect(Object.values(head!.sections!).map((s) => s.state)).toEqual([
+      'succeeded',
+      'succeeded',
+      'succeeded',
+      'succeeded',
+    ]);
     const synced = await allOperations(user);
     const since = new Date(Date.UTC(2026, 10, 1)).toISOString(); // the month window of now - 20 days
     const expected = OPERATIONS.filter((op) => op.brokerAccountId !== '2000330015' && op.date >= since);
@@ -237,7 +271,12 @@ describe('faults', () => {
     const next = inlineDispatch();
     expect(await tickUser(tickDeps(next.dispatch), user)).toBe('due');
     await next.settled();
-    const lateStep = { user_id: user, attempt_id: old.attempt_id, step_id: old.children.operations!, section: 'operations' as const };
+    const lateStep = {
+      user_id: user,
+      attempt_id: old.attempt_id,
+      step_id: old.children.operations!,
+      section: 'operations' as const,
+    };
     expect(await runStep(stepDeps(), lateStep)).toBe('stale');
     expect((await store.stepRows(old.attempt_id)).find((r) => r.section === 'operations')).toBeUndefined();
   });
@@ -247,7 +286,10 @@ describe('tick over all connections', () => {
   it('takes every connection, and none once its run is about to end', async () => {
     later(2 * HOUR_MS); // every earlier attempt of this file is due again
     const users = await Promise.all(Array.from({ length: 5 }, connectedUser));
-    const late = { ...tickDeps(inlineDispatch().dispatch), run: { run_id: newId(), run_deadline: Date.now() + TICK_MARGIN_MS - 1 } };
+    const late = {
+      ...tickDeps(inlineDispatch().dispatch),
+      run: { run_id: newId(), run_deadline: Date.now() + TICK_MARGIN_MS - 1 },
+    };
     expect(await tick(late)).toEqual({});
     const steps = inlineDispatch();
     const counts = await tick(tickDeps(steps.dispatch));
@@ -279,21 +321,40 @@ describe('no false succeeded, over random fault schedules', () => {
       fc.asyncProperty(
         fc.record({
           faults: fc.tuple(
-            ...MANDATORY_SECTIONS.map(() => fc.constantFrom<Fault>('ok', 'ok', 'throws', 'hangs', 'dispatch-fails', 'never-runs', '429', '40003', 'tbank-hang', 'changed-ids')),
+            ...MANDATORY_SECTIONS.map(() =>
+              fc.constantFrom<Fault>(
+                'ok',
+                'ok',
+                'throws',
+                'hangs',
+                'dispatch-fails',
+                'never-runs',
+                '429',
+                '40003',
+                'tbank-hang',
+                'changed-ids',
+              ),
+            ),
           ),
           settleFails: fc.boolean(),
         }),
         async ({ faults, settleFails }) => {
           const user = await connectedUser();
-          const bySection = Object.fromEntries(MANDATORY_SECTIONS.map((s, i) => [s, faults[i]])) as Record<Section, Fault>;
+          const bySection = Object.fromEntries(MANDATORY_SECTIONS.map((s, i) => [s, faults[i]])) as Record<
+            Section,
+            Fault
+          >;
           const gates: Array<() => void> = [];
           const runners = { ...SECTION_RUNNERS };
           for (const section of MANDATORY_SECTIONS) {
             if (bySection[section] === 'throws') runners[section] = async () => Promise.reject(new Error('boom'));
-            if (bySection[section] === 'hangs') runners[section] = () => new Promise((resolve) => gates.push(() => resolve(0)));
+            if (bySection[section] === 'hangs')
+              runners[section] = () => new Promise((resolve) => gates.push(() => resolve(0)));
           }
           const dispatchFaults = Object.fromEntries(
-            MANDATORY_SECTIONS.filter((s) => bySection[s] === 'dispatch-fails' || bySection[s] === 'never-runs').map((s) => [s, bySection[s]]),
+            MANDATORY_SECTIONS.filter((s) => bySection[s] === 'dispatch-fails' || bySection[s] === 'never-runs').map(
+              (s) => [s, bySection[s]],
+            ),
           ) as Partial<Record<Section, 'dispatch-fails' | 'never-runs'>>;
           const perSection: Partial<Record<Section, Partial<StepDeps>>> = {};
           for (const section of MANDATORY_SECTIONS) {
@@ -301,14 +362,21 @@ describe('no false succeeded, over random fault schedules', () => {
             if (fault in TBANK_FAULTS) {
               // The real client against a faulty T-Bank; a hang ends with the step's own (short) bound.
               perSection[section] = {
-                tbank: { baseUrl: faulty[fault as TBankFault].url, appName: 'hourly-test', rateWindowMs: 60_000, backoffMs: 10 },
+                tbank: {
+                  baseUrl: faulty[fault as TBankFault].url,
+                  appName: 'hourly-test',
+                  rateWindowMs: 60_000,
+                  backoffMs: 10,
+                },
                 // A hang ends with the step's own bound; a storm's reset wait cannot fit in a short one.
                 ...(fault === 'tbank-hang' ? { timeoutMs: 300 } : fault === '429' ? { timeoutMs: 1500 } : {}),
               };
             }
           }
           const steps = inlineDispatch({ runners, timeoutMs: 60_000 }, dispatchFaults, perSection);
-          const spy = settleFails ? jest.spyOn(store, 'settleHourly').mockRejectedValue(new Error('settle down')) : undefined;
+          const spy = settleFails
+            ? jest.spyOn(store, 'settleHourly').mockRejectedValue(new Error('settle down'))
+            : undefined;
           await tickUser(tickDeps(steps.dispatch), user).catch(() => undefined);
           await new Promise((r) => setTimeout(r, 50));
           spy?.mockRestore();
@@ -327,7 +395,8 @@ describe('no false succeeded, over random fault schedules', () => {
           if (allOk && !settleFails) expect(head.state).toBe('succeeded');
           // With the tick's settle failing, a step finishing later may still settle it (truly
           // succeeded); if nobody did, recovery closed it INTERRUPTED, at most partial.
-          if (allOk && settleFails && head.state !== 'succeeded') expect(head).toMatchObject({ state: 'partial', error_code: 'INTERRUPTED' });
+          if (allOk && settleFails && head.state !== 'succeeded')
+            expect(head).toMatchObject({ state: 'partial', error_code: 'INTERRUPTED' });
         },
       ),
       { numRuns: 25 },

@@ -48,11 +48,20 @@ async function attemptFor(user: string): Promise<string> {
 
 async function syncOperations(user: string, data: DynamoSyncDataStore, over: Partial<StepDeps> = {}) {
   // A fresh attempt per run: a step row exists once per (attempt, section).
-  await store.settleHourly(user, (await store.head(user))?.attempt_id ?? '', Date.now(), { cause: 'INTERRUPTED' }).catch(() => undefined);
+  await store
+    .settleHourly(user, (await store.head(user))?.attempt_id ?? '', Date.now(), { cause: 'INTERRUPTED' })
+    .catch(() => undefined);
   const head = await store.head(user);
   if (head) {
     // Reserve the next hour by moving the head's start back: the due gate is an hour after the last start.
-    await aws.documents.send(new (await import('@aws-sdk/lib-dynamodb')).UpdateCommand({ TableName: table.name, Key: { PK: `USER#${user}`, SK: 'HOURLY' }, UpdateExpression: 'SET started_at = :s', ExpressionAttributeValues: { ':s': 0 } }));
+    await aws.documents.send(
+      new (await import('@aws-sdk/lib-dynamodb')).UpdateCommand({
+        TableName: table.name,
+        Key: { PK: `USER#${user}`, SK: 'HOURLY' },
+        UpdateExpression: 'SET started_at = :s',
+        ExpressionAttributeValues: { ':s': 0 },
+      }),
+    );
   }
   const attempt = await attemptFor(user);
   return runStep(deps(data, over), { user_id: user, attempt_id: attempt, step_id: newId(), section: 'operations' });
@@ -103,5 +112,8 @@ it('a crash between the new generation’s write and the pointer flip leaves the
 it('GET-side: from > to is refused before reading', async () => {
   const { parseOperationsQuery } = await import('../../../functions/sync/requests');
   expect(() => parseOperationsQuery({ from: '2026-11-05', to: '2026-11-01' })).toThrow('must not be after');
-  expect(parseOperationsQuery({ from: '2026-11-01', to: '2026-11-01' })).toEqual({ from: '2026-11-01T00:00:00.000Z', to: '2026-11-02T00:00:00.000Z' });
+  expect(parseOperationsQuery({ from: '2026-11-01', to: '2026-11-01' })).toEqual({
+    from: '2026-11-01T00:00:00.000Z',
+    to: '2026-11-02T00:00:00.000Z',
+  });
 });

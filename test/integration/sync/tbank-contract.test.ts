@@ -42,8 +42,17 @@ async function failure(p: Promise<unknown>): Promise<TBankError> {
 describe('read methods', () => {
   it('GetAccounts: three accounts with enum strings, one closed', async () => {
     const accounts = await client().getAccounts();
-    expect(accounts.map((a) => a.status)).toEqual(['ACCOUNT_STATUS_OPEN', 'ACCOUNT_STATUS_OPEN', 'ACCOUNT_STATUS_CLOSED']);
-    expect(accounts[1]).toMatchObject({ id: ACCOUNTS[1].id, type: 'ACCOUNT_TYPE_TINKOFF_IIS', name: 'ИИС', access_level: 'ACCOUNT_ACCESS_LEVEL_READ_ONLY' });
+    expect(accounts.map((a) => a.status)).toEqual([
+      'ACCOUNT_STATUS_OPEN',
+      'ACCOUNT_STATUS_OPEN',
+      'ACCOUNT_STATUS_CLOSED',
+    ]);
+    expect(accounts[1]).toMatchObject({
+      id: ACCOUNTS[1].id,
+      type: 'ACCOUNT_TYPE_TINKOFF_IIS',
+      name: 'ИИС',
+      access_level: 'ACCOUNT_ACCESS_LEVEL_READ_ONLY',
+    });
   });
 
   it('GetPortfolio: exact quantities and prices as decimal strings', async () => {
@@ -51,7 +60,10 @@ describe('read methods', () => {
     expect(p.positions.length).toBeGreaterThan(3);
     for (const pos of p.positions) {
       expect(pos.quantity).toMatch(/^-?\d+(\.\d+)?$/);
-      expect(pos.current_price).toEqual({ currency: expect.stringMatching(/^[a-z]{3}$/), value: expect.stringMatching(/^-?\d+(\.\d+)?$/) });
+      expect(pos.current_price).toEqual({
+        currency: expect.stringMatching(/^[a-z]{3}$/),
+        value: expect.stringMatching(/^-?\d+(\.\d+)?$/),
+      });
     }
     expect(new Set(p.positions.map((x) => x.instrument_type))).toEqual(new Set(['share', 'bond', 'etf', 'currency']));
   });
@@ -69,7 +81,9 @@ describe('read methods', () => {
     } while (cursor);
     expect(all.length).toBe(OPERATIONS.filter((o) => o.brokerAccountId === ACCOUNTS[0].id).length);
     expect(api.calls.OperationsService).toBe(2);
-    expect(new Set(all.map((o) => o.state))).toEqual(new Set(['OPERATION_STATE_EXECUTED', 'OPERATION_STATE_CANCELED', 'OPERATION_STATE_PROGRESS']));
+    expect(new Set(all.map((o) => o.state))).toEqual(
+      new Set(['OPERATION_STATE_EXECUTED', 'OPERATION_STATE_CANCELED', 'OPERATION_STATE_PROGRESS']),
+    );
     expect(new Set(all.map((o) => o.type)).size).toBeGreaterThan(10);
     expect(all.find((o) => o.type === 'OPERATION_TYPE_BUY')!.payment!.value).toMatch(/^-\d+(\.\d{1,2})?$/);
   });
@@ -82,9 +96,18 @@ describe('read methods', () => {
     expect(dividends.length).toBeGreaterThan(3);
     expect(dividends[0].dividend_net).toEqual({ currency: share.currency, value: expect.any(String) });
     const coupons = await api.getBondEvents(bond.uid, '2025-01-01T00:00:00Z', '2027-12-31T00:00:00Z');
-    expect(coupons[0]).toMatchObject({ event_type: 'EVENT_TYPE_CPN', pay_one_bond: { currency: 'rub', value: '35.4' } });
-    expect(await api.getInstrumentBy('INSTRUMENT_ID_TYPE_FIGI', share.figi)).toMatchObject({ uid: share.uid, name: share.name });
-    expect(await api.getInstrumentBy('INSTRUMENT_ID_TYPE_UID', bond.uid)).toMatchObject({ figi: bond.figi, name: 'ОФЗ 26238' });
+    expect(coupons[0]).toMatchObject({
+      event_type: 'EVENT_TYPE_CPN',
+      pay_one_bond: { currency: 'rub', value: '35.4' },
+    });
+    expect(await api.getInstrumentBy('INSTRUMENT_ID_TYPE_FIGI', share.figi)).toMatchObject({
+      uid: share.uid,
+      name: share.name,
+    });
+    expect(await api.getInstrumentBy('INSTRUMENT_ID_TYPE_UID', bond.uid)).toMatchObject({
+      figi: bond.figi,
+      name: 'ОФЗ 26238',
+    });
   });
 });
 
@@ -129,7 +152,12 @@ describe('errors, typed from the body description', () => {
     emulator.faults.UsersService = { storm: true };
     const stormy = client({ rateLimitWaits: 2 });
     const err = await failure(stormy.getAccounts());
-    expect([err.kind, err.code, err.detail.apiCode, err.detail.status]).toEqual(['rate-limited', 'RATE_LIMITED', '80002', 429]);
+    expect([err.kind, err.code, err.detail.apiCode, err.detail.status]).toEqual([
+      'rate-limited',
+      'RATE_LIMITED',
+      '80002',
+      429,
+    ]);
     expect(stormy.calls.UsersService).toBe(3);
   }, 20_000);
 
@@ -144,7 +172,9 @@ describe('errors, typed from the body description', () => {
   it('the emulator enforces its own window per token and service (real limiter, not a fault)', async () => {
     const api = client({ rateLimitWaits: 0 });
     // 250 calls span at most two 2 s windows: one of them holds more than the limit of 100.
-    const results = await Promise.allSettled(Array.from({ length: 250 }, () => api.call('UsersService', 'GetAccounts', {}, (b) => b)));
+    const results = await Promise.allSettled(
+      Array.from({ length: 250 }, () => api.call('UsersService', 'GetAccounts', {}, (b) => b)),
+    );
     expect(results.filter((r) => r.status === 'rejected').length).toBeGreaterThan(0);
     expect(emulator.rateLimited).toBeGreaterThan(0);
   });

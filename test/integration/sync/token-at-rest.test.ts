@@ -14,8 +14,11 @@ const sealerOf = (text: string) => {
   return () => sealer;
 };
 let table: { name: string; drop: () => Promise<void> };
-const storeWith = (keys: string) => new SyncStore({ documents: aws.documents, table: table.name, waitBoundMs: 60_000, sealer: sealerOf(keys) });
-const rawItem = async (user: string) => (await aws.documents.send(new GetCommand({ TableName: table.name, Key: connectionKey(user), ConsistentRead: true }))).Item!;
+const storeWith = (keys: string) =>
+  new SyncStore({ documents: aws.documents, table: table.name, waitBoundMs: 60_000, sealer: sealerOf(keys) });
+const rawItem = async (user: string) =>
+  (await aws.documents.send(new GetCommand({ TableName: table.name, Key: connectionKey(user), ConsistentRead: true })))
+    .Item!;
 
 beforeAll(async () => {
   table = await isolatedTable(aws, 'SyncTable');
@@ -42,7 +45,9 @@ it('a sealed token copied onto another user does not open there', async () => {
   await store.putConnection(victim, 'tok_victim_secret', new Date());
   await store.putConnection(thief, 'tok_thief', new Date());
   const stolen = (await rawItem(victim)).token_sealed;
-  await aws.documents.send(new PutCommand({ TableName: table.name, Item: { ...(await rawItem(thief)), token_sealed: stolen } }));
+  await aws.documents.send(
+    new PutCommand({ TableName: table.name, Item: { ...(await rawItem(thief)), token_sealed: stolen } }),
+  );
   await expect(store.connectionToken(thief)).rejects.toThrow(SecretUnreadableError);
 });
 
@@ -71,7 +76,12 @@ it('rotation never overwrites a token replaced between the read and the re-seal'
     }
     return aws.documents.send(command as GetCommand);
   }) as typeof documents.send;
-  const rotating = new SyncStore({ documents, table: table.name, waitBoundMs: 60_000, sealer: sealerOf(`${newKey},${oldKey}`) });
+  const rotating = new SyncStore({
+    documents,
+    table: table.name,
+    waitBoundMs: 60_000,
+    sealer: sealerOf(`${newKey},${oldKey}`),
+  });
   expect(await rotating.connectionToken(user)).toBe('tok_before');
   expect(raced).toBe(true);
   expect(await storeWith(newKey).connectionToken(user)).toBe('tok_after');

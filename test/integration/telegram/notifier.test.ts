@@ -45,8 +45,21 @@ function deps(overrides: Partial<NotifierDeps> = {}): NotifierDeps {
 }
 
 function failedRecord(id = newId(), name = 'Sintel'): StreamRecord {
-  const image = (state: string) => marshall({ PK: `DL#${id}`, SK: 'META', entity: 'download', id, name, state, infohashes: [{ infohash: 'cd'.repeat(20), kind: 'v1' }] });
-  return { eventID: randomUUID(), eventName: 'MODIFY', dynamodb: { SequenceNumber: String(Date.now()), NewImage: image('failed'), OldImage: image('downloading') } };
+  const image = (state: string) =>
+    marshall({
+      PK: `DL#${id}`,
+      SK: 'META',
+      entity: 'download',
+      id,
+      name,
+      state,
+      infohashes: [{ infohash: 'cd'.repeat(20), kind: 'v1' }],
+    });
+  return {
+    eventID: randomUUID(),
+    eventName: 'MODIFY',
+    dynamodb: { SequenceNumber: String(Date.now()), NewImage: image('failed'), OldImage: image('downloading') },
+  };
 }
 
 const sentAbout = (id: string) => emulator.messages.filter((m) => m.text.includes(id));
@@ -82,7 +95,10 @@ describe('exactly once', () => {
   it('resends after a crash while waiting to retry (nothing was in flight)', async () => {
     const record = failedRecord();
     const id = record.dynamodb!.NewImage!.id.S!;
-    await fetch(`${apiRoot}/emulator/faults`, { method: 'PUT', body: JSON.stringify({ chat_id: CHAT, fault: '500', count: 1 }) });
+    await fetch(`${apiRoot}/emulator/faults`, {
+      method: 'PUT',
+      body: JSON.stringify({ chat_id: CHAT, fault: '500', count: 1 }),
+    });
     // The "crash": the sleep before the second attempt never returns.
     const stuck = notifyRecords(deps({ sleep: () => new Promise(() => undefined) }), [record]);
     await new Promise((r) => setTimeout(r, 300));
@@ -101,7 +117,10 @@ describe('bounded retries and the failure store', () => {
     const record = failedRecord();
     const id = record.dynamodb!.NewImage!.id.S!;
     for (const f of [{ fault: '429', retry_after: 1 }, { fault: '500' }, { fault: 'timeout' }]) {
-      await fetch(`${apiRoot}/emulator/faults`, { method: 'PUT', body: JSON.stringify({ chat_id: CHAT, count: 1, ...f }) });
+      await fetch(`${apiRoot}/emulator/faults`, {
+        method: 'PUT',
+        body: JSON.stringify({ chat_id: CHAT, count: 1, ...f }),
+      });
     }
     const began = Date.now();
     expect((await notifyRecords(deps(), [record])).outcomes.sent).toBe(1);
@@ -112,14 +131,23 @@ describe('bounded retries and the failure store', () => {
   it('gives up after its bound into the failure store, without holding up another download', async () => {
     const poisoned = failedRecord();
     const healthy = failedRecord();
-    await fetch(`${apiRoot}/emulator/faults`, { method: 'PUT', body: JSON.stringify({ chat_id: CHAT, fault: '500', count: 10 }) });
+    await fetch(`${apiRoot}/emulator/faults`, {
+      method: 'PUT',
+      body: JSON.stringify({ chat_id: CHAT, fault: '500', count: 10 }),
+    });
     // Two chats: the other chat's queue is not behind the failing one's.
     const other = -5002;
     const summary = await notifyRecords(deps({ chats: [CHAT, other] }), [poisoned, healthy]);
     expect(summary.outcomes.failed).toBeGreaterThanOrEqual(1);
-    expect(emulator.messages.filter((m) => m.chat_id === other && m.text.includes(healthy.dynamodb!.NewImage!.id.S!))).toHaveLength(1);
+    expect(
+      emulator.messages.filter((m) => m.chat_id === other && m.text.includes(healthy.dynamodb!.NewImage!.id.S!)),
+    ).toHaveLength(1);
     const failures = await deps().deliveries.listFailures(20);
-    expect(failures.some((f) => f.download_id === poisoned.dynamodb!.NewImage!.id.S! && /gave up after 4 attempts/.test(f.reason))).toBe(true);
+    expect(
+      failures.some(
+        (f) => f.download_id === poisoned.dynamodb!.NewImage!.id.S! && /gave up after 4 attempts/.test(f.reason),
+      ),
+    ).toBe(true);
     // Settled: a redelivery neither loops nor sends.
     await fetch(`${apiRoot}/emulator/faults`, { method: 'DELETE' });
     expect((await notifyRecords(deps({ chats: [CHAT] }), [poisoned])).outcomes.duplicate).toBe(1);

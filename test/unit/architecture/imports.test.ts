@@ -64,10 +64,14 @@ describe('architecture: the checker itself finds each kind of violation', () => 
   };
   const rules = new Set(analyseImports(graph).violations.map((v) => v.rule));
 
-  it.each<Violation['rule']>(['domain-internals', 'sdk-in-domain', 'runtime-imports-tooling', 'shared-imports-domain', 'handler-imports-storage', 'cycle'])(
-    'reports %s',
-    (rule) => {
-      expect(rules.has(rule)).toBe(true);
-    },
-  );
+  it.each<Violation['rule']>([
+    'domain-internals',
+    'sdk-in-domain',
+    'runtime-imports-tooling',
+    'shared-imports-domain',
+    'handler-imports-storage',
+    'cycle',
+  ])('reports %s', (rule) => {
+    expect(rules.has(rule)).toBe(true);
+  });
 });

@@ -17,8 +17,15 @@ const { grants } = parseTokenGrants(
 
 describe('authorize', () => {
   it('allows a known token on a route its scopes cover, naming the principal', () => {
-    expect(authorize(grants, `Bearer ${all}`, 'POST /downloads', NOW)).toEqual({ effect: 'allow', principal: 'all', scope: 'downloads:write' });
-    expect(authorize(grants, `bearer ${reader}`, 'GET /downloads/{id}', NOW)).toMatchObject({ effect: 'allow', principal: 'reader' });
+    expect(authorize(grants, `Bearer ${all}`, 'POST /downloads', NOW)).toEqual({
+      effect: 'allow',
+      principal: 'all',
+      scope: 'downloads:write',
+    });
+    expect(authorize(grants, `bearer ${reader}`, 'GET /downloads/{id}', NOW)).toMatchObject({
+      effect: 'allow',
+      principal: 'reader',
+    });
   });
 
   it.each([
@@ -30,21 +37,40 @@ describe('authorize', () => {
     ['a token with a space', `Bearer ${all.slice(0, 20)} ${all.slice(20)}`, 'malformed'],
     ['an oversize token', `Bearer ${'a'.repeat(10_000)}`, 'malformed'],
     ['an unknown token', `Bearer ${newToken()}`, 'unknown'],
-    ['a token differing in its last character', `Bearer ${all.slice(0, -1)}${all.endsWith('A') ? 'B' : 'A'}`, 'unknown'],
+    [
+      'a token differing in its last character',
+      `Bearer ${all.slice(0, -1)}${all.endsWith('A') ? 'B' : 'A'}`,
+      'unknown',
+    ],
     ['the stored hash instead of the token', `Bearer ${tokenHash(all)}`, 'unknown'],
   ])('refuses %s as unauthenticated', (_label, header, reason) => {
     expect(authorize(grants, header, 'GET /downloads', NOW)).toEqual({ effect: 'unauthenticated', reason });
   });
 
   it('refuses an expired token as unauthenticated from its expiry on', () => {
-    expect(authorize(grants, `Bearer ${expired}`, 'GET /downloads', NOW)).toEqual({ effect: 'unauthenticated', reason: 'expired', principal: 'old' });
+    expect(authorize(grants, `Bearer ${expired}`, 'GET /downloads', NOW)).toEqual({
+      effect: 'unauthenticated',
+      reason: 'expired',
+      principal: 'old',
+    });
     expect(authorize(grants, `Bearer ${expired}`, 'GET /downloads', NOW - 2)).toMatchObject({ effect: 'allow' });
   });
 
   it('forbids a good token without the route scope, and any route missing from the scope table', () => {
-    expect(authorize(grants, `Bearer ${reader}`, 'POST /downloads', NOW)).toEqual({ effect: 'forbidden', reason: 'scope', principal: 'reader', scope: 'downloads:write' });
-    expect(authorize(grants, `Bearer ${reader}`, 'GET /sync/{user}/hourly', NOW)).toMatchObject({ effect: 'forbidden', reason: 'scope' });
-    expect(authorize(grants, `Bearer ${all}`, 'DELETE /downloads', NOW)).toMatchObject({ effect: 'forbidden', reason: 'unknown-route' });
+    expect(authorize(grants, `Bearer ${reader}`, 'POST /downloads', NOW)).toEqual({
+      effect: 'forbidden',
+      reason: 'scope',
+      principal: 'reader',
+      scope: 'downloads:write',
+    });
+    expect(authorize(grants, `Bearer ${reader}`, 'GET /sync/{user}/hourly', NOW)).toMatchObject({
+      effect: 'forbidden',
+      reason: 'scope',
+    });
+    expect(authorize(grants, `Bearer ${all}`, 'DELETE /downloads', NOW)).toMatchObject({
+      effect: 'forbidden',
+      reason: 'unknown-route',
+    });
   });
 });
 
@@ -60,7 +86,10 @@ describe('gatewayAnswer', () => {
     const allow = gatewayAnswer({ effect: 'allow', principal: 'all', scope: 'downloads:read' }, arn);
     expect(allow.policyDocument.Statement).toEqual([{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: arn }]);
     expect(allow.context).toEqual({ principal: 'all', scope: 'downloads:read' });
-    const deny = gatewayAnswer({ effect: 'forbidden', reason: 'scope', principal: 'reader', scope: 'downloads:write' }, arn);
+    const deny = gatewayAnswer(
+      { effect: 'forbidden', reason: 'scope', principal: 'reader', scope: 'downloads:write' },
+      arn,
+    );
     expect(deny.policyDocument.Statement[0]).toMatchObject({ Effect: 'Deny', Resource: arn });
   });
 });
@@ -69,7 +98,9 @@ describe('AUTH_TOKENS', () => {
   it('loads grants made by grantJson, keeping only hashes', () => {
     const text = JSON.stringify([grantJson('ops', all, ['sync:read'], new Date('2027-01-01T00:00:00Z'))]);
     expect(text).not.toContain(all);
-    expect(loadAuthConfig({ AUTH_TOKENS: text }).grants).toEqual([{ name: 'ops', sha256: tokenHash(all), scopes: ['sync:read'], expiresAt: Date.parse('2027-01-01T00:00:00Z') }]);
+    expect(loadAuthConfig({ AUTH_TOKENS: text }).grants).toEqual([
+      { name: 'ops', sha256: tokenHash(all), scopes: ['sync:read'], expiresAt: Date.parse('2027-01-01T00:00:00Z') },
+    ]);
   });
 
   it.each([
@@ -79,9 +110,21 @@ describe('AUTH_TOKENS', () => {
     ['a plain-text token', JSON.stringify([{ name: 'x', sha256: all, scopes: ['sync:read'] }]), /64 lowercase hex/],
     ['an unknown scope', JSON.stringify([{ name: 'x', sha256: tokenHash(all), scopes: ['root'] }]), /scopes/],
     ['no scopes', JSON.stringify([{ name: 'x', sha256: tokenHash(all), scopes: [] }]), /scopes/],
-    ['a bad date', JSON.stringify([{ name: 'x', sha256: tokenHash(all), scopes: ['sync:read'], expires_at: 'soon' }]), /expires_at/],
-    ['an unknown field', JSON.stringify([{ name: 'x', sha256: tokenHash(all), scopes: ['sync:read'], token: all }]), /unknown field/],
-    ['a repeated hash', JSON.stringify([grantJson('a', all, ['sync:read']), grantJson('b', all, ['sync:admin'])]), /repeats/],
+    [
+      'a bad date',
+      JSON.stringify([{ name: 'x', sha256: tokenHash(all), scopes: ['sync:read'], expires_at: 'soon' }]),
+      /expires_at/,
+    ],
+    [
+      'an unknown field',
+      JSON.stringify([{ name: 'x', sha256: tokenHash(all), scopes: ['sync:read'], token: all }]),
+      /unknown field/,
+    ],
+    [
+      'a repeated hash',
+      JSON.stringify([grantJson('a', all, ['sync:read']), grantJson('b', all, ['sync:admin'])]),
+      /repeats/,
+    ],
   ])('refuses %s with a ConfigError naming AUTH_TOKENS', (_label, value, message) => {
     const load = () => loadAuthConfig({ AUTH_TOKENS: value });
     expect(load).toThrow(ConfigError);
@@ -95,7 +138,21 @@ describe('gatewayAnswer on UI routes', () => {
     const anonymous = gatewayAnswer({ effect: 'anonymous', reason: 'expired' }, arn);
     expect(anonymous.policyDocument.Statement[0]).toMatchObject({ Effect: 'Allow' });
     expect(anonymous.context).toEqual({ principal: '', scope: '', scopes: '', csrf: '' });
-    const allow = gatewayAnswer({ effect: 'allow', principal: 'ops', scope: 'downloads:read', scopes: ['downloads:read', 'downloads:write'], csrf: 'n0nce' }, arn);
-    expect(allow.context).toEqual({ principal: 'ops', scope: 'downloads:read', scopes: 'downloads:read downloads:write', csrf: 'n0nce' });
+    const allow = gatewayAnswer(
+      {
+        effect: 'allow',
+        principal: 'ops',
+        scope: 'downloads:read',
+        scopes: ['downloads:read', 'downloads:write'],
+        csrf: 'n0nce',
+      },
+      arn,
+    );
+    expect(allow.context).toEqual({
+      principal: 'ops',
+      scope: 'downloads:read',
+      scopes: 'downloads:read downloads:write',
+      csrf: 'n0nce',
+    });
   });
 });

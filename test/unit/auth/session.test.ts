@@ -18,10 +18,24 @@ describe('session cookies', () => {
     ['revoked: token removed', (v: string) => v, now, []],
     ['revoked: token re-issued under the same name', (v: string) => v, now, [{ ...grant, sha256: 'b2'.repeat(32) }]],
     ['forged: a flipped MAC', (v: string) => v.slice(0, -2) + (v.endsWith('AA') ? 'AB' : 'AA'), now, [grant]],
-    ['forged: another payload under the same MAC', (v: string) => v.replace(/\.[^.]+\./, `.${Buffer.from('{"sub":"ops","gh":"a1a1a1a1a1a1a1a1","exp":9999999999,"csrf":"x"}').toString('base64url')}.`), now, [grant]],
+    [
+      'forged: another payload under the same MAC',
+      (v: string) =>
+        v.replace(
+          /\.[^.]+\./,
+          `.${Buffer.from('{"sub":"ops","gh":"a1a1a1a1a1a1a1a1","exp":9999999999,"csrf":"x"}').toString('base64url')}.`,
+        ),
+      now,
+      [grant],
+    ],
     ['malformed', () => 'v1.new.!!.x', now, [grant]],
   ])('refuses a session that is %s', (_name, edit, at, grants) => {
-    const check = checkSession(keyring, grants as TokenGrant[], edit(issueSession(keyring, grant, now).value), at as number);
+    const check = checkSession(
+      keyring,
+      grants as TokenGrant[],
+      edit(issueSession(keyring, grant, now).value),
+      at as number,
+    );
     expect(check.ok).toBe(false);
   });
 
@@ -33,7 +47,9 @@ describe('session cookies', () => {
   });
 
   it('sets HttpOnly, SameSite=Strict and, off loopback, Secure', () => {
-    expect(sessionCookie('v', 10, '127.0.0.1:3000')).toBe('tss_session=v; Path=/; Max-Age=10; HttpOnly; SameSite=Strict');
+    expect(sessionCookie('v', 10, '127.0.0.1:3000')).toBe(
+      'tss_session=v; Path=/; Max-Age=10; HttpOnly; SameSite=Strict',
+    );
     expect(sessionCookie('v', 10, 'ui.example.com')).toMatch(/; Secure$/);
     expect(sessionCookie('v', 10, undefined)).toMatch(/; Secure$/);
     expect(clearedSessionCookie('localhost:3000')).toContain('Max-Age=0');
@@ -49,9 +65,19 @@ describe('session cookies', () => {
 describe('authorizeSession', () => {
   const cookie = (g: TokenGrant) => `tss_session=${issueSession(keyring, g, now).value}`;
   it('allows a UI route with the scope, forbids without, and is anonymous without a session', () => {
-    expect(authorizeSession([grant], keyring, cookie(grant), 'GET /', now)).toMatchObject({ effect: 'allow', principal: 'ops', scope: 'downloads:read' });
-    expect(authorizeSession([grant], keyring, cookie(grant), 'POST /download/{id}/retry', now)).toMatchObject({ effect: 'forbidden', reason: 'scope' });
-    expect(authorizeSession([grant], keyring, undefined, 'GET /', now)).toEqual({ effect: 'anonymous', reason: 'missing' });
+    expect(authorizeSession([grant], keyring, cookie(grant), 'GET /', now)).toMatchObject({
+      effect: 'allow',
+      principal: 'ops',
+      scope: 'downloads:read',
+    });
+    expect(authorizeSession([grant], keyring, cookie(grant), 'POST /download/{id}/retry', now)).toMatchObject({
+      effect: 'forbidden',
+      reason: 'scope',
+    });
+    expect(authorizeSession([grant], keyring, undefined, 'GET /', now)).toEqual({
+      effect: 'anonymous',
+      reason: 'missing',
+    });
   });
   it('never takes a cookie on an API route', () => {
     expect(authorizeSession([grant], keyring, cookie(grant), 'GET /downloads', now).effect).toBe('unauthenticated');

@@ -14,7 +14,10 @@ function scripted(answers: Array<'ok' | { codes: string[]; item?: Record<string,
       throw new TransactionCanceledException({
         message: 'cancelled',
         $metadata: {},
-        CancellationReasons: answer.codes.map((Code, i) => ({ Code, Item: i === 1 && answer.item ? marshall(answer.item) : undefined })),
+        CancellationReasons: answer.codes.map((Code, i) => ({
+          Code,
+          Item: i === 1 && answer.item ? marshall(answer.item) : undefined,
+        })),
       });
     },
   } as unknown as DynamoDBDocumentClient;
@@ -26,7 +29,11 @@ const fast = { attempts: 4, baseDelayMs: 1, maxDelayMs: 2 };
 
 describe('transactWrite', () => {
   it('retries a transaction cancelled only by TransactionConflict, then succeeds', async () => {
-    const { client, sent } = scripted([{ codes: ['TransactionConflict', 'None'] }, { codes: ['None', 'TransactionConflict'] }, 'ok']);
+    const { client, sent } = scripted([
+      { codes: ['TransactionConflict', 'None'] },
+      { codes: ['None', 'TransactionConflict'] },
+      'ok',
+    ]);
     await transactWrite(client, [put, put], fast);
     expect(sent).toHaveLength(3);
   });
@@ -38,7 +45,9 @@ describe('transactWrite', () => {
   });
 
   it('never retries a failed condition, and hands back the holder of the item', async () => {
-    const { client, sent } = scripted([{ codes: ['None', 'ConditionalCheckFailed'], item: { PK: 'IH#x', download_id: 'owner' } }]);
+    const { client, sent } = scripted([
+      { codes: ['None', 'ConditionalCheckFailed'], item: { PK: 'IH#x', download_id: 'owner' } },
+    ]);
     const err = await transactWrite(client, [put, put], fast).catch((e) => e);
     expect(err).toBeInstanceOf(TransactionCancelledError);
     expect(err.failedConditions()).toEqual([1]);
@@ -80,7 +89,11 @@ describe('transactWrite: idempotency and missing reasons', () => {
     const client = {
       send: async (command: { input: Record<string, unknown> }) => {
         if ('TransactItems' in command.input) {
-          throw new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: [{ Code: 'ConditionalCheckFailed' }] });
+          throw new TransactionCanceledException({
+            message: 'cancelled',
+            $metadata: {},
+            CancellationReasons: [{ Code: 'ConditionalCheckFailed' }],
+          });
         }
         gets.push(command.input);
         return { Item: { PK: 'a', holder: 'someone' } };

@@ -87,16 +87,26 @@ describe('loadScanConfig', () => {
   });
 
   it('timing settings accept fractional seconds, and refuse what is not a duration', () => {
-    expect(loadScanConfig({ SCAN_HOTFOLDER_ROOT: '/x', SCAN_POLL_SECONDS: '0.25', SCAN_SETTLE_SECONDS: '1.5', SCAN_TIMEOUT_SECONDS: '90.125' })).toMatchObject({
+    expect(
+      loadScanConfig({
+        SCAN_HOTFOLDER_ROOT: '/x',
+        SCAN_POLL_SECONDS: '0.25',
+        SCAN_SETTLE_SECONDS: '1.5',
+        SCAN_TIMEOUT_SECONDS: '90.125',
+      }),
+    ).toMatchObject({
       pollEveryMs: 250,
       settleMs: 1500,
       timeoutMs: 90_125,
     });
-    for (const bad of ['1e3', '-1', 'soon', '0.0001', '.5']) expect(() => loadScanConfig({ SCAN_HOTFOLDER_ROOT: '/x', SCAN_POLL_SECONDS: bad })).toThrow(/SCAN_POLL_SECONDS/);
+    for (const bad of ['1e3', '-1', 'soon', '0.0001', '.5'])
+      expect(() => loadScanConfig({ SCAN_HOTFOLDER_ROOT: '/x', SCAN_POLL_SECONDS: bad })).toThrow(/SCAN_POLL_SECONDS/);
   });
 
   it('an SMB share when all SCAN_SMB_ variables are set', () => {
-    expect(loadScanConfig({ SCAN_SMB_SHARE: '//files.local/scan', SCAN_SMB_USER: 'u', SCAN_SMB_PASSWORD: 'p' }).hotFolder).toEqual({
+    expect(
+      loadScanConfig({ SCAN_SMB_SHARE: '//files.local/scan', SCAN_SMB_USER: 'u', SCAN_SMB_PASSWORD: 'p' }).hotFolder,
+    ).toEqual({
       kind: 'smb',
       host: 'files.local',
       port: 445,
@@ -107,7 +117,9 @@ describe('loadScanConfig', () => {
   });
 
   it('refuses some SMB variables without the others, naming the missing ones', () => {
-    expect(() => loadScanConfig({ SCAN_SMB_SHARE: '//h/s', SCAN_HOTFOLDER_ROOT: '/x' })).toThrow(/SCAN_SMB_USER.*SCAN_SMB_PASSWORD|SCAN_SMB_PASSWORD.*SCAN_SMB_USER/);
+    expect(() => loadScanConfig({ SCAN_SMB_SHARE: '//h/s', SCAN_HOTFOLDER_ROOT: '/x' })).toThrow(
+      /SCAN_SMB_USER.*SCAN_SMB_PASSWORD|SCAN_SMB_PASSWORD.*SCAN_SMB_USER/,
+    );
     expect(() => loadScanConfig({ SCAN_HOTFOLDER_ROOT: 'relative/path' })).toThrow(/SCAN_HOTFOLDER_ROOT/);
     expect(() => loadScanConfig({ SCAN_HOTFOLDER_ROOT: '/x', SCAN_INPUT_DIR: '../up' })).toThrow(/SCAN_INPUT_DIR/);
   });
@@ -140,6 +152,8 @@ describe('NATS credentials', () => {
 
   it('never echoes a secret in the error', () => {
     const leaked = 'SOAMSECRETSECRETSECRETSECRETSECRETSECRETSECRETSECRETSECRE';
-    expect(problems({ ...valid, NATS_NKEY_SEED: leaked, NATS_JWT: 'secret-jwt-text' }).join('; ')).not.toMatch(/SECRETSECRET|secret-jwt-text/);
+    expect(problems({ ...valid, NATS_NKEY_SEED: leaked, NATS_JWT: 'secret-jwt-text' }).join('; ')).not.toMatch(
+      /SECRETSECRET|secret-jwt-text/,
+    );
   });
 });

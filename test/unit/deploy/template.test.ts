@@ -50,15 +50,33 @@ const env: NodeJS.ProcessEnv = {
 };
 delete env.DEPLOY_TARGET; // the default target is the one that deploys
 const began = Date.now();
-execFileSync(process.execPath, [path.join(ROOT, 'node_modules/osls/bin/serverless.js'), 'package', '--stage', STAGE, '--package', path.join(out, 'package')], {
-  cwd: ROOT,
-  env,
-  stdio: 'pipe',
-});
+execFileSync(
+  process.execPath,
+  [
+    path.join(ROOT, 'node_modules/osls/bin/serverless.js'),
+    'package',
+    '--stage',
+    STAGE,
+    '--package',
+    path.join(out, 'package'),
+  ],
+  {
+    cwd: ROOT,
+    env,
+    stdio: 'pipe',
+  },
+);
 const packagedMs = Date.now() - began;
-const template: Cfn = JSON.parse(fs.readFileSync(path.join(out, 'package', 'cloudformation-template-update-stack.json'), 'utf8'));
+const template: Cfn = JSON.parse(
+  fs.readFileSync(path.join(out, 'package', 'cloudformation-template-update-stack.json'), 'utf8'),
+);
 const state = JSON.parse(fs.readFileSync(path.join(out, 'package', 'serverless-state.json'), 'utf8'));
-const ctx: TemplateContext = { service: state.service.service, stage: STAGE, functions: state.service.functions, plantedSecrets: Object.values(PLANTED) };
+const ctx: TemplateContext = {
+  service: state.service.service,
+  stage: STAGE,
+  functions: state.service.functions,
+  plantedSecrets: Object.values(PLANTED),
+};
 const copy = (): Cfn => JSON.parse(JSON.stringify(template));
 const rules = (violations: Array<{ rule: string }>) => [...new Set(violations.map((v) => v.rule))];
 
@@ -76,21 +94,29 @@ describe('the packaged CloudFormation template', () => {
 
   it('authorizer: a route without it, or a guarded healthcheck, is reported', () => {
     const t = copy();
-    const [id] = Object.entries(t.Resources).find(([, r]) => r.Type === 'AWS::ApiGatewayV2::Route' && r.Properties.RouteKey === 'POST /downloads')!;
+    const [id] = Object.entries(t.Resources).find(
+      ([, r]) => r.Type === 'AWS::ApiGatewayV2::Route' && r.Properties.RouteKey === 'POST /downloads',
+    )!;
     delete t.Resources[id].Properties.AuthorizationType;
-    expect(checkAuthorizer(t)).toEqual([expect.objectContaining({ message: expect.stringContaining('POST /downloads') })]);
+    expect(checkAuthorizer(t)).toEqual([
+      expect.objectContaining({ message: expect.stringContaining('POST /downloads') }),
+    ]);
   });
 
   it('iam: a wildcard, a foreign table, an index wildcard, a foreign function each is reported', () => {
-    const role = (t: Cfn) => t.Resources.IamRoleLambdaExecution.Properties.Policies[0].PolicyDocument.Statement as any[];
+    const role = (t: Cfn) =>
+      t.Resources.IamRoleLambdaExecution.Properties.Policies[0].PolicyDocument.Statement as any[];
     const dynamo = (t: Cfn) => role(t).find((s) => [s.Action].flat().includes('dynamodb:GetItem'));
     const broken: Array<(t: Cfn) => void> = [
       (t) => dynamo(t).Resource.push('*'),
       (t) => dynamo(t).Resource.push({ 'Fn::GetAtt': ['SomeoneElsesTable', 'Arn'] }),
       (t) => dynamo(t).Resource.push({ 'Fn::Join': ['/', [{ 'Fn::GetAtt': ['ScanTable', 'Arn'] }, 'index/*']] }),
       (t) => dynamo(t).Resource.push('arn:aws:dynamodb:us-east-1:123456789012:table/other'),
-      (t) => role(t).find((s) => [s.Action].flat().includes('lambda:InvokeFunction')).Resource[0]['Fn::Join'][1][4] = 'other-service-prod-fn',
-      (t) => role(t).find((s) => [s.Action].flat().includes('s3:PutObject')).Resource[0]['Fn::Join'][1][1] = 'raw/*/x*',
+      (t) =>
+        (role(t).find((s) => [s.Action].flat().includes('lambda:InvokeFunction')).Resource[0]['Fn::Join'][1][4] =
+          'other-service-prod-fn'),
+      (t) =>
+        (role(t).find((s) => [s.Action].flat().includes('s3:PutObject')).Resource[0]['Fn::Join'][1][1] = 'raw/*/x*'),
     ];
     for (const breakIt of broken) {
       const t = copy();
@@ -111,8 +137,13 @@ describe('the packaged CloudFormation template', () => {
     const t = copy();
     t.Resources.SyncTable.Properties.DeletionProtectionEnabled = false;
     delete t.Resources.ScanTable.Properties.PointInTimeRecoverySpecification;
-    expect(checkTables(t, ctx).map((v) => v.message)).toEqual([expect.stringContaining('SyncTable'), expect.stringContaining('ScanTable')]);
-    expect(checkTables(t, { ...ctx, stage: 'dev' }).map((v) => v.message)).toEqual([expect.stringContaining('ScanTable')]);
+    expect(checkTables(t, ctx).map((v) => v.message)).toEqual([
+      expect.stringContaining('SyncTable'),
+      expect.stringContaining('ScanTable'),
+    ]);
+    expect(checkTables(t, { ...ctx, stage: 'dev' }).map((v) => v.message)).toEqual([
+      expect.stringContaining('ScanTable'),
+    ]);
   });
 
   it('bucket: public access or no encryption is reported', () => {
@@ -125,25 +156,43 @@ describe('the packaged CloudFormation template', () => {
   it('secrets: a literal value, a plain connector variable, or a planted secret anywhere is reported', () => {
     const t = copy();
     t.Resources.AuthorizerLambdaFunction.Properties.Environment.Variables.AUTH_TOKENS = '[]';
-    t.Resources.ConnectorTaskDefinition.Properties.ContainerDefinitions[0].Environment.push({ Name: 'NATS_PASSWORD', Value: 'x' });
+    t.Resources.ConnectorTaskDefinition.Properties.ContainerDefinitions[0].Environment.push({
+      Name: 'NATS_PASSWORD',
+      Value: 'x',
+    });
     t.Resources.FilesBucket.Properties.Tags = [{ Key: 'k', Value: PLANTED.TELEGRAM_BOT_TOKEN }];
     expect(checkSecrets(t, ctx)).toHaveLength(3);
   });
 
   it('connector: its task role invokes exactly the nats functions, nothing more', () => {
     const t = copy();
-    t.Resources.ConnectorTaskRole.Properties.Policies[0].PolicyDocument.Statement[0].Resource.push({ 'Fn::GetAtt': ['SyncStepLambdaFunction', 'Arn'] });
+    t.Resources.ConnectorTaskRole.Properties.Policies[0].PolicyDocument.Statement[0].Resource.push({
+      'Fn::GetAtt': ['SyncStepLambdaFunction', 'Arn'],
+    });
     expect(rules(checkConnector(t, ctx))).toEqual(['connector']);
     expect(t.Conditions?.DeployConnector).toEqual({ 'Fn::Equals': ['true', 'true'] });
   });
 
   it('stream: a declared consumer without a mapping, or on a table without a stream, is reported', () => {
-    const fake = { ...ctx, functions: { ...ctx.functions, botNotify: { name: 'x-prod-botNotify', events: [{ stream: { type: 'dynamodb', arn: { 'Fn::GetAtt': ['DownloadsTable', 'StreamArn'] } } }] } } };
+    const fake = {
+      ...ctx,
+      functions: {
+        ...ctx.functions,
+        botNotify: {
+          name: 'x-prod-botNotify',
+          events: [{ stream: { type: 'dynamodb', arn: { 'Fn::GetAtt': ['DownloadsTable', 'StreamArn'] } } }],
+        },
+      },
+    };
     expect(rules(checkStream(template, fake))).toEqual(['stream']);
     const t = copy();
     t.Resources.BotNotifyEventSourceMapping = {
       Type: 'AWS::Lambda::EventSourceMapping',
-      Properties: { FunctionName: { 'Fn::GetAtt': ['BotNotifyLambdaFunction', 'Arn'] }, EventSourceArn: { 'Fn::GetAtt': ['DownloadsTable', 'StreamArn'] }, DestinationConfig: { OnFailure: { Destination: 'arn' } } },
+      Properties: {
+        FunctionName: { 'Fn::GetAtt': ['BotNotifyLambdaFunction', 'Arn'] },
+        EventSourceArn: { 'Fn::GetAtt': ['DownloadsTable', 'StreamArn'] },
+        DestinationConfig: { OnFailure: { Destination: 'arn' } },
+      },
     };
     delete t.Resources.DownloadsTable.Properties.StreamSpecification;
     // Both consumers (telegramNotify and the fake) read the table: one message each, all the same.

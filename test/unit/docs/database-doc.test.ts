@@ -49,11 +49,19 @@ describe('docs/database.md', () => {
   const tables = tablesOf(read('serverless.yml'));
 
   it('finds the tables of serverless.yml', () => {
-    expect(tables.map((t) => t.logicalId).sort()).toEqual(['DownloadsTable', 'ScanTable', 'SyncTable', 'TelegramTable']);
+    expect(tables.map((t) => t.logicalId).sort()).toEqual([
+      'DownloadsTable',
+      'ScanTable',
+      'SyncTable',
+      'TelegramTable',
+    ]);
   });
 
   it('documents every lib/*/keys.ts through the table that uses it', () => {
-    const keysFiles = fs.readdirSync(path.join(ROOT, 'lib')).filter((d) => fs.existsSync(path.join(ROOT, 'lib', d, 'keys.ts'))).map((d) => `lib/${d}/keys.ts`);
+    const keysFiles = fs
+      .readdirSync(path.join(ROOT, 'lib'))
+      .filter((d) => fs.existsSync(path.join(ROOT, 'lib', d, 'keys.ts')))
+      .map((d) => `lib/${d}/keys.ts`);
     expect(tables.flatMap((t) => t.keysFiles).sort()).toEqual(keysFiles.sort());
   });
 
@@ -71,7 +79,9 @@ describe('docs/database.md', () => {
       expect(tokens.length).toBeGreaterThan(0);
       const missing = tokens.filter((t) => !new RegExp(`\`${escape(t)}[\`< ]`).test(found!.body));
       expect(missing).toEqual([]);
-      const stale = [...found!.body.matchAll(/`([A-Z][A-Z0-9_]*#)/g)].map((m) => m[1]).filter((p) => !tokens.includes(p));
+      const stale = [...found!.body.matchAll(/`([A-Z][A-Z0-9_]*#)/g)]
+        .map((m) => m[1])
+        .filter((p) => !tokens.includes(p));
       expect(stale).toEqual([]);
     });
   });
@@ -79,6 +89,9 @@ describe('docs/database.md', () => {
 
 describe('the doc check itself', () => {
   it('sees a prefix added to a keys.ts', () => {
-    expect(keyTokens("export const fooKey = (id: string) => ({ PK: `FOO#${id}`, SK: 'BAR' }); // 'NOT'")).toEqual(['FOO#', 'BAR']);
+    expect(keyTokens("export const fooKey = (id: string) => ({ PK: `FOO#${id}`, SK: 'BAR' }); // 'NOT'")).toEqual([
+      'FOO#',
+      'BAR',
+    ]);
   });
 });

@@ -13,19 +13,32 @@ describe('parseLegacyTime', () => {
     ['1970-01-01 00:00:00', 0],
   ])('%s is UTC', (text, ms) => expect(parseLegacyTime(text)).toBe(ms));
 
-  it.each([['2021-02-30 10:00:00'], ['2021-06-01 24:00:00'], ['2021-06-01'], ['yesterday'], [''], [null], [1622548800], ['1969-12-31 23:59:59'], ['2021-06-01 12:00:00+02:00']])(
-    '%p is not a time',
-    (value) => expect(parseLegacyTime(value)).toBeUndefined(),
-  );
+  it.each([
+    ['2021-02-30 10:00:00'],
+    ['2021-06-01 24:00:00'],
+    ['2021-06-01'],
+    ['yesterday'],
+    [''],
+    [null],
+    [1622548800],
+    ['1969-12-31 23:59:59'],
+    ['2021-06-01 12:00:00+02:00'],
+  ])('%p is not a time', (value) => expect(parseLegacyTime(value)).toBeUndefined());
 });
 
 describe('mapLegacyRow', () => {
   const row = (r: Partial<LegacyRow>): LegacyRow => ({ id: 1n, infohash: H, state: 'queued', ...r });
 
   it('lowercases the hash, takes the kind from the length, converts base32', () => {
-    expect(mapLegacyRow(row({ infohash: H.toUpperCase() }))).toMatchObject({ ok: true, hash: { infohash: H, kind: 'v1' } });
+    expect(mapLegacyRow(row({ infohash: H.toUpperCase() }))).toMatchObject({
+      ok: true,
+      hash: { infohash: H, kind: 'v1' },
+    });
     expect(mapLegacyRow(row({ infohash: 'a'.repeat(64) }))).toMatchObject({ ok: true, hash: { kind: 'v2' } });
-    expect(mapLegacyRow(row({ infohash: 'YEX6DQDLXPELUNO4BJ5G4J5GFZLYXA5D' }))).toMatchObject({ ok: true, hash: { infohash: expect.stringMatching(/^[0-9a-f]{40}$/), kind: 'v1' } });
+    expect(mapLegacyRow(row({ infohash: 'YEX6DQDLXPELUNO4BJ5G4J5GFZLYXA5D' }))).toMatchObject({
+      ok: true,
+      hash: { infohash: expect.stringMatching(/^[0-9a-f]{40}$/), kind: 'v1' },
+    });
   });
 
   it.each([
@@ -38,16 +51,33 @@ describe('mapLegacyRow', () => {
     [{ infohash: 'zz' }, expect.stringMatching(/^invalid infohash "zz"/)],
     [{ state: 'Seeding' }, 'unknown state "Seeding"'],
     [{ state: undefined }, 'no state'],
-  ])('refuses %p', (patch, reason) => expect(mapLegacyRow(row(patch as Partial<LegacyRow>))).toMatchObject({ ok: false, reason }));
+  ])('refuses %p', (patch, reason) =>
+    expect(mapLegacyRow(row(patch as Partial<LegacyRow>))).toMatchObject({ ok: false, reason }),
+  );
 
   it('keeps a 64-bit id exact', () => {
-    expect(mapLegacyRow(row({ id: 9223372036854775807n }))).toMatchObject({ ok: true, legacyId: '9223372036854775807' });
+    expect(mapLegacyRow(row({ id: 9223372036854775807n }))).toMatchObject({
+      ok: true,
+      legacyId: '9223372036854775807',
+    });
   });
 
   it('names a download after its hash when the legacy name is missing or unsafe, with a warning for the unsafe one', () => {
-    expect(mapLegacyRow(row({ name: null }))).toMatchObject({ ok: true, name: H, warnings: [expect.stringMatching(/created_at/)] });
-    expect(mapLegacyRow(row({ name: '../etc', created_at: '2021-01-01 00:00:00' }))).toMatchObject({ ok: true, name: H, warnings: [expect.stringMatching(/name "..\/etc" refused/)] });
-    expect(mapLegacyRow(row({ name: '  Ünïcödé 🎬 ', created_at: '2021-01-01 00:00:00' }))).toMatchObject({ ok: true, name: 'Ünïcödé 🎬', warnings: [] });
+    expect(mapLegacyRow(row({ name: null }))).toMatchObject({
+      ok: true,
+      name: H,
+      warnings: [expect.stringMatching(/created_at/)],
+    });
+    expect(mapLegacyRow(row({ name: '../etc', created_at: '2021-01-01 00:00:00' }))).toMatchObject({
+      ok: true,
+      name: H,
+      warnings: [expect.stringMatching(/name "..\/etc" refused/)],
+    });
+    expect(mapLegacyRow(row({ name: '  Ünïcödé 🎬 ', created_at: '2021-01-01 00:00:00' }))).toMatchObject({
+      ok: true,
+      name: 'Ünïcödé 🎬',
+      warnings: [],
+    });
   });
 });
 
@@ -57,34 +87,53 @@ function memoryStore(delayMs: (legacyId: string) => number) {
   const legacy = new Map<string, string>();
   const writes: string[] = [];
   const store = {
-      async importDownloadIfNoActive(d: Download, legacyId: string): Promise<LegacyImportOutcome> {
-        await new Promise((r) => setTimeout(r, delayMs(legacyId)));
-        writes.push(legacyId);
-        if (legacy.has(legacyId)) return { outcome: 'already', id: legacy.get(legacyId)! };
-        legacy.set(legacyId, d.id);
-        const h = d.infohashes[0].infohash;
-        if (['queued', 'downloading', 'paused', 'stuck'].includes(d.state)) {
-          if (guards.has(h)) return { outcome: 'conflict', download: { ...d, state: 'failed' }, infohash: h, ownerId: guards.get(h)! };
-          guards.set(h, d.id);
-        }
-        return { outcome: 'imported', download: d };
-      },
-      async importDownloadsIfNoActive(rows: Array<{ download: Download; legacyId: string }>): Promise<LegacyImportOutcome[]> {
-        return Promise.all(rows.map((r) => store.importDownloadIfNoActive(r.download, r.legacyId)));
-      },
-      legacyImports: async () => new Map(legacy),
-      legacyImportTime: async (now: Date) => now,
-      findActiveByInfohash: async () => undefined,
+    async importDownloadIfNoActive(d: Download, legacyId: string): Promise<LegacyImportOutcome> {
+      await new Promise((r) => setTimeout(r, delayMs(legacyId)));
+      writes.push(legacyId);
+      if (legacy.has(legacyId)) return { outcome: 'already', id: legacy.get(legacyId)! };
+      legacy.set(legacyId, d.id);
+      const h = d.infohashes[0].infohash;
+      if (['queued', 'downloading', 'paused', 'stuck'].includes(d.state)) {
+        if (guards.has(h))
+          return { outcome: 'conflict', download: { ...d, state: 'failed' }, infohash: h, ownerId: guards.get(h)! };
+        guards.set(h, d.id);
+      }
+      return { outcome: 'imported', download: d };
+    },
+    async importDownloadsIfNoActive(
+      rows: Array<{ download: Download; legacyId: string }>,
+    ): Promise<LegacyImportOutcome[]> {
+      return Promise.all(rows.map((r) => store.importDownloadIfNoActive(r.download, r.legacyId)));
+    },
+    legacyImports: async () => new Map(legacy),
+    legacyImportTime: async (now: Date) => now,
+    findActiveByInfohash: async () => undefined,
   };
   return { writes, guards, store };
 }
 
 describe('importLegacyDownloads', () => {
   it('writes the rows of one hash in old-id order even when the older write is the slow one', async () => {
-    const rows: LegacyRow[] = Array.from({ length: 30 }, (_, i) => ({ id: BigInt(i + 1), infohash: i % 3 === 0 ? H : `${i}`.padStart(40, 'a'), state: 'queued', created_at: '2021-01-01 00:00:00' }));
+    const rows: LegacyRow[] = Array.from({ length: 30 }, (_, i) => ({
+      id: BigInt(i + 1),
+      infohash: i % 3 === 0 ? H : `${i}`.padStart(40, 'a'),
+      state: 'queued',
+      created_at: '2021-01-01 00:00:00',
+    }));
     const mem = memoryStore((id) => (id === '1' ? 50 : 1));
     const report = await importLegacyDownloads(rows, { store: mem.store, concurrency: 8, batchRows: 4 });
-    expect(mem.writes.filter((id) => (Number(id) - 1) % 3 === 0)).toEqual(['1', '4', '7', '10', '13', '16', '19', '22', '25', '28']);
+    expect(mem.writes.filter((id) => (Number(id) - 1) % 3 === 0)).toEqual([
+      '1',
+      '4',
+      '7',
+      '10',
+      '13',
+      '16',
+      '19',
+      '22',
+      '25',
+      '28',
+    ]);
     expect(report.conflicts.map((c) => c.owner_legacy_id)).toEqual(Array(9).fill('1'));
     expect(mem.guards.get(H)).toBe(report.ids['1']);
   });
@@ -105,8 +154,18 @@ describe('importLegacyDownloads', () => {
       }
     };
     const progress: number[] = [];
-    const rows: LegacyRow[] = Array.from({ length: 50 }, (_, i) => ({ id: BigInt(i + 1), infohash: `${i}`.padStart(40, 'b'), state: i === 7 ? 'bogus' : 'completed' }));
-    const report = await importLegacyDownloads(rows, { store: mem.store, concurrency: 2, batchRows: 5, onProgress: (n) => progress.push(n), now: () => new Date(86_400_000) });
+    const rows: LegacyRow[] = Array.from({ length: 50 }, (_, i) => ({
+      id: BigInt(i + 1),
+      infohash: `${i}`.padStart(40, 'b'),
+      state: i === 7 ? 'bogus' : 'completed',
+    }));
+    const report = await importLegacyDownloads(rows, {
+      store: mem.store,
+      concurrency: 2,
+      batchRows: 5,
+      onProgress: (n) => progress.push(n),
+      now: () => new Date(86_400_000),
+    });
     expect(peak).toBe(2);
     expect(Math.max(...sizes)).toBe(5);
     expect(progress.sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
@@ -121,7 +180,11 @@ describe('importLegacyDownloads', () => {
       if (id === '2') throw new Error('connection reset');
       return write(d, id);
     };
-    const rows: LegacyRow[] = [1n, 2n, 3n].map((id) => ({ id, infohash: `${id}`.padStart(40, 'c'), state: 'completed' }));
+    const rows: LegacyRow[] = [1n, 2n, 3n].map((id) => ({
+      id,
+      infohash: `${id}`.padStart(40, 'c'),
+      state: 'completed',
+    }));
     const report = await importLegacyDownloads(rows, { store: mem.store, batchRows: 1 });
     expect(report.summary).toMatchObject({ imported: 2, errors: 1 });
     expect(report.errors).toEqual([{ legacy_id: '2', id: expect.any(String), reason: 'connection reset' }]);

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { InvalidInfohashError, kindOf, parseInfohash, parseInfohashes } from '../../../lib/downloads/infohash';
 import { formatMagnet, InvalidMagnetError, MAX_MAGNET_LENGTH, parseMagnet } from '../../../lib/downloads/magnet';
 
-const hex = (bytes: number) => fc.uint8Array({ minLength: bytes, maxLength: bytes }).map((a) => Buffer.from(a).toString('hex'));
+const hex = (bytes: number) =>
+  fc.uint8Array({ minLength: bytes, maxLength: bytes }).map((a) => Buffer.from(a).toString('hex'));
 const V1 = 'c12fe1c06bba254a9dc9f519b335aa7c1367a88a';
 const V2 = 'd8dd32ac93357c368556af3ac1d95c9d76bd0dff6fa9833ecdac3d53134efabb';
 
@@ -21,7 +22,10 @@ describe('parseInfohash', () => {
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
     let bits = '';
     for (const byte of b32) bits += byte.toString(2).padStart(8, '0');
-    const encoded = bits.match(/.{5}/g)!.map((b) => alphabet[parseInt(b, 2)]).join('');
+    const encoded = bits
+      .match(/.{5}/g)!
+      .map((b) => alphabet[parseInt(b, 2)])
+      .join('');
     expect(parseInfohash(encoded)).toEqual({ infohash: V1, kind: 'v1' });
   });
 
@@ -62,13 +66,18 @@ describe('parseMagnet', () => {
 
   it('round-trips through formatMagnet for any v1/v2/hybrid set', () => {
     fc.assert(
-      fc.property(fc.option(hex(20), { nil: undefined }), fc.option(hex(32), { nil: undefined }), fc.string({ maxLength: 50 }), (a, b, name) => {
-        const hashes = [a, b].filter((h): h is string => !!h).map(parseInfohash);
-        if (hashes.length === 0) return;
-        const parsed = parseMagnet(formatMagnet(hashes, name));
-        expect(parsed.infohashes).toEqual(hashes);
-        expect(parsed.name).toBe(name.trim() || undefined);
-      }),
+      fc.property(
+        fc.option(hex(20), { nil: undefined }),
+        fc.option(hex(32), { nil: undefined }),
+        fc.string({ maxLength: 50 }),
+        (a, b, name) => {
+          const hashes = [a, b].filter((h): h is string => !!h).map(parseInfohash);
+          if (hashes.length === 0) return;
+          const parsed = parseMagnet(formatMagnet(hashes, name));
+          expect(parsed.infohashes).toEqual(hashes);
+          expect(parsed.name).toBe(name.trim() || undefined);
+        },
+      ),
     );
   });
 
@@ -93,13 +102,20 @@ describe('parseMagnet', () => {
 
   it('never throws anything but InvalidMagnetError on arbitrary input', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.string().map((s) => `magnet:?${s}`), fc.string().map((s) => `magnet:?xt=urn:btih:${s}`)), (s) => {
-        try {
-          parseMagnet(s);
-        } catch (err) {
-          expect(err).toBeInstanceOf(InvalidMagnetError);
-        }
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.string().map((s) => `magnet:?${s}`),
+          fc.string().map((s) => `magnet:?xt=urn:btih:${s}`),
+        ),
+        (s) => {
+          try {
+            parseMagnet(s);
+          } catch (err) {
+            expect(err).toBeInstanceOf(InvalidMagnetError);
+          }
+        },
+      ),
       { numRuns: 5000 },
     );
   });

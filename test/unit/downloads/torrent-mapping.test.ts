@@ -31,7 +31,10 @@ describe('torrentHashes', () => {
   });
 
   it('hybrid after its metadata: `hash` is the truncated v2, stored are v1 and the full v2', () => {
-    expect(torrentHashes({ hash: V2.slice(0, 40), infohash_v1: V1, infohash_v2: V2 }).map((h) => h.infohash)).toEqual([V1, V2]);
+    expect(torrentHashes({ hash: V2.slice(0, 40), infohash_v1: V1, infohash_v2: V2 }).map((h) => h.infohash)).toEqual([
+      V1,
+      V2,
+    ]);
   });
 
   it('drops malformed fields without dropping valid ones', () => {

@@ -29,7 +29,8 @@ function survives(parse: () => unknown, ...allowed: Array<new (...args: never[])
   }
 }
 
-const hex = (bytes: number) => fc.uint8Array({ minLength: bytes, maxLength: bytes }).map((b) => Buffer.from(b).toString('hex'));
+const hex = (bytes: number) =>
+  fc.uint8Array({ minLength: bytes, maxLength: bytes }).map((b) => Buffer.from(b).toString('hex'));
 const base32 = fc.stringMatching(/^[A-Z2-7]{32}$/);
 const noise = fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme', maxLength: 200 }));
 
@@ -62,11 +63,15 @@ describe('magnet', () => {
     let parsed = 0;
     fc.assert(
       fc.property(magnet, (uri) => {
-        survives(() => {
-          const m = parseMagnet(uri);
-          parsed++;
-          expect(m.infohashes.length).toBeGreaterThan(0);
-        }, InvalidMagnetError, InvalidInfohashError);
+        survives(
+          () => {
+            const m = parseMagnet(uri);
+            parsed++;
+            expect(m.infohashes.length).toBeGreaterThan(0);
+          },
+          InvalidMagnetError,
+          InvalidInfohashError,
+        );
       }),
       { numRuns: RUNS },
     );
@@ -74,9 +79,18 @@ describe('magnet', () => {
   });
 
   it(`parses or refuses ${RUNS} infohash lists`, () => {
-    const item = fc.oneof(hex(20), hex(32), base32, hex(20).map((h) => h.toUpperCase()), noise, fc.anything());
+    const item = fc.oneof(
+      hex(20),
+      hex(32),
+      base32,
+      hex(20).map((h) => h.toUpperCase()),
+      noise,
+      fc.anything(),
+    );
     fc.assert(
-      fc.property(fc.array(item, { maxLength: 20 }), (list) => survives(() => parseInfohashes(list), InvalidInfohashError)),
+      fc.property(fc.array(item, { maxLength: 20 }), (list) =>
+        survives(() => parseInfohashes(list), InvalidInfohashError),
+      ),
       { numRuns: RUNS },
     );
   });
@@ -112,7 +126,11 @@ describe('ids', () => {
 describe('scan request JSON', () => {
   const valid = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../../fixtures/scan/request.json'), 'utf8'));
   const field = fc.constantFrom(...Object.keys(valid), 's3.key', 's3.bucket', '__proto__', 'constructor');
-  const value = fc.oneof(fc.jsonValue(), noise, fc.constantFrom('../../etc/passwd', '/abs', 'CON', 'a\u0000b', '1.0', '2.0', 0, -1, 1e300));
+  const value = fc.oneof(
+    fc.jsonValue(),
+    noise,
+    fc.constantFrom('../../etc/passwd', '/abs', 'CON', 'a\u0000b', '1.0', '2.0', 0, -1, 1e300),
+  );
   const mutated = fc.tuple(field, value).map(([key, v]) => {
     const copy = JSON.parse(JSON.stringify(valid));
     if (key.startsWith('s3.')) copy.s3[key.slice(3)] = v;
@@ -120,7 +138,13 @@ describe('scan request JSON', () => {
     return JSON.stringify(copy);
   });
   const deep = fc.nat(3000).map((n) => `{"job_id":${'['.repeat(n)}${']'.repeat(n)}}`);
-  const data = fc.oneof(mutated, fc.json(), noise, deep, mutated.map((s) => s.slice(0, Math.floor(s.length / 2))));
+  const data = fc.oneof(
+    mutated,
+    fc.json(),
+    noise,
+    deep,
+    mutated.map((s) => s.slice(0, Math.floor(s.length / 2))),
+  );
 
   it(`answers ${RUNS} requests with ok or a reason, never throwing`, () => {
     let accepted = 0;
@@ -140,21 +164,41 @@ describe('scan request JSON', () => {
 
 describe('HTTP bodies, queries and the Authorization header', () => {
   it(`reads ${RUNS} bodies into JSON or a 4xx`, () => {
-    const body = fc.oneof(fc.json(), noise, fc.nat(200).map((n) => '{"a":'.repeat(n) + '1' + '}'.repeat(n)));
+    const body = fc.oneof(
+      fc.json(),
+      noise,
+      fc.nat(200).map((n) => '{"a":'.repeat(n) + '1' + '}'.repeat(n)),
+    );
     fc.assert(
-      fc.property(body, fc.boolean(), fc.option(fc.constantFrom('application/json', 'text/plain', 'application/vnd.x+json', ''), { nil: undefined }), (text, b64, type) => {
-        survives(() => {
-          const value = jsonBody({ body: b64 ? Buffer.from(text).toString('base64') : text, isBase64Encoded: b64, headers: type === undefined ? {} : { 'content-type': type } });
-          survives(() => parseIngest(value), HttpError);
-        }, HttpError);
-      }),
+      fc.property(
+        body,
+        fc.boolean(),
+        fc.option(fc.constantFrom('application/json', 'text/plain', 'application/vnd.x+json', ''), { nil: undefined }),
+        (text, b64, type) => {
+          survives(() => {
+            const value = jsonBody({
+              body: b64 ? Buffer.from(text).toString('base64') : text,
+              isBase64Encoded: b64,
+              headers: type === undefined ? {} : { 'content-type': type },
+            });
+            survives(() => parseIngest(value), HttpError);
+          }, HttpError);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
 
   it(`parses ${RUNS} list queries or refuses them with a 400`, () => {
-    const query = fc.dictionary(fc.oneof(fc.constantFrom('q', 'limit', 'cursor'), fc.string()), fc.oneof(fc.string(), fc.stringMatching(/^-?[0-9e.]{1,5}$/)), { maxKeys: 4 });
-    fc.assert(fc.property(query, (q) => survives(() => parseListQuery(q), HttpError)), { numRuns: RUNS });
+    const query = fc.dictionary(
+      fc.oneof(fc.constantFrom('q', 'limit', 'cursor'), fc.string()),
+      fc.oneof(fc.string(), fc.stringMatching(/^-?[0-9e.]{1,5}$/)),
+      { maxKeys: 4 },
+    );
+    fc.assert(
+      fc.property(query, (q) => survives(() => parseListQuery(q), HttpError)),
+      { numRuns: RUNS },
+    );
   });
 
   it(`decides ${RUNS} Authorization headers; only the exact token is let in`, () => {
@@ -163,7 +207,9 @@ describe('HTTP bodies, queries and the Authorization header', () => {
     const header = fc.oneof(
       noise,
       noise.map((n) => `Bearer ${n}`),
-      fc.nat(token.length - 1).map((i) => `Bearer ${token.slice(0, i)}${token[i] === 'a' ? 'b' : 'a'}${token.slice(i + 1)}`),
+      fc
+        .nat(token.length - 1)
+        .map((i) => `Bearer ${token.slice(0, i)}${token[i] === 'a' ? 'b' : 'a'}${token.slice(i + 1)}`),
       fc.constant(`Bearer ${token}`),
     );
     fc.assert(

@@ -32,10 +32,14 @@ describe('cachedProbe', () => {
   it('asks the probe at most once per ttl, failures included', async () => {
     let calls = 0;
     let t = 0;
-    const probe = cachedProbe(async () => {
-      calls++;
-      throw new Error('down');
-    }, 5000, () => t);
+    const probe = cachedProbe(
+      async () => {
+        calls++;
+        throw new Error('down');
+      },
+      5000,
+      () => t,
+    );
     const signal = new AbortController().signal;
     await expect(probe(signal)).rejects.toThrow('down');
     t = 4999;

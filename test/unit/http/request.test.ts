@@ -5,12 +5,18 @@ import { jsonBody, MAX_BODY_BYTES, pathId } from '../../../lib/http/request';
 import { InvalidIdError } from '../../../lib/ident';
 import { parseIngest, parseListQuery } from '../../../functions/downloads/requests';
 
-const body = (text: string, headers: Record<string, string> = { 'content-type': 'application/json' }) => ({ body: text, isBase64Encoded: false, headers });
+const body = (text: string, headers: Record<string, string> = { 'content-type': 'application/json' }) => ({
+  body: text,
+  isBase64Encoded: false,
+  headers,
+});
 
 describe('jsonBody', () => {
   it('parses JSON, base64 bodies included', () => {
     expect(jsonBody(body('{"a":1}'))).toEqual({ a: 1 });
-    expect(jsonBody({ body: Buffer.from('{"a":2}').toString('base64'), isBase64Encoded: true, headers: {} })).toEqual({ a: 2 });
+    expect(jsonBody({ body: Buffer.from('{"a":2}').toString('base64'), isBase64Encoded: true, headers: {} })).toEqual({
+      a: 2,
+    });
   });
 
   it.each([
@@ -58,7 +64,12 @@ describe('ids and cursors at the edge', () => {
   it('cursors round-trip and forged ones are refused', () => {
     const id = newId();
     expect(decodeCursor(encodeCursor(id))).toBe(id);
-    for (const forged of ['', 'abc', Buffer.from('v1:{"PK":"x"}').toString('base64url'), Buffer.from(`v2:${id}`).toString('base64url')]) {
+    for (const forged of [
+      '',
+      'abc',
+      Buffer.from('v1:{"PK":"x"}').toString('base64url'),
+      Buffer.from(`v2:${id}`).toString('base64url'),
+    ]) {
       expect(() => decodeCursor(forged)).toThrow(InvalidCursorError);
     }
   });

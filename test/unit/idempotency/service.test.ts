@@ -1,6 +1,16 @@
-import { IdempotencyInProgressError, IdempotencyKeyInvalidError, IdempotencyKeyReusedError } from '../../../lib/idempotency/errors';
+import {
+  IdempotencyInProgressError,
+  IdempotencyKeyInvalidError,
+  IdempotencyKeyReusedError,
+} from '../../../lib/idempotency/errors';
 import { recordKey } from '../../../lib/idempotency/keys';
-import { hashPayload, idempotencyKeyOf, idempotent, IN_PROGRESS_MS, REPLAYED_HEADER } from '../../../lib/idempotency/service';
+import {
+  hashPayload,
+  idempotencyKeyOf,
+  idempotent,
+  IN_PROGRESS_MS,
+  REPLAYED_HEADER,
+} from '../../../lib/idempotency/service';
 import type { Claim, IdempotencyRecord, IdempotencyStore, StoredResponse } from '../../../lib/idempotency/store';
 import { createLogger } from '../../../lib/log';
 
@@ -10,7 +20,11 @@ class MemoryStore implements IdempotencyStore {
   failComplete = false;
   async claim(key: { PK: string }, record: IdempotencyRecord, nowMs: number): Promise<Claim> {
     const old = this.items.get(key.PK);
-    if (!old || old.expires_at < Math.floor(nowMs / 1000) || (old.status === 'in_progress' && old.in_progress_until < nowMs)) {
+    if (
+      !old ||
+      old.expires_at < Math.floor(nowMs / 1000) ||
+      (old.status === 'in_progress' && old.in_progress_until < nowMs)
+    ) {
       this.items.set(key.PK, record);
       return { taken: true };
     }
@@ -28,8 +42,17 @@ class MemoryStore implements IdempotencyStore {
 }
 
 const log = createLogger({}, { write: () => undefined });
-const ok = (body: string): StoredResponse => ({ statusCode: 201, headers: { 'content-type': 'application/json' }, body });
-const req = (payload: unknown, clientKey: string | undefined = 'k-1', principal = 'ops') => ({ route: 'POST /downloads', principal, clientKey, payload });
+const ok = (body: string): StoredResponse => ({
+  statusCode: 201,
+  headers: { 'content-type': 'application/json' },
+  body,
+});
+const req = (payload: unknown, clientKey: string | undefined = 'k-1', principal = 'ops') => ({
+  route: 'POST /downloads',
+  principal,
+  clientKey,
+  payload,
+});
 
 describe('idempotent', () => {
   let now = 1_000_000;
@@ -49,18 +72,30 @@ describe('idempotent', () => {
   it('refuses the same key with another payload, and a retry while the first runs', async () => {
     const store = new MemoryStore();
     let release!: () => void;
-    const slow = idempotent(deps(store), req({ a: 1 }), () => new Promise<StoredResponse>((r) => (release = () => r(ok('{}')))));
+    const slow = idempotent(
+      deps(store),
+      req({ a: 1 }),
+      () => new Promise<StoredResponse>((r) => (release = () => r(ok('{}')))),
+    );
     await new Promise((r) => setImmediate(r));
-    await expect(idempotent(deps(store), req({ a: 1 }), async () => ok('{}'))).rejects.toBeInstanceOf(IdempotencyInProgressError);
-    await expect(idempotent(deps(store), req({ a: 2 }), async () => ok('{}'))).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
+    await expect(idempotent(deps(store), req({ a: 1 }), async () => ok('{}'))).rejects.toBeInstanceOf(
+      IdempotencyInProgressError,
+    );
+    await expect(idempotent(deps(store), req({ a: 2 }), async () => ok('{}'))).rejects.toBeInstanceOf(
+      IdempotencyKeyReusedError,
+    );
     release();
     await slow;
-    await expect(idempotent(deps(store), req({ a: 2 }), async () => ok('{}'))).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
+    await expect(idempotent(deps(store), req({ a: 2 }), async () => ok('{}'))).rejects.toBeInstanceOf(
+      IdempotencyKeyReusedError,
+    );
   });
 
   it('a failed attempt (thrown or 5xx) deletes its record: the retry runs again', async () => {
     const store = new MemoryStore();
-    await expect(idempotent(deps(store), req({ a: 1 }), async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await expect(idempotent(deps(store), req({ a: 1 }), async () => Promise.reject(new Error('boom')))).rejects.toThrow(
+      'boom',
+    );
     expect(store.items.size).toBe(0);
     const failed = await idempotent(deps(store), req({ a: 1 }), async () => ({ ...ok('{}'), statusCode: 503 }));
     expect(failed.statusCode).toBe(503);
@@ -70,8 +105,16 @@ describe('idempotent', () => {
 
   it('an attempt abandoned in progress (the function died) is taken over after its window', async () => {
     const store = new MemoryStore();
-    store.items.set(recordKey('POST /downloads', 'ops', 'k-1').PK, { status: 'in_progress', payload_hash: hashPayload({ a: 1 }), token: 'dead', expires_at: now / 1000 + 100, in_progress_until: now + IN_PROGRESS_MS });
-    await expect(idempotent(deps(store), req({ a: 1 }), async () => ok('{}'))).rejects.toBeInstanceOf(IdempotencyInProgressError);
+    store.items.set(recordKey('POST /downloads', 'ops', 'k-1').PK, {
+      status: 'in_progress',
+      payload_hash: hashPayload({ a: 1 }),
+      token: 'dead',
+      expires_at: now / 1000 + 100,
+      in_progress_until: now + IN_PROGRESS_MS,
+    });
+    await expect(idempotent(deps(store), req({ a: 1 }), async () => ok('{}'))).rejects.toBeInstanceOf(
+      IdempotencyInProgressError,
+    );
     now += IN_PROGRESS_MS + 1;
     expect((await idempotent(deps(store), req({ a: 1 }), async () => ok('{"taken":1}'))).body).toBe('{"taken":1}');
   });
@@ -79,7 +122,9 @@ describe('idempotent', () => {
   it('keys are scoped by caller: another principal with the same key runs its own request', async () => {
     const store = new MemoryStore();
     await idempotent(deps(store), req({ a: 1 }, 'k', 'alice'), async () => ok('{"who":"alice"}'));
-    expect((await idempotent(deps(store), req({ a: 2 }, 'k', 'bob'), async () => ok('{"who":"bob"}'))).body).toBe('{"who":"bob"}');
+    expect((await idempotent(deps(store), req({ a: 2 }, 'k', 'bob'), async () => ok('{"who":"bob"}'))).body).toBe(
+      '{"who":"bob"}',
+    );
   });
 
   it('an answer whose record could not be completed is still returned', async () => {
@@ -99,6 +144,7 @@ describe('idempotencyKeyOf', () => {
   it('reads the header in any case and refuses a malformed key', () => {
     expect(idempotencyKeyOf({ 'Idempotency-Key': 'abc-123' })).toBe('abc-123');
     expect(idempotencyKeyOf({})).toBeUndefined();
-    for (const bad of ['', 'has space', 'x'.repeat(256), 'é']) expect(() => idempotencyKeyOf({ 'idempotency-key': bad })).toThrow(IdempotencyKeyInvalidError);
+    for (const bad of ['', 'has space', 'x'.repeat(256), 'é'])
+      expect(() => idempotencyKeyOf({ 'idempotency-key': bad })).toThrow(IdempotencyKeyInvalidError);
   });
 });

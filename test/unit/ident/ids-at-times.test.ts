@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { idsAtTimes, idTime, parseId } from '../../../lib/ident';
 
 describe('idsAtTimes', () => {
-  it("gives each id the time it was asked for, and keeps call order among ids of one time, whatever order the times come in", () => {
+  it('gives each id the time it was asked for, and keeps call order among ids of one time, whatever order the times come in', () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 1, maxLength: 200 }), (offsets) => {
         const mint = idsAtTimes();

@@ -1,5 +1,12 @@
 import fc from 'fast-check';
-import { inboxName, InvalidFileNameError, InvalidObjectKeyError, MAX_INBOX_NAME_BYTES, validateName, validateObjectKey } from '../../../lib/names';
+import {
+  inboxName,
+  InvalidFileNameError,
+  InvalidObjectKeyError,
+  MAX_INBOX_NAME_BYTES,
+  validateName,
+  validateObjectKey,
+} from '../../../lib/names';
 
 const JOB = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
 
@@ -26,7 +33,16 @@ describe('validateName', () => {
   });
 
   it('accepts ordinary names, unicode included, and names that merely start like a device', () => {
-    for (const name of ['aep_3.pdf', 'Счёт №5.PDF', 'scan (1).tiff', 'console.pdf', 'COM10.pdf', 'nul_report.pdf', 'a..b.pdf']) expect(validateName(name)).toBe(name);
+    for (const name of [
+      'aep_3.pdf',
+      'Счёт №5.PDF',
+      'scan (1).tiff',
+      'console.pdf',
+      'COM10.pdf',
+      'nul_report.pdf',
+      'a..b.pdf',
+    ])
+      expect(validateName(name)).toBe(name);
   });
 });
 
@@ -48,7 +64,8 @@ describe('validateObjectKey', () => {
   });
 
   it('accepts ordinary keys', () => {
-    for (const key of ['inbox/3f2504e0/aep_3.pdf', 'a.pdf', 'raw/x..y.json', 'inbox/Счёт №5.PDF']) expect(validateObjectKey(key)).toBe(key);
+    for (const key of ['inbox/3f2504e0/aep_3.pdf', 'a.pdf', 'raw/x..y.json', 'inbox/Счёт №5.PDF'])
+      expect(validateObjectKey(key)).toBe(key);
   });
 });
 
@@ -60,20 +77,25 @@ describe('inboxName', () => {
 
   it('always fits 240 bytes, keeps the extension, never splits a character', () => {
     fc.assert(
-      fc.property(fc.string({ minLength: 1, maxLength: 400, unit: 'grapheme' }), fc.constantFrom('.pdf', '.tiff', ''), (stem, ext) => {
-        let name: string;
-        try {
-          name = validateName(stem.replace(/[/\\\0]/g, 'x').replace(/^\.+/, 'x') + ext);
-        } catch {
-          return; // over the input bound: refused before naming
-        }
-        const inbox = inboxName(JOB, name);
-        expect(Buffer.byteLength(inbox, 'utf8')).toBeLessThanOrEqual(MAX_INBOX_NAME_BYTES);
-        expect(inbox.startsWith(`${JOB}_`)).toBe(true);
-        expect(inbox).not.toMatch(/[:<>"|?*\u0000-\u001f/\\]|[. ]$/);
-        expect(Buffer.from(inbox, 'utf8').toString('utf8')).toBe(inbox);
-        if (ext && Buffer.byteLength(`${JOB}_${name}`, 'utf8') > MAX_INBOX_NAME_BYTES) expect(inbox.endsWith(ext)).toBe(true);
-      }),
+      fc.property(
+        fc.string({ minLength: 1, maxLength: 400, unit: 'grapheme' }),
+        fc.constantFrom('.pdf', '.tiff', ''),
+        (stem, ext) => {
+          let name: string;
+          try {
+            name = validateName(stem.replace(/[/\\\0]/g, 'x').replace(/^\.+/, 'x') + ext);
+          } catch {
+            return; // over the input bound: refused before naming
+          }
+          const inbox = inboxName(JOB, name);
+          expect(Buffer.byteLength(inbox, 'utf8')).toBeLessThanOrEqual(MAX_INBOX_NAME_BYTES);
+          expect(inbox.startsWith(`${JOB}_`)).toBe(true);
+          expect(inbox).not.toMatch(/[:<>"|?*\u0000-\u001f/\\]|[. ]$/);
+          expect(Buffer.from(inbox, 'utf8').toString('utf8')).toBe(inbox);
+          if (ext && Buffer.byteLength(`${JOB}_${name}`, 'utf8') > MAX_INBOX_NAME_BYTES)
+            expect(inbox.endsWith(ext)).toBe(true);
+        },
+      ),
       { numRuns: 2000 },
     );
   });

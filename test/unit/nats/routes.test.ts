@@ -3,7 +3,10 @@ import { InvalidNatsEventError, natsRoutes } from '../../../lib/nats/routes';
 describe('natsRoutes', () => {
   it('takes every nats event of every function, with its queue group', () => {
     const routes = natsRoutes({
-      a: { name: 'svc-dev-a', events: [{ nats: { subject: 'scan.requests', queue: 'scan-gateway' } }, { httpApi: {} }] },
+      a: {
+        name: 'svc-dev-a',
+        events: [{ nats: { subject: 'scan.requests', queue: 'scan-gateway' } }, { httpApi: {} }],
+      },
       b: { name: 'svc-dev-b', events: [{ nats: { subject: 'health.>' } }] },
       c: { name: 'svc-dev-c' },
     });

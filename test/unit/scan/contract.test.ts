@@ -12,9 +12,12 @@ describe('the contract fixtures', () => {
     expect(parseScanRequest(fixture('request.json'))).toEqual({ ok: true, request });
   });
 
-  it.each(['envelope-processing.json', 'envelope-done.json', 'envelope-error.json'])('%s is a valid envelope', (name) => {
-    expect(validateEnvelope(JSON.parse(fixture(name)))).toBe(true);
-  });
+  it.each(['envelope-processing.json', 'envelope-done.json', 'envelope-error.json'])(
+    '%s is a valid envelope',
+    (name) => {
+      expect(validateEnvelope(JSON.parse(fixture(name)))).toBe(true);
+    },
+  );
 });
 
 describe('parseScanRequest', () => {
@@ -47,9 +50,16 @@ describe('parseScanRequest', () => {
 
   it('never throws on arbitrary input', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.json(), fc.jsonValue().map((v) => JSON.stringify({ ...request, job_id: v }))), (data) => {
-        expect(typeof parseScanRequest(data).ok).toBe('boolean');
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.json(),
+          fc.jsonValue().map((v) => JSON.stringify({ ...request, job_id: v })),
+        ),
+        (data) => {
+          expect(typeof parseScanRequest(data).ok).toBe('boolean');
+        },
+      ),
       { numRuns: 3000 },
     );
   });
@@ -58,7 +68,12 @@ describe('parseScanRequest', () => {
 describe('envelope', () => {
   it('builds valid envelopes with bounded messages, and a stable Nats-Msg-Id', () => {
     const ids = { job_id: request.job_id, file_id: request.file_id, attempt: 2 };
-    const e = envelope('error', ids, { name: 's', version: '1' }, { error: { code: 'TIMEOUT', message: 'x'.repeat(5000) }, warnings: ['w'.repeat(5000)] });
+    const e = envelope(
+      'error',
+      ids,
+      { name: 's', version: '1' },
+      { error: { code: 'TIMEOUT', message: 'x'.repeat(5000) }, warnings: ['w'.repeat(5000)] },
+    );
     expect(validateEnvelope(e)).toBe(true);
     expect(e.error!.message).toHaveLength(4000);
     expect(natsMsgId(e)).toBe(`${request.job_id}:2:error`);
@@ -68,9 +83,19 @@ describe('envelope', () => {
   it('caps error.message at 4000 without splitting a surrogate pair, and replaces lone surrogates', () => {
     const ids = { job_id: request.job_id, file_id: request.file_id, attempt: 1 };
     const pairAtCut = 'x'.repeat(3999) + '😀' + 'tail';
-    const capped = envelope('error', ids, { name: 's', version: '1' }, { error: { code: 'UNKNOWN_ERROR', message: pairAtCut } }).error!.message;
+    const capped = envelope(
+      'error',
+      ids,
+      { name: 's', version: '1' },
+      { error: { code: 'UNKNOWN_ERROR', message: pairAtCut } },
+    ).error!.message;
     expect(capped).toBe('x'.repeat(3999));
-    const lone = envelope('error', ids, { name: 's', version: '1' }, { error: { code: 'UNKNOWN_ERROR', message: 'a\ud800b\udc00c' } }).error!.message;
+    const lone = envelope(
+      'error',
+      ids,
+      { name: 's', version: '1' },
+      { error: { code: 'UNKNOWN_ERROR', message: 'a\ud800b\udc00c' } },
+    ).error!.message;
     expect(lone).toBe('a\ufffdb\ufffdc');
     expect(Buffer.from(lone, 'utf8').toString('utf8')).toBe(lone);
   });
@@ -96,16 +121,22 @@ describe('SCHEMA_MISMATCH ids (an answer only when job_id AND file_id are readab
 
 describe('job_id and file_id at the boundary: canonical, lower-cased', () => {
   it('an upper-case spelling is the same job, lower-cased', () => {
-    const parsed = parseScanRequest(JSON.stringify({ ...request, job_id: request.job_id.toUpperCase(), file_id: request.file_id.toUpperCase() }));
-    expect(parsed).toMatchObject({ ok: true, request: { job_id: request.job_id.toLowerCase(), file_id: request.file_id.toLowerCase() } });
+    const parsed = parseScanRequest(
+      JSON.stringify({ ...request, job_id: request.job_id.toUpperCase(), file_id: request.file_id.toUpperCase() }),
+    );
+    expect(parsed).toMatchObject({
+      ok: true,
+      request: { job_id: request.job_id.toLowerCase(), file_id: request.file_id.toLowerCase() },
+    });
   });
-  it.each([`urn:uuid:${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`, `{${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}}`, '00000000000040008000000000000000'])(
-    'refuses %s with SCHEMA_MISMATCH',
-    (jobId) => {
-      const parsed = parseScanRequest(JSON.stringify({ ...request, job_id: jobId }));
-      expect(parsed.ok).toBe(false);
-    },
-  );
+  it.each([
+    `urn:uuid:${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`,
+    `{${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}}`,
+    '00000000000040008000000000000000',
+  ])('refuses %s with SCHEMA_MISMATCH', (jobId) => {
+    const parsed = parseScanRequest(JSON.stringify({ ...request, job_id: jobId }));
+    expect(parsed.ok).toBe(false);
+  });
   it('an urn:uuid: job id is refused but still answered, under the canonical id', () => {
     const parsed = parseScanRequest(JSON.stringify({ ...request, job_id: `urn:uuid:${request.job_id.toUpperCase()}` }));
     expect(parsed).toMatchObject({ ok: false, ids: { job_id: request.job_id.toLowerCase() } });
@@ -114,7 +145,17 @@ describe('job_id and file_id at the boundary: canonical, lower-cased', () => {
     const hostile = `{"__proto__":{"polluted":1},"constructor":{"prototype":{"x":1}},"big":1e400,"deep":${'['.repeat(60)}${']'.repeat(60)},${JSON.stringify(request).slice(1)}`;
     const parsed = parseScanRequest(hostile);
     expect(parsed.ok).toBe(true);
-    if (parsed.ok) expect(Object.keys(parsed.request).sort()).toEqual(['attempt', 'file_id', 'job_id', 'original_name', 'pipeline', 'reply_deadline', 's3', 'schema_version']);
+    if (parsed.ok)
+      expect(Object.keys(parsed.request).sort()).toEqual([
+        'attempt',
+        'file_id',
+        'job_id',
+        'original_name',
+        'pipeline',
+        'reply_deadline',
+        's3',
+        'schema_version',
+      ]);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 });

@@ -19,7 +19,9 @@ function setup(env: Record<string, string> = {}) {
     poll: async (job) => {
       if (failPoll.has(job)) throw new Error('EIO');
       const set = files.get(job);
-      return set ? [...set].map(([name, body]): AnswerFile => ({ name, size: body.length, read: async () => Buffer.from(body) })) : null;
+      return set
+        ? [...set].map(([name, body]): AnswerFile => ({ name, size: body.length, read: async () => Buffer.from(body) }))
+        : null;
     },
     healthy: async () => true,
   };
@@ -36,10 +38,23 @@ function setup(env: Record<string, string> = {}) {
     log: silentLogger,
   };
   const request = (over: Record<string, unknown> = {}) => ({
-    schema_version: '1.0', job_id: randomUUID(), file_id: randomUUID(), attempt: 1, pipeline: 'image',
-    s3: { bucket: 'files', key: 'in/a.pdf' }, original_name: 'a.pdf', reply_deadline: '2026-12-02T13:00:00Z', ...over,
+    schema_version: '1.0',
+    job_id: randomUUID(),
+    file_id: randomUUID(),
+    attempt: 1,
+    pipeline: 'image',
+    s3: { bucket: 'files', key: 'in/a.pdf' },
+    original_name: 'a.pdf',
+    reply_deadline: '2026-12-02T13:00:00Z',
+    ...over,
   });
-  const answer = (job: string) => files.set(job, new Map([['a.json', JSON.stringify({ error: { code: '', message: '' }, data_ocr: { confidence: 0.9, fields: [] } })]]));
+  const answer = (job: string) =>
+    files.set(
+      job,
+      new Map([
+        ['a.json', JSON.stringify({ error: { code: '', message: '' }, data_ocr: { confidence: 0.9, fields: [] } })],
+      ]),
+    );
   return { deps, store, clock, published, inbox, failPoll, request, answer };
 }
 

@@ -14,7 +14,16 @@ export class MemoryScanJobStore implements ScanJobStore {
     if (existing) return { created: false, job: clone(existing) };
     const slot = this.inUse < maxInflight;
     if (slot) this.inUse++;
-    const job: ScanJob = { job_id: request.job_id, request, request_hash: requestHash, state: slot ? 'starting' : 'queued', created_at: now, ...(slot ? { started_at: now } : {}), published: false, revision: 1 };
+    const job: ScanJob = {
+      job_id: request.job_id,
+      request,
+      request_hash: requestHash,
+      state: slot ? 'starting' : 'queued',
+      created_at: now,
+      ...(slot ? { started_at: now } : {}),
+      published: false,
+      revision: 1,
+    };
     this.jobs.set(job.job_id, clone(job));
     return { created: true, job };
   }
@@ -23,8 +32,13 @@ export class MemoryScanJobStore implements ScanJobStore {
     return job && clone(job);
   }
   async inState(state: JobState | 'unpublished', limit = 100) {
-    const match = (j: ScanJob) => (state === 'unpublished' ? j.state === 'finished' && !j.published : j.state === state);
-    return [...this.jobs.values()].filter(match).sort((a, b) => a.created_at - b.created_at).slice(0, limit).map(clone);
+    const match = (j: ScanJob) =>
+      state === 'unpublished' ? j.state === 'finished' && !j.published : j.state === state;
+    return [...this.jobs.values()]
+      .filter(match)
+      .sort((a, b) => a.created_at - b.created_at)
+      .slice(0, limit)
+      .map(clone);
   }
   async countInState(state: JobState) {
     return (await this.inState(state, Infinity)).length;
@@ -48,7 +62,8 @@ export class MemoryScanJobStore implements ScanJobStore {
   }
   async claimPublish(job: ScanJob, now: number) {
     const current = this.jobs.get(job.job_id);
-    if (!current || current.state !== 'finished' || current.published || (current.publish_lease ?? 0) >= now) return false;
+    if (!current || current.state !== 'finished' || current.published || (current.publish_lease ?? 0) >= now)
+      return false;
     current.publish_lease = now + 30_000;
     return true;
   }

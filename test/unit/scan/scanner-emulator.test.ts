@@ -16,7 +16,9 @@ beforeEach(() => {
 afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 
 const answer = (dir: string, job: string) =>
-  fs.readdirSync(path.join(root, dir, job)).map((f) => [f, JSON.parse(fs.readFileSync(path.join(root, dir, job, f), 'utf8'))]);
+  fs
+    .readdirSync(path.join(root, dir, job))
+    .map((f) => [f, JSON.parse(fs.readFileSync(path.join(root, dir, job, f), 'utf8'))]);
 
 it('works through LocalHotFolder and honours the folder-name settings', async () => {
   const dirs = { input: 'In box', output: 'Out-box', tmp: 'scratch' };
@@ -45,21 +47,39 @@ it('a missing Input/ is an empty pass, not an error', async () => {
 it('a missing fixtures folder is ONE warning, and every input still gets an INVALID_DOCUMENT answer', async () => {
   const folder = new LocalHotFolder(root);
   const warnings: string[] = [];
-  const options = { root, fixturesDir: path.join(root, 'no-fixtures'), warn: (event: string) => void warnings.push(event) };
+  const options = {
+    root,
+    fixturesDir: path.join(root, 'no-fixtures'),
+    warn: (event: string) => void warnings.push(event),
+  };
   const jobs = [randomUUID(), randomUUID()];
   await folder.put(hotFolderName(jobs[0], 'aep_6.pdf'), Buffer.from('x'));
   await scanOnce(options);
   await folder.put(hotFolderName(jobs[1], 'aep_3.pdf'), Buffer.from('x'));
   await scanOnce(options);
   expect(warnings).toEqual(['scanner_fixtures_missing']);
-  for (const job of jobs) expect(answer('Output', job)[0][1]).toMatchObject({ file_uid: job, error: { code: 'INVALID_DOCUMENT' }, data_ocr: [] });
+  for (const job of jobs)
+    expect(answer('Output', job)[0][1]).toMatchObject({
+      file_uid: job,
+      error: { code: 'INVALID_DOCUMENT' },
+      data_ocr: [],
+    });
 });
 
 it('"no pair": data_ocr is [] and the message names the file without its uuid prefix', async () => {
   const job = randomUUID();
   await new LocalHotFolder(root).put(hotFolderName(job, 'unknown.pdf'), Buffer.from('x'));
   await scanOnce({ root, fixturesDir: FIXTURES });
-  expect(answer('Output', job)).toEqual([['unknown.json', { file_uid: job, error: { code: 'INVALID_DOCUMENT', message: 'no recognisable document in unknown.pdf' }, data_ocr: [] }]]);
+  expect(answer('Output', job)).toEqual([
+    [
+      'unknown.json',
+      {
+        file_uid: job,
+        error: { code: 'INVALID_DOCUMENT', message: 'no recognisable document in unknown.pdf' },
+        data_ocr: [],
+      },
+    ],
+  ]);
 });
 
 it('never wedges on an existing Output/<uuid>/: the input is marked done, the others still answered, the next pass is clean', async () => {
@@ -92,8 +112,11 @@ it('deletes .done inputs older than the retention, keeps newer ones', async () =
 it('a missing root at start exits with code 2 and a clear message', async () => {
   const missing = path.join(root, 'nowhere');
   const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    execFile(process.execPath, [require.resolve('tsx/cli'), path.join(ROOT, 'emulator/scanner/main.ts')], { env: { ...process.env, SCAN_HOTFOLDER_ROOT: missing } }, (err, _out, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stderr }),
+    execFile(
+      process.execPath,
+      [require.resolve('tsx/cli'), path.join(ROOT, 'emulator/scanner/main.ts')],
+      { env: { ...process.env, SCAN_HOTFOLDER_ROOT: missing } },
+      (err, _out, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stderr }),
     );
   });
   expect(code).toBe(2);

@@ -56,7 +56,9 @@ describe('SYNC_TOKEN_KEYS', () => {
     try {
       load();
     } catch (err) {
-      if (value) for (const part of value.split(/[,:]/).filter((p) => p.length > 20)) expect((err as Error).message).not.toContain(part);
+      if (value)
+        for (const part of value.split(/[,:]/).filter((p) => p.length > 20))
+          expect((err as Error).message).not.toContain(part);
     }
   });
 });

@@ -16,21 +16,43 @@ const head = { walk_completed: true, children, started_at: 0 };
 
 describe('deriveOutcome', () => {
   it('succeeded only with every step succeeded, the walk completed and no cause', () => {
-    expect(deriveOutcome({ head, rows: all('succeeded') })).toMatchObject({ state: 'succeeded', error_code: undefined });
-    expect(deriveOutcome({ head: { ...head, walk_completed: false }, rows: all('succeeded') })).toMatchObject({ state: 'partial', error_code: 'INTERRUPTED' });
-    expect(deriveOutcome({ head, rows: all('succeeded'), cause: 'INTERRUPTED' })).toMatchObject({ state: 'partial', error_code: 'INTERRUPTED' });
+    expect(deriveOutcome({ head, rows: all('succeeded') })).toMatchObject({
+      state: 'succeeded',
+      error_code: undefined,
+    });
+    expect(deriveOutcome({ head: { ...head, walk_completed: false }, rows: all('succeeded') })).toMatchObject({
+      state: 'partial',
+      error_code: 'INTERRUPTED',
+    });
+    expect(deriveOutcome({ head, rows: all('succeeded'), cause: 'INTERRUPTED' })).toMatchObject({
+      state: 'partial',
+      error_code: 'INTERRUPTED',
+    });
   });
 
   it('partial when some succeeded, failed when none did; codes by precedence', () => {
-    const rows = [row('portfolio', 'failed', { error_code: 'UPSTREAM_ERROR' }), row('operations', 'running'), row('events.refresh', 'succeeded')];
+    const rows = [
+      row('portfolio', 'failed', { error_code: 'UPSTREAM_ERROR' }),
+      row('operations', 'running'),
+      row('events.refresh', 'succeeded'),
+    ];
     // catalog.enrichment has no row: DISPATCH_FAILED; operations still running at settle: DEADLINE.
     expect(deriveOutcome({ head, rows })).toMatchObject({
       state: 'partial',
       error_code: 'DEADLINE',
-      sections: { portfolio: { state: 'failed' }, operations: { state: 'expired' }, 'catalog.enrichment': { state: 'missing' } },
+      sections: {
+        portfolio: { state: 'failed' },
+        operations: { state: 'expired' },
+        'catalog.enrichment': { state: 'missing' },
+      },
     });
-    expect(deriveOutcome({ head, rows: all('failed').map((r) => ({ ...r, error_code: 'UNAUTHORIZED' })) })).toMatchObject({ state: 'failed', error_code: 'UNAUTHORIZED' });
-    expect(deriveOutcome({ head, rows: [], cause: 'ACCESS_DENIED' })).toMatchObject({ state: 'failed', error_code: 'ACCESS_DENIED' });
+    expect(
+      deriveOutcome({ head, rows: all('failed').map((r) => ({ ...r, error_code: 'UNAUTHORIZED' })) }),
+    ).toMatchObject({ state: 'failed', error_code: 'UNAUTHORIZED' });
+    expect(deriveOutcome({ head, rows: [], cause: 'ACCESS_DENIED' })).toMatchObject({
+      state: 'failed',
+      error_code: 'ACCESS_DENIED',
+    });
   });
 
   it('ignores a row whose step id was never recorded on the attempt', () => {

@@ -6,8 +6,20 @@ import type { Account, Operation } from '../../../lib/sync/tbank/contract';
 import { TBankError } from '../../../lib/sync/tbank/errors';
 
 /** The sections' policy with in-memory fakes: which windows are read and written, which accounts are skipped. */
-const account = (id: string, status = 'ACCOUNT_STATUS_OPEN'): Account => ({ id, type: 'ACCOUNT_TYPE_TINKOFF', name: id, status, access_level: 'ACCOUNT_ACCESS_LEVEL_READ_ONLY' });
-const op = (id: string, date: string, accountId = 'a1'): Operation => ({ id, account_id: accountId, date, type: 'OPERATION_TYPE_BUY', state: 'OPERATION_STATE_EXECUTED' });
+const account = (id: string, status = 'ACCOUNT_STATUS_OPEN'): Account => ({
+  id,
+  type: 'ACCOUNT_TYPE_TINKOFF',
+  name: id,
+  status,
+  access_level: 'ACCOUNT_ACCESS_LEVEL_READ_ONLY',
+});
+const op = (id: string, date: string, accountId = 'a1'): Operation => ({
+  id,
+  account_id: accountId,
+  date,
+  type: 'OPERATION_TYPE_BUY',
+  state: 'OPERATION_STATE_EXECUTED',
+});
 
 function fakeApi(accounts: Account[], ops: Operation[], missing: string[] = []) {
   const reads: string[] = [];
@@ -16,7 +28,11 @@ function fakeApi(accounts: Account[], ops: Operation[], missing: string[] = []) 
     operationsPage: async (q: { accountId: string; from: string; to: string }) => {
       if (missing.includes(q.accountId)) throw new TBankError('not-found', 'account not found', { apiCode: '50004' });
       reads.push(`${q.accountId} ${q.from.slice(0, 10)}..${q.to.slice(0, 10)}`);
-      return { has_next: false, next_cursor: '', items: ops.filter((o) => o.account_id === q.accountId && o.date >= q.from && o.date < q.to) };
+      return {
+        has_next: false,
+        next_cursor: '',
+        items: ops.filter((o) => o.account_id === q.accountId && o.date >= q.from && o.date < q.to),
+      };
     },
   };
   return { api: api as unknown as TBankClient, reads };
@@ -34,7 +50,10 @@ const ctx = (api: TBankClient, data: MemorySyncDataStore, now: number, historyDa
 
 it('first sync reads every month of the history; empty never-synced months are not written; the newest always is', async () => {
   const data = new MemorySyncDataStore();
-  const { api, reads } = fakeApi([account('a1'), account('closed', 'ACCOUNT_STATUS_CLOSED')], [op('1', '2026-10-05T10:00:00.000Z')]);
+  const { api, reads } = fakeApi(
+    [account('a1'), account('closed', 'ACCOUNT_STATUS_CLOSED')],
+    [op('1', '2026-10-05T10:00:00.000Z')],
+  );
   const now = Date.UTC(2026, 11, 2);
   expect(await SECTION_RUNNERS.operations(ctx(api, data, now))).toBe(1);
   expect(reads.sort()).toEqual(['a1 2026-10-01..2026-11-01', 'a1 2026-11-01..2026-12-01', 'a1 2026-12-01..2026-12-02']);
@@ -60,6 +79,10 @@ it('50004 skips that account only', async () => {
 
 it('40003 ends the section', async () => {
   const data = new MemorySyncDataStore();
-  const api = { getAccounts: async () => Promise.reject(new TBankError('unauthenticated', 'token invalid', { apiCode: '40003' })) } as unknown as TBankClient;
-  await expect(SECTION_RUNNERS.operations(ctx(api, data, Date.UTC(2026, 11, 2)))).rejects.toMatchObject({ code: 'TOKEN_INVALID' });
+  const api = {
+    getAccounts: async () => Promise.reject(new TBankError('unauthenticated', 'token invalid', { apiCode: '40003' })),
+  } as unknown as TBankClient;
+  await expect(SECTION_RUNNERS.operations(ctx(api, data, Date.UTC(2026, 11, 2)))).rejects.toMatchObject({
+    code: 'TOKEN_INVALID',
+  });
 });

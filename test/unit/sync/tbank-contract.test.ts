@@ -1,16 +1,40 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseAccounts, parseBondEvents, parseDividends, parseInstrument, parseOperationsPage, parsePortfolio } from '../../../lib/sync/tbank/contract';
+import {
+  parseAccounts,
+  parseBondEvents,
+  parseDividends,
+  parseInstrument,
+  parseOperationsPage,
+  parsePortfolio,
+} from '../../../lib/sync/tbank/contract';
 import { classify, ContractError } from '../../../lib/sync/tbank/errors';
 
 /** Answers written from the documented contract (fixtures/tbank/, release 1.43 shapes): the parsers read them exactly. */
-const fixture = (name: string) => JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'fixtures', 'tbank', `${name}.json`), 'utf8'));
+const fixture = (name: string) =>
+  JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'fixtures', 'tbank', `${name}.json`), 'utf8'));
 
 describe('parsers over documented answers', () => {
   it('GetAccounts', () => {
     expect(parseAccounts(fixture('GetAccounts'))).toEqual([
-      { id: '2000000001', type: 'ACCOUNT_TYPE_TINKOFF', name: 'Брокерский счёт', status: 'ACCOUNT_STATUS_OPEN', access_level: 'ACCOUNT_ACCESS_LEVEL_READ_ONLY', opened_date: '2021-04-12T00:00:00.000Z', closed_date: undefined },
-      { id: '2000000002', type: 'ACCOUNT_TYPE_TINKOFF_IIS', name: 'ИИС', status: 'ACCOUNT_STATUS_CLOSED', access_level: 'ACCOUNT_ACCESS_LEVEL_FULL_ACCESS', opened_date: '2019-02-01T00:00:00.000Z', closed_date: '2024-05-30T00:00:00.000Z' },
+      {
+        id: '2000000001',
+        type: 'ACCOUNT_TYPE_TINKOFF',
+        name: 'Брокерский счёт',
+        status: 'ACCOUNT_STATUS_OPEN',
+        access_level: 'ACCOUNT_ACCESS_LEVEL_READ_ONLY',
+        opened_date: '2021-04-12T00:00:00.000Z',
+        closed_date: undefined,
+      },
+      {
+        id: '2000000002',
+        type: 'ACCOUNT_TYPE_TINKOFF_IIS',
+        name: 'ИИС',
+        status: 'ACCOUNT_STATUS_CLOSED',
+        access_level: 'ACCOUNT_ACCESS_LEVEL_FULL_ACCESS',
+        opened_date: '2019-02-01T00:00:00.000Z',
+        closed_date: '2024-05-30T00:00:00.000Z',
+      },
     ]);
   });
 
@@ -27,17 +51,41 @@ describe('parsers over documented answers', () => {
   it('GetOperationsByCursor: the page, its cursor, money and int64 quantities as strings', () => {
     const page = parseOperationsPage(fixture('GetOperationsByCursor'), '2000000001');
     expect([page.has_next, page.next_cursor]).toEqual([true, 'CjYKFgoIMjAyNC0xMS0']);
-    expect(page.items[0]).toMatchObject({ id: '34012345678', type: 'OPERATION_TYPE_BUY', payment: { currency: 'rub', value: '-2853.5' }, commission: { value: '-1.43' }, quantity: '10', instrument_kind: 'INSTRUMENT_TYPE_SHARE', date: '2026-11-20T07:00:01.123Z' });
+    expect(page.items[0]).toMatchObject({
+      id: '34012345678',
+      type: 'OPERATION_TYPE_BUY',
+      payment: { currency: 'rub', value: '-2853.5' },
+      commission: { value: '-1.43' },
+      quantity: '10',
+      instrument_kind: 'INSTRUMENT_TYPE_SHARE',
+      date: '2026-11-20T07:00:01.123Z',
+    });
     expect(page.items[1]).toMatchObject({ state: 'OPERATION_STATE_CANCELED', payment: { value: '-0.01' } });
     expect(() => parseOperationsPage(fixture('GetOperationsByCursor'), '9999')).toThrow("another account's operation");
   });
 
   it('GetDividends, GetBondEvents, GetInstrumentBy', () => {
-    expect(parseDividends(fixture('GetDividends'))[0]).toMatchObject({ dividend_net: { currency: 'rub', value: '33.3' }, yield_value: '10.74' });
-    expect(parseBondEvents(fixture('GetBondEvents'))[0]).toMatchObject({ event_type: 'EVENT_TYPE_CPN', event_number: 7, pay_one_bond: { value: '35.4' }, coupon_interest_rate: '7.1' });
+    expect(parseDividends(fixture('GetDividends'))[0]).toMatchObject({
+      dividend_net: { currency: 'rub', value: '33.3' },
+      yield_value: '10.74',
+    });
+    expect(parseBondEvents(fixture('GetBondEvents'))[0]).toMatchObject({
+      event_type: 'EVENT_TYPE_CPN',
+      event_number: 7,
+      pay_one_bond: { value: '35.4' },
+      coupon_interest_rate: '7.1',
+    });
     expect(parseInstrument(fixture('GetInstrumentBy'))).toEqual({
-      figi: 'BBG004730N88', uid: 'e6123145-9665-43e0-8413-cd61b8aa9b13', ticker: 'SBER', class_code: 'TQBR', isin: 'RU0009029540',
-      name: 'Сбер Банк', currency: 'rub', lot: 10, instrument_type: 'share', instrument_kind: 'INSTRUMENT_TYPE_SHARE',
+      figi: 'BBG004730N88',
+      uid: 'e6123145-9665-43e0-8413-cd61b8aa9b13',
+      ticker: 'SBER',
+      class_code: 'TQBR',
+      isin: 'RU0009029540',
+      name: 'Сбер Банк',
+      currency: 'rub',
+      lot: 10,
+      instrument_type: 'share',
+      instrument_kind: 'INSTRUMENT_TYPE_SHARE',
     });
   });
 

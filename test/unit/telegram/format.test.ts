@@ -12,7 +12,9 @@ describe('notification text', () => {
     const failed = notificationText('failed', d, 'https://ui.example/app');
     expect(failed).toContain(`href="https://ui.example/app/review/${id}"`);
     expect(failed).toContain('c12fe1c06bba254a9dc9f519b335aa7c1367a88a');
-    expect(notificationText('completed', { ...d, state: 'completed' }, 'https://ui.example/')).toContain(`href="https://ui.example/download/${id}"`);
+    expect(notificationText('completed', { ...d, state: 'completed' }, 'https://ui.example/')).toContain(
+      `href="https://ui.example/download/${id}"`,
+    );
   });
 
   it('escapes any name so Telegram parses the message and shows the name verbatim', () => {

@@ -4,8 +4,24 @@ import { classify, MalformedStreamRecordError, StreamRecord } from '../../../lib
 
 const id = newId();
 const item = (fields: Record<string, unknown>) =>
-  marshall({ PK: `DL#${id}`, SK: 'META', entity: 'download', id, name: 'Sintel', state: 'queued', infohashes: [{ infohash: 'ab'.repeat(20), kind: 'v1' }], ...fields }, { removeUndefinedValues: true });
-const record = (eventName: string, next: Record<string, unknown> | undefined, old?: Record<string, unknown>): StreamRecord => ({
+  marshall(
+    {
+      PK: `DL#${id}`,
+      SK: 'META',
+      entity: 'download',
+      id,
+      name: 'Sintel',
+      state: 'queued',
+      infohashes: [{ infohash: 'ab'.repeat(20), kind: 'v1' }],
+      ...fields,
+    },
+    { removeUndefinedValues: true },
+  );
+const record = (
+  eventName: string,
+  next: Record<string, unknown> | undefined,
+  old?: Record<string, unknown>,
+): StreamRecord => ({
   eventID: 'e-1',
   eventName,
   dynamodb: { SequenceNumber: '100', NewImage: next && item(next), OldImage: old && item(old) },
@@ -21,14 +37,25 @@ describe('classify', () => {
     ['MODIFY', { state: 'downloading' }, { state: 'completed' }, 'resurrected'],
     ['MODIFY', { state: 'downloading', review_reason: 'missing_in_client' }, { state: 'downloading' }, 'needs_review'],
     ['MODIFY', { state: 'downloading' }, { state: 'queued' }, undefined],
-    ['MODIFY', { state: 'downloading', review_reason: 'missing_in_client' }, { state: 'queued', review_reason: 'missing_in_client' }, undefined],
+    [
+      'MODIFY',
+      { state: 'downloading', review_reason: 'missing_in_client' },
+      { state: 'queued', review_reason: 'missing_in_client' },
+      undefined,
+    ],
   ])('%s %j after %j is %s', (eventName, next, old, kind) => {
     expect(classify(record(eventName, next, old))?.kind).toBe(kind);
   });
 
   it('ignores removals, guards and memberships', () => {
     expect(classify(record('REMOVE', undefined, {}))).toBeUndefined();
-    expect(classify({ eventID: 'e', eventName: 'INSERT', dynamodb: { SequenceNumber: '1', NewImage: marshall({ PK: 'IH#ab', SK: 'ACTIVE', entity: 'guard' }) } })).toBeUndefined();
+    expect(
+      classify({
+        eventID: 'e',
+        eventName: 'INSERT',
+        dynamodb: { SequenceNumber: '1', NewImage: marshall({ PK: 'IH#ab', SK: 'ACTIVE', entity: 'guard' }) },
+      }),
+    ).toBeUndefined();
   });
 
   it('refuses an unreadable download record by name', () => {

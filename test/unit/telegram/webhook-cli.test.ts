@@ -14,15 +14,25 @@ describe('npm run telegram:webhook', () => {
   afterAll(() => emulator.close());
 
   it('registers the webhook with its secret, and deletes it', async () => {
-    const env = { TELEGRAM_BOT_TOKEN: token, TELEGRAM_API_ROOT: root, TELEGRAM_WEBHOOK_URL: 'https://api.example/telegram/webhook', TELEGRAM_WEBHOOK_SECRET: 's'.repeat(32) };
+    const env = {
+      TELEGRAM_BOT_TOKEN: token,
+      TELEGRAM_API_ROOT: root,
+      TELEGRAM_WEBHOOK_URL: 'https://api.example/telegram/webhook',
+      TELEGRAM_WEBHOOK_SECRET: 's'.repeat(32),
+    };
     expect(await registerWebhook(env)).toMatch(/webhook set/);
-    expect(await (await fetch(`${root}/emulator/webhook`)).json()).toEqual({ url: 'https://api.example/telegram/webhook', has_secret: true });
+    expect(await (await fetch(`${root}/emulator/webhook`)).json()).toEqual({
+      url: 'https://api.example/telegram/webhook',
+      has_secret: true,
+    });
     await registerWebhook(env, true);
     expect(await (await fetch(`${root}/emulator/webhook`)).json()).toEqual({ url: '', has_secret: false });
   });
 
   it('names what is missing and never prints the token', async () => {
-    await expect(registerWebhook({ TELEGRAM_BOT_TOKEN: 'nope' })).rejects.toThrow(/TELEGRAM_BOT_TOKEN.*\n?.*TELEGRAM_WEBHOOK_URL|TELEGRAM_WEBHOOK_URL/s);
+    await expect(registerWebhook({ TELEGRAM_BOT_TOKEN: 'nope' })).rejects.toThrow(
+      /TELEGRAM_BOT_TOKEN.*\n?.*TELEGRAM_WEBHOOK_URL|TELEGRAM_WEBHOOK_URL/s,
+    );
     await expect(registerWebhook({ TELEGRAM_BOT_TOKEN: 'nope' })).rejects.not.toThrow(/nope/);
   });
 });

@@ -22,6 +22,10 @@ describe('progress', () => {
     onTty.end(10);
     onFile.end(10);
     expect(tty.every((s) => s.startsWith('\r['))).toBe(true);
-    expect(plain).toEqual(['5/10 rows  50%  1 rows/s  ETA 5 s\n', '10/10 rows 100%  1 rows/s  done\n', '10/10 rows 100%  1 rows/s  done\n']);
+    expect(plain).toEqual([
+      '5/10 rows  50%  1 rows/s  ETA 5 s\n',
+      '10/10 rows 100%  1 rows/s  done\n',
+      '10/10 rows 100%  1 rows/s  done\n',
+    ]);
   });
 });

@@ -15,6 +15,8 @@ describe('withTimeout', () => {
 
   it('passes results and errors of work that finishes in time', async () => {
     await expect(withTimeout(1000, 'ok', async () => 42)).resolves.toBe(42);
-    await expect(withTimeout(1000, 'fails', async () => Promise.reject(new RangeError('x')))).rejects.toBeInstanceOf(RangeError);
+    await expect(withTimeout(1000, 'fails', async () => Promise.reject(new RangeError('x')))).rejects.toBeInstanceOf(
+      RangeError,
+    );
   });
 });
