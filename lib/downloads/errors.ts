@@ -12,9 +12,8 @@ export class DownloadNotFoundError extends DomainError {
   }
 }
 
-/** A hash of the call belongs to ANOTHER active download. */
-export class InfohashTakenError extends DomainError {
-  readonly code = 'INFOHASH_TAKEN';
+/** Both guard refusals name the active owner of the hash (a 409 links to it). */
+abstract class OwnedHashError extends DomainError {
   readonly status = 409;
   override get details() {
     return { owner_id: this.ownerId, infohash: this.infohash };
@@ -22,24 +21,26 @@ export class InfohashTakenError extends DomainError {
   constructor(
     readonly infohash: string,
     readonly ownerId: string,
+    message: string,
   ) {
-    super(`infohash ${infohash} belongs to active download ${ownerId}`);
+    super(message);
+  }
+}
+
+/** A hash of the call belongs to ANOTHER active download. */
+export class InfohashTakenError extends OwnedHashError {
+  readonly code = 'INFOHASH_TAKEN';
+  constructor(infohash: string, ownerId: string) {
+    super(infohash, ownerId, `infohash ${infohash} belongs to active download ${ownerId}`);
     this.name = 'InfohashTakenError';
   }
 }
 
 /** Activation refused: another download is active for one of the hashes. */
-export class ActiveExistsError extends DomainError {
+export class ActiveExistsError extends OwnedHashError {
   readonly code = 'ACTIVE_EXISTS';
-  readonly status = 409;
-  override get details() {
-    return { owner_id: this.ownerId, infohash: this.infohash };
-  }
-  constructor(
-    readonly infohash: string,
-    readonly ownerId: string,
-  ) {
-    super(`download ${ownerId} is already active for infohash ${infohash}`);
+  constructor(infohash: string, ownerId: string) {
+    super(infohash, ownerId, `download ${ownerId} is already active for infohash ${infohash}`);
     this.name = 'ActiveExistsError';
   }
 }
