@@ -51,54 +51,32 @@ export function layout(page: Page, opts: { nonce: string; viewer?: Viewer }): st
   const { viewer, nonce } = opts;
   return (
     '<!doctype html>' +
-    html`<html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${page.title} · torrent-scan-sync</title>
-        <style nonce="${nonce}">
-          ${raw(CSS)}
-        </style>
-      </head>
-      <body>
-        <a class="skip" href="#main">Skip to content</a>
-        <header class="top">
-          <a class="brand" href="/">torrent-scan-sync</a>${
-            viewer
-              ? html`<div class="who">
-                  <span>Signed in as <strong>${viewer.principal}</strong></span>
-                  <form method="post" action="/signout">
-                    ${csrfField(viewer)}<button type="submit" class="link">Sign out</button>
-                  </form>
-                </div>`
-              : ''
-          }
-        </header>
-        <main id="main">${page.body}</main>
-        <div id="status" class="visually-hidden" role="status" aria-live="polite"></div>
-        <script nonce="${nonce}">
-          ${raw(SCRIPT)};
-        </script>
-      </body>
-    </html>`.text
+    html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${page.title} · torrent-scan-sync</title><style nonce="${nonce}">${raw(CSS)}</style></head>
+<body><a class="skip" href="#main">Skip to content</a>
+<header class="top"><a class="brand" href="/">torrent-scan-sync</a>${
+      viewer
+        ? html`<div class="who"><span>Signed in as <strong>${viewer.principal}</strong></span>
+<form method="post" action="/signout">${csrfField(viewer)}<button type="submit" class="link">Sign out</button></form></div>`
+        : ''
+    }</header>
+<main id="main">${page.body}</main>
+<div id="status" class="visually-hidden" role="status" aria-live="polite"></div>
+<script nonce="${nonce}">${raw(SCRIPT)}</script></body></html>`.text
   );
 }
 
 function csrfField(viewer: Viewer): Html {
-  return html`<input type="hidden" name="csrf" value="${viewer.csrf}" />`;
+  return html`<input type="hidden" name="csrf" value="${viewer.csrf}">`;
 }
 
 export function stateBadge(state: DownloadState): Html {
-  return html`<span class="state state-${state}"
-    ><span class="dot" aria-hidden="true"></span>${STATE_TEXT[state]}</span
-  >`;
+  return html`<span class="state state-${state}"><span class="dot" aria-hidden="true"></span>${STATE_TEXT[state]}</span>`;
 }
 
 /** Viewer's locale by script; the exact UTC value on hover and without script. */
 export function time(iso: string): Html {
-  return html`<time datetime="${iso}" title="${iso} (UTC)" data-local
-    >${iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</time
-  >`;
+  return html`<time datetime="${iso}" title="${iso} (UTC)" data-local>${iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</time>`;
 }
 
 export function progressBar(progress: number | undefined, label: string, compact = false): Html {
@@ -109,17 +87,14 @@ export function progressBar(progress: number | undefined, label: string, compact
   }
   const value = Math.min(1, Math.max(0, progress));
   const percent = `${Math.floor(value * 1000) / 10}%`;
-  return html`<span class="progress"
-    ><progress max="1" value="${value}" aria-label="${label}">${percent}</progress><span>${percent}</span></span
-  >`;
+  return html`<span class="progress"><progress max="1" value="${value}" aria-label="${label}">${percent}</progress><span>${percent}</span></span>`;
 }
 
 function notice(n: Notice | undefined): Html {
   if (!n) return html``;
-  return html`<div class="notice" role="alert">
-    <p><strong>Refused (${n.code}).</strong> ${n.message}</p>
-    ${n.ownerId ? html`<p>The current owner is <a href="/download/${n.ownerId}">download ${n.ownerId}</a>.</p>` : ''}
-  </div>`;
+  return html`<div class="notice" role="alert"><p><strong>Refused (${n.code}).</strong> ${n.message}</p>${
+    n.ownerId ? html`<p>The current owner is <a href="/download/${n.ownerId}">download ${n.ownerId}</a>.</p>` : ''
+  }</div>`;
 }
 
 function kinds(d: Download): string {
@@ -148,68 +123,30 @@ export function listPage(view: ListView): Page {
   return {
     title: 'Downloads',
     body: html`<h1>Downloads</h1>
-      <form class="search" method="get" action="/" role="search">
-        <div class="field grow">
-          <label for="q">Name or infohash prefix</label>
-          <input
-            id="q"
-            name="q"
-            type="search"
-            maxlength="128"
-            value="${view.q ?? ''}"
-            placeholder="e.g. Sintel or c12fe1"
-            autocomplete="off"
-          />
-        </div>
-        <div class="field">
-          <label for="state">State</label>
-          <select id="state" name="state">
-            <option value="">All states</option>
-            ${DOWNLOAD_STATES.map(
-              (s) => html`<option value="${s}" ${view.state === s ? raw(' selected') : ''}>${STATE_TEXT[s]}</option>`,
-            )}
-          </select>
-        </div>
-        <div class="field"><button type="submit">Search</button></div>
-      </form>
-      ${notice(view.notice)}
-      ${
-        view.items.length === 0
-          ? html`<p class="empty">${filtered ? 'No download matches.' : 'No downloads yet.'}</p>`
-          : html`<div class="table-wrap">
-              <table class="list">
-                <caption class="visually-hidden">
-                  Downloads, newest first
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Progress</th>
-                    <th scope="col" class="wide">Infohashes</th>
-                    <th scope="col" class="wide">Created</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${view.items.map(
-                    (d) =>
-                      html`<tr>
-                        <td class="name"><a href="/download/${d.id}">${d.name}</a></td>
-                        <td>${stateBadge(d.state)}</td>
-                        <td>${progressBar(d.progress, `Progress of ${d.name}`, true)}</td>
-                        <td class="wide">${kinds(d)}</td>
-                        <td class="wide">${time(d.created_at)}</td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>
-            </div>`
-      }
-      <nav class="pager" aria-label="Pages">
-        ${view.paged ? html`<a href="${filtered ? `/?${new URLSearchParams({ ...(view.q ? { q: view.q } : {}), ...(view.state ? { state: view.state } : {}) }).toString()}` : '/'}">First page</a>` : ''}${
-          view.cursor ? html`<a href="${query(view.cursor)}" rel="next">Next page</a>` : ''
-        }
-      </nav>`,
+<form class="search" method="get" action="/" role="search">
+  <div class="field grow"><label for="q">Name or infohash prefix</label>
+    <input id="q" name="q" type="search" maxlength="128" value="${view.q ?? ''}" placeholder="e.g. Sintel or c12fe1" autocomplete="off"></div>
+  <div class="field"><label for="state">State</label>
+    <select id="state" name="state"><option value="">All states</option>${DOWNLOAD_STATES.map(
+      (s) => html`<option value="${s}"${view.state === s ? raw(' selected') : ''}>${STATE_TEXT[s]}</option>`,
+    )}</select></div>
+  <div class="field"><button type="submit">Search</button></div>
+</form>
+${notice(view.notice)}
+${
+  view.items.length === 0
+    ? html`<p class="empty">${filtered ? 'No download matches.' : 'No downloads yet.'}</p>`
+    : html`<div class="table-wrap"><table class="list">
+<caption class="visually-hidden">Downloads, newest first</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">State</th><th scope="col">Progress</th><th scope="col" class="wide">Infohashes</th><th scope="col" class="wide">Created</th></tr></thead>
+<tbody>${view.items.map(
+        (d) => html`<tr><td class="name"><a href="/download/${d.id}">${d.name}</a></td><td>${stateBadge(d.state)}</td>
+<td>${progressBar(d.progress, `Progress of ${d.name}`, true)}</td><td class="wide">${kinds(d)}</td><td class="wide">${time(d.created_at)}</td></tr>`,
+      )}</tbody></table></div>`
+}
+<nav class="pager" aria-label="Pages">${view.paged ? html`<a href="${filtered ? `/?${new URLSearchParams({ ...(view.q ? { q: view.q } : {}), ...(view.state ? { state: view.state } : {}) }).toString()}` : '/'}">First page</a>` : ''}${
+      view.cursor ? html`<a href="${query(view.cursor)}" rel="next">Next page</a>` : ''
+    }</nav>`,
   };
 }
 
@@ -218,91 +155,43 @@ export function cardPage(d: Download, viewer: Viewer, opts: { notice?: Notice; n
   return {
     title: d.name,
     body: html`<p class="crumbs"><a href="/">All downloads</a></p>
-      <h1 class="title">${d.name}</h1>
-      ${notice(opts.notice)}
-      ${
-        opts.needsReview || d.review_reason
-          ? html`<p class="review-link"><a href="/review/${d.id}">This download needs a decision: review it</a></p>`
-          : ''
-      }
-      <section class="card" aria-labelledby="facts">
-        <h2 id="facts">Details</h2>
-        <dl class="facts">
-          <dt>State</dt>
-          <dd>${stateBadge(d.state)}</dd>
-          <dt>Progress</dt>
-          <dd>${progressBar(d.progress, 'Download progress')}</dd>
-          <dt>Created</dt>
-          <dd>${time(d.created_at)}</dd>
-          <dt>Updated</dt>
-          <dd>${time(d.updated_at)}</dd>
-          <dt>Id</dt>
-          <dd><code>${d.id}</code></dd>
-          ${
-            d.merged_into
-              ? html`<dt>Merged into</dt>
-                  <dd><a href="/download/${d.merged_into}">${d.merged_into}</a></dd>`
-              : ''
-          }
-        </dl>
-      </section>
-      <section class="card" aria-labelledby="hashes">
-        <h2 id="hashes">Infohashes</h2>
-        <ul class="hashes">
-          ${d.infohashes.map(
-            (h) =>
-              html`<li>
-                <span class="kind kind-${h.kind}">${h.kind}</span><code class="hash" data-hash>${h.infohash}</code>
-                <button type="button" class="copy" data-copy="${h.infohash}" aria-label="Copy ${h.kind} infohash">
-                  Copy
-                </button>
-              </li>`,
-          )}
-        </ul>
-        <div class="field">
-          <label for="magnet">Magnet link</label>
-          <div class="row">
-            <input id="magnet" class="mono" type="text" readonly value="${magnet}" />
-            <button type="button" class="copy" data-copy="${magnet}" aria-label="Copy magnet link">Copy</button>
-          </div>
-        </div>
-      </section>
-      ${
-        viewer.canWrite
-          ? html`<section class="card" aria-labelledby="actions">
-              <h2 id="actions">Actions</h2>
-              <div class="actions">
-                <form method="post" action="/download/${d.id}/retry">
-                  ${csrfField(viewer)}<button type="submit">Retry</button>
-                </form>
-                <form method="post" action="/download/${d.id}/cancel">
-                  ${csrfField(viewer)}<button
-                    type="submit"
-                    class="secondary"
-                    ${isActive(d.state) ? '' : raw(' disabled')}
-                  >
-                    Cancel
-                  </button>
-                </form>
-              </div>
-              <form method="post" action="/download/${d.id}/infohashes" class="add">
-                ${csrfField(viewer)}
-                <div class="field">
-                  <label for="infohashes">Add infohashes (one per line: 40 hex for v1, 64 hex for v2)</label>
-                  <textarea
-                    id="infohashes"
-                    name="infohashes"
-                    rows="3"
-                    maxlength="2400"
-                    class="mono"
-                    required
-                  ></textarea>
-                </div>
-                <button type="submit">Add infohashes</button>
-              </form>
-            </section>`
-          : ''
-      }`,
+<h1 class="title">${d.name}</h1>
+${notice(opts.notice)}
+${
+  opts.needsReview || d.review_reason
+    ? html`<p class="review-link"><a href="/review/${d.id}">This download needs a decision: review it</a></p>`
+    : ''
+}
+<section class="card" aria-labelledby="facts"><h2 id="facts">Details</h2><dl class="facts">
+<dt>State</dt><dd>${stateBadge(d.state)}</dd>
+<dt>Progress</dt><dd>${progressBar(d.progress, 'Download progress')}</dd>
+<dt>Created</dt><dd>${time(d.created_at)}</dd>
+<dt>Updated</dt><dd>${time(d.updated_at)}</dd>
+<dt>Id</dt><dd><code>${d.id}</code></dd>
+${d.merged_into ? html`<dt>Merged into</dt><dd><a href="/download/${d.merged_into}">${d.merged_into}</a></dd>` : ''}
+</dl></section>
+<section class="card" aria-labelledby="hashes"><h2 id="hashes">Infohashes</h2>
+<ul class="hashes">${d.infohashes.map(
+      (
+        h,
+      ) => html`<li><span class="kind kind-${h.kind}">${h.kind}</span><code class="hash" data-hash>${h.infohash}</code>
+<button type="button" class="copy" data-copy="${h.infohash}" aria-label="Copy ${h.kind} infohash">Copy</button></li>`,
+    )}</ul>
+<div class="field"><label for="magnet">Magnet link</label><div class="row"><input id="magnet" class="mono" type="text" readonly value="${magnet}">
+<button type="button" class="copy" data-copy="${magnet}" aria-label="Copy magnet link">Copy</button></div></div></section>
+${
+  viewer.canWrite
+    ? html`<section class="card" aria-labelledby="actions"><h2 id="actions">Actions</h2>
+<div class="actions">
+<form method="post" action="/download/${d.id}/retry">${csrfField(viewer)}<button type="submit">Retry</button></form>
+<form method="post" action="/download/${d.id}/cancel">${csrfField(viewer)}<button type="submit" class="secondary"${isActive(d.state) ? '' : raw(' disabled')}>Cancel</button></form>
+</div>
+<form method="post" action="/download/${d.id}/infohashes" class="add">${csrfField(viewer)}
+<div class="field"><label for="infohashes">Add infohashes (one per line: 40 hex for v1, 64 hex for v2)</label>
+<textarea id="infohashes" name="infohashes" rows="3" maxlength="2400" class="mono" required></textarea></div>
+<button type="submit">Add infohashes</button></form></section>`
+    : ''
+}`,
   };
 }
 
@@ -313,51 +202,28 @@ export function reviewPage(review: Review, viewer: Viewer, opts: { notice?: Noti
   return {
     title: `Review ${d.name}`,
     body: html`<p class="crumbs"><a href="/">All downloads</a> / <a href="/download/${d.id}">${d.name}</a></p>
-      <h1 class="title">Review: ${d.name}</h1>
-      ${notice(opts.notice)}
-      <section class="card" aria-labelledby="why">
-        <h2 id="why">Why it needs a decision</h2>
-        ${
-          review.reasons.length === 0
-            ? html`<p>Nothing is wrong with it right now.</p>`
-            : html`<ul>
-                ${review.reasons.map((r) => html`<li>${REASON_TEXT[r] ?? r}</li>`)}
-              </ul>`
-        }
-        <p>State: ${stateBadge(d.state)}</p>
-      </section>
-      <section class="card" aria-labelledby="cands">
-        <h2 id="cands">Candidates sharing its infohashes</h2>
-        <form method="post" action="/review/${d.id}">
-          ${csrfField(viewer)}
-          <fieldset>
-            <legend>Make one candidate the active download</legend>
-            <ul class="candidates">
-              ${review.candidates.map(
-                (c) =>
-                  html`<li>
-                    <input
-                      type="radio"
-                      name="candidate_id"
-                      id="c-${c.id}"
-                      value="${c.id}"
-                      ${c.id === d.id ? raw(' checked') : ''}${viewer.canWrite ? '' : raw(' disabled')}
-                    />
-                    <label for="c-${c.id}"
-                      ><span class="cname">${c.name}</span>${c.id === d.id ? html` <em>(this download)</em>` : ''}
-                      <span class="meta"
-                        >${stateBadge(c.state)} shares ${shared(c).join(' + ')} · created ${time(c.created_at)} ·
-                        <code>${c.id}</code></span
-                      ></label
-                    >
-                    <a class="open" href="/download/${c.id}" aria-label="Open ${c.name}">Open</a>
-                  </li>`,
-              )}
-            </ul>
-          </fieldset>
-          ${viewer.canWrite ? html`<button type="submit">Make active</button>` : html`<p class="muted">Your token cannot change downloads.</p>`}
-        </form>
-      </section>`,
+<h1 class="title">Review: ${d.name}</h1>
+${notice(opts.notice)}
+<section class="card" aria-labelledby="why"><h2 id="why">Why it needs a decision</h2>
+${
+  review.reasons.length === 0
+    ? html`<p>Nothing is wrong with it right now.</p>`
+    : html`<ul>${review.reasons.map((r) => html`<li>${REASON_TEXT[r] ?? r}</li>`)}</ul>`
+}
+<p>State: ${stateBadge(d.state)}</p></section>
+<section class="card" aria-labelledby="cands"><h2 id="cands">Candidates sharing its infohashes</h2>
+<form method="post" action="/review/${d.id}">${csrfField(viewer)}
+<fieldset><legend>Make one candidate the active download</legend>
+<ul class="candidates">${review.candidates.map(
+      (
+        c,
+      ) => html`<li><input type="radio" name="candidate_id" id="c-${c.id}" value="${c.id}"${c.id === d.id ? raw(' checked') : ''}${viewer.canWrite ? '' : raw(' disabled')}>
+<label for="c-${c.id}"><span class="cname">${c.name}</span>${c.id === d.id ? html` <em>(this download)</em>` : ''}
+<span class="meta">${stateBadge(c.state)} shares ${shared(c).join(' + ')} · created ${time(c.created_at)} · <code>${c.id}</code></span></label>
+<a class="open" href="/download/${c.id}" aria-label="Open ${c.name}">Open</a></li>`,
+    )}</ul></fieldset>
+${viewer.canWrite ? html`<button type="submit">Make active</button>` : html`<p class="muted">Your token cannot change downloads.</p>`}
+</form></section>`,
   };
 }
 
@@ -365,37 +231,18 @@ export function signInPage(opts: { next?: string; notice?: Notice }): Page {
   return {
     title: 'Sign in',
     body: html`<h1>Sign in</h1>
-      ${notice(opts.notice)}
-      <form method="post" action="/signin" class="card signin">
-        ${opts.next ? html`<input type="hidden" name="next" value="${opts.next}" />` : ''}
-        <div class="field">
-          <label for="token">API token</label>
-          <input
-            id="token"
-            name="token"
-            type="password"
-            autocomplete="current-password"
-            required
-            maxlength="512"
-            spellcheck="false"
-          />
-        </div>
-        <p class="muted">
-          Any API token with the <code>downloads:read</code> scope (<code>npm run token -- new</code>). It is sent once,
-          never kept: the session lasts 8 hours or until you sign out.
-        </p>
-        <button type="submit">Sign in</button>
-      </form>`,
+${notice(opts.notice)}
+<form method="post" action="/signin" class="card signin">
+${opts.next ? html`<input type="hidden" name="next" value="${opts.next}">` : ''}
+<div class="field"><label for="token">API token</label>
+<input id="token" name="token" type="password" autocomplete="current-password" required maxlength="512" spellcheck="false"></div>
+<p class="muted">Any API token with the <code>downloads:read</code> scope (<code>npm run token -- new</code>). It is sent once, never kept: the session lasts 8 hours or until you sign out.</p>
+<button type="submit">Sign in</button></form>`,
   };
 }
 
 export function messagePage(title: string, text: string): Page {
-  return {
-    title,
-    body: html`<h1>${title}</h1>
-      <p>${text}</p>
-      <p><a href="/">Back to all downloads</a></p>`,
-  };
+  return { title, body: html`<h1>${title}</h1><p>${text}</p><p><a href="/">Back to all downloads</a></p>` };
 }
 
 const CSS = `

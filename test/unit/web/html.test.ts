@@ -8,11 +8,9 @@ describe('html', () => {
     expect(html`<p title="${name}">${name}</p>`.text).toBe(
       '<p title="&lt;img src=x onerror=alert(1)&gt;&quot;&#39;&amp;&#96;">&lt;img src=x onerror=alert(1)&gt;&quot;&#39;&amp;&#96;</p>',
     );
-    expect(
-      html`<ul>
-        ${[name, html`<li>${name}</li>`]}
-      </ul>`.text,
-    ).toBe(`<ul>${escapeHtml(name)}<li>${escapeHtml(name)}</li></ul>`);
+    expect(html`<ul>${[name, html`<li>${name}</li>`]}</ul>`.text).toBe(
+      `<ul>${escapeHtml(name)}<li>${escapeHtml(name)}</li></ul>`,
+    );
     expect(html`${raw('<b>')}${undefined}${false}${0}`.text).toBe('<b>0');
   });
 
