@@ -378,7 +378,18 @@ describe('no false succeeded, over random fault schedules', () => {
             ? jest.spyOn(store, 'settleHourly').mockRejectedValue(new Error('settle down'))
             : undefined;
           await tickUser(tickDeps(steps.dispatch), user).catch(() => undefined);
-          await new Promise((r) => setTimeout(r, 50));
+          // Before time jumps ahead, the steps that finish on their own must have finished in real time: a fixed
+          // sleep let a slow machine judge a healthy step past its bound (a false `partial`).
+          const finishing = MANDATORY_SECTIONS.filter(
+            (s) => !['hangs', 'never-runs', 'dispatch-fails'].includes(bySection[s]),
+          );
+          const attemptId = (await store.head(user))?.attempt_id;
+          // Date is jest's fake clock here: bound the wait by turns of 20 ms of real time (20 s in all).
+          for (let turn = 0; attemptId && turn < 1000; turn++) {
+            const rows = await store.stepRows(attemptId);
+            if (finishing.every((s) => rows.some((r) => r.section === s && r.state !== 'running'))) break;
+            await new Promise((r) => setTimeout(r, 20));
+          }
           spy?.mockRestore();
           // Time passes; ticks recover until the attempt is settled.
           for (const step of [SETTLE_GRACE_MS + 1000, WAIT_BOUND]) {
