@@ -1,7 +1,7 @@
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { idTime } from '../../lib/ident';
 import { assertOneActivePerHash, downloadsStore, itemsAbout, v1, v2 } from '../support/downloads';
 import { call, emulatorProfile, emulatorTorrent, emulatorTorrents } from '../support/http';
+import { invokeScheduled } from '../support/stack';
 import { PROFILES } from '../../emulator/qbittorrent/emulator';
 
 /** The downloads API exactly as a client uses it: HTTP through serverless offline, the stack's emulator behind it. */
@@ -209,21 +209,5 @@ describe.each(PROFILES)('against qBittorrent %s', (profile) => {
 });
 
 async function invokePoll(): Promise<void> {
-  const lambda = new LambdaClient({ endpoint: process.env.TEST_LAMBDA_URL, region: 'us-east-1' });
-  const scheduled = {
-    version: '0',
-    id: 'e2e',
-    'detail-type': 'Scheduled Event',
-    source: 'aws.events',
-    time: new Date().toISOString(),
-    detail: {},
-  };
-  const out = await lambda.send(
-    new InvokeCommand({
-      FunctionName: 'torrent-scan-sync-test-downloadsPoll',
-      Payload: new TextEncoder().encode(JSON.stringify(scheduled)),
-    }),
-  );
-  lambda.destroy();
-  expect(out.FunctionError).toBeUndefined();
+  expect((await invokeScheduled('downloadsPoll')).FunctionError).toBeUndefined();
 }

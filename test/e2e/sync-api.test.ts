@@ -1,32 +1,12 @@
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { newId } from '../../lib/ident';
 import { SyncStore } from '../../lib/sync/dynamodb-store';
 import { ACCOUNTS, OPERATIONS } from '../../emulator/brokerage/dataset';
 import { call } from '../support/http';
-import { stackClients, stackConfig, stackSealer } from '../support/stack';
+import { invokeScheduled, stackClients, stackConfig, stackSealer } from '../support/stack';
 
 /** The hourly sync as deployed: the tick through offline's Lambda endpoint, steps invoked asynchronously, reads over HTTP. */
 describe('hourly sync through serverless offline', () => {
-  const lambda = new LambdaClient({ endpoint: process.env.TEST_LAMBDA_URL, region: 'us-east-1' });
-  afterAll(() => lambda.destroy());
-
-  const tick = async () => {
-    const scheduled = {
-      version: '0',
-      id: newId(),
-      'detail-type': 'Scheduled Event',
-      source: 'aws.events',
-      time: new Date().toISOString(),
-      detail: {},
-    };
-    const out = await lambda.send(
-      new InvokeCommand({
-        FunctionName: 'torrent-scan-sync-test-syncTick',
-        Payload: new TextEncoder().encode(JSON.stringify(scheduled)),
-      }),
-    );
-    expect(out.FunctionError).toBeUndefined();
-  };
+  const tick = async () => expect((await invokeScheduled('syncTick')).FunctionError).toBeUndefined();
 
   it('a connection is synced: tick → async steps → GET /sync/{user}/hourly succeeded, operations readable', async () => {
     const user = newId();

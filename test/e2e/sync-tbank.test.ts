@@ -1,6 +1,6 @@
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { newId } from '../../lib/ident';
 import { call } from '../support/http';
+import { invokeScheduled } from '../support/stack';
 
 /**
  * Rate limits with real processes: the tick and the steps in serverless
@@ -9,30 +9,12 @@ import { call } from '../support/http';
  * history 10 years, so one user's operations section needs more than 200
  * OperationsService calls (the limit) per window: it must pace, not fail.
  */
-const lambda = new LambdaClient({ endpoint: process.env.TEST_LAMBDA_URL, region: 'us-east-1' });
 const tbank = process.env.TBANK_API_URL!;
 afterAll(async () => {
-  lambda.destroy();
   await fetch(`${tbank}/emulator/faults`, { method: 'DELETE' });
 });
 
-const tick = async () => {
-  const scheduled = {
-    version: '0',
-    id: newId(),
-    'detail-type': 'Scheduled Event',
-    source: 'aws.events',
-    time: new Date().toISOString(),
-    detail: {},
-  };
-  const out = await lambda.send(
-    new InvokeCommand({
-      FunctionName: 'torrent-scan-sync-test-syncTick',
-      Payload: new TextEncoder().encode(JSON.stringify(scheduled)),
-    }),
-  );
-  expect(out.FunctionError).toBeUndefined();
-};
+const tick = async () => expect((await invokeScheduled('syncTick')).FunctionError).toBeUndefined();
 
 async function syncedUser(): Promise<{
   state: string;

@@ -1,4 +1,3 @@
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
@@ -7,7 +6,7 @@ import path from 'node:path';
 import { NatsConnection } from 'nats';
 import type { Envelope } from '../../lib/scan/contract';
 import { call } from '../support/http';
-import { stackClients, stackConfig, stackNats } from '../support/stack';
+import { invokeScheduled, stackClients, stackConfig, stackNats } from '../support/stack';
 
 /**
  * Scan requests that the schema ALLOWS but the store could not hold (extra
@@ -21,7 +20,6 @@ import { stackClients, stackConfig, stackNats } from '../support/stack';
 const aws = stackClients();
 const cfg = stackConfig();
 const bucket = cfg.buckets.files;
-const lambda = new LambdaClient({ endpoint: process.env.TEST_LAMBDA_URL, region: 'us-east-1' });
 let nc: NatsConnection;
 const envelopes: Envelope[] = [];
 
@@ -32,7 +30,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await nc.close();
-  lambda.destroy();
   aws.dynamodb.destroy();
   aws.s3.destroy();
 });
@@ -56,21 +53,7 @@ const hostile = (extra: string, over: Record<string, unknown> = {}) => {
   const req = base(over);
   return { req, text: `{${extra},${JSON.stringify(req).slice(1)}` };
 };
-const scheduled = () => ({
-  version: '0',
-  id: randomUUID(),
-  'detail-type': 'Scheduled Event',
-  source: 'aws.events',
-  time: new Date().toISOString(),
-  detail: {},
-});
-const poll = () =>
-  lambda.send(
-    new InvokeCommand({
-      FunctionName: 'torrent-scan-sync-test-scanPoll',
-      Payload: new TextEncoder().encode(JSON.stringify(scheduled())),
-    }),
-  );
+const poll = () => invokeScheduled('scanPoll');
 
 it('a burst of hostile-but-schema-valid requests: every one answered as the contract says, nothing foreign stored, the service still serves', async () => {
   const deep = `${'{"a":'.repeat(40)}1${'}'.repeat(40)}`;

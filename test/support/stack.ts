@@ -1,4 +1,6 @@
 import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { InvokeCommand, type InvokeCommandOutput, LambdaClient } from '@aws-sdk/client-lambda';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createAwsClients, AwsClients, TOOL_DYNAMODB_LIMITS } from '../../lib/aws/clients';
@@ -57,4 +59,30 @@ export async function isolatedTable(
   const { StreamSpecification: _unused, ...create } = table.create;
   await aws.dynamodb.send(new CreateTableCommand({ ...create, TableName: name }));
   return { name, drop: async () => void (await aws.dynamodb.send(new DeleteTableCommand({ TableName: name }))) };
+}
+
+/**
+ * Invokes a scheduled function of the test stack through offline's Lambda port with an
+ * EventBridge-shaped event, as its schedule would (tests drive every tick themselves).
+ */
+export async function invokeScheduled(functionKey: string): Promise<InvokeCommandOutput> {
+  const lambda = new LambdaClient({ endpoint: process.env.TEST_LAMBDA_URL, region: 'us-east-1' });
+  const scheduled = {
+    version: '0',
+    id: randomUUID(),
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    time: new Date().toISOString(),
+    detail: {},
+  };
+  try {
+    return await lambda.send(
+      new InvokeCommand({
+        FunctionName: `torrent-scan-sync-test-${functionKey}`,
+        Payload: new TextEncoder().encode(JSON.stringify(scheduled)),
+      }),
+    );
+  } finally {
+    lambda.destroy();
+  }
 }
