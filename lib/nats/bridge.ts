@@ -6,7 +6,7 @@ import { natsEventFromMsg, NatsEvent } from './event';
 import type { NatsRoute } from './routes';
 
 /**
- * The NATS trigger (DESIGN §2): subscribes to each route's subject in its
+ * The NATS trigger (docs/architecture.md): subscribes to each route's subject in its
  * queue group and invokes the function asynchronously with a NatsEvent.
  * Locally it runs inside `serverless offline` (plugins/serverless-offline-nats)
  * against the offline Lambda endpoint; in the cloud the same code runs in the

@@ -130,7 +130,7 @@ export class SyncStore {
   }
 
   /**
-   * reserveHourly: the branches of DESIGN §5, each ONE conditional write.
+   * reserveHourly: the branches of the hourly design (lib/sync/README.md), each ONE conditional write.
    * first: no head yet. running: a live attempt (its run not over, or its walk
    * done and steps still within their wait): skip. restart: running but its run
    * is over mid-walk: close it INTERRUPTED in the same transaction, then the due

@@ -1,5 +1,5 @@
 /**
- * Hourly sync (DESIGN §5). An attempt walks the mandatory sections of one
+ * Hourly sync (lib/sync/README.md). An attempt walks the mandatory sections of one
  * user's brokerage connection; each section is a step with a durable row.
  * The outcome is DERIVED from those rows, never reported by anyone.
  */

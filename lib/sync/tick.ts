@@ -5,7 +5,7 @@ import type { StepInput } from './step';
 import type { Reservation, Run, SyncStore } from './dynamodb-store';
 
 /**
- * The minute tick (DESIGN §5): for each connection, recovery, then
+ * The minute tick (lib/sync/README.md): for each connection, recovery, then
  * reserveHourly, then the walk of a reserved attempt: access.local, then one
  * async step per mandatory section, each step id written onto the attempt
  * right after its dispatch. The tick never waits for steps: the last step to

@@ -1,7 +1,7 @@
 // @ts-check
 'use strict';
 /**
- * Declares the `nats` function event (DESIGN §2) in the framework's config
+ * Declares the `nats` function event (docs/architecture.md) in the framework's config
  * schema, and nothing else: it is the only plugin of ours that `serverless
  * package`/`deploy` load, so it needs no dependency (no tsx, no
  * serverless-offline). The runtime of the event is the shared core in
