@@ -1,17 +1,15 @@
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { NatsConnection } from 'nats';
 import { Envelope, validateEnvelope } from '../../lib/scan/contract';
-import { stackClients, stackConfig, stackNats } from '../support/stack';
+import { invokeScheduled, stackClients, stackConfig, stackNats } from '../support/stack';
 
 /** The scan gateway exactly as the core system uses it: S3 + NATS in, NATS out; the scanner emulator runs as its own process. */
 describe('scan gateway through NATS and serverless offline', () => {
   const aws = stackClients();
   const bucket = stackConfig().buckets.files;
-  const lambda = new LambdaClient({ endpoint: process.env.TEST_LAMBDA_URL, region: 'us-east-1' });
   let nc: NatsConnection;
   const envelopes: Envelope[] = [];
   beforeAll(async () => {
@@ -21,7 +19,6 @@ describe('scan gateway through NATS and serverless offline', () => {
   });
   afterAll(async () => {
     await nc.close();
-    lambda.destroy();
     aws.s3.destroy();
   });
 
@@ -54,22 +51,8 @@ describe('scan gateway through NATS and serverless offline', () => {
     expect(envelopes.find((e) => e.job_id === job)).toMatchObject({ status: 'processing', attempt: 1 });
 
     // The schedule is off in tests: drive the poll as EventBridge would, until the answer is out.
-    const scheduled = {
-      version: '0',
-      id: randomUUID(),
-      'detail-type': 'Scheduled Event',
-      source: 'aws.events',
-      time: new Date().toISOString(),
-      detail: {},
-    };
     for (let i = 0; i < 5 && !envelopes.some((e) => e.job_id === job && e.status !== 'processing'); i++) {
-      const out = await lambda.send(
-        new InvokeCommand({
-          FunctionName: 'torrent-scan-sync-test-scanPoll',
-          Payload: new TextEncoder().encode(JSON.stringify(scheduled)),
-        }),
-      );
-      expect(out.FunctionError).toBeUndefined();
+      expect((await invokeScheduled('scanPoll')).FunctionError).toBeUndefined();
       await until(() => envelopes.some((e) => e.job_id === job && e.status !== 'processing'), 3000);
     }
     const final = envelopes.find((e) => e.job_id === job && e.status !== 'processing')!;

@@ -1,4 +1,3 @@
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,7 +10,7 @@ import { startNatsConnector, startNatsServer } from '../../tools/stack/services'
 import { Connector, loadConnectorSettings, startConnector } from '../../connector/connector';
 import { silentLogger } from '../../lib/log';
 const ROOT = path.resolve(__dirname, '..', '..');
-import { stackConfig, stackNats } from '../support/stack';
+import { invokeScheduled, stackConfig, stackNats } from '../support/stack';
 
 /**
  * The cloud NATS connector as its own process (connector/), against
@@ -22,7 +21,6 @@ import { stackConfig, stackNats } from '../support/stack';
  */
 describe('NATS connector process', () => {
   const bucket = stackConfig().buckets.files;
-  const lambda = new LambdaClient({ endpoint: process.env.TEST_LAMBDA_URL, region: 'us-east-1' });
   const ctx = { root: ROOT, logDir: path.join(process.env.TEST_STATE_DIR!, 'logs'), say: () => undefined };
   let nc: NatsConnection;
   const envelopes = new Map<string, Envelope[]>();
@@ -41,7 +39,6 @@ describe('NATS connector process', () => {
   afterAll(async () => {
     for (const s of extra) await s.stop();
     await nc.close();
-    lambda.destroy();
   });
 
   const until = async (cond: () => boolean, ms: number) => {
@@ -75,21 +72,8 @@ describe('NATS connector process', () => {
   const acked = (job: string) => (envelopes.get(job) ?? []).some((e) => e.status === 'processing');
   const final = (job: string) => (envelopes.get(job) ?? []).find((e) => e.status !== 'processing');
   const drivePoll = async (jobs: string[]) => {
-    const scheduled = {
-      version: '0',
-      id: randomUUID(),
-      'detail-type': 'Scheduled Event',
-      source: 'aws.events',
-      time: new Date().toISOString(),
-      detail: {},
-    };
     for (let i = 0; i < 20 && !jobs.every(final); i++) {
-      await lambda.send(
-        new InvokeCommand({
-          FunctionName: 'torrent-scan-sync-test-scanPoll',
-          Payload: new TextEncoder().encode(JSON.stringify(scheduled)),
-        }),
-      );
+      await invokeScheduled('scanPoll');
       await until(() => jobs.every(final), 2000);
     }
   };
