@@ -2,6 +2,7 @@ import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEventV2 } f
 import { authorize, authorizeSession } from '../../lib/auth/authorize';
 import { gatewayAnswer } from '../../lib/auth/gateway';
 import { SESSION_ROUTES } from '../../lib/auth/scopes';
+import { systemClock } from '../../lib/clock';
 import { AuthConfig, loadAuthConfig, loadSessionKeyring } from '../../lib/config';
 import type { Keyring } from '../../lib/secrets/sealer';
 import { createLogger } from '../../lib/log';
@@ -29,19 +30,20 @@ export async function handler(event: APIGatewayRequestAuthorizerEventV2): Promis
     log.error('auth_config_invalid', { err });
     throw err;
   }
+  const now = systemClock();
   const decision = web
     ? authorizeSession(
         settings.grants,
         sessionKeys!,
         event.cookies ?? header(event.headers, 'cookie'),
         event.routeKey,
-        Date.now(),
+        now,
       )
     : authorize(
         settings.grants,
         event.identitySource?.[0] ?? header(event.headers, 'authorization'),
         event.routeKey,
-        Date.now(),
+        now,
       );
   if (decision.effect !== 'allow') {
     log.warn('auth_refused', {

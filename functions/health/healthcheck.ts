@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { Clock, systemClock } from '../../lib/clock';
 import { config, loadScanConfig } from '../../lib/config';
 import { awsClients } from '../../lib/aws/clients';
 import { natsConnection } from '../../lib/nats/connection';
@@ -23,7 +24,7 @@ export interface HealthcheckDeps {
   timeoutMs: number;
   version: string;
   startedAt: number;
-  now: () => number;
+  now: Clock;
 }
 
 /** Always answers: a down dependency is reported, never thrown. */
@@ -32,7 +33,7 @@ export async function healthcheck(deps: HealthcheckDeps): Promise<HealthReport> 
   return healthReport(checks, deps.version, deps.now() - deps.startedAt);
 }
 
-const startedAt = Date.now();
+const startedAt = systemClock();
 
 // Built once per container (an SMB folder writes its auth file when created).
 let folder: HotFolder | undefined;
@@ -62,7 +63,7 @@ function defaultDeps(): HealthcheckDeps {
     timeoutMs: cfg.health.probeTimeoutMs,
     version: SERVICE_VERSION,
     startedAt,
-    now: Date.now,
+    now: systemClock,
   };
 }
 

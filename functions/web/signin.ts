@@ -1,5 +1,6 @@
 import { grantForToken } from '../../lib/auth/authorize';
 import { issueSession, sessionCookie } from '../../lib/auth/session';
+import { systemClock } from '../../lib/clock';
 import { AuthConfig, loadAuthConfig, loadSessionKeyring } from '../../lib/config';
 import { header, validator } from '../../lib/http/request';
 import { createLogger } from '../../lib/log';
@@ -39,7 +40,7 @@ export const handler = webHandler(
     }
     const { token, next } = parseSignIn(form);
     const { auth, keys } = loadSettings();
-    const now = Date.now();
+    const now = systemClock();
     const grant = grantForToken(auth.grants, token.trim(), now);
     if (!grant) {
       log.warn('web_signin_refused', { reason: 'unknown' });

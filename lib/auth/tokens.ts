@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { isoTime, parseIsoTime } from '../clock';
 
 /**
  * API bearer tokens. A token is 32 random bytes (256 bits), so a plain SHA-256
@@ -42,12 +43,12 @@ export interface TokenGrantJson {
   expires_at?: string;
 }
 
-export function grantJson(name: string, token: string, scopes: readonly Scope[], expiresAt?: Date): TokenGrantJson {
+export function grantJson(name: string, token: string, scopes: readonly Scope[], expiresAt?: number): TokenGrantJson {
   return {
     name,
     sha256: tokenHash(token),
     scopes: [...scopes],
-    ...(expiresAt ? { expires_at: expiresAt.toISOString() } : {}),
+    ...(expiresAt !== undefined ? { expires_at: isoTime(expiresAt) } : {}),
   };
 }
 
@@ -82,11 +83,10 @@ export function parseTokenGrants(text: string): { grants: TokenGrant[]; problems
     }
     let expiresAt: number | undefined;
     if (entry.expires_at !== undefined) {
-      expiresAt =
-        typeof entry.expires_at === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(entry.expires_at)
-          ? Date.parse(entry.expires_at)
-          : NaN;
-      if (Number.isNaN(expiresAt)) problems.push(`${at} has an expires_at that is not an ISO 8601 date-time`);
+      // The one timestamp form: a local time would be read in the container's zone, an offset is one more form.
+      expiresAt = parseIsoTime(entry.expires_at);
+      if (expiresAt === undefined)
+        problems.push(`${at} has an expires_at that is not an ISO-8601 UTC time like 2027-01-31T00:00:00Z`);
     }
     if (typeof entry.sha256 === 'string') seen.add(entry.sha256);
     grants.push({

@@ -16,11 +16,19 @@ export function isoTime(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-/** The epoch ms of an ISO time the service wrote; `undefined` for anything else. */
+/**
+ * The epoch ms of an ISO-8601 UTC time (`…Z`, 0-3 fraction digits); `undefined`
+ * for anything else: offsets, local times, numbers, and dates that do not exist.
+ */
 export function parseIsoTime(value: unknown): number | undefined {
-  if (typeof value !== 'string' || !ISO_UTC.test(value)) return undefined;
+  if (typeof value !== 'string') return undefined;
+  const m = ISO_UTC.exec(value);
+  if (!m) return undefined;
   const ms = Date.parse(value);
-  return Number.isFinite(ms) ? ms : undefined;
+  // Date.parse rolls 2026-02-30 into March and T24:00 into the next day: a
+  // time that does not read back the same is not a time.
+  if (!Number.isFinite(ms) || isoTime(ms) !== `${m[1]}.${(m[2] ?? '').padEnd(3, '0')}Z`) return undefined;
+  return ms;
 }
 
-const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
+const ISO_UTC = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,3}))?Z$/;

@@ -9,6 +9,7 @@ import {
 import { withCas } from '../aws/conditions';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { queryAll } from '../aws/query';
+import { Clock, isoTime, parseIsoTime, systemClock } from '../clock';
 import { newId } from '../ident';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -60,7 +61,7 @@ import type { DownloadStore, LegacyImportOutcome, LegacyImportStore, ListPage, L
 export interface StoreDeps {
   documents: DynamoDBDocumentClient;
   table: string;
-  now?: () => Date;
+  now?: Clock;
 }
 
 /** Bounds the read-modify-CAS loops: each turn is lost only to a concurrent writer. */
@@ -76,7 +77,7 @@ const RECENT_HASHES = 10_000;
 export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
   private readonly documents: DynamoDBDocumentClient;
   private readonly table: string;
-  private readonly now: () => Date;
+  private readonly now: Clock;
   /** hash → the download that held it when this container last ingested it: a hint, never a guard. */
   private readonly recent = new Map<string, string>();
   /** Creates in flight in this process, by their sorted hashes. */
@@ -85,7 +86,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
   constructor(deps: StoreDeps) {
     this.documents = deps.documents;
     this.table = deps.table;
-    this.now = deps.now ?? (() => new Date());
+    this.now = deps.now ?? systemClock;
   }
 
   async createDownloadIfNoActive(
@@ -135,9 +136,11 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
         const owner = await this.activeOwnerOfAll(wanted);
         if (owner) return this.remember({ created: false, download: owner });
       }
-      const at = this.now().toISOString();
+      // One reading: the id's time and created_at name the same instant.
+      const ms = this.now();
+      const at = isoTime(ms);
       const download: Download = {
-        id: newId(this.now().getTime()),
+        id: newId(ms),
         ...input,
         infohashes: wanted,
         created_at: at,
@@ -195,7 +198,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
   async activateIfNoOtherActive(id: string, to: ActiveState): Promise<Download> {
     if (!isActive(to)) throw new RangeError(`activate needs an active state, not ${to}`);
     return this.cas(id, async (current) => {
-      const at = this.now().toISOString();
+      const at = isoTime(this.now());
       const { review_reason: _r, missing_since: _m, ...rest } = current;
       const next: Download = { ...rest, state: to, updated_at: at, revision: current.revision + 1 };
       try {
@@ -232,7 +235,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
       if (missing.length === 0) return current;
       if (held.size + missing.length > MAX_INFOHASHES) throw new TooManyInfohashesError(id, MAX_INFOHASHES);
 
-      const at = this.now().toISOString();
+      const at = isoTime(this.now());
       const next: Download = {
         ...current,
         infohashes: sortHashes([...current.infohashes, ...missing]),
@@ -276,7 +279,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
       if (from === to) return current;
       if (!isActive(from)) throw new InvalidTransitionError(id, from, to, 'a finished download stays finished');
 
-      const at = this.now().toISOString();
+      const at = isoTime(this.now());
       const next: Download = {
         ...current,
         state: to,
@@ -316,7 +319,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
       if (details.missing_since === null) delete next.missing_since;
       else if (details.missing_since !== undefined) next.missing_since = details.missing_since;
       if (next.progress === current.progress && next.missing_since === current.missing_since) return current;
-      next.updated_at = this.now().toISOString();
+      next.updated_at = isoTime(this.now());
       next.revision = current.revision + 1;
       await transactWrite(this.documents, [this.casUpdate(next, current.revision)], {
         operation: `details:${id}@${current.revision}`,
@@ -401,7 +404,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
       const moving = victim.infohashes.filter((h) => !held.has(h.infohash));
       if (survivor.infohashes.length + moving.length > MAX_INFOHASHES)
         throw new TooManyInfohashesError(survivorId, MAX_INFOHASHES);
-      const at = this.now().toISOString();
+      const at = isoTime(this.now());
       try {
         await transactWrite(
           this.documents,
@@ -536,23 +539,26 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
     return new Map(items.map((i) => [legacyIdFromSortKey(i.SK as string), i.download_id as string]));
   }
 
-  async legacyImportTime(now: Date): Promise<Date> {
+  async legacyImportTime(now: number): Promise<number> {
     try {
       await this.documents.send(
         new PutCommand({
           TableName: this.table,
-          Item: { ...LEGACY_IMPORT_KEY, entity: 'legacy-import', started_at: now.toISOString() },
+          Item: { ...LEGACY_IMPORT_KEY, entity: 'legacy-import', started_at: isoTime(now) },
           ConditionExpression: 'attribute_not_exists(PK)',
         }),
       );
       return now;
     } catch (err) {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
-      const { Item } = await this.documents.send(
-        new GetCommand({ TableName: this.table, Key: LEGACY_IMPORT_KEY, ConsistentRead: true }),
-      );
-      return new Date(Item!.started_at as string);
     }
+    // An earlier run wrote the marker: its time stands.
+    const { Item } = await this.documents.send(
+      new GetCommand({ TableName: this.table, Key: LEGACY_IMPORT_KEY, ConsistentRead: true }),
+    );
+    const started = parseIsoTime(Item?.started_at);
+    if (started === undefined) throw new Error('the legacy import marker has no valid started_at');
+    return started;
   }
 
   async get(id: string): Promise<Download | undefined> {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { Clock, isoTime, systemClock } from '../clock';
 import { idsAtTimes } from '../ident';
 import { validateName } from '../names';
 import { Infohash, InvalidInfohashError, parseInfohash } from './infohash';
@@ -173,7 +174,7 @@ export interface LegacyImportReport {
 
 export interface LegacyImportDeps {
   store: LegacyImportStore & Pick<DownloadStore, 'findActiveByInfohash'>;
-  now?: () => Date;
+  now?: Clock;
   /** Reads only: what would be imported, nothing written. */
   dryRun?: boolean;
   /** Batches in flight at once (rows of one hash are still written in old-id order). */
@@ -188,7 +189,7 @@ export async function importLegacyDownloads(
   rows: Iterable<LegacyRow>,
   deps: LegacyImportDeps,
 ): Promise<LegacyImportReport> {
-  const now = (deps.now ?? (() => new Date()))();
+  const now = (deps.now ?? systemClock)();
   const dryRun = deps.dryRun ?? false;
   const importTime = dryRun ? now : await deps.store.legacyImportTime(now);
   const known = await deps.store.legacyImports();
@@ -196,7 +197,7 @@ export async function importLegacyDownloads(
   const mint = idsAtTimes(legacyEntropyStart);
   const report: LegacyImportReport = {
     dry_run: dryRun,
-    import_time: importTime.toISOString(),
+    import_time: isoTime(importTime),
     summary: { rows: 0, imported: 0, already_there: 0, conflicts: 0, bad_rows: 0, errors: 0 },
     ids: {},
     conflicts: [],
@@ -266,7 +267,7 @@ export async function importLegacyDownloads(
     seen.add(mapped.legacyId);
     for (const reason of mapped.warnings) report.warnings.push({ legacy_id: mapped.legacyId, reason });
     // Minted for EVERY good row, imported before or not: the sequence of a second must be the one the first run planned.
-    const time = mapped.time ?? importTime.getTime();
+    const time = mapped.time ?? importTime;
     const id = mint(time);
     const previous = known.get(mapped.legacyId);
     if (previous) {
@@ -293,15 +294,14 @@ export async function importLegacyDownloads(
 type Pending = { download: Download; legacyId: string };
 
 function toDownload(row: Extract<MappedRow, { ok: true }>, id: string, time: number): Download {
-  const iso = (ms: number) => new Date(ms).toISOString();
   return {
     id,
     state: row.state,
     name: row.name,
     infohashes: [row.hash],
-    created_at: iso(time),
-    updated_at: iso(row.updatedAt ?? time),
-    ...(row.sourceAddedAt !== undefined ? { source_added_at: iso(row.sourceAddedAt) } : {}),
+    created_at: isoTime(time),
+    updated_at: isoTime(row.updatedAt ?? time),
+    ...(row.sourceAddedAt !== undefined ? { source_added_at: isoTime(row.sourceAddedAt) } : {}),
     revision: 1,
   };
 }

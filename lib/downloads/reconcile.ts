@@ -1,3 +1,4 @@
+import { Clock, isoTime, parseIsoTime, systemClock } from '../clock';
 import type { Logger } from '../log';
 import { InvalidFileNameError, validateName } from '../names';
 import type { TorrentClient, TorrentInfo } from '../torrents/client';
@@ -34,7 +35,7 @@ export interface ReconcileDeps {
   log: Logger;
   /** How long an active download's torrent may be missing before review (default 10 min). */
   missingGraceMs?: number;
-  now?: () => Date;
+  now?: Clock;
 }
 
 export interface PollReport extends Record<Outcome, number> {
@@ -173,7 +174,7 @@ async function keepDetails(deps: ReconcileDeps, download: Download, progress: nu
  * updates only: it reads every active download, which must not happen each minute.
  */
 async function checkMissing(deps: ReconcileDeps, present: TorrentInfo[], report: PollReport): Promise<void> {
-  const now = (deps.now ?? (() => new Date()))();
+  const now = (deps.now ?? systemClock)();
   const grace = deps.missingGraceMs ?? 10 * 60_000;
   const seen = new Set(present.flatMap((t) => torrentHashes(t).map((h) => h.infohash)));
   for (const download of await deps.store.listActive()) {
@@ -181,8 +182,9 @@ async function checkMissing(deps: ReconcileDeps, present: TorrentInfo[], report:
     report.missing++;
     try {
       if (!download.missing_since) {
-        await deps.store.updateDetails(download.id, { missing_since: now.toISOString() });
-      } else if (now.getTime() - Date.parse(download.missing_since) >= grace) {
+        await deps.store.updateDetails(download.id, { missing_since: isoTime(now) });
+        // An unreadable mark never sets a download aside (it only delays review).
+      } else if (now - (parseIsoTime(download.missing_since) ?? Infinity) >= grace) {
         await deps.store.setDownloadState(download.id, download.state, 'failed', 'missing_in_client');
         deps.log.warn('download_missing_in_client', {
           download_id: download.id,
@@ -220,13 +222,11 @@ function adoptedName(name: string, hashes: Infohash[]): string {
 }
 
 function addedAfter(torrent: TorrentInfo, iso: string): boolean {
-  return Number.isFinite(torrent.added_on) && torrent.added_on * 1000 > Date.parse(iso);
+  return Number.isFinite(torrent.added_on) && torrent.added_on * 1000 > (parseIsoTime(iso) ?? Infinity);
 }
 
 function addedOn(torrent: TorrentInfo): string | undefined {
-  return Number.isFinite(torrent.added_on) && torrent.added_on > 0
-    ? new Date(torrent.added_on * 1000).toISOString()
-    : undefined;
+  return Number.isFinite(torrent.added_on) && torrent.added_on > 0 ? isoTime(torrent.added_on * 1000) : undefined;
 }
 
 /** Losing a CAS or guard race to ingest, retry or another poll: the winner's write stands. */

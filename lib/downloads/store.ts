@@ -55,7 +55,7 @@ export interface LegacyImportStore {
   /** Every legacy id imported so far → its download id. */
   legacyImports(): Promise<Map<string, string>>;
   /** The time of the first import into this table (written once, then read back by every run). */
-  legacyImportTime(now: Date): Promise<Date>;
+  legacyImportTime(now: number): Promise<number>;
 }
 
 export type LegacyImportOutcome =

@@ -1,3 +1,4 @@
+import { Clock, systemClock } from '../clock';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import type { NatsConnection } from 'nats';
@@ -65,7 +66,7 @@ export const natsProbe =
   };
 
 /** Remembers a probe's verdict for `ttlMs`: a slow share is not hammered by every healthcheck. */
-export function cachedProbe(probe: Probe, ttlMs: number, now: () => number = Date.now): Probe {
+export function cachedProbe(probe: Probe, ttlMs: number, now: Clock = systemClock): Probe {
   let last: { at: number; result: Promise<void> } | undefined;
   return (signal) => {
     if (!last || now() - last.at >= ttlMs) {

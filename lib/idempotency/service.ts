@@ -1,3 +1,4 @@
+import { Clock, systemClock } from '../clock';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from '../log';
 import { IdempotencyInProgressError, IdempotencyKeyInvalidError, IdempotencyKeyReusedError } from './errors';
@@ -26,7 +27,7 @@ const KEY = /^[\x21-\x7e]{1,255}$/;
 export interface IdempotencyDeps {
   store: IdempotencyStore;
   log: Logger;
-  now?: () => number;
+  now?: Clock;
 }
 
 export interface IdempotentRequest {
@@ -53,7 +54,7 @@ export async function idempotent(
   run: () => Promise<StoredResponse>,
 ): Promise<StoredResponse> {
   if (request.clientKey === undefined) return run();
-  const now = deps.now ?? Date.now;
+  const now = deps.now ?? systemClock;
   const key = recordKey(request.route, request.principal, request.clientKey);
   const payloadHash = hashPayload(request.payload);
   const token = randomUUID();

@@ -1,3 +1,4 @@
+import { systemClock } from '../clock';
 import { DomainError } from '../errors';
 import { monotonicFactory } from 'ulid';
 import { randomBytes } from 'node:crypto';
@@ -32,7 +33,7 @@ export class InvalidIdError extends DomainError {
 
 const monotonic = monotonicFactory();
 
-export function newId(now: number = Date.now()): string {
+export function newId(now: number = systemClock()): string {
   return monotonic(now).toLowerCase();
 }
 

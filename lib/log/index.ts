@@ -3,6 +3,8 @@
  * id finds every event about it (fields are named `<entity>_id`).
  */
 
+import { Clock, isoTime, systemClock } from '../clock';
+
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 export type Fields = Record<string, unknown>;
 
@@ -19,17 +21,18 @@ const RANK: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 }
 export interface LoggerOptions {
   level?: Level;
   write?: (line: string) => void;
-  now?: () => Date;
+  /** Epoch ms; each line's `time` is its ISO form. */
+  now?: Clock;
 }
 
 export function createLogger(base: Fields = {}, options: LoggerOptions = {}): Logger {
   const min = RANK[options.level ?? envLevel()];
   const write = options.write ?? ((line: string) => process.stdout.write(line + '\n'));
-  const now = options.now ?? (() => new Date());
+  const now = options.now ?? systemClock;
 
   const emit = (level: Level, event: string, fields?: Fields) => {
     if (RANK[level] < min) return;
-    write(JSON.stringify({ level, time: now().toISOString(), event, ...base, ...serialise(fields) }));
+    write(JSON.stringify({ level, time: isoTime(now()), event, ...base, ...serialise(fields) }));
   };
 
   return {

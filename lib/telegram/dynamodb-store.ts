@@ -7,6 +7,7 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { Clock, isoTime, systemClock } from '../clock';
 import { newId } from '../ident';
 import { deliveryKey, FAILURE_PARTITION, failureKey } from './keys';
 import { ClaimLostError, ClaimResult, DeliveryRef, DeliveryStatus, DeliveryStore, Failure } from './store';
@@ -16,12 +17,12 @@ const MAX_REASON_CHARS = 500;
 export class DynamoDeliveryStore implements DeliveryStore {
   private readonly documents: DynamoDBDocumentClient;
   private readonly table: string;
-  private readonly now: () => Date;
+  private readonly now: Clock;
 
-  constructor(opts: { documents: DynamoDBDocumentClient; table: string; now?: () => Date }) {
+  constructor(opts: { documents: DynamoDBDocumentClient; table: string; now?: Clock }) {
     this.documents = opts.documents;
     this.table = opts.table;
-    this.now = opts.now ?? (() => new Date());
+    this.now = opts.now ?? systemClock;
   }
 
   async claim(ref: DeliveryRef, owner: string, now: number, leaseUntil: number): Promise<ClaimResult> {
@@ -39,7 +40,7 @@ export class DynamoDeliveryStore implements DeliveryStore {
             download_id: ref.downloadId,
             kind: ref.kind,
             chat_id: ref.chatId,
-            claimed_at: this.now().toISOString(),
+            claimed_at: isoTime(now),
           },
           ConditionExpression: 'attribute_not_exists(PK) OR (#s = :retrying AND lease_until < :now)',
           ExpressionAttributeNames: { '#s': 'status' },
@@ -92,7 +93,7 @@ export class DynamoDeliveryStore implements DeliveryStore {
     await this.update(ref, owner, 'SET #s = :s, message_id = :m, sent_at = :t', {
       ':s': 'sent',
       ':m': messageId,
-      ':t': this.now().toISOString(),
+      ':t': isoTime(this.now()),
     });
   }
 
@@ -202,13 +203,15 @@ export class DynamoDeliveryStore implements DeliveryStore {
   }
 
   private failureItem(f: Omit<Failure, 'id' | 'failed_at'>): Record<string, unknown> {
-    const id = newId();
+    // One reading: the id's time and failed_at name the same instant.
+    const ms = this.now();
+    const id = newId(ms);
     return {
       ...f,
       reason: f.reason.slice(0, MAX_REASON_CHARS),
       entity: 'failure',
       id,
-      failed_at: this.now().toISOString(),
+      failed_at: isoTime(ms),
       ...failureKey(id),
     };
   }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
+import { Clock, systemClock } from '../clock';
 import type { Logger } from '../log';
 import type { TelegramSender } from './api';
 import { TelegramApiError, TelegramNetworkError } from './errors';
@@ -32,7 +33,7 @@ export interface NotifierDeps {
   uiBase: string;
   log: Logger;
   policy: DeliveryPolicy;
-  now?: () => number;
+  now?: Clock;
   sleep?: (ms: number) => Promise<void>;
   /** Test seam: runs between a successful send and its record (where a crash is injected). */
   afterSend?: (ref: DeliveryRef, messageId: number) => Promise<void>;
@@ -97,7 +98,7 @@ export async function notifyRecords(deps: NotifierDeps, records: StreamRecord[])
 }
 
 async function deliver(deps: NotifierDeps, event: DownloadEvent, chatId: number): Promise<Outcome> {
-  const now = deps.now ?? Date.now;
+  const now = deps.now ?? systemClock;
   const sleep = deps.sleep ?? ((ms: number) => sleepFor(ms));
   const ref: DeliveryRef = { eventId: event.eventId, chatId, downloadId: event.download.id, kind: event.kind };
   const log = deps.log.child({ download_id: ref.downloadId, event_id: ref.eventId, chat_id: chatId, kind: ref.kind });

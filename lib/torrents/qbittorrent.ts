@@ -1,3 +1,4 @@
+import { Clock, systemClock } from '../clock';
 import type { TorrentClientConfig } from '../config';
 import type { Logger } from '../log';
 import {
@@ -48,7 +49,7 @@ export interface QBittorrentOptions {
   fullResyncMs?: number;
   fetch?: typeof fetch;
   log?: Logger;
-  now?: () => number;
+  now?: Clock;
 }
 
 export class QBittorrentClient implements TorrentClient {
@@ -56,7 +57,7 @@ export class QBittorrentClient implements TorrentClient {
   private version?: Promise<string>;
   private readonly fetch: typeof fetch;
   private readonly category: string;
-  private readonly now: () => number;
+  private readonly now: Clock;
   // sync/maindata state of this container: the last rid and the torrents it describes.
   private rid = 0;
   private lastFull = 0;
@@ -66,7 +67,7 @@ export class QBittorrentClient implements TorrentClient {
   constructor(private readonly options: QBittorrentOptions) {
     this.fetch = options.fetch ?? fetch;
     this.category = options.category ?? DEFAULT_CATEGORY;
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? systemClock;
   }
 
   /** The server's Web API version (read once), refused when older than MIN_WEBAPI. */

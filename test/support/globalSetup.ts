@@ -39,7 +39,7 @@ export default async function globalSetup(): Promise<void> {
     grantJson('test-all', tokens.TEST_TOKEN_ALL, SCOPES),
     grantJson('test-downloads-read', tokens.TEST_TOKEN_DOWNLOADS_READ, ['downloads:read']),
     grantJson('test-sync-read', tokens.TEST_TOKEN_SYNC_READ, ['sync:read']),
-    grantJson('test-expired', tokens.TEST_TOKEN_EXPIRED, SCOPES, new Date(Date.now() - 60_000)),
+    grantJson('test-expired', tokens.TEST_TOKEN_EXPIRED, SCOPES, Date.now() - 60_000),
   ];
   const stack = await startStack({
     authTokens: JSON.stringify(grants),

@@ -3,6 +3,8 @@
  * few seconds) when the output is a file or a pipe, so logs stay readable.
  */
 
+import { Clock, systemClock } from '../../lib/clock';
+
 export interface ProgressOutput {
   write(text: string): unknown;
   isTTY?: boolean;
@@ -27,12 +29,7 @@ function formatSeconds(s: number): string {
   return m < 60 ? `${m} min ${Math.ceil(s - m * 60)} s` : `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
-export function progressReporter(
-  out: ProgressOutput,
-  total: number,
-  clock: () => number = Date.now,
-  lineEveryMs = 5000,
-) {
+export function progressReporter(out: ProgressOutput, total: number, clock: Clock = systemClock, lineEveryMs = 5000) {
   const began = clock();
   let shown = began;
   const tty = out.isTTY === true;

@@ -27,7 +27,7 @@ function main(args: string[]): string {
     if (!name || scopes.length === 0 || !scopes.every(isScope) || (days !== undefined && !/^[1-9]\d{0,4}$/.test(days)))
       throw new Error(USAGE);
     const token = newToken();
-    const expires = days ? new Date(Date.now() + Number(days) * 86_400_000) : undefined;
+    const expires = days ? Date.now() + Number(days) * 86_400_000 : undefined;
     return [
       `token (give it to the caller; it is not stored anywhere):`,
       `  ${token}`,

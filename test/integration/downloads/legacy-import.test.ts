@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Clock, isoTime } from '../../../lib/clock';
 import { DynamoDownloadStore } from '../../../lib/downloads/dynamodb-store';
 import { importLegacyDownloads, LegacyImportReport } from '../../../lib/downloads/legacy';
 import { idTime } from '../../../lib/ident';
@@ -63,7 +64,7 @@ function base32(hexText: string): string {
 async function importFile(
   file: string,
   store: DynamoDownloadStore,
-  opts: { dryRun?: boolean; now?: () => Date } = {},
+  opts: { dryRun?: boolean; now?: Clock } = {},
 ): Promise<LegacyImportReport> {
   const legacy = openLegacyFile(file);
   try {
@@ -144,7 +145,7 @@ describe('legacy import', () => {
           state: 'downloading',
           name: 'row 1',
           infohashes: [{ infohash: big.rows[0].infohash, kind: 'v1' }],
-          created_at: new Date(BASE).toISOString(),
+          created_at: isoTime(BASE),
         });
 
         const again = await importFile(big.file, store);
@@ -191,7 +192,7 @@ describe('legacy import', () => {
         /* 11 */ { infohash: hex(20), state: null },
         /* 12 */ { infohash: hex(20), state: 'cancelled', name: null, created_at: null },
       ]);
-      const now = new Date(Date.UTC(2026, 11, 3, 6, 0, 0, 123));
+      const now = Date.UTC(2026, 11, 3, 6, 0, 0, 123);
       try {
         const dry = await importFile(file, store, { now: () => now, dryRun: true });
         expect(await tableItems(aws, table)).toEqual({});
@@ -220,8 +221,8 @@ describe('legacy import', () => {
         expect(await get('3')).toMatchObject({
           name: 'Ünïcödé — ✓ 🎬',
           infohashes: [{ infohash: v2, kind: 'v2' }],
-          updated_at: new Date(BASE + 5000).toISOString(),
-          source_added_at: new Date(BASE - 60_000).toISOString(),
+          updated_at: isoTime(BASE + 5000),
+          source_added_at: isoTime(BASE - 60_000),
         });
         expect((await get('2')).name).toBe('日本語のファイル');
         expect((await store.findActiveByInfohash(v1))?.id).toBe(report.ids['2']);
@@ -235,20 +236,20 @@ describe('legacy import', () => {
         ]);
 
         // Unreadable times take the import time and keep the old-id order among themselves.
-        for (const oldId of ['4', '6', '12']) expect(idTime(report.ids[oldId])).toBe(now.getTime());
+        for (const oldId of ['4', '6', '12']) expect(idTime(report.ids[oldId])).toBe(now);
         expect(report.ids['4'] < report.ids['6'] && report.ids['6'] < report.ids['12']).toBe(true);
         expect(report.ids['1'] < report.ids['2'] && report.ids['2'] < report.ids['3']).toBe(true);
         expect(await get('12')).toMatchObject({
           name: expect.stringMatching(/^[0-9a-f]{40}$/),
-          created_at: now.toISOString(),
+          created_at: isoTime(now),
         });
         expect((await get('6')).name).toMatch(/^[0-9a-f]{40}$/);
         expect(report.warnings.map((w) => w.legacy_id)).toEqual(['4', '6', '6', '12']);
 
         // A second run, later: nothing new, and the stored import time is the first run's.
-        const later = await importFile(file, store, { now: () => new Date(now.getTime() + 3_600_000) });
+        const later = await importFile(file, store, { now: () => now + 3_600_000 });
         expect(later.summary).toMatchObject({ imported: 0, already_there: 7, bad_rows: 5 });
-        expect(later.import_time).toBe(now.toISOString());
+        expect(later.import_time).toBe(isoTime(now));
       } finally {
         remove();
       }

@@ -168,7 +168,7 @@ describe.each<Profile>(PROFILES)('qBittorrent %s profile', (profile) => {
     expect((await reconcile(deps(full(), { missingGraceMs: 60_000 }))).missing).toBeGreaterThanOrEqual(1);
     expect((await store.get(download.id))?.missing_since).toEqual(expect.any(String));
     expect((await store.get(download.id))?.state).toBe('queued'); // within the grace period
-    const later = () => new Date(Date.now() + 61_000);
+    const later = () => Date.now() + 61_000;
     expect((await reconcile(deps(full(), { missingGraceMs: 60_000, now: later }))).set_aside).toBeGreaterThanOrEqual(1);
     expect(await store.get(download.id)).toMatchObject({ state: 'failed', review_reason: 'missing_in_client' });
     expect(await store.findActiveByInfohash(h.infohash)).toBeUndefined();

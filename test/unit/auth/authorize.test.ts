@@ -11,7 +11,7 @@ const { grants } = parseTokenGrants(
   JSON.stringify([
     grantJson('all', all, SCOPES),
     grantJson('reader', reader, ['downloads:read']),
-    grantJson('old', expired, SCOPES, new Date(NOW - 1)),
+    grantJson('old', expired, SCOPES, NOW - 1),
   ]),
 );
 
@@ -96,7 +96,7 @@ describe('gatewayAnswer', () => {
 
 describe('AUTH_TOKENS', () => {
   it('loads grants made by grantJson, keeping only hashes', () => {
-    const text = JSON.stringify([grantJson('ops', all, ['sync:read'], new Date('2027-01-01T00:00:00Z'))]);
+    const text = JSON.stringify([grantJson('ops', all, ['sync:read'], Date.parse('2027-01-01T00:00:00Z'))]);
     expect(text).not.toContain(all);
     expect(loadAuthConfig({ AUTH_TOKENS: text }).grants).toEqual([
       { name: 'ops', sha256: tokenHash(all), scopes: ['sync:read'], expiresAt: Date.parse('2027-01-01T00:00:00Z') },
@@ -129,6 +129,16 @@ describe('AUTH_TOKENS', () => {
     const load = () => loadAuthConfig({ AUTH_TOKENS: value });
     expect(load).toThrow(ConfigError);
     expect(load).toThrow(message);
+  });
+
+  it.each([
+    ['a local time (read in the zone of whatever container loads it)', '2027-01-01T00:00:00'],
+    ['an offset', '2027-01-01T03:00:00+03:00'],
+    ['a day that does not exist', '2027-02-30T00:00:00Z'],
+    ['epoch ms', 1798761600000],
+  ])('refuses an expires_at that is %s: only ISO-8601 UTC', (_label, expires_at) => {
+    const text = JSON.stringify([{ name: 'x', sha256: tokenHash(all), scopes: ['sync:read'], expires_at }]);
+    expect(() => loadAuthConfig({ AUTH_TOKENS: text })).toThrow(/entry 0 has an expires_at .*ISO-8601 UTC/);
   });
 });
 

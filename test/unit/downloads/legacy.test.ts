@@ -106,7 +106,7 @@ function memoryStore(delayMs: (legacyId: string) => number) {
       return Promise.all(rows.map((r) => store.importDownloadIfNoActive(r.download, r.legacyId)));
     },
     legacyImports: async () => new Map(legacy),
-    legacyImportTime: async (now: Date) => now,
+    legacyImportTime: async (now: number) => now,
     findActiveByInfohash: async () => undefined,
   };
   return { writes, guards, store };
@@ -164,7 +164,7 @@ describe('importLegacyDownloads', () => {
       concurrency: 2,
       batchRows: 5,
       onProgress: (n) => progress.push(n),
-      now: () => new Date(86_400_000),
+      now: () => 86_400_000,
     });
     expect(peak).toBe(2);
     expect(Math.max(...sizes)).toBe(5);

@@ -3,10 +3,7 @@ import { createLogger } from '../../../lib/log';
 describe('createLogger', () => {
   it('writes one JSON line per event with base and child fields, errors by class name', () => {
     const lines: string[] = [];
-    const log = createLogger(
-      { component: 'x' },
-      { write: (l) => lines.push(l), now: () => new Date(0), level: 'info' },
-    );
+    const log = createLogger({ component: 'x' }, { write: (l) => lines.push(l), now: () => 0, level: 'info' });
     log.child({ download_id: '01arz3ndektsv4rrffq69g5fav' }).warn('thing_failed', { err: new TypeError('boom') });
     log.debug('hidden');
     expect(lines).toHaveLength(1);
