@@ -54,7 +54,6 @@ export class TransactionConflictError extends DomainError {
   }
   constructor(attempts: number) {
     super(`transaction still conflicting after ${attempts} attempts`);
-    this.name = 'TransactionConflictError';
   }
 }
 

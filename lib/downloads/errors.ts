@@ -8,7 +8,6 @@ export class DownloadNotFoundError extends DomainError {
   readonly status = 404;
   constructor(readonly downloadId: string) {
     super(`download ${downloadId} not found`);
-    this.name = 'DownloadNotFoundError';
   }
 }
 
@@ -32,7 +31,6 @@ export class InfohashTakenError extends OwnedHashError {
   readonly code = 'INFOHASH_TAKEN';
   constructor(infohash: string, ownerId: string) {
     super(infohash, ownerId, `infohash ${infohash} belongs to active download ${ownerId}`);
-    this.name = 'InfohashTakenError';
   }
 }
 
@@ -41,7 +39,6 @@ export class ActiveExistsError extends OwnedHashError {
   readonly code = 'ACTIVE_EXISTS';
   constructor(infohash: string, ownerId: string) {
     super(infohash, ownerId, `download ${ownerId} is already active for infohash ${infohash}`);
-    this.name = 'ActiveExistsError';
   }
 }
 
@@ -58,7 +55,6 @@ export class InvalidTransitionError extends DomainError {
     reason: string,
   ) {
     super(`download ${downloadId}: ${current} → ${requested} refused: ${reason}`);
-    this.name = 'InvalidTransitionError';
   }
 }
 
@@ -70,7 +66,6 @@ export class TooManyInfohashesError extends DomainError {
     max: number,
   ) {
     super(`download ${downloadId} would hold more than ${max} infohashes`);
-    this.name = 'TooManyInfohashesError';
   }
 }
 
@@ -86,6 +81,5 @@ export class NotACandidateError extends DomainError {
     readonly candidateId: string,
   ) {
     super(`download ${candidateId} shares no infohash with ${downloadId}`);
-    this.name = 'NotACandidateError';
   }
 }

@@ -18,10 +18,6 @@ export const MAX_INFOHASHES = 16;
 export class InvalidInfohashError extends DomainError {
   readonly code = 'INVALID_INFOHASH';
   readonly status = 400;
-  constructor(message: string) {
-    super(message);
-    this.name = 'InvalidInfohashError';
-  }
 }
 
 const KIND_BY_LENGTH: Record<number, InfohashKind> = { 40: 'v1', 64: 'v2' };

@@ -21,10 +21,6 @@ const SHA256_MULTIHASH_PREFIX = '1220';
 export class InvalidMagnetError extends DomainError {
   readonly code = 'INVALID_MAGNET';
   readonly status = 400;
-  constructor(message: string) {
-    super(message);
-    this.name = 'InvalidMagnetError';
-  }
 }
 
 export function parseMagnet(uri: unknown): Magnet {

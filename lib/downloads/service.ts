@@ -200,7 +200,6 @@ export class InvalidCursorError extends DomainError {
   readonly status = 400;
   constructor() {
     super('cursor is not one this API issued');
-    this.name = 'InvalidCursorError';
   }
 }
 

@@ -7,9 +7,19 @@
 export abstract class DomainError extends Error {
   abstract readonly code: string;
   abstract readonly status: number;
+  constructor(message: string) {
+    super(message);
+    // Logs and callers see the class name. Every bundle keeps names (esbuild keepNames), so a
+    // class renamed to dodge a collision inside one bundle still reports the name it was written with.
+    this.name = new.target.name;
+  }
   /** Safe to return to the caller; never a secret. */
   get details(): Record<string, unknown> {
     return {};
+  }
+  /** Seconds the caller should wait before a retry (an HTTP `Retry-After`); none unless a retry can succeed. */
+  get retryAfterS(): number | undefined {
+    return undefined;
   }
   /** What the caller sees; defaults to the message. 404s say only "not found". */
   get publicMessage(): string {

@@ -1,10 +1,5 @@
 import { isDomainError } from '../errors';
 import { isStorageUnavailable } from '../aws/unavailable';
-import {
-  IdempotencyInProgressError,
-  IdempotencyKeyInvalidError,
-  IdempotencyKeyReusedError,
-} from '../idempotency/errors';
 
 /**
  * The ONE mapping from errors to HTTP answers `{error: {code, message, ...}}`.
@@ -69,11 +64,11 @@ export function toHttpError(err: unknown): HttpErrorBody {
     body: { error: { code, message, ...details } },
   });
   if (err instanceof HttpError) return answer(err.status, err.code, err.message, err.details);
-  if (err instanceof IdempotencyKeyInvalidError) return answer(400, ErrorCode.IDEMPOTENCY_KEY_INVALID, err.message);
-  if (err instanceof IdempotencyKeyReusedError) return answer(422, ErrorCode.IDEMPOTENCY_KEY_REUSED, err.message);
-  if (err instanceof IdempotencyInProgressError)
-    return { ...answer(409, ErrorCode.IDEMPOTENCY_IN_PROGRESS, err.message), headers: { 'retry-after': '1' } };
-  if (isDomainError(err)) return answer(err.status, err.code as ErrorCode, err.publicMessage, err.details);
+  if (isDomainError(err)) {
+    const refused = answer(err.status, err.code as ErrorCode, err.publicMessage, err.details);
+    const retryAfter = err.retryAfterS;
+    return retryAfter === undefined ? refused : { ...refused, headers: { 'retry-after': String(retryAfter) } };
+  }
   // Storage down, hung (the SDK's bounded timeout) or throttling: the caller may retry; a write may have landed,
   // so a retried POST /downloads should carry its Idempotency-Key.
   if (isStorageUnavailable(err))

@@ -27,7 +27,6 @@ export class InvalidIdError extends DomainError {
     reason: string,
   ) {
     super(`invalid id: ${reason}`);
-    this.name = 'InvalidIdError';
   }
 }
 

@@ -12,7 +12,6 @@ export class InvalidFileNameError extends DomainError {
   readonly status = 400;
   constructor(reason: string) {
     super(`invalid file name: ${reason}`);
-    this.name = 'InvalidFileNameError';
   }
 }
 
@@ -50,7 +49,6 @@ export class InvalidObjectKeyError extends DomainError {
   readonly status = 400;
   constructor(reason: string) {
     super(`invalid object key: ${reason}`);
-    this.name = 'InvalidObjectKeyError';
   }
 }
 

@@ -57,17 +57,12 @@ export class TorrentClientError extends DomainError {
     readonly upstreamStatus?: number,
   ) {
     super(message);
-    this.name = 'TorrentClientError';
   }
 }
 
 /** The client refused our credentials (`Fails.`, 401, an unknown API key) or banned our address (403). */
 export class TorrentClientAuthError extends TorrentClientError {
   override readonly code = 'TORRENT_CLIENT_AUTH';
-  constructor(message: string, status?: number) {
-    super(message, status);
-    this.name = 'TorrentClientAuthError';
-  }
 }
 
 /** The client's Web API is older than the oldest one we support. */
@@ -78,7 +73,6 @@ export class TorrentClientVersionError extends TorrentClientError {
     readonly minimum: string,
   ) {
     super(`qBittorrent Web API ${found} is older than ${minimum}, the oldest this service supports`);
-    this.name = 'TorrentClientVersionError';
   }
 }
 
@@ -87,15 +81,10 @@ export class TorrentAddRefusedError extends TorrentClientError {
   override readonly code = 'TORRENT_ADD_REFUSED';
   constructor(detail: string, status?: number) {
     super(`torrents/add refused the torrent: ${detail}`, status);
-    this.name = 'TorrentAddRefusedError';
   }
 }
 
 /** An answer we cannot read (HTML, truncated JSON, a wrong shape). */
 export class TorrentClientAnswerError extends TorrentClientError {
   override readonly code = 'TORRENT_CLIENT_ANSWER';
-  constructor(message: string, status?: number) {
-    super(message, status);
-    this.name = 'TorrentClientAnswerError';
-  }
 }

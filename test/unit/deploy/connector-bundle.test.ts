@@ -18,6 +18,7 @@ describe('connector bundle', () => {
       bundle: true,
       platform: 'node',
       target: 'node20',
+      keepNames: true,
       outfile: bundle,
       logLevel: 'silent',
     });
