@@ -206,18 +206,12 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
           this.documents,
           [
             this.casUpdate(next, current.revision),
-            // Itself excluded: its own guard (a stuck download being retried) passes.
-            ...current.infohashes.map((h) =>
-              this.put(guardItem(h.infohash, id, at), 'attribute_not_exists(PK) OR download_id = :self', {
-                ':self': id,
-              }),
-            ),
+            ...current.infohashes.map((h) => this.holdGuard(h.infohash, id, at)),
           ],
           { operation: `activate:${id}@${current.revision}` },
         );
       } catch (err) {
-        const owner = guardOwners(err)[0];
-        throw owner ? new ActiveExistsError(owner.infohash, owner.ownerId) : err;
+        throw guardRefusal(err, ActiveExistsError);
       }
       return next;
     });
@@ -250,20 +244,13 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
             this.casUpdate(next, current.revision),
             ...missing.flatMap((h) => [
               this.put(membershipItem(h, id)),
-              ...(active
-                ? [
-                    this.put(guardItem(h.infohash, id, at), 'attribute_not_exists(PK) OR download_id = :self', {
-                      ':self': id,
-                    }),
-                  ]
-                : []),
+              ...(active ? [this.holdGuard(h.infohash, id, at)] : []),
             ]),
           ],
           { operation: `append:${id}@${current.revision}` },
         );
       } catch (err) {
-        const owner = guardOwners(err)[0];
-        throw owner ? new InfohashTakenError(owner.infohash, owner.ownerId) : err;
+        throw guardRefusal(err, InfohashTakenError);
       }
       return next;
     });
@@ -684,6 +671,11 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
     return { Put: { TableName: this.table, Item, ConditionExpression, ExpressionAttributeValues: values } };
   }
 
+  /** The guard of `infohash` for `id`: passes when free or already `id`'s (a stuck download being retried). */
+  private holdGuard(infohash: string, id: string, at: string): TransactItem {
+    return this.put(guardItem(infohash, id, at), 'attribute_not_exists(PK) OR download_id = :self', { ':self': id });
+  }
+
   /** Rewrites the download if nobody else wrote it since `revision` was read. */
   private casUpdate(next: Download, revision: number): TransactItem {
     return this.put(downloadItem(next), 'revision = :rev', { ':rev': revision });
@@ -742,6 +734,12 @@ function guardOwners(err: unknown): Array<{ infohash: string; ownerId: string }>
       ? [{ infohash: item.infohash as string, ownerId: item.download_id as string }]
       : [],
   );
+}
+
+/** A guard's refusal as `Refusal`, naming the first holder; any other failure unchanged. */
+function guardRefusal(err: unknown, Refusal: new (infohash: string, ownerId: string) => Error): unknown {
+  const owner = guardOwners(err)[0];
+  return owner ? new Refusal(owner.infohash, owner.ownerId) : err;
 }
 
 /** The download id of a legacy-id item that refused the import: that row was imported before. */

@@ -14,15 +14,12 @@ export class DownloadNotFoundError extends DomainError {
 /** Both guard refusals name the active owner of the hash (a 409 links to it). */
 abstract class OwnedHashError extends DomainError {
   readonly status = 409;
-  override get details() {
-    return { owner_id: this.ownerId, infohash: this.infohash };
-  }
   constructor(
     readonly infohash: string,
     readonly ownerId: string,
     message: string,
   ) {
-    super(message);
+    super(message, { owner_id: ownerId, infohash });
   }
 }
 
@@ -45,16 +42,13 @@ export class ActiveExistsError extends OwnedHashError {
 export class InvalidTransitionError extends DomainError {
   readonly code = 'INVALID_TRANSITION';
   readonly status = 409;
-  override get details() {
-    return { state: this.current };
-  }
   constructor(
     readonly downloadId: string,
     readonly current: DownloadState,
     readonly requested: DownloadState,
     reason: string,
   ) {
-    super(`download ${downloadId}: ${current} → ${requested} refused: ${reason}`);
+    super(`download ${downloadId}: ${current} → ${requested} refused: ${reason}`, { state: current });
   }
 }
 
@@ -73,13 +67,7 @@ export class TooManyInfohashesError extends DomainError {
 export class NotACandidateError extends DomainError {
   readonly code = 'NOT_A_CANDIDATE';
   readonly status = 409;
-  override get details() {
-    return { candidate_id: this.candidateId };
-  }
-  constructor(
-    readonly downloadId: string,
-    readonly candidateId: string,
-  ) {
-    super(`download ${candidateId} shares no infohash with ${downloadId}`);
+  constructor(downloadId: string, candidateId: string) {
+    super(`download ${candidateId} shares no infohash with ${downloadId}`, { candidate_id: candidateId });
   }
 }

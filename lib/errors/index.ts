@@ -7,15 +7,17 @@
 export abstract class DomainError extends Error {
   abstract readonly code: string;
   abstract readonly status: number;
-  constructor(message: string) {
+  readonly #details: Record<string, unknown>;
+  constructor(message: string, details: Record<string, unknown> = {}) {
     super(message);
     // Logs and callers see the class name. Every bundle keeps names (esbuild keepNames), so a
     // class renamed to dodge a collision inside one bundle still reports the name it was written with.
     this.name = new.target.name;
+    this.#details = details;
   }
   /** Safe to return to the caller; never a secret. */
   get details(): Record<string, unknown> {
-    return {};
+    return this.#details;
   }
   /** Seconds the caller should wait before a retry (an HTTP `Retry-After`); none unless a retry can succeed. */
   get retryAfterS(): number | undefined {

@@ -9,7 +9,7 @@ import {
   IdempotencyKeyInvalidError,
   IdempotencyKeyReusedError,
 } from '../../../lib/idempotency/errors';
-import { InvalidTransitionError } from '../../../lib/downloads/errors';
+import { ActiveExistsError, InvalidTransitionError, NotACandidateError } from '../../../lib/downloads/errors';
 import { TorrentClientAuthError } from '../../../lib/torrents/client';
 
 const root = path.resolve(__dirname, '../../..');
@@ -34,6 +34,14 @@ describe('DomainError', () => {
       body: { error: { code: 'IDEMPOTENCY_IN_PROGRESS' } },
     });
     expect(toHttpError(new InvalidTransitionError('d', 'queued', 'queued', 'why'))).not.toHaveProperty('headers');
+    // Details given to the constructor are what the caller sees beside code and message.
+    expect(toHttpError(new ActiveExistsError('ab'.repeat(20), 'owner')).body.error).toMatchObject({
+      code: 'ACTIVE_EXISTS',
+      owner_id: 'owner',
+      infohash: 'ab'.repeat(20),
+    });
+    expect(toHttpError(new NotACandidateError('d', 'c')).body.error).toMatchObject({ candidate_id: 'c' });
+    expect(toHttpError(new InvalidTransitionError('d', 'seeding', 'queued', 'x')).body.error.state).toBe('seeding');
     const httpErrors = fs.readFileSync(path.join(root, 'lib/http/errors.ts'), 'utf8');
     expect(httpErrors).not.toMatch(/from '\.\.\/(idempotency|downloads|telegram|torrents|sync|scan)\b/);
   });
