@@ -29,22 +29,25 @@ import {
 } from './errors';
 import { Infohash, MAX_INFOHASHES, sortHashes } from './infohash';
 import {
+  downloadFromItem,
   downloadKey,
+  downloadToItem,
+  guardItem,
   guardKey,
   infohashPartition,
   LEGACY_ID_PREFIX,
   LEGACY_IMPORT_KEY,
   LEGACY_PARTITION,
   legacyIdFromSortKey,
-  legacyIdKey,
+  legacyIdItem,
+  legacyImportItem,
   LIST_INDEX,
   LIST_PARTITION,
   listIndexKeys,
-  membershipKey,
+  MEMBERSHIP_SORT_PREFIX,
+  membershipItem,
   PREFIX_INDEX,
-  prefixIndexKeys,
   prefixShard,
-  DOWNLOAD_ENTITY,
 } from './keys';
 import {
   ACTIVE_STATES,
@@ -151,7 +154,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
         await transactWrite(
           this.documents,
           [
-            this.put(downloadItem(download), 'attribute_not_exists(PK)'),
+            this.put(downloadToItem(download), 'attribute_not_exists(PK)'),
             ...wanted.flatMap((h) => [
               this.put(membershipItem(h, download.id)),
               this.put(guardItem(h.infohash, download.id, at), 'attribute_not_exists(PK)'),
@@ -327,7 +330,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
         ...Object.fromEntries(ACTIVE_STATES.map((s, i) => [`:s${i}`, s])),
       },
     });
-    return items.map(fromItem);
+    return items.map(downloadFromItem);
   }
 
   /** The active download holding EVERY hash, from consistent reads; undefined if none (or split). */
@@ -364,7 +367,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
     );
     const row = items.find((i) => i.PK === downloadKey(id).PK);
     if (!guard || !row || guard.download_id !== id) return undefined;
-    const owner = fromItem(row);
+    const owner = downloadFromItem(row);
     const held = new Set(owner.infohashes.map((h) => h.infohash));
     return isActive(owner.state) && hashes.every((h) => held.has(h.infohash)) ? owner : undefined;
   }
@@ -504,11 +507,8 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
   private importItems(d: Download, legacyId: string): TransactItem[] {
     return [
       // First: a cancelled import names the item that refused it, and this one means "done before".
-      this.put(
-        { ...legacyIdKey(legacyId), entity: 'legacy-id', legacy_id: legacyId, download_id: d.id },
-        'attribute_not_exists(PK)',
-      ),
-      this.put(downloadItem(d), 'attribute_not_exists(PK)'),
+      this.put(legacyIdItem(legacyId, d.id), 'attribute_not_exists(PK)'),
+      this.put(downloadToItem(d), 'attribute_not_exists(PK)'),
       ...d.infohashes.flatMap((h) => [
         this.put(membershipItem(h, d.id)),
         ...(isActive(d.state) ? [this.put(guardItem(h.infohash, d.id, d.updated_at), 'attribute_not_exists(PK)')] : []),
@@ -531,7 +531,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
       await this.documents.send(
         new PutCommand({
           TableName: this.table,
-          Item: { ...LEGACY_IMPORT_KEY, entity: 'legacy-import', started_at: isoTime(now) },
+          Item: legacyImportItem(isoTime(now)),
           ConditionExpression: 'attribute_not_exists(PK)',
         }),
       );
@@ -552,7 +552,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
     const { Item } = await this.documents.send(
       new GetCommand({ TableName: this.table, Key: downloadKey(id), ConsistentRead: true }),
     );
-    return Item ? fromItem(Item) : undefined;
+    return Item ? downloadFromItem(Item) : undefined;
   }
 
   async findActiveByInfohash(infohash: string): Promise<Download | undefined> {
@@ -566,7 +566,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
     const memberships = await queryAll(this.documents, {
       TableName: this.table,
       KeyConditionExpression: 'PK = :pk AND begins_with(SK, :dl)',
-      ExpressionAttributeValues: { ':pk': infohashPartition(infohash), ':dl': 'DL#' },
+      ExpressionAttributeValues: { ':pk': infohashPartition(infohash), ':dl': MEMBERSHIP_SORT_PREFIX },
       ScanIndexForward: false,
     });
     return this.getMany(memberships.map((m) => m.download_id as string));
@@ -606,7 +606,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
       for (const item of page.Items ?? []) {
         // More matches than fit: resume right after the last one returned.
         if (items.length === query.limit) return { items, next: items[items.length - 1].id };
-        items.push(fromItem(item));
+        items.push(downloadFromItem(item));
       }
       if (!page.LastEvaluatedKey) return { items };
       startKey = page.LastEvaluatedKey as typeof startKey;
@@ -650,7 +650,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
         const out: BatchGetCommandOutput = await this.documents.send(
           new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys } } }),
         );
-        for (const item of out.Responses?.[this.table] ?? []) found.set(item.id as string, fromItem(item));
+        for (const item of out.Responses?.[this.table] ?? []) found.set(item.id as string, downloadFromItem(item));
         keys = out.UnprocessedKeys?.[this.table]?.Keys;
       }
     }
@@ -678,53 +678,11 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
 
   /** Rewrites the download if nobody else wrote it since `revision` was read. */
   private casUpdate(next: Download, revision: number): TransactItem {
-    return this.put(downloadItem(next), 'revision = :rev', { ':rev': revision });
+    return this.put(downloadToItem(next), 'revision = :rev', { ':rev': revision });
   }
 }
 
 class OwnerNotActive extends Error {}
-
-function downloadItem(d: Download): Record<string, unknown> {
-  return { ...downloadKey(d.id), ...listIndexKeys(d.id), entity: DOWNLOAD_ENTITY, ...d, name_lc: d.name.toLowerCase() };
-}
-
-function membershipItem(h: Infohash, id: string): Record<string, unknown> {
-  return {
-    ...membershipKey(h.infohash, id),
-    ...prefixIndexKeys(h.infohash, id),
-    entity: 'membership',
-    download_id: id,
-    ...h,
-  };
-}
-
-function guardItem(infohash: string, id: string, since: string): Record<string, unknown> {
-  return { ...guardKey(infohash), entity: 'guard', download_id: id, infohash, since };
-}
-
-function fromItem(item: Record<string, unknown>): Download {
-  const d = item as unknown as Download;
-  const { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, revision } = d;
-  const { progress, review_reason, missing_since, cancelled_at } = d;
-  return Object.fromEntries(
-    Object.entries({
-      id,
-      state,
-      name,
-      magnet,
-      infohashes,
-      created_at,
-      updated_at,
-      source_added_at,
-      merged_into,
-      progress,
-      review_reason,
-      missing_since,
-      cancelled_at,
-      revision,
-    }).filter(([, v]) => v !== undefined),
-  ) as unknown as Download;
-}
 
 /** The guards whose condition failed, with their holder, in transaction (= hash) order. */
 function guardOwners(err: unknown): Array<{ infohash: string; ownerId: string }> {

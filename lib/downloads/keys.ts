@@ -1,5 +1,9 @@
+import type { Infohash } from './infohash';
+import type { Download } from './model';
+
 /**
- * Key design of the downloads table (the one place keys are written; docs/database.md).
+ * Key design of the downloads table (the one place keys are written; docs/database.md),
+ * and the items: each built from named fields, its keys written last so no field can choose them.
  *
  * item         PK               SK          GSI1 (list)        GSI2 (hash prefix)
  * download     DL#<id>          META        DL / <id>          -
@@ -31,7 +35,12 @@ export const DOWNLOAD_ENTITY = 'download';
 /** True for a download's own item (not a membership, guard or legacy item), e.g. in a stream image. */
 export const isDownloadItem = (item: Record<string, unknown>): boolean =>
   item.SK === 'META' && item.entity === DOWNLOAD_ENTITY && typeof item.PK === 'string' && item.PK.startsWith('DL#');
-export const membershipKey = (infohash: string, id: string) => ({ PK: `IH#${infohash}`, SK: `DL#${id}` });
+/** Memberships of a hash sort under this prefix (beside its guard, `ACTIVE`). */
+export const MEMBERSHIP_SORT_PREFIX = 'DL#';
+export const membershipKey = (infohash: string, id: string) => ({
+  PK: `IH#${infohash}`,
+  SK: `${MEMBERSHIP_SORT_PREFIX}${id}`,
+});
 export const guardKey = (infohash: string) => ({ PK: `IH#${infohash}`, SK: 'ACTIVE' });
 export const infohashPartition = (infohash: string) => `IH#${infohash}`;
 
@@ -52,3 +61,64 @@ export function legacyIdKey(legacyId: string) {
 }
 export const legacyIdFromSortKey = (sk: string) => sk.slice(LEGACY_ID_PREFIX.length).replace(/^0+/, '');
 export const LEGACY_IMPORT_KEY = { PK: LEGACY_PARTITION, SK: 'IMPORT' };
+
+/** A download's item: its named fields (nothing else a caller's object carries), then its keys. */
+export function downloadToItem(d: Download): Record<string, unknown> {
+  return {
+    ...downloadFields(d),
+    entity: DOWNLOAD_ENTITY,
+    name_lc: d.name.toLowerCase(),
+    ...downloadKey(d.id),
+    ...listIndexKeys(d.id),
+  };
+}
+
+export function downloadFromItem(item: Record<string, unknown>): Download {
+  return downloadFields(item as unknown as Download);
+}
+
+function downloadFields(d: Download): Download {
+  const { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, revision } = d;
+  const { progress, review_reason, missing_since, cancelled_at } = d;
+  return Object.fromEntries(
+    Object.entries({
+      id,
+      state,
+      name,
+      magnet,
+      infohashes,
+      created_at,
+      updated_at,
+      source_added_at,
+      merged_into,
+      progress,
+      review_reason,
+      missing_since,
+      cancelled_at,
+      revision,
+    }).filter(([, v]) => v !== undefined),
+  ) as unknown as Download;
+}
+
+export function membershipItem(h: Infohash, id: string): Record<string, unknown> {
+  return {
+    entity: 'membership',
+    download_id: id,
+    infohash: h.infohash,
+    kind: h.kind,
+    ...membershipKey(h.infohash, id),
+    ...prefixIndexKeys(h.infohash, id),
+  };
+}
+
+export function guardItem(infohash: string, id: string, since: string): Record<string, unknown> {
+  return { entity: 'guard', download_id: id, infohash, since, ...guardKey(infohash) };
+}
+
+export function legacyIdItem(legacyId: string, downloadId: string): Record<string, unknown> {
+  return { entity: 'legacy-id', legacy_id: legacyId, download_id: downloadId, ...legacyIdKey(legacyId) };
+}
+
+export function legacyImportItem(startedAt: string): Record<string, unknown> {
+  return { entity: 'legacy-import', started_at: startedAt, ...LEGACY_IMPORT_KEY };
+}

@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { Clock, isoTime, systemClock } from '../clock';
 import { newId } from '../ident';
-import { deliveryKey, FAILURE_PARTITION, failureKey } from './keys';
+import { deliveryItem, deliveryKey, FAILURE_PARTITION, failureFromItem, failureToItem } from './keys';
 import { ClaimLostError, ClaimResult, DeliveryRef, DeliveryStatus, DeliveryStore, Failure } from './store';
 
 const MAX_REASON_CHARS = 500;
@@ -30,18 +30,7 @@ export class DynamoDeliveryStore implements DeliveryStore {
       await this.documents.send(
         new PutCommand({
           TableName: this.table,
-          Item: {
-            ...deliveryKey(ref.eventId, ref.chatId),
-            entity: 'delivery',
-            status: 'retrying',
-            owner,
-            lease_until: leaseUntil,
-            attempts: 0,
-            download_id: ref.downloadId,
-            kind: ref.kind,
-            chat_id: ref.chatId,
-            claimed_at: isoTime(now),
-          },
+          Item: deliveryItem(ref, owner, leaseUntil, isoTime(now)),
           ConditionExpression: 'attribute_not_exists(PK) OR (#s = :retrying AND lease_until < :now)',
           ExpressionAttributeNames: { '#s': 'status' },
           ExpressionAttributeValues: { ':retrying': 'retrying', ':now': now },
@@ -115,10 +104,7 @@ export class DynamoDeliveryStore implements DeliveryStore {
         Limit: limit,
       }),
     );
-    return (page.Items ?? []).map(
-      ({ id, event_id, chat_id, download_id, kind, reason, failed_at }) =>
-        ({ id, event_id, chat_id, download_id, kind, reason, failed_at }) as Failure,
-    );
+    return (page.Items ?? []).map(failureFromItem);
   }
 
   /** A final status and its failure item, in one transaction, only while `owner` (and `extra`) still hold. */
@@ -205,14 +191,6 @@ export class DynamoDeliveryStore implements DeliveryStore {
   private failureItem(f: Omit<Failure, 'id' | 'failed_at'>): Record<string, unknown> {
     // One reading: the id's time and failed_at name the same instant.
     const ms = this.now();
-    const id = newId(ms);
-    return {
-      ...f,
-      reason: f.reason.slice(0, MAX_REASON_CHARS),
-      entity: 'failure',
-      id,
-      failed_at: isoTime(ms),
-      ...failureKey(id),
-    };
+    return failureToItem({ ...f, reason: f.reason.slice(0, MAX_REASON_CHARS), id: newId(ms), failed_at: isoTime(ms) });
   }
 }

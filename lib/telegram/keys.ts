@@ -1,5 +1,8 @@
+import type { DeliveryRef, Failure } from './store';
+
 /**
- * Key design of the telegram table (one place).
+ * Key design of the telegram table (one place), and its items: named fields,
+ * keys written last so no field can choose them.
  *
  * item        PK                 SK                attributes
  * delivery    EV#<eventId>       CHAT#<chatId>     status, owner, lease_until, attempts, message_id, download_id, kind
@@ -17,3 +20,28 @@ export const FAILURE_PARTITION = 'FAIL';
 
 export const deliveryKey = (eventId: string, chatId: number) => ({ PK: `EV#${eventId}`, SK: `CHAT#${chatId}` });
 export const failureKey = (id: string) => ({ PK: FAILURE_PARTITION, SK: id });
+
+/** A delivery as its first claim writes it: `retrying` with no attempt made yet. */
+export function deliveryItem(ref: DeliveryRef, owner: string, leaseUntil: number, claimedAt: string) {
+  return {
+    entity: 'delivery',
+    status: 'retrying',
+    owner,
+    lease_until: leaseUntil,
+    attempts: 0,
+    download_id: ref.downloadId,
+    kind: ref.kind,
+    chat_id: ref.chatId,
+    claimed_at: claimedAt,
+    ...deliveryKey(ref.eventId, ref.chatId),
+  };
+}
+
+export function failureToItem(f: Failure): Record<string, unknown> {
+  return { entity: 'failure', ...failureFromItem(f as unknown as Record<string, unknown>), ...failureKey(f.id) };
+}
+
+export function failureFromItem(item: Record<string, unknown>): Failure {
+  const { id, event_id, chat_id, download_id, kind, reason, failed_at } = item as unknown as Failure;
+  return { id, event_id, chat_id, download_id, kind, reason, failed_at };
+}

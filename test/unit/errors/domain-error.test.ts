@@ -41,7 +41,7 @@ describe('DomainError', () => {
       infohash: 'ab'.repeat(20),
     });
     expect(toHttpError(new NotACandidateError('d', 'c')).body.error).toMatchObject({ candidate_id: 'c' });
-    expect(toHttpError(new InvalidTransitionError('d', 'seeding', 'queued', 'x')).body.error.state).toBe('seeding');
+    expect(toHttpError(new InvalidTransitionError('d', 'completed', 'queued', 'x')).body.error.state).toBe('completed');
     const httpErrors = fs.readFileSync(path.join(root, 'lib/http/errors.ts'), 'utf8');
     expect(httpErrors).not.toMatch(/from '\.\.\/(idempotency|downloads|telegram|torrents|sync|scan)\b/);
   });
