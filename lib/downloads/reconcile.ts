@@ -1,7 +1,8 @@
 import { Clock, isoTime, parseIsoTime, systemClock } from '../clock';
 import type { Logger } from '../log';
 import { InvalidFileNameError, validateName } from '../names';
-import type { TorrentClient, TorrentInfo } from '../torrents/client';
+import type { TorrentClient } from '../torrents/client';
+import type { TorrentInfo } from '../torrents/model';
 import { torrentHashes } from './torrent-hashes';
 import { mapClientState } from './torrent-states';
 import { ActiveExistsError, InfohashTakenError, InvalidTransitionError } from './errors';

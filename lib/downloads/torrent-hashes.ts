@@ -1,5 +1,5 @@
 import { Infohash, parseInfohash, sortHashes } from './infohash';
-import type { TorrentInfo } from '../torrents/client';
+import type { TorrentInfo } from '../torrents/model';
 
 /**
  * The hashes of a torrent as the client reports them: infohash_v1 /

@@ -5,7 +5,7 @@ import { Download, isActive } from '../downloads/model';
 import { changeState, DownloadsDeps, getDownload, listDownloads, retry } from '../downloads/service';
 import { InvalidIdError, parseId } from '../ident';
 import type { Logger } from '../log';
-import { TorrentClientError } from '../torrents/client';
+import { TorrentClientError } from '../torrents/errors';
 import { grammyClientConfig, TelegramClientOptions } from './api';
 import { ButtonAction, parseCallback, StaleButtonError } from './callback';
 import { cardText, cardUrl, escapeHtml, keyboard } from './format';

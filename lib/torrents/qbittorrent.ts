@@ -1,17 +1,15 @@
 import { Clock, systemClock } from '../clock';
 import type { TorrentClientConfig } from '../config';
 import type { Logger } from '../log';
+import type { TorrentClient } from './client';
 import {
-  AddOptions,
   TorrentAddRefusedError,
-  TorrentClient,
   TorrentClientAnswerError,
   TorrentClientAuthError,
   TorrentClientError,
   TorrentClientVersionError,
-  TorrentInfo,
-  TorrentSnapshot,
-} from './client';
+} from './errors';
+import type { AddOptions, TorrentInfo, TorrentSnapshot } from './model';
 
 /**
  * qBittorrent Web API v2 client for every version users run (4.x, 5.0/5.1, 5.2+):

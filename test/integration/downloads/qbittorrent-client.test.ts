@@ -5,7 +5,7 @@ import {
   TorrentAddRefusedError,
   TorrentClientAuthError,
   TorrentClientVersionError,
-} from '../../../lib/torrents/client';
+} from '../../../lib/torrents/errors';
 import { DEFAULT_CATEGORY, QBittorrentClient, QBittorrentOptions } from '../../../lib/torrents/qbittorrent';
 import { Profile, PROFILES, QbittorrentEmulator } from '../../../emulator/qbittorrent/emulator';
 import { v1 } from '../../support/downloads';

@@ -2,7 +2,7 @@ import { DynamoDownloadStore } from '../../../lib/downloads/dynamodb-store';
 import { reconcile } from '../../../lib/downloads/reconcile';
 import { changeState, ingest, retry } from '../../../lib/downloads/service';
 import { silentLogger } from '../../../lib/log';
-import { TorrentAddRefusedError, TorrentClientAnswerError, TorrentClientError } from '../../../lib/torrents/client';
+import { TorrentAddRefusedError, TorrentClientAnswerError, TorrentClientError } from '../../../lib/torrents/errors';
 import { DEFAULT_CATEGORY, QBittorrentClient, QBittorrentOptions } from '../../../lib/torrents/qbittorrent';
 import { NewTorrent, Profile, PROFILES, QbittorrentEmulator } from '../../../emulator/qbittorrent/emulator';
 import { assertOneActivePerHash, itemsAbout, v1, v2 } from '../../support/downloads';

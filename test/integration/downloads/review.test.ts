@@ -3,7 +3,7 @@ import { ingest, listDownloads, relink, reviewDownload } from '../../../lib/down
 import { silentLogger } from '../../../lib/log';
 import { QBittorrentClient } from '../../../lib/torrents/qbittorrent';
 import { QbittorrentEmulator } from '../../../emulator/qbittorrent/emulator';
-import { TorrentClientError } from '../../../lib/torrents/client';
+import { TorrentClientError } from '../../../lib/torrents/errors';
 import { assertOneActivePerHash, downloadsStore, v1, v2 } from '../../support/downloads';
 
 /** The review page's use cases (relink = the guarded activateIfNoOtherActive) on DynamoDB Local and the client emulator. */

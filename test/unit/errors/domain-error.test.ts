@@ -10,7 +10,7 @@ import {
   IdempotencyKeyReusedError,
 } from '../../../lib/idempotency/errors';
 import { ActiveExistsError, InvalidTransitionError, NotACandidateError } from '../../../lib/downloads/errors';
-import { TorrentClientAuthError } from '../../../lib/torrents/client';
+import { TorrentClientAuthError } from '../../../lib/torrents/errors';
 
 const root = path.resolve(__dirname, '../../..');
 

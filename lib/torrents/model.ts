@@ -1,0 +1,36 @@
+/** What a torrent client tells us (qBittorrent Web API v2 shape). */
+
+export interface TorrentInfo {
+  /**
+   * The client's torrent id: the v1 hash, or the v2 hash TRUNCATED to 40 hex
+   * (v2-only torrents, and hybrids once their metadata is known). Never stored.
+   */
+  hash: string;
+  /** `""` while unknown (a hybrid added by a btih-only magnet has no v2 before its metadata); absent on old APIs. */
+  infohash_v1?: string;
+  infohash_v2?: string;
+  name: string;
+  state: string;
+  progress: number;
+  /** Unix seconds. */
+  added_on: number;
+  category?: string;
+  /** qBittorrent joins them with ", ". */
+  tags?: string;
+}
+
+/**
+ * One read of the client. `changed` is what the poll must look at: every
+ * torrent on a full update, otherwise only those with a change since the last
+ * read (sync/maindata rid). `present` is every torrent in scope, always.
+ */
+export interface TorrentSnapshot {
+  full: boolean;
+  changed: TorrentInfo[];
+  present: TorrentInfo[];
+}
+
+export interface AddOptions {
+  /** Tags for the torrent (the download id). */
+  tags?: string[];
+}
