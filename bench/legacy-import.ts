@@ -43,7 +43,7 @@ export async function legacyImport(bench: BenchStack, rows = 3000, concurrency =
       return file;
     };
     // Warm-up (the emulator's JIT), with old ids and seconds of its own: legacy ids are per table, and
-    // two files with rows in one second mint the same ULIDs (docs/decisions-pending/legacy.md).
+    // two files with rows in one second mint the same ULIDs (docs/decisions.md, 96).
     const warm = openLegacyFile(makeFile('warm.db', 1_000_000, 300, 1.5e9));
     await importLegacyDownloads(warm.rows(), { store, concurrency });
     warm.close();

@@ -1,3 +1,4 @@
+// @ts-check
 'use strict';
 /**
  * serverless-offline plugin: Set-Cookie as API Gateway sends it.
@@ -15,6 +16,7 @@ const statehood = require('@hapi/statehood');
 const PATCHED = Symbol.for('tss.offline-cookies');
 
 function patch() {
+  /** @type {typeof statehood.Definitions.prototype & { [PATCHED]?: boolean }} */
   const proto = statehood.Definitions.prototype;
   if (proto[PATCHED]) return;
   const format = proto.format;
