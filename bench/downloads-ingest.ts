@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { isoTime } from '../lib/clock';
 import { DynamoDownloadStore } from '../lib/downloads/dynamodb-store';
 import { parseInfohash } from '../lib/downloads/infohash';
 import { newId } from '../lib/ident';
@@ -81,7 +82,7 @@ function sqliteReference(ops: number): Row[] {
       const found = owner.get(infohash) as { id: string } | undefined;
       if (found) return found.id;
       const id = newId();
-      insertDownload.run(id, 'queued', 'bench', new Date().toISOString());
+      insertDownload.run(id, 'queued', 'bench', isoTime(Date.now()));
       insertHash.run(id, infohash, 'v1');
       return id;
     }).immediate;

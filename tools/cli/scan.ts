@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { connect } from 'nats';
+import { isoTime, systemClock } from '../../lib/clock';
 import { loadNatsConfig } from '../../lib/config';
 import { natsOptions } from '../../lib/nats/connection';
 import type { Envelope } from '../../lib/scan/contract';
@@ -45,7 +46,7 @@ async function main() {
     pipeline: 'image',
     s3: { bucket, key },
     original_name: path.basename(file),
-    reply_deadline: new Date(Date.now() + timeoutS * 1000).toISOString(),
+    reply_deadline: isoTime(systemClock() + timeoutS * 1000),
   };
   nc.publish(process.env.SCAN_REQUEST_SUBJECT || 'scan.requests', JSON.stringify(request));
   process.stdout.write(`published job ${job}\n`);
