@@ -1,13 +1,6 @@
-import {
-  BatchGetCommand,
-  BatchGetCommandOutput,
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { withCas } from '../aws/conditions';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGetAll } from '../aws/batch';
+import { conditionFailed, withCas } from '../aws/conditions';
 import { queryAll } from '../aws/query';
 import { Clock, isoTime, parseIsoTime, systemClock } from '../clock';
 import { newId } from '../ident';
@@ -356,12 +349,9 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
 
   /** One consistent BatchGet of the first hash's guard and the download we expect holds it. */
   private async ownerIfHolding(id: string, hashes: Infohash[]): Promise<Download | undefined> {
-    const out = await this.documents.send(
-      new BatchGetCommand({
-        RequestItems: { [this.table]: { Keys: [guardKey(hashes[0].infohash), downloadKey(id)], ConsistentRead: true } },
-      }),
-    );
-    const items = out.Responses?.[this.table] ?? [];
+    const items = await batchGetAll(this.documents, this.table, [guardKey(hashes[0].infohash), downloadKey(id)], {
+      consistentRead: true,
+    });
     const guard = items.find(
       (i) => i.PK === guardKey(hashes[0].infohash).PK && i.SK === guardKey(hashes[0].infohash).SK,
     );
@@ -537,7 +527,7 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
       );
       return now;
     } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      if (!conditionFailed(err)) throw err;
     }
     // An earlier run wrote the marker: its time stands.
     const { Item } = await this.documents.send(
@@ -643,17 +633,8 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
 
   /** Downloads by id, in the order given (BatchGet answers in any order, 100 keys a call). */
   private async getMany(ids: string[]): Promise<Download[]> {
-    const found = new Map<string, Download>();
-    for (let i = 0; i < ids.length; i += 100) {
-      let keys: Record<string, unknown>[] | undefined = ids.slice(i, i + 100).map(downloadKey);
-      while (keys && keys.length > 0) {
-        const out: BatchGetCommandOutput = await this.documents.send(
-          new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys } } }),
-        );
-        for (const item of out.Responses?.[this.table] ?? []) found.set(item.id as string, downloadFromItem(item));
-        keys = out.UnprocessedKeys?.[this.table]?.Keys;
-      }
-    }
+    const items = await batchGetAll(this.documents, this.table, ids.map(downloadKey));
+    const found = new Map(items.map((item) => [item.id as string, downloadFromItem(item)]));
     return ids.flatMap((id) => (found.has(id) ? [found.get(id)!] : []));
   }
 

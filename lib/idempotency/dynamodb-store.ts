@@ -1,4 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { conditionFailed } from '../aws/conditions';
 import { DeleteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Claim, IdempotencyRecord, IdempotencyStore, StoredResponse } from './store';
@@ -57,7 +58,7 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
         }),
       );
     } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err; // another attempt holds it now: not ours to delete
+      if (!conditionFailed(err)) throw err; // another attempt holds it now: not ours to delete
     }
   }
 }

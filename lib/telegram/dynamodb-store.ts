@@ -1,12 +1,6 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import {
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { conditionFailed, orRefuse } from '../aws/conditions';
+import { transactWrite } from '../aws/transact';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Clock, isoTime, systemClock } from '../clock';
 import { newId } from '../ident';
 import { deliveryItem, deliveryKey, FAILURE_PARTITION, failureFromItem, failureToItem } from './keys';
@@ -38,7 +32,7 @@ export class DynamoDeliveryStore implements DeliveryStore {
       );
       return { claimed: true, attempts: 0 };
     } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      if (!conditionFailed(err)) throw err;
     }
     const held = await this.get(ref);
     if (!held) return { claimed: false, status: 'retrying' }; // deleted meanwhile: never by us; treat as busy
@@ -118,42 +112,43 @@ export class DynamoDeliveryStore implements DeliveryStore {
     // The takeover of a dead sender also checks its lease did not move (it was alive after all).
     const lease = leaseUntil === undefined ? {} : { ':l': leaseUntil };
     try {
-      await this.documents.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.table,
-                Key: deliveryKey(ref.eventId, ref.chatId),
-                UpdateExpression: 'SET #s = :s, reason = :r',
-                ConditionExpression: leaseUntil === undefined ? '#o = :o' : '#o = :o AND lease_until = :l',
-                ExpressionAttributeNames: { '#s': 'status', '#o': 'owner' },
-                ExpressionAttributeValues: {
-                  ...lease,
-                  ':s': status,
-                  ':r': reason.slice(0, MAX_REASON_CHARS),
-                  ':o': owner,
-                },
+      await transactWrite(
+        this.documents,
+        [
+          {
+            Update: {
+              TableName: this.table,
+              Key: deliveryKey(ref.eventId, ref.chatId),
+              UpdateExpression: 'SET #s = :s, reason = :r',
+              ConditionExpression: leaseUntil === undefined ? '#o = :o' : '#o = :o AND lease_until = :l',
+              ExpressionAttributeNames: { '#s': 'status', '#o': 'owner' },
+              ExpressionAttributeValues: {
+                ...lease,
+                ':s': status,
+                ':r': reason.slice(0, MAX_REASON_CHARS),
+                ':o': owner,
               },
             },
-            {
-              Put: {
-                TableName: this.table,
-                Item: this.failureItem({
-                  event_id: ref.eventId,
-                  chat_id: ref.chatId,
-                  download_id: ref.downloadId,
-                  kind: ref.kind,
-                  reason: `${status}: ${reason}`,
-                }),
-              },
+          },
+          {
+            Put: {
+              TableName: this.table,
+              Item: this.failureItem({
+                event_id: ref.eventId,
+                chat_id: ref.chatId,
+                download_id: ref.downloadId,
+                kind: ref.kind,
+                reason: `${status}: ${reason}`,
+              }),
             },
-          ],
-        }),
+          },
+        ],
+        { operation: `settle:${ref.eventId}:${ref.chatId}` },
       );
       return true;
     } catch (err) {
-      if ((err as { name?: string }).name === 'TransactionCanceledException') return false;
+      // Another owner (or a lease that moved) holds the delivery: not ours to settle.
+      if (conditionFailed(err, 0)) return false;
       throw err;
     }
   }
@@ -164,21 +159,20 @@ export class DynamoDeliveryStore implements DeliveryStore {
     expression: string,
     values: Record<string, unknown>,
   ): Promise<void> {
-    try {
-      await this.documents.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: deliveryKey(ref.eventId, ref.chatId),
-          UpdateExpression: expression,
-          ConditionExpression: '#o = :o',
-          ExpressionAttributeNames: { '#s': 'status', '#o': 'owner' },
-          ExpressionAttributeValues: { ...values, ':o': owner },
-        }),
-      );
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) throw new ClaimLostError(ref);
-      throw err;
-    }
+    await orRefuse(
+      () =>
+        this.documents.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: deliveryKey(ref.eventId, ref.chatId),
+            UpdateExpression: expression,
+            ConditionExpression: '#o = :o',
+            ExpressionAttributeNames: { '#s': 'status', '#o': 'owner' },
+            ExpressionAttributeValues: { ...values, ':o': owner },
+          }),
+        ),
+      (err) => (conditionFailed(err) ? new ClaimLostError(ref) : undefined),
+    );
   }
 
   private async get(ref: DeliveryRef): Promise<Record<string, unknown> | undefined> {
