@@ -8,6 +8,16 @@ import { ClaimLostError, ClaimResult, DeliveryRef, DeliveryStatus, DeliveryStore
 
 const MAX_REASON_CHARS = 500;
 
+/**
+ * Every write after the claim: `owner` still holds the delivery AND it is not
+ * settled yet. Owner alone is not enough: settling (sent, failed, uncertain)
+ * leaves the owner in place, so without the status a second settle, or the
+ * late worker of a delivery already taken over as `uncertain`, would write again
+ * (a second failure entry, or `retrying` and a resend after "not resent").
+ */
+const HELD_LIVE = '#o = :o AND #s IN (:live_sending, :live_retrying)';
+const LIVE = { ':live_sending': 'sending', ':live_retrying': 'retrying' };
+
 export class DynamoDeliveryStore implements DeliveryStore {
   private readonly documents: DynamoDBDocumentClient;
   private readonly table: string;
@@ -120,13 +130,14 @@ export class DynamoDeliveryStore implements DeliveryStore {
               TableName: this.table,
               Key: deliveryKey(ref.eventId, ref.chatId),
               UpdateExpression: 'SET #s = :s, reason = :r',
-              ConditionExpression: leaseUntil === undefined ? '#o = :o' : '#o = :o AND lease_until = :l',
+              ConditionExpression: leaseUntil === undefined ? HELD_LIVE : `${HELD_LIVE} AND lease_until = :l`,
               ExpressionAttributeNames: { '#s': 'status', '#o': 'owner' },
               ExpressionAttributeValues: {
                 ...lease,
                 ':s': status,
                 ':r': reason.slice(0, MAX_REASON_CHARS),
                 ':o': owner,
+                ...LIVE,
               },
             },
           },
@@ -166,9 +177,9 @@ export class DynamoDeliveryStore implements DeliveryStore {
             TableName: this.table,
             Key: deliveryKey(ref.eventId, ref.chatId),
             UpdateExpression: expression,
-            ConditionExpression: '#o = :o',
+            ConditionExpression: HELD_LIVE,
             ExpressionAttributeNames: { '#s': 'status', '#o': 'owner' },
-            ExpressionAttributeValues: { ...values, ':o': owner },
+            ExpressionAttributeValues: { ...values, ':o': owner, ...LIVE },
           }),
         ),
       (err) => (conditionFailed(err) ? new ClaimLostError(ref) : undefined),

@@ -7,6 +7,7 @@ import { GrammySender } from '../../../lib/telegram/api';
 import { DynamoDeliveryStore } from '../../../lib/telegram/dynamodb-store';
 import { DeliveryPolicy, NotifierDeps, notifyRecords } from '../../../lib/telegram/notifier';
 import type { StreamRecord } from '../../../lib/telegram/model';
+import { ClaimLostError } from '../../../lib/telegram/store';
 import { stackClients } from '../../support/stack';
 
 /**
@@ -166,5 +167,39 @@ describe('bounded retries and the failure store', () => {
     const record = failedRecord(newId(), name);
     expect((await notifyRecords(deps(), [record])).outcomes.sent).toBe(1);
     expect(sentAbout(record.dynamodb!.NewImage!.id.S!)[0].text).toContain(name);
+  });
+});
+
+describe("settling a dead sender's delivery", () => {
+  // The takeover of a `sending` delivery whose lease ran out is one transaction conditioned on the
+  // dead owner and its lease: under a race exactly one claimer settles it, the others see it
+  // settled, nobody errors, and the failure store gets one entry.
+  it('is settled once by racing claimers, and the dead owner can no longer fail it', async () => {
+    const store = deps().deliveries;
+    const downloadId = newId();
+    const ref = { eventId: randomUUID(), chatId: CHAT, downloadId, kind: 'failed' as const };
+    const t0 = Date.parse('2026-12-03T06:00:00Z');
+    expect(await store.claim(ref, 'dead', t0, t0 + 1000)).toEqual({ claimed: true, attempts: 0 });
+    await store.markSending(ref, 'dead', t0 + 1000);
+
+    const later = t0 + 5000; // past the lease
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => store.claim(ref, `taker-${i}`, later, later + 1000)),
+    );
+    expect(results.filter((r) => !r.claimed && r.settledNow)).toHaveLength(1);
+    for (const r of results) expect(r).toMatchObject({ claimed: false, status: 'uncertain' });
+
+    // The late worker of the delivery taken over: none of its writes lands (at most once, one record).
+    await expect(store.markFailed(ref, 'dead', 'woke up late')).rejects.toThrow(ClaimLostError);
+    await expect(store.markRetrying(ref, 'dead', 1, 'timeout', later + 9000)).rejects.toThrow(ClaimLostError);
+    await expect(store.markSending(ref, 'dead', later + 9000)).rejects.toThrow(ClaimLostError);
+    await expect(store.markSent(ref, 'dead', 42)).rejects.toThrow(ClaimLostError);
+    expect(await store.claim(ref, 'next', later + 60_000, later + 61_000)).toEqual({
+      claimed: false,
+      status: 'uncertain',
+    });
+    const failures = (await store.listFailures(100)).filter((f) => f.download_id === downloadId);
+    expect(failures).toHaveLength(1);
+    expect(failures[0].reason).toMatch(/^uncertain: crashed while sending/);
   });
 });
