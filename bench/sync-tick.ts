@@ -3,7 +3,9 @@ import { planResources } from '../tools/stack/resources';
 import { newId } from '../lib/ident';
 import { silentLogger } from '../lib/log';
 import { newKeyringEntry, parseKeyring, SecretSealer } from '../lib/secrets/sealer';
-import { SyncStore } from '../lib/sync/dynamodb-store';
+import { ConnectionService } from '../lib/sync/connections';
+import { DynamoSyncStore } from '../lib/sync/dynamodb-store';
+import { HourlyService } from '../lib/sync/service';
 import { tick } from '../lib/sync/tick';
 import { BenchStack } from './support';
 
@@ -32,11 +34,13 @@ export async function syncTick(bench: BenchStack, sizes = [1, 100, 1000]) {
     const TableName = `${template.create.TableName}-bench-${n}`;
     await dynamodb.send(new CreateTableCommand({ ...template.create, TableName }));
     try {
-      const store = new SyncStore({ documents, table: TableName, waitBoundMs: 15 * 60 * 1000, sealer });
+      const store = new DynamoSyncStore({ documents, table: TableName });
+      const hourly = new HourlyService({ store, waitBoundMs: 15 * 60 * 1000 });
+      const connections = new ConnectionService({ store, sealer });
       for (let i = 0; i < n; i += 25) {
         await Promise.all(
           Array.from({ length: Math.min(25, n - i) }, () =>
-            store.putConnection(newId(), 'tok_benchbench1', new Date()),
+            connections.putConnection(newId(), 'tok_benchbench1', Date.now()),
           ),
         );
       }
@@ -44,7 +48,8 @@ export async function syncTick(bench: BenchStack, sizes = [1, 100, 1000]) {
         calls = 0;
         const began = process.hrtime.bigint();
         await tick({
-          store,
+          hourly,
+          connections,
           dispatch: async () => undefined,
           now: Date.now,
           log: silentLogger,

@@ -1,5 +1,5 @@
 import { newId } from '../../lib/ident';
-import { SyncStore } from '../../lib/sync/dynamodb-store';
+import { syncServices } from '../support/sync';
 import { ACCOUNTS, OPERATIONS } from '../../emulator/brokerage/dataset';
 import { call } from '../support/http';
 import { invokeScheduled, stackClients, stackConfig, stackSealer } from '../support/stack';
@@ -73,7 +73,7 @@ describe('hourly sync through serverless offline', () => {
 
   it('refuses bad connections with a clear 400 and stores nothing', async () => {
     const aws = stackClients();
-    const store = new SyncStore({
+    const { connections } = syncServices({
       documents: aws.documents,
       table: stackConfig().tables.sync,
       waitBoundMs: 1,
@@ -86,7 +86,7 @@ describe('hourly sync through serverless offline', () => {
     ]) {
       const answer = await call('POST', '/sync/connections', body);
       expect([answer.status, answer.body.error.code]).toEqual([400, 'INVALID_REQUEST']);
-      if (/^[0-9a-z]{26}$/.test(body.user_id)) expect(await store.connectionToken(body.user_id)).toBeUndefined();
+      if (/^[0-9a-z]{26}$/.test(body.user_id)) expect(await connections.connectionToken(body.user_id)).toBeUndefined();
     }
     aws.dynamodb.destroy();
     expect((await call('GET', `/sync/${newId()}/operations?from=yesterday`)).status).toBe(400);
