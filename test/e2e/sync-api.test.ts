@@ -1,4 +1,6 @@
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { newId } from '../../lib/ident';
+import { dueShardOf } from '../../lib/sync/keys';
 import { syncServices } from '../support/sync';
 import { ACCOUNTS, OPERATIONS } from '../../emulator/brokerage/dataset';
 import { call } from '../support/http';
@@ -69,6 +71,35 @@ describe('hourly sync through serverless offline', () => {
   ])('%s %s → 404 for a malformed id', async (method, path) => {
     const answer = await call(method, path);
     expect([answer.status, answer.body.error.code]).toEqual([404, 'NOT_FOUND']);
+  });
+
+  it('the shard tick takes one due shard, invoked as the tick fans out to it; a bad shard is refused, nothing fails', async () => {
+    const lambda = new LambdaClient({ endpoint: process.env.TEST_LAMBDA_URL, region: 'us-east-1' });
+    const invokeShard = async (payload: unknown) => {
+      const out = await lambda.send(
+        new InvokeCommand({
+          FunctionName: 'torrent-scan-sync-test-syncTickShard',
+          Payload: new TextEncoder().encode(JSON.stringify(payload)),
+        }),
+      );
+      expect(out.FunctionError).toBeUndefined();
+      return JSON.parse(new TextDecoder().decode(out.Payload)) as unknown;
+    };
+    try {
+      const user = newId();
+      expect((await call('POST', '/sync/connections', { user_id: user, token: 't.e2eshard' })).status).toBe(201);
+      expect(await invokeShard({ shard: 16 })).toBe('rejected');
+      expect(await invokeShard({ shard: '0' })).toBe('rejected');
+      expect(await invokeShard({ shard: dueShardOf(user) })).toMatchObject({ first: expect.any(Number) });
+      let hourly = await call('GET', `/sync/${user}/hourly`);
+      for (let i = 0; i < 300 && hourly.body?.state !== 'succeeded'; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        hourly = await call('GET', `/sync/${user}/hourly`);
+      }
+      expect(hourly.body.state).toBe('succeeded');
+    } finally {
+      lambda.destroy();
+    }
   });
 
   it('refuses bad connections with a clear 400 and stores nothing', async () => {
