@@ -102,6 +102,17 @@ describe('hourly sync through serverless offline', () => {
     }
   });
 
+  it('DELETE /sync/connections/{user}: the connection and its head go together; again → 404', async () => {
+    const user = newId();
+    expect((await call('POST', '/sync/connections', { user_id: user, token: 't.e2edelete' })).status).toBe(201);
+    await tick();
+    expect((await call('GET', `/sync/${user}/hourly`)).status).toBe(200);
+    expect((await call('DELETE', `/sync/connections/${user}`)).status).toBe(204);
+    expect((await call('GET', `/sync/${user}/hourly`)).status).toBe(404);
+    expect((await call('DELETE', `/sync/connections/${user}`)).body.error.code).toBe('NOT_FOUND');
+    expect((await call('DELETE', '/sync/connections/not-a-ulid')).status).toBe(404);
+  });
+
   it('refuses bad connections with a clear 400 and stores nothing', async () => {
     const aws = stackClients();
     const { connections } = syncServices({
