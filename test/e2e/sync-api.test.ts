@@ -89,7 +89,8 @@ describe('hourly sync through serverless offline', () => {
       const user = newId();
       expect((await call('POST', '/sync/connections', { user_id: user, token: 't.e2eshard' })).status).toBe(201);
       expect(await invokeShard({ shard: 16 })).toBe('rejected');
-      expect(await invokeShard({ shard: '0' })).toBe('rejected');
+      for (const hostile of [{ shard: '0' }, { shard: -1 }, { shard: 1.5 }, null, 'x', { shard: { $gt: 0 } }])
+        expect(await invokeShard(hostile)).toBe('rejected');
       expect(await invokeShard({ shard: dueShardOf(user) })).toMatchObject({ first: expect.any(Number) });
       let hourly = await call('GET', `/sync/${user}/hourly`);
       for (let i = 0; i < 300 && hourly.body?.state !== 'succeeded'; i++) {
