@@ -39,8 +39,8 @@ function setup() {
   };
 }
 
-/** Finishes every dispatched step of the user's running attempt as `state`, as the steps would. */
-async function finishSteps(s: ReturnType<typeof setup>, user: string, state: 'succeeded' | 'failed' = 'succeeded') {
+/** Finishes every dispatched step of the user's running attempt, as the steps would; then settles unless `lost`. */
+async function finishSteps(s: ReturnType<typeof setup>, user: string, opts: { lost?: boolean } = {}) {
   const head = (await s.hourly.head(user))!;
   for (const [section, stepId] of Object.entries(head.children)) {
     const row = {
@@ -49,9 +49,9 @@ async function finishSteps(s: ReturnType<typeof setup>, user: string, state: 'su
       section: section as (typeof MANDATORY_SECTIONS)[number],
     };
     await s.hourly.startStep(user, { ...row, state: 'running', started_at: s.now() });
-    await s.hourly.finishStep(user, row, state, s.now());
+    await s.hourly.finishStep(user, row, 'succeeded', s.now());
   }
-  return s.hourly.settleHourly(user, head.attempt_id, s.now());
+  return opts.lost ? undefined : s.hourly.settleHourly(user, head.attempt_id, s.now());
 }
 
 describe('reserveHourly and the due entry it writes', () => {
@@ -134,15 +134,7 @@ describe('recovery and deferral', () => {
     await s.connections.putConnection(user, 'tok', s.now());
     await tickUser(s.deps(), user);
     const head = (await s.hourly.head(user))!;
-    for (const [section, stepId] of Object.entries(head.children)) {
-      const row = {
-        attempt_id: head.attempt_id,
-        step_id: stepId,
-        section: section as (typeof MANDATORY_SECTIONS)[number],
-      };
-      await s.hourly.startStep(user, { ...row, state: 'running', started_at: s.now() });
-      await s.hourly.finishStep(user, row, 'succeeded', s.now()); // ...and no settle follows
-    }
+    await finishSteps(s, user, { lost: true }); // ...and no settle follows
     s.at(head.due_at! + 1);
     const due = await collectDue(s);
     expect(due).toContain(user);
