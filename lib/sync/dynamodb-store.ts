@@ -120,8 +120,10 @@ export class DynamoSyncStore implements HourlyStore, ConnectionStore {
       values[':t'] = true;
     }
     if (change.dueAt !== undefined) {
-      set.push('due_at = :due');
+      // The shard too: a head written before the index has none, and an entry needs both keys.
+      set.push('due_at = :due', 'due_shard = :shard');
       values[':due'] = isoTime(change.dueAt);
+      values[':shard'] = dueShardKey(dueShardOf(user));
     }
     try {
       // A transaction of one: transactWrite retries a conflict with the tick's or a step's transaction on the head.
