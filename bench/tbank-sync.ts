@@ -6,7 +6,9 @@ import { newKeyringEntry, parseKeyring, SecretSealer } from '../lib/secrets/seal
 import { DynamoSyncDataStore } from '../lib/sync/dynamodb-data-store';
 import { MANDATORY_SECTIONS } from '../lib/sync/model';
 import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS } from '../lib/sync/sections';
-import { SyncStore } from '../lib/sync/dynamodb-store';
+import { ConnectionService } from '../lib/sync/connections';
+import { DynamoSyncStore } from '../lib/sync/dynamodb-store';
+import { HourlyService } from '../lib/sync/service';
 import { runStep } from '../lib/sync/step';
 import { planResources } from '../tools/stack/resources';
 import { BenchStack } from './support';
@@ -31,21 +33,24 @@ export async function tbankSync(bench: BenchStack, windowMs = 60_000) {
   const emulator = new BrokerageEmulator({ windowMs });
   const url = await emulator.listen();
   try {
-    const store = new SyncStore({ documents, table: TableName, waitBoundMs: 15 * 60_000, sealer: () => keyring });
+    const store = new DynamoSyncStore({ documents, table: TableName });
+    const hourly = new HourlyService({ store, waitBoundMs: 15 * 60_000 });
+    const connections = new ConnectionService({ store, sealer: () => keyring });
     const data = new DynamoSyncDataStore({ documents, table: TableName });
     const user = newId();
-    await store.putConnection(user, `t.${user}`, new Date());
-    const r = await store.reserveHourly(user, Date.now(), { run_id: newId(), run_deadline: Date.now() + 55_000 });
+    await connections.putConnection(user, `t.${user}`, Date.now());
+    const r = await hourly.reserveHourly(user, Date.now(), { run_id: newId(), run_deadline: Date.now() + 55_000 });
     if (!('head' in r) || !r.head) throw new Error('no reservation');
     const attempt = r.head.attempt_id;
     const began = performance.now();
     const results = await Promise.all(
       MANDATORY_SECTIONS.map(async (section) => {
         const step = { user_id: user, attempt_id: attempt, step_id: newId(), section };
-        await store.recordDispatch(user, attempt, section, step.step_id);
+        await hourly.recordDispatch(user, attempt, section, step.step_id);
         return runStep(
           {
-            store,
+            hourly,
+            connections,
             data,
             tbank: { baseUrl: url, appName: 'bench', rateWindowMs: windowMs },
             settings: { ...DEFAULT_SECTION_SETTINGS, historyDays: 3650 },

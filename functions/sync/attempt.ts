@@ -7,7 +7,7 @@ import { log, syncDeps } from './deps';
 
 /** GET /sync/attempts/{attempt} → the attempt with its sections and their step rows. */
 export const handler = httpHandler(log, async (event) => {
-  const attempt = await syncDeps().store.attempt(pathId(event, 'attempt'));
+  const attempt = await syncDeps().hourly.attempt(pathId(event, 'attempt'));
   if (!attempt) throw new HttpError(404, ErrorCode.NOT_FOUND, 'attempt not found');
   return json(200, attemptView(attempt));
 });

@@ -9,7 +9,7 @@ import { parseConnection } from './requests';
 export const handler = httpHandler(log, async (event) => {
   const body = parseConnection(jsonBody(event));
   const user = parseId(body.user_id);
-  const connection = await syncDeps().store.putConnection(user, body.token, new Date());
+  const connection = await syncDeps().connections.putConnection(user, body.token, Date.now());
   log.info('sync_connection_saved', { user_id: user });
   return json(201, connection);
 });

@@ -1,11 +1,27 @@
 import { asyncHandler } from '../../lib/lambda/async-handler';
 import type { Context } from 'aws-lambda';
-import { tick } from '../../lib/sync/tick';
+import { isDueShard, tick, tickShard } from '../../lib/sync/tick';
 import { log, syncDeps } from './deps';
 
-/** Schedule (every minute). The run's hard end is this invocation's own timeout. */
+/** The run of this invocation: its hard end is its own timeout. */
+const runOf = (context: Context) => ({
+  run_id: context.awsRequestId,
+  run_deadline: Date.now() + context.getRemainingTimeInMillis(),
+});
+
+/** Schedule (every minute): the due index, visited inline or fanned out to `syncTickShard`. */
 export const handler = asyncHandler(log, async (_event: unknown, context: Context) => {
-  const { store, dispatch } = syncDeps();
-  const run = { run_id: context.awsRequestId, run_deadline: Date.now() + context.getRemainingTimeInMillis() };
-  return tick({ store, dispatch, now: Date.now, log, run });
+  const { hourly, connections, dispatch, fanOut } = syncDeps();
+  return tick({ hourly, connections, dispatch, fanOut, now: Date.now, log, run: runOf(context) });
+});
+
+/** Async invocation by the tick: one due shard `{shard}`, with this invocation's own run deadline. */
+export const shardHandler = asyncHandler(log, async (event: unknown, context: Context) => {
+  const shard = (event as { shard?: unknown } | null)?.shard;
+  if (!isDueShard(shard)) {
+    log.error('sync_tick_shard_bad_input', { event: JSON.stringify(event).slice(0, 500) });
+    return 'rejected';
+  }
+  const { hourly, connections, dispatch } = syncDeps();
+  return tickShard({ hourly, connections, dispatch, now: Date.now, log, run: runOf(context) }, shard);
 });

@@ -14,6 +14,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'POST /downloads/{id}/state': 'downloads:write',
   'POST /downloads/{id}/infohashes': 'downloads:write',
   'POST /sync/connections': 'sync:admin',
+  'DELETE /sync/connections/{user}': 'sync:admin',
   'GET /sync/{user}/hourly': 'sync:read',
   'GET /sync/attempts/{attempt}': 'sync:read',
   'GET /sync/{user}/operations': 'sync:read',

@@ -222,6 +222,8 @@ export interface SyncConfig {
   /** How far back the first sync of an account reads operations. */
   historyDays: number;
   stepFunction: string;
+  /** The shard tick the minute tick fans out to when its due set is too large ('' = walk the shards itself). */
+  tickShardFunction: string;
   /** How long the attempt waits for a step before it counts as DEADLINE (15 min; shorter only in tests). */
   waitBoundMs: number;
   /** A step's own bound, below its Lambda timeout so its finish is always written. */
@@ -240,6 +242,11 @@ export function loadSyncConfig(env: Env = process.env): SyncConfig {
     tbankRateWindowMs: r.int('TBANK_RATE_WINDOW_MS', { default: 60_000, min: 100, max: 60_000 }),
     historyDays: r.int('SYNC_HISTORY_DAYS', { default: 3 * 365, min: 1, max: 20 * 365 }),
     stepFunction: r.string('SYNC_STEP_FUNCTION', { pattern: /^[A-Za-z0-9_-]{1,140}$/, hint: 'a Lambda function name' }),
+    tickShardFunction: r.string('SYNC_TICK_SHARD_FUNCTION', {
+      default: '',
+      pattern: /^[A-Za-z0-9_-]{0,140}$/,
+      hint: 'a Lambda function name',
+    }),
     waitBoundMs: r.int('WORK_WAIT_BOUND_MS', { default: 15 * 60 * 1000, min: 100, max: 24 * 60 * 60 * 1000 }),
     stepTimeoutMs: r.int('SYNC_STEP_TIMEOUT_MS', { default: 25_000, min: 100, max: 14 * 60 * 1000 }),
   };

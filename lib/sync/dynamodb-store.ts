@@ -1,122 +1,55 @@
-import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { isoTime } from '../clock';
 import { conditionFailed } from '../aws/conditions';
 import { queryAll, queryItems } from '../aws/query';
 import { TransactionCancelledError, transactWrite, TransactItem } from '../aws/transact';
-import { newId } from '../ident';
-import type { SecretSealer } from '../secrets/sealer';
-import { attemptKey, attemptPartition, connectionKey, headKey, stepKey } from './keys';
-import { Connection, HOUR_MS, HourlyHead, Section, StepRow, StepState, SyncErrorCode } from './model';
 import { StaleAttemptError } from './errors';
-import { barrierReached, Derived, deriveOutcome, finishedBefore } from './outcome';
+import {
+  attemptItem,
+  attemptKey,
+  attemptPartition,
+  connectionItem,
+  connectionKey,
+  connectionsPartition,
+  DUE_INDEX,
+  dueShardKey,
+  dueShardOf,
+  headFromItem,
+  headItem,
+  headKey,
+  stepFromItem,
+  stepItem,
+  stepKey,
+} from './keys';
+import type { Connection, HourlyHead, Section, StepRow, StepState } from './model';
+import type { ConnectionStore, HourlyStore } from './store';
 
 /**
- * Durable state of the hourly sync. The head item is the fence: every write of
- * an attempt is conditional on `attempt_id` (the fencing token) and, for the
- * head, on its `revision`. Nothing an invocation knows survives it in memory.
+ * The sync table on DynamoDB: conditions and transactions only (store.ts says
+ * what each write guarantees). No branch is chosen here.
  */
-
-export interface Run {
-  run_id: string;
-  /** Epoch ms: the invocation's hard end (start + Lambda timeout). */
-  run_deadline: number;
-}
-
-export type Reservation =
-  | { branch: 'first' | 'due'; head: HourlyHead; previous?: HourlyHead['state'] }
-  | { branch: 'restart'; head?: HourlyHead; closed: Derived }
-  | { branch: 'running' | 'not-due' | 'raced'; current?: HourlyHead };
-
-export { StaleAttemptError };
-
-export interface SyncStoreDeps {
+export interface DynamoSyncStoreDeps {
   documents: DynamoDBDocumentClient;
   table: string;
-  waitBoundMs: number;
-  /** Seals brokerage tokens at rest; asked for only when a token is written or read. */
-  sealer: () => SecretSealer;
 }
 
-// Binds a sealed token to its row: copied onto another user's connection, it does not open.
-const tokenContext = (user: string) => `sync-connection:${user}`;
-
-export class SyncStore {
-  constructor(private readonly deps: SyncStoreDeps) {}
+export class DynamoSyncStore implements HourlyStore, ConnectionStore {
+  constructor(private readonly deps: DynamoSyncStoreDeps) {}
 
   private get table() {
     return this.deps.table;
   }
 
-  // --- connections ---------------------------------------------------------
-
-  async putConnection(user: string, token: string, now: Date): Promise<Connection> {
-    const connection = { user_id: user, created_at: now.toISOString() };
-    const sealed = this.deps.sealer().seal(token, tokenContext(user));
-    await this.deps.documents.send(
-      new PutCommand({ TableName: this.table, Item: { ...connectionKey(user), ...connection, token_sealed: sealed } }),
-    );
-    return connection;
-  }
-
-  /**
-   * The stored token, for the tick and the steps only: no read API returns it.
-   * A token sealed under an older key is re-sealed under the current one (a
-   * conditional write, so a newer token is never overwritten): every
-   * connection is read hourly, so a rotation completes within the hour.
-   */
-  async connectionToken(user: string): Promise<string | undefined> {
-    const { Item } = await this.deps.documents.send(
-      new GetCommand({ TableName: this.table, Key: connectionKey(user), ConsistentRead: true }),
-    );
-    const sealed = Item?.token_sealed as string | undefined;
-    if (!sealed) return undefined;
-    const sealer = this.deps.sealer();
-    const token = sealer.open(sealed, tokenContext(user));
-    if (sealer.isStale(sealed)) {
-      await this.deps.documents
-        .send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: connectionKey(user),
-            UpdateExpression: 'SET token_sealed = :new',
-            ConditionExpression: 'token_sealed = :old',
-            ExpressionAttributeValues: { ':new': sealer.seal(token, tokenContext(user)), ':old': sealed },
-          }),
-        )
-        .catch((err: Error) => {
-          if (!conditionFailed(err)) throw err;
-        });
-    }
-    return token;
-  }
-
-  async *connections(): AsyncGenerator<Connection> {
-    const items = queryItems(this.deps.documents, {
-      TableName: this.table,
-      KeyConditionExpression: 'PK = :p',
-      ExpressionAttributeValues: { ':p': 'CONN' },
-      ProjectionExpression: 'user_id, created_at',
-    });
-    for await (const item of items) yield { user_id: item.user_id as string, created_at: item.created_at as string };
-  }
-
-  // --- the head and its attempts ------------------------------------------
+  // --- the head, its attempts and their steps ---------------------------------
 
   async head(user: string): Promise<HourlyHead | undefined> {
-    const { Item } = await this.deps.documents.send(
-      new GetCommand({ TableName: this.table, Key: headKey(user), ConsistentRead: true }),
-    );
-    return Item ? (strip(Item) as unknown as HourlyHead) : undefined;
+    const item = await this.get(headKey(user));
+    return item ? headFromItem(item) : undefined;
   }
 
-  async attempt(attemptId: string): Promise<(HourlyHead & { rows: StepRow[] }) | undefined> {
-    const { Item } = await this.deps.documents.send(
-      new GetCommand({ TableName: this.table, Key: attemptKey(attemptId), ConsistentRead: true }),
-    );
-    if (!Item) return undefined;
-    // The record is rewritten at settle; while the attempt is current the head is fresher.
-    const head = await this.head(Item.user_id as string);
-    const current = head?.attempt_id === attemptId ? head : (strip(Item) as unknown as HourlyHead);
-    return { ...current, rows: await this.stepRows(attemptId) };
+  async attemptRecord(attemptId: string): Promise<HourlyHead | undefined> {
+    const item = await this.get(attemptKey(attemptId));
+    return item ? headFromItem(item) : undefined;
   }
 
   async stepRows(attemptId: string): Promise<StepRow[]> {
@@ -126,155 +59,131 @@ export class SyncStore {
       ExpressionAttributeValues: { ':p': attemptPartition(attemptId), ':s': 'STEP#' },
       ConsistentRead: true,
     });
-    return items.map((i) => strip(i) as unknown as StepRow);
+    return items.map(stepFromItem);
   }
 
-  /**
-   * reserveHourly: the branches of the hourly design (lib/sync/README.md), each ONE conditional write.
-   * first: no head yet. running: a live attempt (its run not over, or its walk
-   * done and steps still within their wait): skip. restart: running but its run
-   * is over mid-walk: close it INTERRUPTED in the same transaction, then the due
-   * gate. succeeded/partial/failed: the due gate (an hour after the last start).
-   */
-  async reserveHourly(user: string, now: number, run: Run): Promise<Reservation> {
-    const head = await this.head(user);
-    const fresh = (): HourlyHead => ({
-      user_id: user,
-      attempt_id: newId(now),
-      state: 'running',
-      started_at: now,
-      run_id: run.run_id,
-      run_deadline: run.run_deadline,
-      walk_completed: false,
-      children: {},
-      revision: (head?.revision ?? 0) + 1,
-    });
-
-    if (!head) {
-      const next = fresh();
-      return this.tryReserve([this.putHead(next, 'attribute_not_exists(PK)'), this.putAttempt(next)], {
-        branch: 'first',
-        head: next,
-      });
-    }
-    const due = now >= head.started_at + HOUR_MS;
-    if (head.state === 'running') {
-      if (now < head.run_deadline || head.walk_completed) return { branch: 'running', current: head };
-      const rows = await this.stepRows(head.attempt_id);
-      const closed = deriveOutcome({ head, rows, cause: SyncErrorCode.INTERRUPTED });
-      const closedHead = this.closedHead(head, closed, now);
-      const next = due ? fresh() : undefined;
-      const items = [
-        ...this.pinRows(head, rows),
-        this.putAttempt(closedHead),
-        this.putHead(next ?? closedHead, 'attempt_id = :a AND #state = :running AND revision = :rev', head),
-        ...(next ? [this.putAttempt(next)] : []),
-      ];
-      return this.tryReserve(items, { branch: 'restart', head: next, closed });
-    }
-    if (!due) return { branch: 'not-due', current: head };
-    const next = fresh();
-    return this.tryReserve([this.putHead(next, 'attempt_id = :a AND revision = :rev', head), this.putAttempt(next)], {
-      branch: 'due',
-      head: next,
-      previous: head.state,
-    });
+  async putFirstHead(head: HourlyHead): Promise<boolean> {
+    return this.applied([
+      { Put: { TableName: this.table, Item: headItem(head), ConditionExpression: 'attribute_not_exists(PK)' } },
+      this.putRecord(head),
+      {
+        Update: {
+          TableName: this.table,
+          Key: connectionKey(head.user_id),
+          UpdateExpression: 'REMOVE due_shard, due_at',
+          ConditionExpression: 'attribute_exists(PK)',
+        },
+      },
+    ]);
   }
 
-  /** Writes the step id onto the attempt right after dispatch, before any wait. */
-  async recordDispatch(user: string, attemptId: string, section: Section, stepId: string): Promise<void> {
-    await this.fencedHeadUpdate(
-      user,
-      attemptId,
-      'SET children.#section = :step',
-      { '#section': section },
-      { ':step': stepId },
-    );
+  async replaceHead(
+    expected: HourlyHead,
+    next: HourlyHead,
+    opts: { whileRunning: boolean; records: HourlyHead[]; rows?: StepRow[] },
+  ): Promise<boolean> {
+    const condition = `attempt_id = :a AND revision = :rev${opts.whileRunning ? ' AND #state = :running' : ''}`;
+    return this.applied([
+      ...(opts.rows ? this.pinRows(expected, opts.rows) : []),
+      {
+        Put: {
+          TableName: this.table,
+          Item: headItem(next),
+          ConditionExpression: condition,
+          ...(opts.whileRunning ? { ExpressionAttributeNames: { '#state': 'state' } } : {}),
+          ExpressionAttributeValues: {
+            ':a': expected.attempt_id,
+            ':rev': expected.revision,
+            ...(opts.whileRunning ? { ':running': 'running' } : {}),
+          },
+        },
+      },
+      ...opts.records.map((record) => this.putRecord(record)),
+    ]);
   }
 
-  async markWalkCompleted(user: string, attemptId: string): Promise<void> {
-    await this.fencedHeadUpdate(user, attemptId, 'SET walk_completed = :t', {}, { ':t': true });
-  }
-
-  /**
-   * settleHourly: derives the outcome from the rows it read and writes it in ONE
-   * transaction that pins those rows (a row finishing meanwhile cancels it, and
-   * we read again) — a CAS from `running` only.
-   * Without a cause it waits for the terminal barrier ('waiting').
-   * `lostIfFinishedBefore`: when every dispatched step finished before that
-   * instant, the settle that should have followed was lost: cause INTERRUPTED.
-   */
-  async settleHourly(
+  async updateRunningHead(
     user: string,
     attemptId: string,
-    now: number,
-    opts: {
-      cause?: typeof SyncErrorCode.INTERRUPTED | typeof SyncErrorCode.ACCESS_DENIED;
-      lostIfFinishedBefore?: number;
-    } = {},
-  ): Promise<{ settled: Derived } | { skipped: 'not-running' | 'waiting' }> {
-    for (let turn = 0; turn < 10; turn++) {
-      const head = await this.head(user);
-      if (!head || head.attempt_id !== attemptId || head.state !== 'running') return { skipped: 'not-running' };
-      const rows = await this.stepRows(attemptId);
-      const lost = opts.lostIfFinishedBefore !== undefined && finishedBefore(head, rows, opts.lostIfFinishedBefore);
-      const cause = opts.cause ?? (lost ? SyncErrorCode.INTERRUPTED : undefined);
-      if (!cause && !barrierReached(head, rows, now, this.deps.waitBoundMs)) return { skipped: 'waiting' };
-      const settled = deriveOutcome({ head, rows, cause });
-      const closed = this.closedHead(head, settled, now);
-      try {
-        await transactWrite(this.deps.documents, [
-          ...this.pinRows(head, rows),
-          this.putHead(closed, 'attempt_id = :a AND #state = :running AND revision = :rev', head),
-          this.putAttempt(closed),
-        ]);
-        return { settled };
-      } catch (err) {
-        if (!(err instanceof TransactionCancelledError)) throw err;
-      }
+    change: { dispatched?: { section: Section; stepId: string }; walkCompleted?: true; dueAt?: number },
+  ): Promise<void> {
+    const set: string[] = [];
+    const names: Record<string, string> = { '#state': 'state' };
+    const values: Record<string, unknown> = { ':a': attemptId, ':running': 'running', ':one': 1 };
+    if (change.dispatched) {
+      set.push('children.#section = :step');
+      names['#section'] = change.dispatched.section;
+      values[':step'] = change.dispatched.stepId;
     }
-    throw new Error(`settleHourly ${attemptId}: rows kept changing`);
-  }
-
-  // --- steps ----------------------------------------------------------------
-
-  /** The step's `running` row; fenced: refused once a successor attempt exists. Idempotent for a re-delivered invocation. */
-  async startStep(user: string, row: StepRow): Promise<'started' | 'exists'> {
+    if (change.walkCompleted) {
+      set.push('walk_completed = :t');
+      values[':t'] = true;
+    }
+    if (change.dueAt !== undefined) {
+      // The shard too: a head written before the index has none, and an entry needs both keys.
+      set.push('due_at = :due', 'due_shard = :shard');
+      values[':due'] = isoTime(change.dueAt);
+      values[':shard'] = dueShardKey(dueShardOf(user));
+    }
     try {
+      // A transaction of one: transactWrite retries a conflict with the tick's or a step's transaction on the head.
       await transactWrite(this.deps.documents, [
-        this.fence(user, row.attempt_id),
         {
-          Put: {
+          Update: {
             TableName: this.table,
-            Item: { ...stepKey(row.attempt_id, row.section), ...row },
-            ConditionExpression: 'attribute_not_exists(PK)',
+            Key: headKey(user),
+            UpdateExpression: `SET ${set.join(', ')} ADD revision :one`,
+            ConditionExpression: 'attempt_id = :a AND #state = :running',
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
           },
         },
       ]);
-      return 'started';
     } catch (err) {
-      if (err instanceof TransactionCancelledError && err.reasons[0]?.code === 'ConditionalCheckFailed')
-        throw new StaleAttemptError(row.attempt_id);
-      if (err instanceof TransactionCancelledError && err.reasons[1]?.code === 'ConditionalCheckFailed')
-        return 'exists';
+      if (conditionFailed(err)) throw new StaleAttemptError(attemptId);
       throw err;
     }
   }
 
-  /** The step's durable finish; fenced like its start. */
+  async deferHead(user: string, revision: number, dueAt: number): Promise<boolean> {
+    // The revision is not bumped: a CAS writer that read the head before this still wins, and it writes its own due_at.
+    return this.updated({
+      TableName: this.table,
+      Key: headKey(user),
+      UpdateExpression: 'SET due_at = :due, due_shard = :shard',
+      ConditionExpression: 'revision = :rev',
+      ExpressionAttributeValues: {
+        ':due': isoTime(dueAt),
+        ':shard': dueShardKey(dueShardOf(user)),
+        ':rev': revision,
+      },
+    });
+  }
+
+  async startStep(user: string, row: StepRow): Promise<'started' | 'exists'> {
+    try {
+      await transactWrite(this.deps.documents, [
+        this.fence(user, row.attempt_id),
+        { Put: { TableName: this.table, Item: stepItem(row), ConditionExpression: 'attribute_not_exists(PK)' } },
+      ]);
+      return 'started';
+    } catch (err) {
+      if (conditionFailed(err, 0)) throw new StaleAttemptError(row.attempt_id);
+      if (conditionFailed(err, 1)) return 'exists';
+      throw err;
+    }
+  }
+
   async finishStep(
     user: string,
     row: Pick<StepRow, 'attempt_id' | 'section' | 'step_id'>,
-    state: Exclude<StepState, 'running'>,
-    now: number,
-    errorCode?: string,
-    trackingId?: string,
+    finish: { state: Exclude<StepState, 'running'>; finished_at: number; error_code?: string; tracking_id?: string },
   ): Promise<void> {
     const set = [
       '#state = :s',
       'finished_at = :f',
-      ...(errorCode ? ['error_code = :e'] : []),
-      ...(trackingId ? ['tracking_id = :t'] : []),
+      ...(finish.error_code ? ['error_code = :e'] : []),
+      ...(finish.tracking_id ? ['tracking_id = :t'] : []),
     ];
     try {
       await transactWrite(this.deps.documents, [
@@ -287,64 +196,137 @@ export class SyncStore {
             ConditionExpression: 'step_id = :sid AND #state = :running',
             ExpressionAttributeNames: { '#state': 'state' },
             ExpressionAttributeValues: {
-              ':s': state,
-              ':f': now,
+              ':s': finish.state,
+              ':f': isoTime(finish.finished_at),
               ':sid': row.step_id,
               ':running': 'running',
-              ...(errorCode ? { ':e': errorCode } : {}),
-              ...(trackingId ? { ':t': trackingId } : {}),
+              ...(finish.error_code ? { ':e': finish.error_code } : {}),
+              ...(finish.tracking_id ? { ':t': finish.tracking_id } : {}),
             },
           },
         },
       ]);
     } catch (err) {
-      if (err instanceof TransactionCancelledError && err.reasons[0]?.code === 'ConditionalCheckFailed')
-        throw new StaleAttemptError(row.attempt_id);
+      if (conditionFailed(err, 0)) throw new StaleAttemptError(row.attempt_id);
       throw err;
     }
   }
 
-  // --- helpers ----------------------------------------------------------------
+  async *dueUsers(shard: number, now: number, limit?: number): AsyncGenerator<string> {
+    const items = queryItems(this.deps.documents, {
+      TableName: this.table,
+      IndexName: DUE_INDEX,
+      KeyConditionExpression: 'due_shard = :s AND due_at <= :now',
+      ExpressionAttributeValues: { ':s': dueShardKey(shard), ':now': isoTime(now) },
+      ProjectionExpression: 'user_id',
+      ...(limit ? { Limit: limit } : {}),
+    });
+    let n = 0;
+    for await (const item of items) {
+      if (typeof item.user_id === 'string') yield item.user_id;
+      if (limit && ++n >= limit) return;
+    }
+  }
 
-  private async tryReserve<T extends Reservation>(items: TransactItem[], result: T): Promise<T | Reservation> {
+  // --- connections -------------------------------------------------------------
+
+  async putConnectionIfNoHead(user: string, sealed: string, createdAt: number, dueAt: number): Promise<boolean> {
+    return this.applied([
+      { Put: { TableName: this.table, Item: connectionItem(user, sealed, createdAt, dueAt) } },
+      {
+        ConditionCheck: { TableName: this.table, Key: headKey(user), ConditionExpression: 'attribute_not_exists(PK)' },
+      },
+    ]);
+  }
+
+  async putConnectionIfHead(user: string, sealed: string, createdAt: number): Promise<boolean> {
+    return this.applied([
+      { Put: { TableName: this.table, Item: connectionItem(user, sealed, createdAt) } },
+      { ConditionCheck: { TableName: this.table, Key: headKey(user), ConditionExpression: 'attribute_exists(PK)' } },
+    ]);
+  }
+
+  async sealedToken(user: string): Promise<string | undefined> {
+    const item = await this.get(connectionKey(user));
+    return typeof item?.token_sealed === 'string' ? item.token_sealed : undefined;
+  }
+
+  async replaceSealedToken(user: string, old: string, next: string): Promise<boolean> {
+    return this.updated({
+      TableName: this.table,
+      Key: connectionKey(user),
+      UpdateExpression: 'SET token_sealed = :new',
+      ConditionExpression: 'token_sealed = :old',
+      ExpressionAttributeValues: { ':new': next, ':old': old },
+    });
+  }
+
+  async removeConnection(user: string): Promise<boolean> {
+    return this.applied([
+      { Delete: { TableName: this.table, Key: connectionKey(user), ConditionExpression: 'attribute_exists(PK)' } },
+      { Delete: { TableName: this.table, Key: headKey(user) } },
+    ]);
+  }
+
+  async markConnectionDue(user: string, dueAt: number): Promise<boolean> {
+    return this.applied([
+      {
+        Update: {
+          TableName: this.table,
+          Key: connectionKey(user),
+          UpdateExpression: 'SET due_at = :due, due_shard = :shard',
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeValues: { ':due': isoTime(dueAt), ':shard': dueShardKey(dueShardOf(user)) },
+        },
+      },
+      {
+        ConditionCheck: { TableName: this.table, Key: headKey(user), ConditionExpression: 'attribute_not_exists(PK)' },
+      },
+    ]);
+  }
+
+  async *connections(): AsyncGenerator<Connection> {
+    const items = queryItems(this.deps.documents, {
+      TableName: this.table,
+      KeyConditionExpression: 'PK = :p',
+      ExpressionAttributeValues: { ':p': connectionsPartition },
+      ProjectionExpression: 'user_id, created_at',
+    });
+    for await (const item of items) yield { user_id: item.user_id as string, created_at: item.created_at as string };
+  }
+
+  // --- helpers -------------------------------------------------------------------
+
+  private async get(key: Record<string, string>): Promise<Record<string, unknown> | undefined> {
+    const { Item } = await this.deps.documents.send(
+      new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }),
+    );
+    return Item;
+  }
+
+  /** A transaction whose refusal is an answer (false), not an error. */
+  private async applied(items: TransactItem[]): Promise<boolean> {
     try {
       await transactWrite(this.deps.documents, items);
-      return result;
+      return true;
     } catch (err) {
-      if (err instanceof TransactionCancelledError) return { branch: 'raced' };
+      if (err instanceof TransactionCancelledError) return false;
       throw err;
     }
   }
 
-  private closedHead(head: HourlyHead, outcome: Derived, now: number): HourlyHead {
-    return {
-      ...head,
-      state: outcome.state,
-      finished_at: now,
-      error_code: outcome.error_code,
-      sections: outcome.sections,
-      revision: head.revision + 1,
-    };
+  private async updated(input: ConstructorParameters<typeof UpdateCommand>[0]): Promise<boolean> {
+    try {
+      await this.deps.documents.send(new UpdateCommand(input));
+      return true;
+    } catch (err) {
+      if (conditionFailed(err)) return false;
+      throw err;
+    }
   }
 
-  private putHead(head: HourlyHead, condition: string, expected?: HourlyHead): TransactItem {
-    const values: Record<string, unknown> = {};
-    if (condition.includes(':a')) values[':a'] = expected!.attempt_id;
-    if (condition.includes(':rev')) values[':rev'] = expected!.revision;
-    if (condition.includes(':running')) values[':running'] = 'running';
-    return {
-      Put: {
-        TableName: this.table,
-        Item: { ...headKey(head.user_id), entity: 'hourly', ...head },
-        ConditionExpression: condition,
-        ...(condition.includes('#state') ? { ExpressionAttributeNames: { '#state': 'state' } } : {}),
-        ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
-      },
-    };
-  }
-
-  private putAttempt(head: HourlyHead): TransactItem {
-    return { Put: { TableName: this.table, Item: { ...attemptKey(head.attempt_id), entity: 'attempt', ...head } } };
+  private putRecord(head: HourlyHead): TransactItem {
+    return { Put: { TableName: this.table, Item: attemptItem(head) } };
   }
 
   /** The rows an outcome was derived from must be exactly as read when it is written. */
@@ -374,35 +356,4 @@ export class SyncStore {
       },
     };
   }
-
-  private async fencedHeadUpdate(
-    user: string,
-    attemptId: string,
-    update: string,
-    names: Record<string, string>,
-    values: Record<string, unknown>,
-  ) {
-    try {
-      await transactWrite(this.deps.documents, [
-        {
-          Update: {
-            TableName: this.table,
-            Key: headKey(user),
-            UpdateExpression: `${update} ADD revision :one`,
-            ConditionExpression: 'attempt_id = :a AND #state = :running',
-            ExpressionAttributeNames: { ...names, '#state': 'state' },
-            ExpressionAttributeValues: { ...values, ':a': attemptId, ':running': 'running', ':one': 1 },
-          },
-        },
-      ]);
-    } catch (err) {
-      if (err instanceof TransactionCancelledError) throw new StaleAttemptError(attemptId);
-      throw err;
-    }
-  }
-}
-
-function strip(item: Record<string, unknown>): Record<string, unknown> {
-  const { PK: _pk, SK: _sk, entity: _entity, ...rest } = item;
-  return rest;
 }

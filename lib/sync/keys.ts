@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
+import { isoTime, parseIsoTime } from '../clock';
 import { UnsafeKeyPartError } from './errors';
+import type { HourlyHead, StepRow } from './model';
 import type { Account, BondEvent, Dividend, Instrument, Operation, Portfolio } from './tbank/contract';
 
 /**
@@ -7,7 +10,7 @@ import type { Account, BondEvent, Dividend, Instrument, Operation, Portfolio } f
  * their keys are written LAST: an upstream object never chooses a key.
  *
  * item            PK                                       SK                           access pattern
- * connection      CONN                                     USER#<user>                  the tick pages all connections
+ * connection      CONN                                     USER#<user>                  every connection (a one-off backfill of the due index)
  * hourly head     USER#<user>                              HOURLY                       the fence: reserve / CAS every write of the attempt
  * attempt         ATTEMPT#<attempt>                        META                         GET /sync/attempts/{id}
  * step row        ATTEMPT#<attempt>                        STEP#<section>               rows of an attempt: Query PK, begins_with STEP#
@@ -19,6 +22,12 @@ import type { Account, BondEvent, Dividend, Instrument, Operation, Portfolio } f
  * seen            USER#<user>                              SEEN                         instrument uids seen (a string set)
  * instrument      INSTR#<uid>                              META                         the shared catalog
  * rate window     RATE#<user>                              <service>#<window start>     the token's shared call budget (TTL)
+ *
+ * Index DUE (sparse; due_shard / due_at, projection user_id): the tick's work list.
+ * A head always carries due_shard = DUE#<0..15> (from a hash of the user id) and
+ * due_at (ISO), so every write of the head moves its entry in the same write. A
+ * connection carries them only while its user has no head (a new connection is
+ * due at once); the first reservation removes them in its transaction.
  */
 export const connectionKey = (user: string) => ({ PK: 'CONN', SK: `USER#${user}` });
 export const headKey = (user: string) => ({ PK: `USER#${user}`, SK: 'HOURLY' });
@@ -27,6 +36,18 @@ export const stepKey = (attempt: string, section: string) => ({ PK: `ATTEMPT#${a
 export const userPartition = (user: string) => `USER#${user}`;
 export const attemptPartition = (attempt: string) => `ATTEMPT#${attempt}`;
 export const connectionsPartition = 'CONN';
+
+export const DUE_INDEX = 'DUE';
+/** Fixed: a user's shard is a hash of its id, so changing this re-shards every item. */
+export const DUE_SHARDS = 16;
+export const dueShardKey = (shard: number) => `DUE#${shard}`;
+export function dueShardOf(user: string): number {
+  return createHash('sha256').update(user).digest().readUInt32BE(0) % DUE_SHARDS;
+}
+const dueEntry = (user: string, dueAt: number) => ({
+  due_shard: dueShardKey(dueShardOf(user)),
+  due_at: isoTime(dueAt),
+});
 
 /** Upstream ids that end up inside a key: a closed alphabet, so none can carry a '#' or reach another prefix. */
 const UPSTREAM_ID = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -196,4 +217,99 @@ export const instrumentItem = (i: Instrument, fetchedAt: number): Item => ({
   entity: 'instrument',
   fetched_at: fetchedAt,
   ...instrumentKey(i.uid),
+});
+
+// --- items of the hourly coordinator: times ISO-8601 at rest, epoch ms in memory ---------------
+
+/**
+ * A time as stored: ISO (this code) or epoch ms (items written before times
+ * became ISO, still in deployed tables). Anything else is absent.
+ */
+function storedTime(value: unknown): number | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  return parseIsoTime(value);
+}
+const isoOrAbsent = (ms: number | undefined) => (ms === undefined ? undefined : isoTime(ms));
+
+const HEAD_FIELDS = [
+  'user_id',
+  'attempt_id',
+  'state',
+  'run_id',
+  'walk_completed',
+  'children',
+  'error_code',
+  'sections',
+  'revision',
+] as const;
+
+function headFields(head: HourlyHead): Item {
+  return {
+    ...named(head, HEAD_FIELDS),
+    ...named(
+      {
+        started_at: isoTime(head.started_at),
+        run_deadline: isoTime(head.run_deadline),
+        finished_at: isoOrAbsent(head.finished_at),
+      },
+      ['started_at', 'run_deadline', 'finished_at'],
+    ),
+  };
+}
+
+/** The head: its due entry (due_shard, due_at) travels with every write of it. */
+export const headItem = (head: HourlyHead): Item => ({
+  ...headFields(head),
+  entity: 'hourly',
+  ...(head.due_at === undefined ? {} : dueEntry(head.user_id, head.due_at)),
+  ...headKey(head.user_id),
+});
+
+/** The attempt record (a copy of the head, rewritten at settle): never in the due index. */
+export const attemptItem = (head: HourlyHead): Item => ({
+  ...headFields(head),
+  entity: 'attempt',
+  ...attemptKey(head.attempt_id),
+});
+
+export function headFromItem(item: Item): HourlyHead {
+  const head = named(item as unknown as HourlyHead, HEAD_FIELDS) as unknown as HourlyHead;
+  head.started_at = storedTime(item.started_at) ?? 0;
+  head.run_deadline = storedTime(item.run_deadline) ?? 0;
+  const finished = storedTime(item.finished_at);
+  if (finished !== undefined) head.finished_at = finished;
+  const due = storedTime(item.due_at);
+  if (due !== undefined) head.due_at = due;
+  head.children ??= {};
+  return head;
+}
+
+const STEP_FIELDS = ['attempt_id', 'step_id', 'section', 'state', 'error_code', 'tracking_id'] as const;
+
+export const stepItem = (row: StepRow): Item => ({
+  ...named(row, STEP_FIELDS),
+  ...named({ started_at: isoTime(row.started_at), finished_at: isoOrAbsent(row.finished_at) }, [
+    'started_at',
+    'finished_at',
+  ]),
+  entity: 'step',
+  ...stepKey(row.attempt_id, row.section),
+});
+
+export function stepFromItem(item: Item): StepRow {
+  const row = named(item as unknown as StepRow, STEP_FIELDS) as unknown as StepRow;
+  row.started_at = storedTime(item.started_at) ?? 0;
+  const finished = storedTime(item.finished_at);
+  if (finished !== undefined) row.finished_at = finished;
+  return row;
+}
+
+/** A connection: its sealed token; the due entry only while its user has no head (`dueAt`). */
+export const connectionItem = (user: string, sealed: string, createdAt: number, dueAt?: number): Item => ({
+  user_id: user,
+  created_at: isoTime(createdAt),
+  token_sealed: sealed,
+  entity: 'connection',
+  ...(dueAt === undefined ? {} : dueEntry(user, dueAt)),
+  ...connectionKey(user),
 });

@@ -56,8 +56,14 @@ export interface HourlyHead {
   error_code?: string;
   sections?: Partial<Record<Section, SectionResult>>;
   revision: number;
+  /**
+   * Epoch ms: the instant the tick must next look at this user (the due index,
+   * lib/sync/README.md). Absent only on a head written before the index existed.
+   */
+  due_at?: number;
 }
 
+/** Times in the model are epoch ms (lib/clock); items store them as ISO-8601 UTC (keys.ts). */
 export interface StepRow {
   attempt_id: string;
   step_id: string;

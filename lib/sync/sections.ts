@@ -1,3 +1,4 @@
+import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import type { SyncDataStore } from './data-store';
 import type { Section } from './model';
@@ -37,7 +38,7 @@ export interface SectionContext {
   data: SyncDataStore;
   user: string;
   attempt_id: string;
-  now: () => number;
+  now: Clock;
   log: Logger;
   settings: SectionSettings;
 }

@@ -6,7 +6,9 @@ import { UnsafeKeyPartError } from './errors';
 import { Section, SyncErrorCode } from './model';
 import { SharedCallBudget } from './rate-budget';
 import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS, SectionRunner, SectionSettings } from './sections';
-import type { SyncStore } from './dynamodb-store';
+import type { Clock } from '../clock';
+import type { ConnectionService } from './connections';
+import type { HourlyService } from './service';
 import { TBankClient } from './tbank/client';
 import { TBankError } from './tbank/errors';
 
@@ -25,12 +27,13 @@ export interface StepInput {
 }
 
 export interface StepDeps {
-  store: SyncStore;
+  hourly: HourlyService;
+  connections: ConnectionService;
   data: SyncDataStore;
   tbank: TBankSettings;
   timeoutMs: number;
   settings?: SectionSettings;
-  now: () => number;
+  now: Clock;
   log: Logger;
   runners?: Record<Section, SectionRunner>;
 }
@@ -57,7 +60,7 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
   const row = { attempt_id: input.attempt_id, step_id: input.step_id, section: input.section };
   try {
     if (
-      (await deps.store.startStep(input.user_id, { ...row, state: 'running', started_at: deps.now() })) === 'exists'
+      (await deps.hourly.startStep(input.user_id, { ...row, state: 'running', started_at: deps.now() })) === 'exists'
     ) {
       log.info('sync_step_duplicate_delivery');
       return 'duplicate';
@@ -74,7 +77,7 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
   let code: string | undefined;
   let trackingId: string | undefined;
   try {
-    const token = await deps.store.connectionToken(input.user_id);
+    const token = await deps.connections.connectionToken(input.user_id);
     if (!token) throw new NoTokenError();
     const run = (deps.runners ?? SECTION_RUNNERS)[input.section];
     // Monotonic: the remaining time of the step's own bound, whatever the wall clock does.
@@ -112,7 +115,7 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
   }
 
   try {
-    await deps.store.finishStep(input.user_id, row, result, deps.now(), code, trackingId);
+    await deps.hourly.finishStep(input.user_id, row, result, deps.now(), code, trackingId);
   } catch (err) {
     // A successor attempt exists: this late row is refused by the fence, by design.
     if (err instanceof StaleAttemptError) {
@@ -123,7 +126,7 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
   }
 
   try {
-    await deps.store.settleHourly(input.user_id, input.attempt_id, deps.now());
+    await deps.hourly.settleHourly(input.user_id, input.attempt_id, deps.now());
   } catch (err) {
     log.error('sync_settle_failed', { err }); // the next tick's recovery settles it
   }

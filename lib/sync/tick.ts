@@ -1,109 +1,172 @@
+import type { Clock } from '../clock';
 import { newId } from '../ident';
 import type { Logger } from '../log';
+import type { ConnectionService } from './connections';
+import { DUE_SHARDS } from './keys';
 import { MANDATORY_SECTIONS, SyncErrorCode } from './model';
+import type { HourlyService, Reservation, Run } from './service';
 import type { StepInput } from './step';
-import type { Reservation, Run, SyncStore } from './dynamodb-store';
 
 /**
- * The minute tick (lib/sync/README.md): for each connection, recovery, then
- * reserveHourly, then the walk of a reserved attempt: access.local, then one
- * async step per mandatory section, each step id written onto the attempt
- * right after its dispatch. The tick never waits for steps: the last step to
- * finish, or a later tick, settles at the terminal barrier.
+ * The minute tick (lib/sync/README.md). It reads only the due index: one
+ * query per shard for the users whose `due_at` has come (overdue included),
+ * so an idle connection costs it nothing. Each due user is visited:
+ * recovery, then reserveHourly, then the walk of a reserved attempt
+ * (access.local, then one async step per mandatory section, each step id
+ * written onto the attempt right after its dispatch). A visit that finds
+ * nothing to do moves the user's entry to the next instant it can act. The
+ * tick never waits for steps: the last step to finish, or a later visit,
+ * settles at the terminal barrier.
+ *
+ * More due users than one invocation visits within its budget (`inlineMax`):
+ * the tick fans out, one shard invocation per shard with due users
+ * (`tickShard`, each with its own run deadline).
  */
 
 export type Dispatch = (input: StepInput) => Promise<void>;
 
 export interface TickDeps {
-  store: SyncStore;
+  hourly: HourlyService;
+  connections: ConnectionService;
   dispatch: Dispatch;
-  now: () => number;
+  now: Clock;
   log: Logger;
   run: Run;
+  /** Invokes the shard tick of `shard` asynchronously; without it an oversized due set is walked shard by shard here. */
+  fanOut?: (shard: number) => Promise<void>;
+  /** Due users visited inline at most; more are fanned out (INLINE_MAX). */
+  inlineMax?: number;
 }
 
 export type TickOutcome = Reservation['branch'] | 'failed';
 
 /** Users are independent (each guarded by its own conditional writes): work on a few at once. */
 export const TICK_CONCURRENCY = 8;
-/** Stop taking new users this close to the run's hard end; the next tick takes them. */
+/** Stop taking new users this close to the run's hard end; the next tick takes them (their entries stay due). */
 export const TICK_MARGIN_MS = 5_000;
+/**
+ * Due users one tick visits itself. A visit that reserves costs ~12 DynamoDB
+ * calls and 4 invokes (bench: `npm run bench -- sync`); 200 of them at
+ * TICK_CONCURRENCY fit well within a minute's tick on a loaded table.
+ */
+export const INLINE_MAX = 200;
 
 export async function tick(deps: TickDeps): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
+  if (pastMargin(deps)) return counts;
+  const inlineMax = deps.inlineMax ?? INLINE_MAX;
+  const now = deps.now();
+  // One query per shard; each reads at most inlineMax + 1 entries, so an oversized set is seen without reading it.
+  const due = await Promise.all(
+    Array.from({ length: DUE_SHARDS }, async (_, shard) => collect(deps.hourly.dueUsers(shard, now, inlineMax + 1))),
+  );
+  const total = due.reduce((n, users) => n + users.length, 0);
+  if (total <= inlineMax) {
+    await visitAll(deps, iterate(due.flat()), counts);
+  } else {
+    const shards = due.flatMap((users, shard) => (users.length ? [shard] : []));
+    for (const shard of shards) {
+      if (!deps.fanOut) {
+        await visitAll(deps, deps.hourly.dueUsers(shard, now), counts);
+        continue;
+      }
+      try {
+        await deps.fanOut(shard);
+        counts.fanned_out = (counts.fanned_out ?? 0) + 1;
+      } catch (err) {
+        // Its entries stay due: the next tick fans out again.
+        deps.log.error('sync_tick_fan_out_failed', { shard, err });
+        counts.failed = (counts.failed ?? 0) + 1;
+      }
+    }
+  }
+  deps.log.info('sync_tick_done', { run_id: deps.run.run_id, due: total, ...counts });
+  return counts;
+}
+
+export const isDueShard = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 0 && value < DUE_SHARDS;
+
+/** One shard's due users, paged, until this invocation's own run deadline. */
+export async function tickShard(deps: TickDeps, shard: number): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  if (!isDueShard(shard)) throw new RangeError(`no due shard ${shard}`);
+  await visitAll(deps, deps.hourly.dueUsers(shard, deps.now()), counts);
+  deps.log.info('sync_tick_shard_done', { run_id: deps.run.run_id, shard, ...counts });
+  return counts;
+}
+
+async function visitAll(deps: TickDeps, users: AsyncIterator<string>, counts: Record<string, number>) {
   const count = (outcome: string) => (counts[outcome] = (counts[outcome] ?? 0) + 1);
-  const users = deps.store.connections();
   const worker = async () => {
     for (;;) {
-      if (deps.now() > deps.run.run_deadline - TICK_MARGIN_MS) return;
+      if (pastMargin(deps)) return;
       const next = await users.next();
       if (next.done) return;
       try {
-        count(await tickUser(deps, next.value.user_id));
+        count(await tickUser(deps, next.value));
       } catch (err) {
-        deps.log.error('sync_tick_user_failed', { user_id: next.value.user_id, err });
+        deps.log.error('sync_tick_user_failed', { user_id: next.value, err });
         count('failed');
       }
     }
   };
   await Promise.all(Array.from({ length: TICK_CONCURRENCY }, worker));
-  deps.log.info('sync_tick_done', { run_id: deps.run.run_id, ...counts });
-  return counts;
 }
 
-/** A step settles right after its finish; rows all finished this long ago mean that settle failed. */
-export const SETTLE_GRACE_MS = 60_000;
+const pastMargin = (deps: TickDeps) => deps.now() > deps.run.run_deadline - TICK_MARGIN_MS;
 
-/**
- * Recovery on the tick, for a walked attempt still running: past the wait
- * bound it is settled as it stands (DEADLINE for late steps); when every step
- * finished long ago, the settle that should have followed failed: close it
- * INTERRUPTED (at most partial). A run that died mid-walk is reserveHourly's
- * `restart` branch.
- */
-async function recover(deps: TickDeps, user: string, log: Logger): Promise<void> {
-  const head = await deps.store.head(user);
-  if (head?.state !== 'running' || !head.walk_completed) return;
-  const now = deps.now();
-  const result = await deps.store.settleHourly(user, head.attempt_id, now, {
-    lostIfFinishedBefore: now - SETTLE_GRACE_MS,
-  });
-  if ('settled' in result)
-    log.warn('sync_attempt_recovered', {
-      attempt_id: head.attempt_id,
-      outcome: result.settled.state,
-      error_code: result.settled.error_code,
-    });
+async function collect(users: AsyncGenerator<string>): Promise<string[]> {
+  const out: string[] = [];
+  for await (const user of users) out.push(user);
+  return out;
 }
 
+async function* iterate(users: string[]): AsyncGenerator<string> {
+  yield* users;
+}
+
+/** One visit of one user: recovery, the reservation and its walk, or the move of its due entry. */
 export async function tickUser(deps: TickDeps, user: string): Promise<TickOutcome> {
   const log = deps.log.child({ user_id: user, run_id: deps.run.run_id });
-  await recover(deps, user, log);
+  const head = await deps.hourly.head(user);
+  const recovered = head ? await deps.hourly.recover(head, deps.now()) : undefined;
+  if (recovered && 'settled' in recovered)
+    log.warn('sync_attempt_recovered', {
+      attempt_id: head!.attempt_id,
+      outcome: recovered.settled.state,
+      error_code: recovered.settled.error_code,
+    });
 
-  const reservation = await deps.store.reserveHourly(user, deps.now(), deps.run);
+  // The head just read is the premise unless recovery wrote it or found it moved on.
+  const unchanged = !recovered || ('skipped' in recovered && recovered.skipped === 'waiting');
+  const reservation = await deps.hourly.reserveHourly(user, deps.now(), deps.run, unchanged ? { head } : undefined);
   if (reservation.branch === 'restart') log.warn('sync_attempt_interrupted', { outcome: reservation.closed.state });
-  if (!('head' in reservation) || !reservation.head) return reservation.branch;
+  if (!('head' in reservation) || !reservation.head) {
+    if ('current' in reservation && reservation.current) await deps.hourly.defer(reservation.current, deps.now());
+    return reservation.branch;
+  }
 
-  const attempt = reservation.head.attempt_id;
-  log.info('sync_attempt_reserved', { attempt_id: attempt, branch: reservation.branch });
-  if (!(await deps.store.connectionToken(user))) {
+  const attempt = reservation.head;
+  log.info('sync_attempt_reserved', { attempt_id: attempt.attempt_id, branch: reservation.branch });
+  if (!(await deps.connections.connectionToken(user))) {
     // access.local: without a token no section can run.
-    await deps.store.markWalkCompleted(user, attempt);
-    await deps.store.settleHourly(user, attempt, deps.now(), { cause: SyncErrorCode.ACCESS_DENIED });
+    await deps.hourly.markWalkCompleted(attempt, deps.now());
+    await deps.hourly.settleHourly(user, attempt.attempt_id, deps.now(), { cause: SyncErrorCode.ACCESS_DENIED });
     return reservation.branch;
   }
   for (const section of MANDATORY_SECTIONS) {
-    const step: StepInput = { user_id: user, attempt_id: attempt, step_id: newId(deps.now()), section };
+    const step: StepInput = { user_id: user, attempt_id: attempt.attempt_id, step_id: newId(deps.now()), section };
     try {
       await deps.dispatch(step);
     } catch (err) {
       // No durable row will exist: settle reports the section as DISPATCH_FAILED.
-      log.error('sync_dispatch_failed', { attempt_id: attempt, section, err });
+      log.error('sync_dispatch_failed', { attempt_id: attempt.attempt_id, section, err });
       continue;
     }
-    await deps.store.recordDispatch(user, attempt, section, step.step_id);
+    await deps.hourly.recordDispatch(user, attempt.attempt_id, section, step.step_id);
   }
-  await deps.store.markWalkCompleted(user, attempt);
-  await deps.store.settleHourly(user, attempt, deps.now());
+  await deps.hourly.markWalkCompleted(attempt, deps.now());
+  await deps.hourly.settleHourly(user, attempt.attempt_id, deps.now());
   return reservation.branch;
 }

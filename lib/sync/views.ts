@@ -1,9 +1,10 @@
+import { isoTime } from '../clock';
 import type { HourlyHead, StepRow } from './model';
 import type { Operation } from './tbank/contract';
 
 /** The read API's shapes: times as ISO strings, no fencing internals (run ids, revisions). */
 
-const iso = (ms?: number) => (ms === undefined ? undefined : new Date(ms).toISOString());
+const iso = (ms?: number) => (ms === undefined ? undefined : isoTime(ms));
 
 export function hourlyView(head: HourlyHead) {
   return {

@@ -1,5 +1,7 @@
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { newId } from '../../lib/ident';
-import { SyncStore } from '../../lib/sync/dynamodb-store';
+import { dueShardOf } from '../../lib/sync/keys';
+import { syncServices } from '../support/sync';
 import { ACCOUNTS, OPERATIONS } from '../../emulator/brokerage/dataset';
 import { call } from '../support/http';
 import { invokeScheduled, stackClients, stackConfig, stackSealer } from '../support/stack';
@@ -71,9 +73,50 @@ describe('hourly sync through serverless offline', () => {
     expect([answer.status, answer.body.error.code]).toEqual([404, 'NOT_FOUND']);
   });
 
+  it('the shard tick takes one due shard, invoked as the tick fans out to it; a bad shard is refused, nothing fails', async () => {
+    const lambda = new LambdaClient({ endpoint: process.env.TEST_LAMBDA_URL, region: 'us-east-1' });
+    const invokeShard = async (payload: unknown) => {
+      const out = await lambda.send(
+        new InvokeCommand({
+          FunctionName: 'torrent-scan-sync-test-syncTickShard',
+          Payload: new TextEncoder().encode(JSON.stringify(payload)),
+        }),
+      );
+      expect(out.FunctionError).toBeUndefined();
+      return JSON.parse(new TextDecoder().decode(out.Payload)) as unknown;
+    };
+    try {
+      const user = newId();
+      expect((await call('POST', '/sync/connections', { user_id: user, token: 't.e2eshard' })).status).toBe(201);
+      expect(await invokeShard({ shard: 16 })).toBe('rejected');
+      for (const hostile of [{ shard: '0' }, { shard: -1 }, { shard: 1.5 }, null, 'x', { shard: { $gt: 0 } }])
+        expect(await invokeShard(hostile)).toBe('rejected');
+      expect(await invokeShard({ shard: dueShardOf(user) })).toMatchObject({ first: expect.any(Number) });
+      let hourly = await call('GET', `/sync/${user}/hourly`);
+      for (let i = 0; i < 300 && hourly.body?.state !== 'succeeded'; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        hourly = await call('GET', `/sync/${user}/hourly`);
+      }
+      expect(hourly.body.state).toBe('succeeded');
+    } finally {
+      lambda.destroy();
+    }
+  });
+
+  it('DELETE /sync/connections/{user}: the connection and its head go together; again → 404', async () => {
+    const user = newId();
+    expect((await call('POST', '/sync/connections', { user_id: user, token: 't.e2edelete' })).status).toBe(201);
+    await tick();
+    expect((await call('GET', `/sync/${user}/hourly`)).status).toBe(200);
+    expect((await call('DELETE', `/sync/connections/${user}`)).status).toBe(204);
+    expect((await call('GET', `/sync/${user}/hourly`)).status).toBe(404);
+    expect((await call('DELETE', `/sync/connections/${user}`)).body.error.code).toBe('NOT_FOUND');
+    expect((await call('DELETE', '/sync/connections/not-a-ulid')).status).toBe(404);
+  });
+
   it('refuses bad connections with a clear 400 and stores nothing', async () => {
     const aws = stackClients();
-    const store = new SyncStore({
+    const { connections } = syncServices({
       documents: aws.documents,
       table: stackConfig().tables.sync,
       waitBoundMs: 1,
@@ -86,7 +129,7 @@ describe('hourly sync through serverless offline', () => {
     ]) {
       const answer = await call('POST', '/sync/connections', body);
       expect([answer.status, answer.body.error.code]).toEqual([400, 'INVALID_REQUEST']);
-      if (/^[0-9a-z]{26}$/.test(body.user_id)) expect(await store.connectionToken(body.user_id)).toBeUndefined();
+      if (/^[0-9a-z]{26}$/.test(body.user_id)) expect(await connections.connectionToken(body.user_id)).toBeUndefined();
     }
     aws.dynamodb.destroy();
     expect((await call('GET', `/sync/${newId()}/operations?from=yesterday`)).status).toBe(400);

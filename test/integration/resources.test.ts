@@ -1,9 +1,15 @@
-import { ConditionalCheckFailedException, DescribeTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  ConditionalCheckFailedException,
+  CreateTableCommand,
+  DeleteTableCommand,
+  DescribeTableCommand,
+  PutItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import { HeadBucketCommand } from '@aws-sdk/client-s3';
 import path from 'node:path';
 import { loadServiceDefinition } from '../../tools/stack/definition';
 import { bootstrapResources } from '../../tools/stack/stack';
-import { planResources } from '../../tools/stack/resources';
+import { applyResources, planResources } from '../../tools/stack/resources';
 import { newId } from '../../lib/ident';
 import { stackClients, stackConfig } from '../support/stack';
 
@@ -35,6 +41,34 @@ describe('resources bootstrapped from serverless.yml', () => {
     );
     expect(plan.tables.length).toBeGreaterThanOrEqual(2);
   }, 60_000);
+
+  it('gives a table kept from an earlier run the indexes declared since (the sync table’s DUE)', async () => {
+    const definition = await loadServiceDefinition(ROOT, process.env, 'test');
+    const sync = planResources(definition.resources.Resources).tables.find((t) => t.logicalId === 'SyncTable')!;
+    const TableName = `${sync.create.TableName}-kept-${newId()}`;
+    const { GlobalSecondaryIndexes: _declared, ...withoutIndexes } = sync.create;
+    await aws.dynamodb.send(
+      new CreateTableCommand({
+        ...withoutIndexes,
+        TableName,
+        AttributeDefinitions: [
+          { AttributeName: 'PK', AttributeType: 'S' },
+          { AttributeName: 'SK', AttributeType: 'S' },
+        ],
+      }),
+    );
+    try {
+      const result = await applyResources(
+        { tables: [{ ...sync, create: { ...sync.create, TableName } }], buckets: [], ignored: [] },
+        { dynamodb: aws.dynamodb, s3: aws.s3 },
+      );
+      expect(result.existing).toEqual([`table ${TableName}`]);
+      const { Table } = await aws.dynamodb.send(new DescribeTableCommand({ TableName }));
+      expect(Table?.GlobalSecondaryIndexes?.map((i) => i.IndexName)).toEqual(['DUE']);
+    } finally {
+      await aws.dynamodb.send(new DeleteTableCommand({ TableName }));
+    }
+  });
 
   it('enforces a conditional write: of racing attribute_not_exists puts exactly one wins', async () => {
     const pk = `TEST#${newId()}`;

@@ -69,7 +69,7 @@ it('gives each secret only to the functions that need it (offline runs in one pr
       .sort();
   expect(holders('AUTH_TOKENS')).toEqual(['authorizer', 'webSignIn']);
   expect(holders('SESSION_KEYS')).toEqual(['authorizer', 'webSignIn']);
-  expect(holders('SYNC_TOKEN_KEYS')).toEqual(['syncConnections', 'syncStep', 'syncTick']);
+  expect(holders('SYNC_TOKEN_KEYS')).toEqual(['syncConnections', 'syncStep', 'syncTick', 'syncTickShard']);
   expect(holders('TELEGRAM_BOT_TOKEN')).toEqual(['telegramNotify', 'telegramWebhook']);
   expect(holders('TELEGRAM_WEBHOOK_SECRET')).toEqual(['telegramNotify', 'telegramWebhook']);
   const shared = Object.keys(definition.provider.environment);

@@ -1,3 +1,6 @@
+import type { ConnectionService } from '../../lib/sync/connections';
+import type { HourlyService } from '../../lib/sync/service';
+import { syncServices } from '../support/sync';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { BrokerageEmulator } from '../../emulator/brokerage/emulator';
 import { newId } from '../../lib/ident';
@@ -6,7 +9,6 @@ import { DynamoSyncDataStore } from '../../lib/sync/dynamodb-data-store';
 import { MANDATORY_SECTIONS, Section } from '../../lib/sync/model';
 import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS } from '../../lib/sync/sections';
 import { runStep } from '../../lib/sync/step';
-import { SyncStore } from '../../lib/sync/dynamodb-store';
 import { isolatedTable, stackClients, stackSealer } from '../support/stack';
 
 /**
@@ -17,7 +19,8 @@ import { isolatedTable, stackClients, stackSealer } from '../support/stack';
  */
 const aws = stackClients();
 let table: { name: string; drop: () => Promise<void> };
-let store: SyncStore;
+let hourly: HourlyService;
+let connections: ConnectionService;
 let data: DynamoSyncDataStore;
 let emulator: BrokerageEmulator;
 let url: string;
@@ -25,13 +28,18 @@ let victim: string;
 
 beforeAll(async () => {
   table = await isolatedTable(aws, 'SyncTable');
-  store = new SyncStore({ documents: aws.documents, table: table.name, waitBoundMs: 60_000, sealer: stackSealer() });
+  ({ hourly, connections } = syncServices({
+    documents: aws.documents,
+    table: table.name,
+    waitBoundMs: 60_000,
+    sealer: stackSealer(),
+  }));
   data = new DynamoSyncDataStore({ documents: aws.documents, table: table.name });
   emulator = new BrokerageEmulator();
   url = await emulator.listen();
   // The victim: another user with a connection, a settled hourly head and synced data.
   victim = newId();
-  await store.putConnection(victim, `t.${victim}`, new Date());
+  await connections.putConnection(victim, `t.${victim}`, Date.now());
   await syncAll(victim, {});
 });
 afterAll(async () => {
@@ -41,7 +49,7 @@ afterAll(async () => {
 });
 
 async function syncAll(user: string, inject: Record<string, unknown>): Promise<Record<Section, string>> {
-  const r = await store.reserveHourly(user, Date.now(), { run_id: newId(), run_deadline: Date.now() + 55_000 });
+  const r = await hourly.reserveHourly(user, Date.now(), { run_id: newId(), run_deadline: Date.now() + 55_000 });
   if (!('head' in r) || !r.head) throw new Error('no reservation');
   emulator.reset();
   if (Object.keys(inject).length) emulator.faults['*'] = { inject };
@@ -49,10 +57,11 @@ async function syncAll(user: string, inject: Record<string, unknown>): Promise<R
   // One after the other: catalog.enrichment then sees what the others stored.
   for (const section of ['portfolio', 'operations', 'events.refresh', 'catalog.enrichment'] as const) {
     const step = { user_id: user, attempt_id: r.head.attempt_id, step_id: newId(), section };
-    await store.recordDispatch(user, r.head.attempt_id, section, step.step_id);
+    await hourly.recordDispatch(user, r.head.attempt_id, section, step.step_id);
     await runStep(
       {
-        store,
+        hourly,
+        connections,
         data,
         tbank: { baseUrl: url, appName: 'security-test', rateWindowMs: 60_000, backoffMs: 5 },
         settings: { ...DEFAULT_SECTION_SETTINGS, historyDays: 30 },
@@ -63,7 +72,8 @@ async function syncAll(user: string, inject: Record<string, unknown>): Promise<R
       },
       step,
     );
-    out[section] = (await store.stepRows(r.head.attempt_id)).find((row) => row.section === section)!.error_code ?? 'ok';
+    out[section] =
+      (await hourly.stepRows(r.head.attempt_id)).find((row) => row.section === section)!.error_code ?? 'ok';
   }
   return out;
 }
@@ -89,6 +99,8 @@ const ownedBy = (user: string, key: string, attempt?: string) =>
   key.startsWith(`USER#${user}|`) ||
   key.startsWith(`OPGEN#${user}#`) ||
   key.startsWith(`RATE#${user}|`) ||
+  // Its own connection: the first reservation moves the user's due entry from it to the head.
+  key === `CONN|USER#${user}` ||
   (attempt !== undefined && key.startsWith(`ATTEMPT#${attempt}|`));
 
 const hostileFields = {
@@ -111,11 +123,11 @@ it.each([
   '%s: no row outside the user’s own data changes, nothing is polluted',
   async (_name, inject, expected) => {
     const attacker = newId();
-    await store.putConnection(attacker, `t.${attacker}`, new Date());
+    await connections.putConnection(attacker, `t.${attacker}`, Date.now());
     const before = await rows();
     const codes = await syncAll(attacker, inject(victim));
     const after = await rows();
-    const attempt = (await store.head(attacker))!.attempt_id;
+    const attempt = (await hourly.head(attacker))!.attempt_id;
 
     // The sections ended as expected: clean (fields ignored) or a clear error (unsafe ids).
     if (expected === 'ok')
@@ -147,7 +159,7 @@ it.each([
     }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     // The victim's own view is untouched.
-    expect(await store.head(victim)).toMatchObject({ user_id: victim });
+    expect(await hourly.head(victim)).toMatchObject({ user_id: victim });
     expect(MANDATORY_SECTIONS).toHaveLength(4);
   },
   60_000,

@@ -92,6 +92,8 @@ function libModule(file: string): string | undefined {
 }
 const isDomain = (module: string | undefined): boolean => (DOMAINS as readonly string[]).includes(module ?? '');
 const isStorageInternal = (file: string) => /\/(keys|dynamodb[^/]*)\.ts$/.test(file);
+/** A domain's storage modules: its keys, its store interfaces (`store.ts`, `*-store.ts`) and its DynamoDB stores. */
+const isStorage = (file: string) => /\/(keys|store|[^/]*-store|dynamodb[^/]*)\.ts$/.test(file);
 /** Adapters that may talk to AWS inside a domain: its DynamoDB store, its change stream and S3 access. */
 const mayUseSdk = (file: string) => /\/(dynamodb[^/]*|[^/]*-store|[^/]*-stream|s3[^/]*)\.ts$/.test(file);
 
@@ -110,11 +112,11 @@ export function analyseImports(graph: ImportGraph): { violations: Violation[]; u
       }
       if (isDomain(fromModule) && to.startsWith('@aws-sdk/') && !mayUseSdk(from)) add('sdk-in-domain', from, to);
       if (fromModule && !isDomain(fromModule) && isDomain(toModule)) add('shared-imports-domain', from, to);
-      if (from.startsWith('functions/') && to.startsWith('lib/')) {
-        if (/\/keys\.ts$/.test(to) || (/\/dynamodb[^/]*\.ts$/.test(to) && !from.endsWith('/deps.ts'))) {
-          add('handler-imports-storage', from, to);
-        }
+      // Handlers call services: a domain's keys, store interfaces and DynamoDB stores are wired in deps.ts only.
+      if (from.startsWith('functions/') && !from.endsWith('/deps.ts') && isDomain(toModule) && isStorage(to)) {
+        add('handler-imports-storage', from, to);
       }
+      if (from.startsWith('functions/') && /\/keys\.ts$/.test(to)) add('handler-imports-storage', from, to);
     }
   }
 

@@ -148,6 +148,23 @@ async function createTable(dynamodb: DynamoDBClient, table: TablePlan): Promise<
       await dynamodb.send(new UpdateTableCommand({ TableName: table.create.TableName, StreamSpecification: stream }));
     }
   }
+  // A table kept from a run before one of its indexes was declared (e.g. the sync table's DUE) gets it now.
+  const indexes = table.create.GlobalSecondaryIndexes ?? [];
+  if (!created && indexes.length) {
+    const current = await dynamodb.send(new DescribeTableCommand({ TableName: table.create.TableName }));
+    const present = new Set((current.Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName));
+    for (const index of indexes.filter((i) => !present.has(i.IndexName))) {
+      await dynamodb.send(
+        new UpdateTableCommand({
+          TableName: table.create.TableName,
+          AttributeDefinitions: table.create.AttributeDefinitions,
+          GlobalSecondaryIndexUpdates: [
+            { Create: { IndexName: index.IndexName, KeySchema: index.KeySchema, Projection: index.Projection } },
+          ],
+        }),
+      );
+    }
+  }
   if (table.ttlAttribute) {
     const current = await dynamodb.send(new DescribeTimeToLiveCommand({ TableName: table.create.TableName }));
     if (current.TimeToLiveDescription?.AttributeName !== table.ttlAttribute) {

@@ -7,9 +7,12 @@ import { HOUR_MS, MANDATORY_SECTIONS, Section } from '../../../lib/sync/model';
 import { DynamoSyncDataStore } from '../../../lib/sync/dynamodb-data-store';
 import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS } from '../../../lib/sync/sections';
 import { runStep, StepDeps, StepInput } from '../../../lib/sync/step';
-import { SyncStore } from '../../../lib/sync/dynamodb-store';
-import { Dispatch, SETTLE_GRACE_MS, tick, TICK_MARGIN_MS, tickUser } from '../../../lib/sync/tick';
+import type { ConnectionService } from '../../../lib/sync/connections';
+import type { HourlyService } from '../../../lib/sync/service';
+import { SETTLE_GRACE_MS } from '../../../lib/sync/service';
+import { Dispatch, tick, TICK_MARGIN_MS, tickUser } from '../../../lib/sync/tick';
 import { isolatedTable, stackClients, stackSealer } from '../../support/stack';
+import { syncServices } from '../../support/sync';
 
 /**
  * The hourly coordinator against DynamoDB Local and a real HTTP brokerage
@@ -17,7 +20,8 @@ import { isolatedTable, stackClients, stackSealer } from '../../support/stack';
  */
 const WAIT_BOUND = 15 * 60 * 1000;
 const aws = stackClients();
-let store: SyncStore;
+let hourly: HourlyService;
+let connections: ConnectionService;
 let data: DynamoSyncDataStore;
 let table: { name: string; drop: () => Promise<void> };
 let brokerage: BrokerageEmulator;
@@ -34,12 +38,12 @@ const faulty = {} as Record<TBankFault, { emulator: BrokerageEmulator; url: stri
 
 beforeAll(async () => {
   table = await isolatedTable(aws, 'SyncTable');
-  store = new SyncStore({
+  ({ hourly, connections } = syncServices({
     documents: aws.documents,
     table: table.name,
     waitBoundMs: WAIT_BOUND,
     sealer: stackSealer(),
-  });
+  }));
   data = new DynamoSyncDataStore({ documents: aws.documents, table: table.name });
   jest.useFakeTimers({
     doNotFake: [
@@ -79,7 +83,7 @@ const later = (ms: number) => at(clock + ms);
 async function connectedUser(): Promise<string> {
   const user = newId();
   // A token per user: the emulator's rate limits are per token.
-  await store.putConnection(user, `t.${user}`, new Date());
+  await connections.putConnection(user, `t.${user}`, Date.now());
   return user;
 }
 
@@ -87,7 +91,8 @@ async function connectedUser(): Promise<string> {
 // A short history keeps each user's first sync small (the dataset ends 2026-11-30).
 const HISTORY_DAYS = 20;
 const stepDeps = (over: Partial<StepDeps> = {}): StepDeps => ({
-  store,
+  hourly,
+  connections,
   data,
   tbank: { baseUrl: brokerageUrl, appName: 'hourly-test', rateWindowMs: 60_000, backoffMs: 10 },
   settings: { ...DEFAULT_SECTION_SETTINGS, historyDays: HISTORY_DAYS },
@@ -114,7 +119,8 @@ function inlineDispatch(
 }
 
 const tickDeps = (dispatch: Dispatch) => ({
-  store,
+  hourly,
+  connections,
   dispatch,
   now: () => Date.now(),
   log: silentLogger,
@@ -128,7 +134,7 @@ describe('reserveHourly branches', () => {
     const steps = inlineDispatch();
     expect(await tickUser(tickDeps(steps.dispatch), user)).toBe('first');
     await steps.settled();
-    const head = await store.head(user);
+    const head = await hourly.head(user);
     expect(head).toMatchObject({ state: 'succeeded', walk_completed: true });
     expect(head!.error_code).toBeUndefined();
     expect(Object.values(head!.sections!).map((s) => s.state)).toEqual([
@@ -150,7 +156,7 @@ describe('reserveHourly branches', () => {
     const next = inlineDispatch();
     expect(await tickUser(tickDeps(next.dispatch), user)).toBe('due');
     await next.settled();
-    expect((await store.head(user))!.attempt_id).not.toBe(head!.attempt_id);
+    expect((await hourly.head(user))!.attempt_id).not.toBe(head!.attempt_id);
     // Re-running every step stored nothing twice.
     expect((await allOperations(user)).length).toBe(synced.length);
   });
@@ -165,24 +171,24 @@ describe('reserveHourly branches', () => {
     expect(await tickUser(tickDeps(inlineDispatch().dispatch), user)).toBe('running');
     release();
     await held.settled();
-    expect((await store.head(user))!.state).toBe('succeeded');
+    expect((await hourly.head(user))!.state).toBe('succeeded');
   });
 
   it('restart: the tick died mid-walk → INTERRUPTED, at most partial; next attempt only when due', async () => {
     const user = await connectedUser();
     const run = { run_id: newId(), run_deadline: Date.now() + 55_000 };
-    const reservation = await store.reserveHourly(user, Date.now(), run);
+    const reservation = await hourly.reserveHourly(user, Date.now(), run);
     if (!('head' in reservation) || !reservation.head) throw new Error('expected a reservation');
     const attempt = reservation.head.attempt_id;
     // The walk got through two sections, then the invocation died.
     for (const section of ['portfolio', 'operations'] as const) {
       const step = { user_id: user, attempt_id: attempt, step_id: newId(), section };
       await runStep(stepDeps(), step);
-      await store.recordDispatch(user, attempt, section, step.step_id);
+      await hourly.recordDispatch(user, attempt, section, step.step_id);
     }
     later(60_000);
     expect(await tickUser(tickDeps(inlineDispatch().dispatch), user)).toBe('restart');
-    expect(await store.head(user)).toMatchObject({ attempt_id: attempt, state: 'partial', error_code: 'INTERRUPTED' });
+    expect(await hourly.head(user)).toMatchObject({ attempt_id: attempt, state: 'partial', error_code: 'INTERRUPTED' });
     expect(await tickUser(tickDeps(inlineDispatch().dispatch), user)).toBe('not-due');
     later(HOUR_MS);
     expect(await tickUser(tickDeps(inlineDispatch().dispatch), user)).toBe('due');
@@ -194,7 +200,7 @@ describe('reserveHourly branches', () => {
     const steps = inlineDispatch();
     await tickUser(tickDeps(steps.dispatch), user);
     await steps.settled();
-    const head = await store.head(user);
+    const head = await hourly.head(user);
     expect(head).toMatchObject({ state: 'partial', error_code: 'UPSTREAM_ERROR' });
     expect(head!.sections!.operations).toMatchObject({ state: 'failed', error_code: 'UPSTREAM_ERROR' });
     later(HOUR_MS);
@@ -202,7 +208,7 @@ describe('reserveHourly branches', () => {
     const again = inlineDispatch();
     expect(await tickUser(tickDeps(again.dispatch), user)).toBe('due');
     await again.settled();
-    expect((await store.head(user))!.state).toBe('succeeded');
+    expect((await hourly.head(user))!.state).toBe('succeeded');
   });
 });
 
@@ -213,17 +219,17 @@ describe('faults', () => {
     const gate = new Promise<void>((r) => (release = r));
     const held = inlineDispatch({ runners: { ...SECTION_RUNNERS, 'events.refresh': async () => (await gate, 0) } });
     await tickUser(tickDeps(held.dispatch), user);
-    expect((await store.head(user))!.state).toBe('running');
+    expect((await hourly.head(user))!.state).toBe('running');
     later(WAIT_BOUND + 1000);
     await tickUser(tickDeps(inlineDispatch().dispatch), user);
-    const settled = await store.head(user);
+    const settled = await hourly.head(user);
     expect(settled).toMatchObject({ state: 'partial', error_code: 'DEADLINE' });
 
     release();
     await held.settled();
-    const rows = await store.stepRows(settled!.attempt_id);
+    const rows = await hourly.stepRows(settled!.attempt_id);
     expect(rows.find((r) => r.section === 'events.refresh')!.state).toBe('succeeded'); // stored...
-    expect((await store.head(user))!.state).toBe('partial'); // ...and the outcome stands
+    expect((await hourly.head(user))!.state).toBe('partial'); // ...and the outcome stands
   });
 
   it('a step whose own bound fires (the brokerage hangs) writes a failed row: STEP_TIMEOUT', async () => {
@@ -232,7 +238,7 @@ describe('faults', () => {
     const steps = inlineDispatch({}, {}, { 'events.refresh': { timeoutMs: 500 } });
     await tickUser(tickDeps(steps.dispatch), user);
     await steps.settled();
-    expect(await store.head(user)).toMatchObject({ state: 'partial', error_code: 'STEP_TIMEOUT' });
+    expect(await hourly.head(user)).toMatchObject({ state: 'partial', error_code: 'STEP_TIMEOUT' });
   });
 
   it('a failed dispatch leaves no row: a problem record, never succeeded', async () => {
@@ -240,23 +246,23 @@ describe('faults', () => {
     const steps = inlineDispatch({}, { portfolio: 'dispatch-fails' });
     await tickUser(tickDeps(steps.dispatch), user);
     await steps.settled();
-    const head = await store.head(user);
+    const head = await hourly.head(user);
     expect(head).toMatchObject({ state: 'partial', error_code: 'DISPATCH_FAILED' });
     expect(head!.sections!.portfolio).toMatchObject({ state: 'missing' });
   });
 
   it('settle itself fails → the next tick closes it INTERRUPTED', async () => {
     const user = await connectedUser();
-    const settle = jest.spyOn(store, 'settleHourly').mockRejectedValue(new Error('DynamoDB unavailable'));
+    const settle = jest.spyOn(hourly, 'settleHourly').mockRejectedValue(new Error('DynamoDB unavailable'));
     const steps = inlineDispatch();
     await expect(tickUser(tickDeps(steps.dispatch), user)).rejects.toThrow('DynamoDB unavailable');
     await steps.settled();
     settle.mockRestore();
-    expect((await store.head(user))!.state).toBe('running');
+    expect((await hourly.head(user))!.state).toBe('running');
     later(SETTLE_GRACE_MS + 1000);
     // Recovery closes it; the due gate then says the next attempt waits for the hour.
     expect(await tickUser(tickDeps(inlineDispatch().dispatch), user)).toBe('not-due');
-    expect(await store.head(user)).toMatchObject({ state: 'partial', error_code: 'INTERRUPTED' });
+    expect(await hourly.head(user)).toMatchObject({ state: 'partial', error_code: 'INTERRUPTED' });
   });
 
   it('a late step publication of an older attempt is rejected once a successor exists', async () => {
@@ -264,7 +270,7 @@ describe('faults', () => {
     const steps = inlineDispatch({}, { operations: 'never-runs' });
     await tickUser(tickDeps(steps.dispatch), user);
     await steps.settled();
-    const old = (await store.head(user))!;
+    const old = (await hourly.head(user))!;
     later(WAIT_BOUND + 1000);
     await tickUser(tickDeps(inlineDispatch().dispatch), user); // settles DEADLINE
     later(HOUR_MS);
@@ -278,7 +284,7 @@ describe('faults', () => {
       section: 'operations' as const,
     };
     expect(await runStep(stepDeps(), lateStep)).toBe('stale');
-    expect((await store.stepRows(old.attempt_id)).find((r) => r.section === 'operations')).toBeUndefined();
+    expect((await hourly.stepRows(old.attempt_id)).find((r) => r.section === 'operations')).toBeUndefined();
   });
 });
 
@@ -295,7 +301,7 @@ describe('tick over all connections', () => {
     const counts = await tick(tickDeps(steps.dispatch));
     await steps.settled();
     expect(counts.first).toBeGreaterThanOrEqual(users.length);
-    for (const user of users) expect((await store.head(user))!.state).toBe('succeeded');
+    for (const user of users) expect((await hourly.head(user))!.state).toBe('succeeded');
   });
 });
 
@@ -306,7 +312,7 @@ describe('races', () => {
     const branches = await Promise.all(runs.map((r) => tickUser(tickDeps(r.dispatch), user).catch(() => 'failed')));
     await Promise.all(runs.map((r) => r.settled()));
     expect(branches.filter((b) => b === 'first')).toHaveLength(1);
-    const head = await store.head(user);
+    const head = await hourly.head(user);
     expect(head!.state).toBe('succeeded');
     expect(Object.keys(head!.children).sort()).toEqual([...MANDATORY_SECTIONS].sort());
   });
@@ -375,7 +381,7 @@ describe('no false succeeded, over random fault schedules', () => {
           }
           const steps = inlineDispatch({ runners, timeoutMs: 60_000 }, dispatchFaults, perSection);
           const spy = settleFails
-            ? jest.spyOn(store, 'settleHourly').mockRejectedValue(new Error('settle down'))
+            ? jest.spyOn(hourly, 'settleHourly').mockRejectedValue(new Error('settle down'))
             : undefined;
           await tickUser(tickDeps(steps.dispatch), user).catch(() => undefined);
           // Before time jumps ahead, the steps that finish on their own must have finished in real time: a fixed
@@ -383,10 +389,10 @@ describe('no false succeeded, over random fault schedules', () => {
           const finishing = MANDATORY_SECTIONS.filter(
             (s) => !['hangs', 'never-runs', 'dispatch-fails'].includes(bySection[s]),
           );
-          const attemptId = (await store.head(user))?.attempt_id;
+          const attemptId = (await hourly.head(user))?.attempt_id;
           // Date is jest's fake clock here: bound the wait by turns of 20 ms of real time (20 s in all).
           for (let turn = 0; attemptId && turn < 1000; turn++) {
-            const rows = await store.stepRows(attemptId);
+            const rows = await hourly.stepRows(attemptId);
             if (finishing.every((s) => rows.some((r) => r.section === s && r.state !== 'running'))) break;
             await new Promise((r) => setTimeout(r, 20));
           }
@@ -398,7 +404,7 @@ describe('no false succeeded, over random fault schedules', () => {
           }
           gates.forEach((open) => open());
           await steps.settled();
-          const head = (await store.head(user))!;
+          const head = (await hourly.head(user))!;
           expect(head.state).not.toBe('running');
           const allOk = Object.values(bySection).every((f) => harmless.has(f));
           // The invariant: succeeded only when every step succeeded (the walk always completes here).

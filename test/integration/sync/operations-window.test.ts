@@ -1,3 +1,6 @@
+import type { ConnectionService } from '../../../lib/sync/connections';
+import type { HourlyService } from '../../../lib/sync/service';
+import { syncServices } from '../../support/sync';
 import { BrokerageEmulator } from '../../../emulator/brokerage/emulator';
 import { ACCOUNTS } from '../../../emulator/brokerage/dataset';
 import { newId } from '../../../lib/ident';
@@ -5,18 +8,23 @@ import { silentLogger } from '../../../lib/log';
 import { DynamoSyncDataStore } from '../../../lib/sync/dynamodb-data-store';
 import { DEFAULT_SECTION_SETTINGS } from '../../../lib/sync/sections';
 import { runStep, StepDeps } from '../../../lib/sync/step';
-import { SyncStore } from '../../../lib/sync/dynamodb-store';
 import { isolatedTable, stackClients, stackSealer } from '../../support/stack';
 
 /** Operations are stored by window, replaced whole: changed ids, crashes mid-replace, on DynamoDB Local. */
 const aws = stackClients();
 let table: { name: string; drop: () => Promise<void> };
-let store: SyncStore;
+let hourly: HourlyService;
+let connections: ConnectionService;
 let emulator: BrokerageEmulator;
 let url: string;
 beforeAll(async () => {
   table = await isolatedTable(aws, 'SyncTable');
-  store = new SyncStore({ documents: aws.documents, table: table.name, waitBoundMs: 60_000, sealer: stackSealer() });
+  ({ hourly, connections } = syncServices({
+    documents: aws.documents,
+    table: table.name,
+    waitBoundMs: 60_000,
+    sealer: stackSealer(),
+  }));
   emulator = new BrokerageEmulator();
   url = await emulator.listen();
 });
@@ -29,7 +37,8 @@ afterEach(() => emulator.reset());
 
 const ALL = ['1970-01-01T00:00:00.000Z', '9999-01-01T00:00:00.000Z'] as const;
 const deps = (data: DynamoSyncDataStore, over: Partial<StepDeps> = {}): StepDeps => ({
-  store,
+  hourly,
+  connections,
   data,
   tbank: { baseUrl: url, appName: 'window-test', rateWindowMs: 60_000, backoffMs: 5 },
   // Now is 2026-11-02: the first sync (2 days back) and every re-sync (its end minus the 3-day overlap) cover the same two windows, 2026-10 and 2026-11.
@@ -41,17 +50,17 @@ const deps = (data: DynamoSyncDataStore, over: Partial<StepDeps> = {}): StepDeps
 });
 
 async function attemptFor(user: string): Promise<string> {
-  const r = await store.reserveHourly(user, Date.now(), { run_id: newId(), run_deadline: Date.now() + 55_000 });
+  const r = await hourly.reserveHourly(user, Date.now(), { run_id: newId(), run_deadline: Date.now() + 55_000 });
   if (!('head' in r) || !r.head) throw new Error('no reservation');
   return r.head.attempt_id;
 }
 
 async function syncOperations(user: string, data: DynamoSyncDataStore, over: Partial<StepDeps> = {}) {
   // A fresh attempt per run: a step row exists once per (attempt, section).
-  await store
-    .settleHourly(user, (await store.head(user))?.attempt_id ?? '', Date.now(), { cause: 'INTERRUPTED' })
+  await hourly
+    .settleHourly(user, (await hourly.head(user))?.attempt_id ?? '', Date.now(), { cause: 'INTERRUPTED' })
     .catch(() => undefined);
-  const head = await store.head(user);
+  const head = await hourly.head(user);
   if (head) {
     // Reserve the next hour by moving the head's start back: the due gate is an hour after the last start.
     await aws.documents.send(
@@ -69,7 +78,7 @@ async function syncOperations(user: string, data: DynamoSyncDataStore, over: Par
 
 async function connected(): Promise<string> {
   const user = newId();
-  await store.putConnection(user, `t.${user}`, new Date());
+  await connections.putConnection(user, `t.${user}`, Date.now());
   return user;
 }
 

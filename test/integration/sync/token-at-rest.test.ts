@@ -2,7 +2,7 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newId } from '../../../lib/ident';
 import { newKeyringEntry, parseKeyring, SecretSealer, SecretUnreadableError } from '../../../lib/secrets/sealer';
 import { connectionKey } from '../../../lib/sync/keys';
-import { SyncStore } from '../../../lib/sync/dynamodb-store';
+import { syncServices } from '../../support/sync';
 import { isolatedTable, stackClients } from '../../support/stack';
 
 /** Brokerage tokens at rest, on DynamoDB Local: sealed, bound to their row, rotated on read. */
@@ -14,8 +14,9 @@ const sealerOf = (text: string) => {
   return () => sealer;
 };
 let table: { name: string; drop: () => Promise<void> };
-const storeWith = (keys: string) =>
-  new SyncStore({ documents: aws.documents, table: table.name, waitBoundMs: 60_000, sealer: sealerOf(keys) });
+const connectionsWith = (keys: string) =>
+  syncServices({ documents: aws.documents, table: table.name, waitBoundMs: 60_000, sealer: sealerOf(keys) })
+    .connections;
 const rawItem = async (user: string) =>
   (await aws.documents.send(new GetCommand({ TableName: table.name, Key: connectionKey(user), ConsistentRead: true })))
     .Item!;
@@ -31,58 +32,58 @@ afterAll(async () => {
 it('stores the token sealed: the item holds no plaintext, and the store opens it', async () => {
   const user = newId();
   const token = `tok_${newId()}`;
-  await storeWith(oldKey).putConnection(user, token, new Date());
+  await connectionsWith(oldKey).putConnection(user, token, Date.now());
   const item = await rawItem(user);
   expect(JSON.stringify(item)).not.toContain(token);
   expect(item.token).toBeUndefined();
   expect(item.token_sealed).toMatch(/^v1\.2026a\./);
-  expect(await storeWith(oldKey).connectionToken(user)).toBe(token);
+  expect(await connectionsWith(oldKey).connectionToken(user)).toBe(token);
 });
 
 it('a sealed token copied onto another user does not open there', async () => {
   const [victim, thief] = [newId(), newId()];
-  const store = storeWith(oldKey);
-  await store.putConnection(victim, 'tok_victim_secret', new Date());
-  await store.putConnection(thief, 'tok_thief', new Date());
+  const connections = connectionsWith(oldKey);
+  await connections.putConnection(victim, 'tok_victim_secret', Date.now());
+  await connections.putConnection(thief, 'tok_thief', Date.now());
   const stolen = (await rawItem(victim)).token_sealed;
   await aws.documents.send(
     new PutCommand({ TableName: table.name, Item: { ...(await rawItem(thief)), token_sealed: stolen } }),
   );
-  await expect(store.connectionToken(thief)).rejects.toThrow(SecretUnreadableError);
+  await expect(connections.connectionToken(thief)).rejects.toThrow(SecretUnreadableError);
 });
 
 it('rotation: after the new key is put first, reading re-seals once under it; then the old key can go', async () => {
   const user = newId();
-  await storeWith(oldKey).putConnection(user, 'tok_rotate_me', new Date());
-  const rotated = storeWith(`${newKey},${oldKey}`);
+  await connectionsWith(oldKey).putConnection(user, 'tok_rotate_me', Date.now());
+  const rotated = connectionsWith(`${newKey},${oldKey}`);
   expect(await rotated.connectionToken(user)).toBe('tok_rotate_me');
   const resealed = (await rawItem(user)).token_sealed;
   expect(resealed).toMatch(/^v1\.2026b\./);
   expect(await rotated.connectionToken(user)).toBe('tok_rotate_me');
   expect((await rawItem(user)).token_sealed).toBe(resealed); // current: no second write
-  expect(await storeWith(newKey).connectionToken(user)).toBe('tok_rotate_me');
+  expect(await connectionsWith(newKey).connectionToken(user)).toBe('tok_rotate_me');
 });
 
 it('rotation never overwrites a token replaced between the read and the re-seal', async () => {
   const user = newId();
-  await storeWith(oldKey).putConnection(user, 'tok_before', new Date());
+  await connectionsWith(oldKey).putConnection(user, 'tok_before', Date.now());
   // A new token lands exactly between the rotation's read and its re-seal.
   const documents = Object.create(aws.documents) as typeof aws.documents;
   let raced = false;
   documents.send = (async (command: unknown) => {
     if (command instanceof UpdateCommand && !raced) {
       raced = true;
-      await storeWith(newKey).putConnection(user, 'tok_after', new Date());
+      await connectionsWith(newKey).putConnection(user, 'tok_after', Date.now());
     }
     return aws.documents.send(command as GetCommand);
   }) as typeof documents.send;
-  const rotating = new SyncStore({
+  const rotating = syncServices({
     documents,
     table: table.name,
     waitBoundMs: 60_000,
     sealer: sealerOf(`${newKey},${oldKey}`),
-  });
+  }).connections;
   expect(await rotating.connectionToken(user)).toBe('tok_before');
   expect(raced).toBe(true);
-  expect(await storeWith(newKey).connectionToken(user)).toBe('tok_after');
+  expect(await connectionsWith(newKey).connectionToken(user)).toBe('tok_after');
 });

@@ -75,3 +75,26 @@ describe('architecture: the checker itself finds each kind of violation', () => 
     expect(rules.has(rule)).toBe(true);
   });
 });
+
+describe('architecture: handlers reach storage only through their deps.ts', () => {
+  const graph = (from: string, to: string) => ({
+    root: '/r',
+    files: [from, to],
+    imports: new Map<string, string[]>([[from, [to]]]),
+  });
+  const rules = (from: string, to: string) => analyseImports(graph(from, to)).violations.map((v) => v.rule);
+
+  it.each(['lib/sync/store.ts', 'lib/sync/data-store.ts', 'lib/sync/dynamodb-store.ts', 'lib/sync/keys.ts'])(
+    'a handler importing %s is reported',
+    (to) => {
+      expect(rules('functions/sync/hourly.ts', to)).toContain('handler-imports-storage');
+    },
+  );
+
+  it('deps.ts may build stores; a handler may import a service or a shared store', () => {
+    expect(rules('functions/sync/deps.ts', 'lib/sync/dynamodb-store.ts')).toEqual([]);
+    expect(rules('functions/sync/deps.ts', 'lib/sync/store.ts')).toEqual([]);
+    expect(rules('functions/sync/hourly.ts', 'lib/sync/service.ts')).toEqual([]);
+    expect(rules('functions/downloads/create.ts', 'lib/idempotency/store.ts')).toEqual([]);
+  });
+});

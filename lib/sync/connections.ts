@@ -1,0 +1,83 @@
+import { isoTime } from '../clock';
+import type { SecretSealer } from '../secrets/sealer';
+import type { Connection } from './model';
+import type { ConnectionStore, HourlyStore } from './store';
+
+/**
+ * Connections: the brokerage token, sealed at rest (the store keeps an opaque
+ * blob), and the connection's place in the due index. A user without a head
+ * is due through its connection item (due at once); once the first
+ * reservation wrote a head, the head carries the entry. Every put states
+ * which of the two holds, so a put racing a reservation or a removal never
+ * leaves a user with no entry or two.
+ */
+
+export interface ConnectionServiceDeps {
+  store: ConnectionStore;
+  /** Seals brokerage tokens at rest; asked for only when a token is written or read. */
+  sealer: () => SecretSealer;
+}
+
+// Binds a sealed token to its row: copied onto another user's connection, it does not open.
+const tokenContext = (user: string) => `sync-connection:${user}`;
+
+export class ConnectionService {
+  constructor(private readonly deps: ConnectionServiceDeps) {}
+
+  /** Creates or re-keys (PUT again with another token) a connection. */
+  async putConnection(user: string, token: string, now: number): Promise<Connection> {
+    const sealed = this.deps.sealer().seal(token, tokenContext(user));
+    // A head appearing or disappearing between the two puts (a reservation, a removal) fails the one we try: try again.
+    for (let turn = 0; turn < 8; turn++) {
+      if (await this.deps.store.putConnectionIfNoHead(user, sealed, now, now)) break;
+      if (await this.deps.store.putConnectionIfHead(user, sealed, now)) break;
+      if (turn === 7) throw new Error(`putConnection ${user}: the head kept changing`);
+    }
+    return { user_id: user, created_at: isoTime(now) };
+  }
+
+  /**
+   * The stored token, for the tick and the steps only: no read API returns it.
+   * A token sealed under an older key is re-sealed under the current one (a
+   * conditional write, so a newer token is never overwritten): every
+   * connection is read hourly, so a rotation completes within the hour.
+   */
+  async connectionToken(user: string): Promise<string | undefined> {
+    const sealed = await this.deps.store.sealedToken(user);
+    if (!sealed) return undefined;
+    const sealer = this.deps.sealer();
+    const token = sealer.open(sealed, tokenContext(user));
+    if (sealer.isStale(sealed))
+      await this.deps.store.replaceSealedToken(user, sealed, sealer.seal(token, tokenContext(user)));
+    return token;
+  }
+
+  /** Removes the connection and its hourly head (so its due entry) together; false when there was none. */
+  removeConnection(user: string): Promise<boolean> {
+    return this.deps.store.removeConnection(user);
+  }
+}
+
+/**
+ * One-off, after deploying the due index over a table written before it:
+ * every connection gets its entry (a user without a head through its
+ * connection, a head without `due_at` due at once). Pages every connection:
+ * never on the tick's path. Idempotent.
+ */
+export async function backfillDueIndex(
+  stores: { connections: ConnectionStore; hourly: HourlyStore },
+  now: number,
+): Promise<{ connections: number; backfilled: number }> {
+  let connections = 0;
+  let backfilled = 0;
+  for await (const { user_id: user } of stores.connections.connections()) {
+    connections++;
+    const head = await stores.hourly.head(user);
+    if (head?.due_at !== undefined) continue;
+    const done = head
+      ? await stores.hourly.deferHead(user, head.revision, now)
+      : await stores.connections.markConnectionDue(user, now);
+    if (done) backfilled++;
+  }
+  return { connections, backfilled };
+}

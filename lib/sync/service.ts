@@ -1,0 +1,234 @@
+import { newId } from '../ident';
+import { HOUR_MS, HourlyHead, Section, StepRow, StepState, SyncErrorCode } from './model';
+import { barrierReached, Derived, deriveOutcome, finishedBefore } from './outcome';
+import type { HourlyStore } from './store';
+
+/**
+ * The policy of the hourly design (lib/sync/README.md): which branch a visit
+ * takes, the outcome an attempt settles with, and when the tick must look at
+ * a user next (`due_at`, the due index). Each decision is written by ONE
+ * conditional write of the store, whose condition is the branch's premise
+ * (the head as read: attempt_id, revision, state; the pinned rows): a premise
+ * that no longer holds makes the write fail, and the visit is `raced`.
+ */
+
+export interface Run {
+  run_id: string;
+  /** Epoch ms: the invocation's hard end (start + Lambda timeout). */
+  run_deadline: number;
+}
+
+export type Reservation =
+  | { branch: 'first' | 'due'; head: HourlyHead; previous?: HourlyHead['state'] }
+  | { branch: 'restart'; head?: HourlyHead; closed: Derived }
+  | { branch: 'running' | 'not-due' | 'raced'; current?: HourlyHead };
+
+export type SettleResult = { settled: Derived } | { skipped: 'not-running' | 'waiting' };
+
+/** A step settles right after its finish; rows all finished this long ago mean that settle failed. */
+export const SETTLE_GRACE_MS = 60_000;
+
+export interface HourlyServiceDeps {
+  store: HourlyStore;
+  /** How long the steps of an attempt are waited for (the terminal barrier). */
+  waitBoundMs: number;
+}
+
+export class HourlyService {
+  constructor(private readonly deps: HourlyServiceDeps) {}
+
+  private get store() {
+    return this.deps.store;
+  }
+
+  head(user: string): Promise<HourlyHead | undefined> {
+    return this.store.head(user);
+  }
+
+  stepRows(attemptId: string): Promise<StepRow[]> {
+    return this.store.stepRows(attemptId);
+  }
+
+  /** The attempt with its step rows; while it is the user's current attempt the head is fresher than its record. */
+  async attempt(attemptId: string): Promise<(HourlyHead & { rows: StepRow[] }) | undefined> {
+    const record = await this.store.attemptRecord(attemptId);
+    if (!record) return undefined;
+    const head = await this.store.head(record.user_id);
+    const current = head?.attempt_id === attemptId ? head : record;
+    return { ...current, rows: await this.store.stepRows(attemptId) };
+  }
+
+  /**
+   * The branches of the hourly design, each ONE conditional write.
+   * first: no head yet. running: a live attempt (its run not over, or its walk
+   * done and steps still within their wait): skip. restart: running but its run
+   * is over mid-walk: close it INTERRUPTED in the same transaction, then the due
+   * gate. succeeded/partial/failed: the due gate (an hour after the last start).
+   * `seen`: the head the caller has just read consistently (saves a read).
+   */
+  async reserveHourly(
+    user: string,
+    now: number,
+    run: Run,
+    seen?: { head: HourlyHead | undefined },
+  ): Promise<Reservation> {
+    const head = seen ? seen.head : await this.store.head(user);
+    const fresh = (): HourlyHead => ({
+      user_id: user,
+      attempt_id: newId(now),
+      state: 'running',
+      started_at: now,
+      run_id: run.run_id,
+      run_deadline: run.run_deadline,
+      walk_completed: false,
+      children: {},
+      revision: (head?.revision ?? 0) + 1,
+      // If this run dies mid-walk, the restart branch can act once its run is over.
+      due_at: run.run_deadline,
+    });
+
+    if (!head) {
+      const next = fresh();
+      return (await this.store.putFirstHead(next)) ? { branch: 'first', head: next } : { branch: 'raced' };
+    }
+    const due = now >= head.started_at + HOUR_MS;
+    if (head.state === 'running') {
+      if (now < head.run_deadline || head.walk_completed) return { branch: 'running', current: head };
+      const rows = await this.store.stepRows(head.attempt_id);
+      const closed = deriveOutcome({ head, rows, cause: SyncErrorCode.INTERRUPTED });
+      const closedHead = this.closedHead(head, closed, now);
+      const next = due ? fresh() : undefined;
+      const written = await this.store.replaceHead(head, next ?? closedHead, {
+        whileRunning: true,
+        rows,
+        records: next ? [closedHead, next] : [closedHead],
+      });
+      return written ? { branch: 'restart', head: next, closed } : { branch: 'raced' };
+    }
+    if (!due) return { branch: 'not-due', current: head };
+    const next = fresh();
+    const written = await this.store.replaceHead(head, next, { whileRunning: false, records: [next] });
+    return written ? { branch: 'due', head: next, previous: head.state } : { branch: 'raced' };
+  }
+
+  /** Writes the step id onto the attempt right after dispatch, before any wait. */
+  recordDispatch(user: string, attemptId: string, section: Section, stepId: string): Promise<void> {
+    return this.store.updateRunningHead(user, attemptId, { dispatched: { section, stepId } });
+  }
+
+  /** The walk is over: from now on only the steps' wait (or a lost settle) keeps the attempt running. */
+  markWalkCompleted(attempt: HourlyHead, now: number): Promise<void> {
+    return this.store.updateRunningHead(attempt.user_id, attempt.attempt_id, {
+      walkCompleted: true,
+      dueAt: this.nextLook({ ...attempt, state: 'running', walk_completed: true }, now),
+    });
+  }
+
+  /**
+   * Derives the outcome from the rows it read and writes it in ONE transaction
+   * that pins those rows (a row finishing meanwhile cancels it, and we read
+   * again) — a CAS from `running` only. Without a cause it waits for the
+   * terminal barrier ('waiting'). `lostIfFinishedBefore`: when every dispatched
+   * step finished before that instant, the settle that should have followed
+   * was lost: cause INTERRUPTED.
+   */
+  async settleHourly(
+    user: string,
+    attemptId: string,
+    now: number,
+    opts: {
+      cause?: typeof SyncErrorCode.INTERRUPTED | typeof SyncErrorCode.ACCESS_DENIED;
+      lostIfFinishedBefore?: number;
+    } = {},
+  ): Promise<SettleResult> {
+    for (let turn = 0; turn < 10; turn++) {
+      const head = await this.store.head(user);
+      if (!head || head.attempt_id !== attemptId || head.state !== 'running') return { skipped: 'not-running' };
+      const rows = await this.store.stepRows(attemptId);
+      const lost = opts.lostIfFinishedBefore !== undefined && finishedBefore(head, rows, opts.lostIfFinishedBefore);
+      const cause = opts.cause ?? (lost ? SyncErrorCode.INTERRUPTED : undefined);
+      if (!cause && !barrierReached(head, rows, now, this.deps.waitBoundMs)) return { skipped: 'waiting' };
+      const settled = deriveOutcome({ head, rows, cause });
+      const closed = this.closedHead(head, settled, now);
+      if (await this.store.replaceHead(head, closed, { whileRunning: true, rows, records: [closed] }))
+        return { settled };
+    }
+    throw new Error(`settleHourly ${attemptId}: rows kept changing`);
+  }
+
+  /**
+   * Recovery of a walked attempt still running: past the wait bound it is
+   * settled as it stands (DEADLINE for late steps); when every step finished
+   * long ago, the settle that should have followed failed: close it
+   * INTERRUPTED (at most partial). A run that died mid-walk is reserveHourly's
+   * `restart` branch.
+   */
+  async recover(head: HourlyHead, now: number): Promise<SettleResult | undefined> {
+    if (head.state !== 'running' || !head.walk_completed) return undefined;
+    return this.settleHourly(head.user_id, head.attempt_id, now, { lostIfFinishedBefore: now - SETTLE_GRACE_MS });
+  }
+
+  /**
+   * A visit that found nothing to do: moves the head's due entry to the next
+   * instant a visit can act (conditional on the revision read, so a writer
+   * that moved the head meanwhile keeps its own). Nothing when it is already
+   * in the future (a stale index entry).
+   */
+  async defer(head: HourlyHead, now: number): Promise<boolean> {
+    if (head.due_at !== undefined && head.due_at > now) return false;
+    return this.store.deferHead(head.user_id, head.revision, this.nextLook(head, now));
+  }
+
+  /** The users whose due entry in `shard` is at or before `now` (the index is eventually consistent: re-read the head). */
+  dueUsers(shard: number, now: number, limit?: number): AsyncGenerator<string> {
+    return this.store.dueUsers(shard, now, limit);
+  }
+
+  startStep(user: string, row: StepRow): Promise<'started' | 'exists'> {
+    return this.store.startStep(user, row);
+  }
+
+  finishStep(
+    user: string,
+    row: Pick<StepRow, 'attempt_id' | 'section' | 'step_id'>,
+    state: Exclude<StepState, 'running'>,
+    now: number,
+    errorCode?: string,
+    trackingId?: string,
+  ): Promise<void> {
+    return this.store.finishStep(user, row, {
+      state,
+      finished_at: now,
+      ...(errorCode ? { error_code: errorCode } : {}),
+      ...(trackingId ? { tracking_id: trackingId } : {}),
+    });
+  }
+
+  /**
+   * The next instant a visit to this head can change anything:
+   * - settled: the due gate, an hour after its start;
+   * - running mid-walk: its run's end (then `restart` can act);
+   * - walked, steps out: a lost settle is recoverable SETTLE_GRACE after the
+   *   last finish, and the wait bound settles whatever is left; a visit before
+   *   either pushes it on by SETTLE_GRACE.
+   * Never earlier than now + 1 s, so a visit that cannot act is not repeated at once.
+   */
+  nextLook(head: Pick<HourlyHead, 'state' | 'started_at' | 'walk_completed' | 'run_deadline'>, now: number): number {
+    const floor = now + 1000;
+    if (head.state !== 'running') return Math.max(head.started_at + HOUR_MS, floor);
+    if (!head.walk_completed) return Math.max(head.run_deadline, floor);
+    return Math.max(Math.min(head.started_at + this.deps.waitBoundMs, now + SETTLE_GRACE_MS), floor);
+  }
+
+  private closedHead(head: HourlyHead, outcome: Derived, now: number): HourlyHead {
+    return {
+      ...head,
+      state: outcome.state,
+      finished_at: now,
+      error_code: outcome.error_code,
+      sections: outcome.sections,
+      revision: head.revision + 1,
+      due_at: head.started_at + HOUR_MS,
+    };
+  }
+}

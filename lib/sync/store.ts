@@ -1,0 +1,73 @@
+import type { Connection, HourlyHead, Section, StepRow, StepState } from './model';
+
+/**
+ * The hourly coordinator's durable state. Every write is ONE conditional
+ * write or transaction whose name says the condition it enforces; which
+ * write to make (the branch, the outcome) is the service's (service.ts).
+ * The head is the fence: its `attempt_id` is the fencing token, its
+ * `revision` the compare-and-swap.
+ */
+export interface HourlyStore {
+  head(user: string): Promise<HourlyHead | undefined>;
+  attemptRecord(attemptId: string): Promise<HourlyHead | undefined>;
+  stepRows(attemptId: string): Promise<StepRow[]>;
+
+  /**
+   * The first head of a user, with its attempt record: only if no head exists AND the connection
+   * does (a removed connection is not resurrected); removes the connection's own due entry in the
+   * same transaction. false when either condition failed.
+   */
+  putFirstHead(head: HourlyHead): Promise<boolean>;
+
+  /**
+   * Replaces the head read as `expected` (same attempt_id and revision, and still `running` when
+   * `whileRunning`) by `next`, in ONE transaction with the attempt `records` and, when `rows` is
+   * given, a pin of every dispatched step row of `expected` at the state read (a row that changed
+   * cancels). false when any condition failed.
+   */
+  replaceHead(
+    expected: HourlyHead,
+    next: HourlyHead,
+    opts: { whileRunning: boolean; records: HourlyHead[]; rows?: StepRow[] },
+  ): Promise<boolean>;
+
+  /** Changes the running attempt `attemptId` of `user` (bumps its revision); StaleAttemptError once it is not. */
+  updateRunningHead(
+    user: string,
+    attemptId: string,
+    change: { dispatched?: { section: Section; stepId: string }; walkCompleted?: true; dueAt?: number },
+  ): Promise<void>;
+
+  /** Moves the due entry of the head read at `revision`; false when the head moved on meanwhile. */
+  deferHead(user: string, revision: number, dueAt: number): Promise<boolean>;
+
+  /** The step's `running` row, fenced on the head's attempt_id: StaleAttemptError once a successor exists; 'exists' on a re-delivery. */
+  startStep(user: string, row: StepRow): Promise<'started' | 'exists'>;
+
+  /** The step's finish, only from `running` and fenced like its start (StaleAttemptError). */
+  finishStep(
+    user: string,
+    row: Pick<StepRow, 'attempt_id' | 'section' | 'step_id'>,
+    finish: { state: Exclude<StepState, 'running'>; finished_at: number; error_code?: string; tracking_id?: string },
+  ): Promise<void>;
+
+  /** The users of one due shard whose entry is due at or before `now`, oldest first; at most `limit` when given. */
+  dueUsers(shard: number, now: number, limit?: number): AsyncGenerator<string>;
+}
+
+/** Connections and their sealed tokens (opaque here: sealing is the service's). */
+export interface ConnectionStore {
+  /** Creates or re-keys the connection WITH a due entry, only while the user has no head; false otherwise. */
+  putConnectionIfNoHead(user: string, sealed: string, createdAt: number, dueAt: number): Promise<boolean>;
+  /** Creates or re-keys the connection WITHOUT a due entry (the head carries it), only while a head exists. */
+  putConnectionIfHead(user: string, sealed: string, createdAt: number): Promise<boolean>;
+  sealedToken(user: string): Promise<string | undefined>;
+  /** Swaps the sealed token only if it is still `old` (a newer one is never overwritten). */
+  replaceSealedToken(user: string, old: string, next: string): Promise<boolean>;
+  /** Deletes the connection and the head (so its due entry) in ONE transaction; false when there was none. */
+  removeConnection(user: string): Promise<boolean>;
+  /** Every connection (the backfill of the due index); never the tick's path. */
+  connections(): AsyncGenerator<Connection>;
+  /** Gives a connection without a head (written before the due index existed) its due entry; false once a head exists. */
+  markConnectionDue(user: string, dueAt: number): Promise<boolean>;
+}

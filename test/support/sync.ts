@@ -1,0 +1,20 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { SecretSealer } from '../../lib/secrets/sealer';
+import { ConnectionService } from '../../lib/sync/connections';
+import { DynamoSyncStore } from '../../lib/sync/dynamodb-store';
+import { HourlyService } from '../../lib/sync/service';
+
+/** The sync services over one table of DynamoDB Local, wired as functions/sync/deps.ts wires them. */
+export function syncServices(opts: {
+  documents: DynamoDBDocumentClient;
+  table: string;
+  waitBoundMs: number;
+  sealer: () => SecretSealer;
+}) {
+  const store = new DynamoSyncStore({ documents: opts.documents, table: opts.table });
+  return {
+    store,
+    hourly: new HourlyService({ store, waitBoundMs: opts.waitBoundMs }),
+    connections: new ConnectionService({ store, sealer: opts.sealer }),
+  };
+}

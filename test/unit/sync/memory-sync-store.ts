@@ -1,0 +1,157 @@
+import { StaleAttemptError } from '../../../lib/sync/errors';
+import { dueShardOf } from '../../../lib/sync/keys';
+import type { Connection, HourlyHead, Section, StepRow, StepState } from '../../../lib/sync/model';
+import type { ConnectionStore, HourlyStore } from '../../../lib/sync/store';
+
+/**
+ * The sync store in memory, for unit tests of the services: the same
+ * conditions as the DynamoDB store, applied atomically (one JS turn). Every
+ * call is counted by name, so a test can say what a visit costs.
+ */
+export class MemorySyncStore implements HourlyStore, ConnectionStore {
+  readonly heads = new Map<string, HourlyHead>();
+  readonly records = new Map<string, HourlyHead>();
+  readonly rows = new Map<string, StepRow>();
+  readonly conns = new Map<string, { sealed: string; created_at: number; due_at?: number }>();
+  readonly calls: Record<string, number> = {};
+
+  private count(name: string) {
+    this.calls[name] = (this.calls[name] ?? 0) + 1;
+  }
+  private copy<T>(v: T): T {
+    return structuredClone(v);
+  }
+
+  async head(user: string) {
+    this.count('head');
+    const head = this.heads.get(user);
+    return head && this.copy(head);
+  }
+  async attemptRecord(attemptId: string) {
+    this.count('attemptRecord');
+    const record = this.records.get(attemptId);
+    return record && this.copy(record);
+  }
+  async stepRows(attemptId: string) {
+    this.count('stepRows');
+    return [...this.rows.values()].filter((r) => r.attempt_id === attemptId).map((r) => this.copy(r));
+  }
+  async putFirstHead(head: HourlyHead) {
+    this.count('putFirstHead');
+    const conn = this.conns.get(head.user_id);
+    if (this.heads.has(head.user_id) || !conn) return false;
+    this.heads.set(head.user_id, this.copy(head));
+    this.records.set(head.attempt_id, this.copy(head));
+    delete conn.due_at;
+    return true;
+  }
+  async replaceHead(
+    expected: HourlyHead,
+    next: HourlyHead,
+    opts: { whileRunning: boolean; records: HourlyHead[]; rows?: StepRow[] },
+  ) {
+    this.count('replaceHead');
+    const current = this.heads.get(expected.user_id);
+    if (!current || current.attempt_id !== expected.attempt_id || current.revision !== expected.revision) return false;
+    if (opts.whileRunning && current.state !== 'running') return false;
+    for (const section of Object.keys(expected.children)) {
+      const seen = opts.rows?.find((r) => r.section === section);
+      const now = this.rows.get(`${expected.attempt_id}|${section}`);
+      if (opts.rows && (seen ? now?.state !== seen.state : now !== undefined)) return false;
+    }
+    this.heads.set(next.user_id, this.copy(next));
+    for (const record of opts.records) this.records.set(record.attempt_id, this.copy(record));
+    return true;
+  }
+  async updateRunningHead(
+    user: string,
+    attemptId: string,
+    change: { dispatched?: { section: Section; stepId: string }; walkCompleted?: true; dueAt?: number },
+  ) {
+    this.count('updateRunningHead');
+    const head = this.heads.get(user);
+    if (!head || head.attempt_id !== attemptId || head.state !== 'running') throw new StaleAttemptError(attemptId);
+    if (change.dispatched) head.children[change.dispatched.section] = change.dispatched.stepId;
+    if (change.walkCompleted) head.walk_completed = true;
+    if (change.dueAt !== undefined) head.due_at = change.dueAt;
+    head.revision++;
+  }
+  async deferHead(user: string, revision: number, dueAt: number) {
+    this.count('deferHead');
+    const head = this.heads.get(user);
+    if (!head || head.revision !== revision) return false;
+    head.due_at = dueAt;
+    return true;
+  }
+  async startStep(user: string, row: StepRow) {
+    this.count('startStep');
+    if (this.heads.get(user)?.attempt_id !== row.attempt_id) throw new StaleAttemptError(row.attempt_id);
+    const key = `${row.attempt_id}|${row.section}`;
+    if (this.rows.has(key)) return 'exists' as const;
+    this.rows.set(key, this.copy(row));
+    return 'started' as const;
+  }
+  async finishStep(
+    user: string,
+    row: Pick<StepRow, 'attempt_id' | 'section' | 'step_id'>,
+    finish: { state: Exclude<StepState, 'running'>; finished_at: number; error_code?: string; tracking_id?: string },
+  ) {
+    this.count('finishStep');
+    if (this.heads.get(user)?.attempt_id !== row.attempt_id) throw new StaleAttemptError(row.attempt_id);
+    const stored = this.rows.get(`${row.attempt_id}|${row.section}`);
+    if (!stored || stored.step_id !== row.step_id || stored.state !== 'running') throw new Error('condition failed');
+    Object.assign(stored, finish);
+  }
+  async *dueUsers(shard: number, now: number, limit?: number) {
+    this.count('dueUsers');
+    const due = [
+      ...[...this.heads.values()].map((h) => [h.user_id, h.due_at] as const),
+      ...[...this.conns.entries()].map(([user, c]) => [user, c.due_at] as const),
+    ]
+      .filter(([user, at]) => at !== undefined && at <= now && dueShardOf(user) === shard)
+      .sort((a, b) => a[1]! - b[1]!)
+      .map(([user]) => user);
+    yield* limit ? due.slice(0, limit) : due;
+  }
+  async putConnectionIfNoHead(user: string, sealed: string, createdAt: number, dueAt: number) {
+    this.count('putConnectionIfNoHead');
+    if (this.heads.has(user)) return false;
+    this.conns.set(user, { sealed, created_at: createdAt, due_at: dueAt });
+    return true;
+  }
+  async putConnectionIfHead(user: string, sealed: string, createdAt: number) {
+    this.count('putConnectionIfHead');
+    if (!this.heads.has(user)) return false;
+    this.conns.set(user, { sealed, created_at: createdAt });
+    return true;
+  }
+  async sealedToken(user: string) {
+    this.count('sealedToken');
+    return this.conns.get(user)?.sealed;
+  }
+  async replaceSealedToken(user: string, old: string, next: string) {
+    this.count('replaceSealedToken');
+    const conn = this.conns.get(user);
+    if (conn?.sealed !== old) return false;
+    conn.sealed = next;
+    return true;
+  }
+  async removeConnection(user: string) {
+    this.count('removeConnection');
+    if (!this.conns.has(user)) return false;
+    this.conns.delete(user);
+    this.heads.delete(user);
+    return true;
+  }
+  async markConnectionDue(user: string, dueAt: number) {
+    this.count('markConnectionDue');
+    const conn = this.conns.get(user);
+    if (!conn || this.heads.has(user)) return false;
+    conn.due_at = dueAt;
+    return true;
+  }
+  async *connections(): AsyncGenerator<Connection> {
+    this.count('connections');
+    for (const [user, c] of this.conns) yield { user_id: user, created_at: new Date(c.created_at).toISOString() };
+  }
+}
