@@ -221,14 +221,21 @@ const FULL_PASS_EVERY_MS = 1000;
 const STARTING_GRACE_MS = 60_000;
 
 /**
- * The schedule's invocation: passes until its budget ends or nothing is in
- * flight. Between passes it waits `pollEveryMs` at most, and wakes earlier
- * when a settle window or a deadline is due, or when the hot folder reports
- * a change under Output/ (an answer landed).
+ * The schedule's invocation: passes until its budget ends or it has been
+ * idle for a whole poll interval. Between passes it waits `pollEveryMs` at
+ * most, and wakes earlier when a settle window or a deadline is due, or when
+ * the hot folder reports a change under Output/ (an answer landed).
+ *
+ * An invocation that had work stays one more poll interval once idle,
+ * watching the hot folder: a request that lands just after the last answer
+ * (back-to-back jobs) is then seen when its answer lands, instead of at the
+ * next schedule tick. An invocation that starts idle ends at once.
  */
 export async function pollUntil(deps: GatewayDeps, budgetEndsAt: number): Promise<PollSummary[]> {
   const passes: PollSummary[] = [];
+  const every = deps.config.pollEveryMs;
   let fullAt = -Infinity;
+  let busyAt = -Infinity;
   for (;;) {
     const light = deps.now() - fullAt < FULL_PASS_EVERY_MS;
     if (!light) fullAt = deps.now();
@@ -236,8 +243,11 @@ export async function pollUntil(deps: GatewayDeps, budgetEndsAt: number): Promis
     passes.push(pass);
     const idle = pass.waiting + pass.queued + pass.started === 0 && pass.inFlight <= 0;
     const now = deps.now();
-    const wakeAt = Math.min(now + deps.config.pollEveryMs, pass.nextDueAt ?? Infinity);
-    if (idle || wakeAt >= budgetEndsAt) return passes;
+    // A pass that finished a job counts as busy: the linger runs from the last answer out.
+    if (!idle || pass.finished + pass.republished > 0) busyAt = now;
+    else if (now - busyAt >= every) return passes;
+    const wakeAt = Math.min(now + every, pass.nextDueAt ?? Infinity, idle ? busyAt + every : Infinity);
+    if (wakeAt >= budgetEndsAt) return passes;
     const pause = Math.max(1, wakeAt - now);
     await (deps.hotFolder.changed ? deps.hotFolder.changed(pause) : new Promise((r) => setTimeout(r, pause)));
   }

@@ -156,3 +156,53 @@ describe.each(kinds)('%s', (_kind, setup) => {
     });
   });
 });
+
+describe('LocalHotFolder.changed (the early wake of the poll loop)', () => {
+  let root: string;
+  let folder: LocalHotFolder;
+  beforeEach(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'hotfolder-watch-'));
+    folder = new LocalHotFolder(root);
+  });
+  afterEach(() => {
+    folder.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+  // Bounds are loose (a loaded machine): "early" is well under the 20 s timeout.
+  const timed = async (wait: Promise<void>) => {
+    const began = Date.now();
+    await wait;
+    return Date.now() - began;
+  };
+
+  it('wakes when the scanner creates Output/ and when an answer folder lands, long before the timeout', async () => {
+    await folder.changed(1); // starts watching (the root: no Output/ yet)
+    await folder.changed(1);
+    setTimeout(() => fs.mkdirSync(path.join(root, 'Output')), 50);
+    expect(await timed(folder.changed(20_000))).toBeLessThan(10_000);
+    await folder.changed(1); // now on Output/
+    setTimeout(() => fs.mkdirSync(path.join(root, 'Output', randomUUID())), 50);
+    expect(await timed(folder.changed(20_000))).toBeLessThan(10_000);
+  });
+
+  it('a change while nobody waits (during a pass) is not lost: the next wait returns at once', async () => {
+    fs.mkdirSync(path.join(root, 'Output'));
+    await folder.changed(1);
+    await folder.changed(1);
+    // The scanner's two steps: a staging folder (a pass woken by it finds nothing), then the rename into place.
+    const staging = path.join(root, 'Output', '.staging-x');
+    fs.mkdirSync(staging);
+    expect(await timed(folder.changed(20_000))).toBeLessThan(10_000);
+    fs.renameSync(staging, path.join(root, 'Output', randomUUID())); // lands while the pass runs
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await timed(folder.changed(20_000))).toBeLessThan(10_000);
+  });
+
+  it('waits the whole timeout when nothing changes under Output/', async () => {
+    fs.mkdirSync(path.join(root, 'Output'));
+    await folder.changed(1);
+    await folder.changed(1);
+    fs.writeFileSync(path.join(root, 'Input-not-watched'), 'x'); // the root is not watched once Output/ is
+    expect(await timed(folder.changed(300))).toBeGreaterThanOrEqual(250);
+  });
+});

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { loadScanConfig } from '../../../lib/config';
 import { silentLogger } from '../../../lib/log';
 import type { Envelope } from '../../../lib/scan/contract';
-import { GatewayDeps, handleRequest, pollOnce } from '../../../lib/scan/gateway';
+import { GatewayDeps, handleRequest, pollOnce, pollUntil } from '../../../lib/scan/gateway';
 import type { AnswerFile, HotFolder } from '../../../lib/scan/hotfolder';
 import { ContentAiNormalizer } from '../../../lib/scan/normalizer';
 import { MemoryScanJobStore } from './memory-store';
@@ -108,4 +108,59 @@ it('a duplicate with another payload is acked and counted', async () => {
   expect(await handleRequest(t.deps, JSON.stringify({ ...req, file_id: randomUUID() }))).toBe('duplicate');
   expect(await t.store.counter('scan_payload_conflicts')).toBe(1);
   expect(t.inbox).toHaveLength(1);
+});
+
+describe('pollUntil', () => {
+  /** A hot folder whose waits move the fake clock; `during(n)` runs inside the n-th wait (0-based), as a landing answer would. */
+  function waiting(t: ReturnType<typeof setup>, during: Record<number, () => Promise<void>> = {}) {
+    const waits: number[] = [];
+    t.deps.hotFolder.changed = async (timeoutMs) => {
+      const n = waits.push(timeoutMs) - 1;
+      if (during[n]) {
+        await during[n]();
+        t.clock.now += 10; // woken early by the change
+      } else t.clock.now += timeoutMs;
+    };
+    return waits;
+  }
+
+  it('an invocation that starts idle ends after one pass, without waiting', async () => {
+    const t = setup();
+    const waits = waiting(t);
+    expect(await pollUntil(t.deps, t.clock.now + 50_000)).toHaveLength(1);
+    expect(waits).toEqual([]);
+  });
+
+  it('stays one poll interval after its last answer: a job that lands meanwhile is done in the same invocation', async () => {
+    // Settle window = poll interval: the pass that finishes A comes a whole interval after the last busy pass.
+    const t = setup({ SCAN_SETTLE_SECONDS: '5', SCAN_POLL_SECONDS: '5' });
+    const [a, b] = [t.request(), t.request()];
+    await handleRequest(t.deps, JSON.stringify(a));
+    t.answer(a.job_id);
+    const waits = waiting(t, {
+      // The second wait is the linger after A's answer: B is requested and answered during it.
+      1: async () => {
+        await handleRequest(t.deps, JSON.stringify(b));
+        t.answer(b.job_id);
+      },
+    });
+    const passes = await pollUntil(t.deps, t.clock.now + 50_000);
+    expect(finals(t.published).map((e) => e.job_id)).toEqual([a.job_id, b.job_id]);
+    expect(passes.reduce((n, p) => n + p.finished, 0)).toBe(2);
+    // After B: one more interval of watching, then the invocation ends idle.
+    expect(waits[waits.length - 1]).toBe(5000);
+    expect(passes[passes.length - 1]).toMatchObject({ finished: 0, waiting: 0, inFlight: 0 });
+  });
+
+  it('wakes for a due settle window before the poll interval, and never waits past its budget', async () => {
+    const t = setup({ SCAN_SETTLE_SECONDS: '2', SCAN_POLL_SECONDS: '5' });
+    const req = t.request();
+    await handleRequest(t.deps, JSON.stringify(req));
+    t.answer(req.job_id);
+    const waits = waiting(t);
+    await pollUntil(t.deps, t.clock.now + 3000);
+    expect(waits[0]).toBe(2000); // the settle window, not the 5 s interval
+    expect(finals(t.published)).toHaveLength(1);
+    expect(waits.slice(1).every((w) => w <= 1000)).toBe(true); // the budget ends 3 s after the start
+  });
 });
