@@ -151,6 +151,8 @@ export async function pollOnce(deps: GatewayDeps, options: { light?: boolean } =
     failed: 0,
     inFlight: 0,
   };
+  // Bookkeeping after a publish (markPublished) is awaited at the end of the pass, not before the queue is served.
+  const later: Promise<void>[] = [];
   // One round of reads, all hints: each job is re-read (or CAS-checked) before it is acted on.
   const [unpublished, starting, submitted, slotsBefore] = await Promise.all([
     options.light ? [] : deps.jobs.inState('unpublished'),
@@ -162,7 +164,7 @@ export async function pollOnce(deps: GatewayDeps, options: { light?: boolean } =
     ...unpublished.map((job) =>
       guard(deps, job, async () => {
         if (await deps.jobs.claimPublish(job, deps.now())) {
-          await publishResult(deps, job);
+          await publishResult(deps, job, later);
           summary.republished++;
         }
       }),
@@ -183,7 +185,7 @@ export async function pollOnce(deps: GatewayDeps, options: { light?: boolean } =
     // One job's error never stops the pass for the others.
     ...submitted.map(async (job) => {
       const ok = await guard(deps, job, async () => {
-        const outcome = await checkSubmitted(deps, job);
+        const outcome = await checkSubmitted(deps, job, later);
         if (outcome.finished) summary.finished++;
         else {
           summary.waiting++;
@@ -201,12 +203,15 @@ export async function pollOnce(deps: GatewayDeps, options: { light?: boolean } =
   const queued = free > 0 ? await deps.jobs.inState('queued', free) : [];
   const submits: Promise<boolean>[] = [];
   for (const job of queued) {
+    // The input is read while the slot is taken (one round trip less per handover); never for a late job.
+    const bytes = prefetch(deps, job);
     const taken = await deps.jobs.start(job, deps.now(), deps.config.maxInflight);
-    if (!taken) break; // no slot for it, none for the younger
+    if (!taken) break; // no slot for it, none for the younger (a prefetched input is dropped)
     summary.started++;
-    submits.push(guard(deps, taken, () => submit(deps, taken))); // slots in order, files in parallel
+    submits.push(guard(deps, taken, () => submit(deps, taken, bytes))); // slots in order, files in parallel
   }
   await Promise.all(submits);
+  await Promise.all(later);
   summary.inFlight = slotsBefore - summary.finished + summary.started;
   // Without free slots the queue is not read: jobs are in flight, so the pass is not idle anyway.
   if (free > 0)
@@ -253,8 +258,17 @@ export async function pollUntil(deps: GatewayDeps, budgetEndsAt: number): Promis
   }
 }
 
+/** The job's input, read ahead of its start; undefined when it must not be read (a late job, another bucket). */
+function prefetch(deps: GatewayDeps, job: ScanJob): Promise<Buffer> | undefined {
+  const { request } = job;
+  if (deps.now() > Date.parse(request.reply_deadline) || request.s3.bucket !== deps.config.bucket) return undefined;
+  const read = deps.files.read(request.s3.bucket, request.s3.key);
+  read.catch(() => undefined); // a dropped prefetch must not be an unhandled rejection; submit sees the error
+  return read;
+}
+
 /** starting → the file in Input/ → submitted; every failure becomes the job's answer. */
-async function submit(deps: GatewayDeps, starting: ScanJob): Promise<void> {
+async function submit(deps: GatewayDeps, starting: ScanJob, prefetched?: Promise<Buffer>): Promise<void> {
   const { request } = starting;
   // A slot that came too late: the core stopped waiting, so nothing is read or written.
   if (deps.now() > Date.parse(request.reply_deadline)) {
@@ -266,7 +280,7 @@ async function submit(deps: GatewayDeps, starting: ScanJob): Promise<void> {
   let bytes: Buffer;
   try {
     if (request.s3.bucket !== deps.config.bucket) throw new Error(`bucket ${request.s3.bucket} is not the gateway's`);
-    bytes = await deps.files.read(request.s3.bucket, request.s3.key);
+    bytes = await (prefetched ?? deps.files.read(request.s3.bucket, request.s3.key));
   } catch (err) {
     await finishWith(deps, starting, 'error', {
       error: {
@@ -302,7 +316,7 @@ async function submit(deps: GatewayDeps, starting: ScanJob): Promise<void> {
 
 type Check = { finished: true } | { finished: false; dueAt?: number };
 
-async function checkSubmitted(deps: GatewayDeps, job: ScanJob): Promise<Check> {
+async function checkSubmitted(deps: GatewayDeps, job: ScanJob, later?: Promise<void>[]): Promise<Check> {
   const now = deps.now();
   const deadline = job.deadline ?? 0;
   if (now > deadline) {
@@ -314,7 +328,7 @@ async function checkSubmitted(deps: GatewayDeps, job: ScanJob): Promise<Check> {
             code: 'TIMEOUT' as const,
             message: job.settle ? 'the answer set never settled' : 'no answer before the deadline',
           };
-    return { finished: await finishWith(deps, job, 'error', { error }) };
+    return { finished: await finishWith(deps, job, 'error', { error }, later) };
   }
   let files;
   try {
@@ -352,9 +366,13 @@ async function checkSubmitted(deps: GatewayDeps, job: ScanJob): Promise<Check> {
   } catch (err) {
     deps.log.error('scan_raw_write_failed', { job_id: job.job_id, err });
     return {
-      finished: await finishWith(deps, job, 'error', {
-        error: { code: 'UNKNOWN_ERROR', message: 'saving the raw answer failed' },
-      }),
+      finished: await finishWith(
+        deps,
+        job,
+        'error',
+        { error: { code: 'UNKNOWN_ERROR', message: 'saving the raw answer failed' } },
+        later,
+      ),
     };
   }
   let parts: EnvelopeParts;
@@ -376,7 +394,7 @@ async function checkSubmitted(deps: GatewayDeps, job: ScanJob): Promise<Check> {
       raw_s3_key: rawKey,
     };
   }
-  return { finished: await finishWith(deps, job, status, parts) };
+  return { finished: await finishWith(deps, job, status, parts, later) };
 }
 
 /** Stores the result (releasing the slot) THEN publishes; only the winner of the CAS publishes. */
@@ -385,22 +403,28 @@ async function finishWith(
   job: ScanJob,
   status: EnvelopeStatus,
   parts: EnvelopeParts,
+  later?: Promise<void>[],
 ): Promise<boolean> {
   const finished = await deps.jobs.finish(job, envelope(status, idsOf(job.request), deps.service, parts), deps.now());
   if (!finished) return false;
   deps.log.info('scan_finished', { job_id: job.job_id, status, error_code: parts.error?.code });
-  await publishResult(deps, finished);
+  await publishResult(deps, finished, later);
   return true;
 }
 
-async function publishResult(deps: GatewayDeps, job: ScanJob): Promise<void> {
+/** Publishes a stored result; marking it published goes into `later` when given (the caller awaits it). */
+async function publishResult(deps: GatewayDeps, job: ScanJob, later?: Promise<void>[]): Promise<void> {
+  // Stored and unpublished: a later poll re-publishes it, same Nats-Msg-Id.
+  const failed = (err: unknown) => deps.log.error('scan_publish_failed', { job_id: job.job_id, err });
   try {
     await send(deps, job.result!);
-    await deps.jobs.markPublished(job.job_id, deps.now());
   } catch (err) {
-    // Stored and unpublished: a later poll re-publishes it, same Nats-Msg-Id.
-    deps.log.error('scan_publish_failed', { job_id: job.job_id, err });
+    failed(err);
+    return;
   }
+  const mark = deps.jobs.markPublished(job.job_id, deps.now()).catch(failed);
+  if (later) later.push(mark);
+  else await mark;
 }
 
 /** Runs one job's step; a throw is logged against the job and reported as false, never thrown on. */
