@@ -84,9 +84,14 @@ export async function handleRequest(deps: GatewayDeps, data: string): Promise<Re
     await trySend(deps, envelope('processing', { ...idsOf(job.request), attempt: request.attempt }, deps.service));
     return 'duplicate';
   }
-  await trySend(deps, envelope('processing', idsOf(request), deps.service));
-  if (job.state !== 'starting') return 'queued';
-  await submit(deps, job);
+  // The submission does not wait for the ack's flush. The ack is still out first: its publish is issued at once,
+  // any answer of the submission only after a store round trip (a failed read or a late slot finishes the job first).
+  const ack = trySend(deps, envelope('processing', idsOf(request), deps.service));
+  if (job.state !== 'starting') {
+    await ack;
+    return 'queued';
+  }
+  await Promise.all([ack, submit(deps, job)]);
   return 'started';
 }
 
@@ -133,6 +138,8 @@ export interface PollSummary {
   failed: number;
   /** The earliest moment a waiting job can change without news from the hot folder (settle window end, deadline). */
   nextDueAt?: number;
+  /** How long the pass's first round of store reads took (the loop wakes that much before a due moment). */
+  readMs: number;
 }
 
 /**
@@ -150,16 +157,19 @@ export async function pollOnce(deps: GatewayDeps, options: { light?: boolean } =
     queued: 0,
     failed: 0,
     inFlight: 0,
+    readMs: 0,
   };
   // Bookkeeping after a publish (markPublished) is awaited at the end of the pass, not before the queue is served.
   const later: Promise<void>[] = [];
   // One round of reads, all hints: each job is re-read (or CAS-checked) before it is acted on.
+  const readsBegan = deps.now();
   const [unpublished, starting, submitted, slotsBefore] = await Promise.all([
     options.light ? [] : deps.jobs.inState('unpublished'),
     options.light ? [] : deps.jobs.inState('starting'),
     deps.jobs.inState('submitted'),
     deps.jobs.slotsInUse(),
   ]);
+  summary.readMs = deps.now() - readsBegan;
   await Promise.all([
     ...unpublished.map((job) =>
       guard(deps, job, async () => {
@@ -251,7 +261,10 @@ export async function pollUntil(deps: GatewayDeps, budgetEndsAt: number): Promis
     // A pass that finished a job counts as busy: the linger runs from the last answer out.
     if (!idle || pass.finished + pass.republished > 0) busyAt = now;
     else if (now - busyAt >= every) return passes;
-    const wakeAt = Math.min(now + every, pass.nextDueAt ?? Infinity, idle ? busyAt + every : Infinity);
+    // A due settle window is checked after the next pass's reads: start them that much early. Waking too early
+    // costs one more pass (the check compares against its own clock), never an early "settled".
+    const dueAt = (pass.nextDueAt ?? Infinity) - pass.readMs;
+    const wakeAt = Math.min(now + every, dueAt, idle ? busyAt + every : Infinity);
     if (wakeAt >= budgetEndsAt) return passes;
     const pause = Math.max(1, wakeAt - now);
     await (deps.hotFolder.changed ? deps.hotFolder.changed(pause) : new Promise((r) => setTimeout(r, pause)));

@@ -163,4 +163,33 @@ describe('pollUntil', () => {
     expect(finals(t.published)).toHaveLength(1);
     expect(waits.slice(1).every((w) => w <= 1000)).toBe(true); // the budget ends 3 s after the start
   });
+
+  it('starts the reads of a due settle check early by the last read time, and still never settles early', async () => {
+    const t = setup({ SCAN_SETTLE_SECONDS: '2', SCAN_POLL_SECONDS: '5' });
+    const req = t.request();
+    await handleRequest(t.deps, JSON.stringify(req));
+    t.answer(req.job_id);
+    const inState = t.store.inState.bind(t.store);
+    t.store.inState = async (...args) => {
+      t.clock.now += 30; // each round of reads takes 30 ms
+      return inState(...args);
+    };
+    const firstSeen: number[] = [];
+    const recordPoll = t.store.recordPoll.bind(t.store);
+    t.store.recordPoll = async (job, patch) => {
+      if (patch.settle) firstSeen.push(patch.settle.first_seen_at);
+      return recordPoll(job, patch);
+    };
+    const publishedAt: number[] = [];
+    const publish = t.deps.publish;
+    t.deps.publish = async (...args) => {
+      publishedAt.push(t.clock.now);
+      return publish(...args);
+    };
+    const waits = waiting(t);
+    await pollUntil(t.deps, t.clock.now + 50_000);
+    expect(waits[0]).toBeLessThan(2000); // woken a read round before the window ends
+    expect(finals(t.published)).toHaveLength(1);
+    expect(publishedAt[publishedAt.length - 1] - firstSeen[0]).toBeGreaterThanOrEqual(2000);
+  });
 });
