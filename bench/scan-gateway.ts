@@ -61,6 +61,8 @@ function timed<T extends object>(
 }
 
 export async function scanGateway(bench: BenchStack) {
+  // Timings are absolute ms on a shared machine: the load average says how much to trust them.
+  const loadBefore = os.loadavg()[0];
   const stats = new Map<string, { calls: number; ms: number }>();
   // Per-job milestones, to see which phase of the pipeline the time goes to.
   const marks = new Map<string, Record<string, number>>();
@@ -72,7 +74,12 @@ export async function scanGateway(bench: BenchStack) {
   const onCall: OnCall = (name, args, _began, ended) => {
     if (name === 'hotFolder.put') mark(String(args[0]).slice(0, 36), 'in_input', ended);
     if (name === 'jobs.recordPoll' && (args[1] as { settle?: unknown }).settle)
-      mark((args[0] as { job_id: string }).job_id, 'first_seen', ended);
+      // The settle window runs from the state's own first_seen_at (epoch ms), not from when it was saved.
+      mark(
+        (args[0] as { job_id: string }).job_id,
+        'first_seen',
+        ended - (Date.now() - (args[1] as { settle: { first_seen_at: number } }).settle.first_seen_at),
+      );
     if (name === 'files.writeRaw') mark(String(args[0]).slice(4, 40), 'settled', _began);
   };
   const template = planResources(bench.stack.definition.resources.Resources).tables.find(
@@ -199,7 +206,8 @@ export async function scanGateway(bench: BenchStack) {
     // The k-th start uses the slot the (k - slots)-th finish gave back: the gap is the handover.
     const starts = batchIds.map((id) => marks.get(id)!.in_input).sort((a, b) => a - b);
     const ends = batchIds.map((id) => finished.get(id)!).sort((a, b) => a - b);
-    const handover = median(starts.slice(config.maxInflight).map((s, k) => s - ends[k]));
+    const handovers = starts.slice(config.maxInflight).map((s, k) => s - ends[k]);
+    const handover = `${median(handovers).toFixed(0)} ms (mean ${(handovers.reduce((a, b) => a + b, 0) / handovers.length).toFixed(0)}, p90 ${quantile(handovers, 0.9).toFixed(0)})`;
     const firstSlotsFull = starts[config.maxInflight - 1] - began;
     const batchStats = new Map(stats);
     await stopLoops();
@@ -240,6 +248,7 @@ export async function scanGateway(bench: BenchStack) {
       batchPhases,
       handover,
       firstSlotsFull,
+      load: [loadBefore, os.loadavg()[0]],
     };
   } finally {
     await stopLoops();
@@ -256,25 +265,34 @@ function phasesOf(
   marks: Map<string, Record<string, number>>,
   jobs: string[],
   options: { skipFirst?: boolean } = {},
-): Record<string, number> {
-  const phases: Record<string, number> = {};
+): Record<string, string> {
+  const phases: Record<string, string> = {};
   for (let i = options.skipFirst ? 2 : 1; i < PHASES.length; i++) {
     const spans = jobs
       .map((id) => marks.get(id) ?? {})
       .filter((m) => m[PHASES[i]] && m[PHASES[i - 1]])
       .map((m) => m[PHASES[i]] - m[PHASES[i - 1]]);
-    phases[`${PHASES[i - 1]} → ${PHASES[i]}`] = median(spans);
+    const mean = spans.reduce((a, b) => a + b, 0) / spans.length;
+    phases[`${PHASES[i - 1]} → ${PHASES[i]}`] =
+      `${median(spans).toFixed(0)}${options.skipFirst ? ` (mean ${mean.toFixed(0)}, p90 ${quantile(spans, 0.9).toFixed(0)})` : ''}`;
   }
   return phases;
 }
 
 function median(values: number[]): number {
+  return quantile(values, 0.5);
+}
+
+function quantile(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
+  return sorted[Math.floor(sorted.length * q)] ?? NaN;
 }
 
 export function reportScanGateway(r: Awaited<ReturnType<typeof scanGateway>>): void {
-  process.stdout.write(`\nScan gateway (settle window ${SETTLE_MS} ms, polls every ${POLL_MS} ms, emulator delay 0)\n`);
+  process.stdout.write(
+    `\nScan gateway (settle window ${SETTLE_MS} ms, polls every ${POLL_MS} ms, emulator delay 0; ` +
+      `load average ${r.load.map((l) => l.toFixed(1)).join(' → ')} on ${os.cpus().length} CPUs)\n`,
+  );
   process.stdout.write(
     `  one job, median of 10: ${r.median.toFixed(0)} ms end to end; gateway overhead ${r.overhead.toFixed(0)} ms = x${(r.overhead / SETTLE_MS).toFixed(2)} of the settle window\n`,
   );
@@ -287,16 +305,16 @@ export function reportScanGateway(r: Awaited<ReturnType<typeof scanGateway>>): v
   );
   process.stdout.write(
     `  one job, median per phase: ${Object.entries(r.phases)
-      .map(([k, v]) => `${k} ${v.toFixed(0)} ms`)
+      .map(([k, v]) => `${k} ${v} ms`)
       .join('; ')}\n`,
   );
   process.stdout.write(
     `  100 jobs: all requests acknowledged after ${r.burst.toFixed(0)} ms; ${r.inflight} slots busy after ${r.firstSlotsFull.toFixed(0)} ms; ` +
-      `median slot handover (a result published → the next file in Input/) ${r.handover.toFixed(0)} ms\n`,
+      `slot handover (a result published → the next file in Input/) ${r.handover}\n`,
   );
   process.stdout.write(
     `  100 jobs, median per phase: ${Object.entries(r.batchPhases)
-      .map(([k, v]) => `${k} ${v.toFixed(0)} ms`)
+      .map(([k, v]) => `${k} ${v} ms`)
       .join('; ')}\n`,
   );
   for (const [title, stats] of [
