@@ -212,13 +212,14 @@ export async function scanGateway(bench: BenchStack) {
     const batchStats = new Map(stats);
     await stopLoops();
 
-    // The same 100 jobs through a real Samba share (smbclient per operation).
+    // The same 100 jobs through a real Samba share (one long-lived smbclient session).
     stats.clear();
     const sambaDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-samba-'));
     const share = await startSamba(sambaDir);
+    const smbFolder = new SmbHotFolder({ ...share, timeoutMs: 30_000 });
     const smbDeps: GatewayDeps = {
       ...deps,
-      hotFolder: timed(new SmbHotFolder({ ...share, timeoutMs: 30_000 }), 'hotFolder', stats, onCall),
+      hotFolder: timed(smbFolder, 'hotFolder', stats, onCall),
     };
     stopLoops = startLoops(smbDeps, share.root);
     let smbTotal: number;
@@ -231,6 +232,7 @@ export async function scanGateway(bench: BenchStack) {
     } finally {
       await stopLoops();
       stopLoops = async () => undefined;
+      smbFolder.close();
       await share.service.stop();
       fs.rmSync(sambaDir, { recursive: true, force: true });
     }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { HotFolder, hotFolderName, HotFolderUnavailableError, LocalHotFolder } from '../../../lib/scan/hotfolder';
 import { InvalidFileNameError } from '../../../lib/names';
@@ -204,5 +205,63 @@ describe('LocalHotFolder.changed (the early wake of the poll loop)', () => {
     await folder.changed(1);
     fs.writeFileSync(path.join(root, 'Input-not-watched'), 'x'); // the root is not watched once Output/ is
     expect(await timed(folder.changed(300))).toBeGreaterThanOrEqual(250);
+  });
+});
+
+describe('SmbHotFolder session', () => {
+  let folder: SmbHotFolder;
+  beforeEach(() => {
+    for (const entry of fs.readdirSync(share.root))
+      fs.rmSync(path.join(share.root, entry), { recursive: true, force: true });
+    fs.mkdirSync(path.join(share.root, 'Output'));
+    folder = new SmbHotFolder({ ...share, timeoutMs: 10_000 });
+  });
+  afterEach(() => folder.close());
+
+  /** The smbd processes that serve a client connection (smbstatus lists them), not the listening parent. */
+  const connectionPids = () =>
+    execFileSync('smbstatus', ['--processes', `--configfile=${path.join(sambaDir, 'smb.conf')}`], { encoding: 'utf8' })
+      .split('\n')
+      .map((line) => /^(\d+)\s+root\s/.exec(line)?.[1])
+      .filter((pid): pid is string => pid !== undefined)
+      .map(Number);
+
+  it('many calls, in parallel and in turn, go through one session', async () => {
+    const job = randomUUID();
+    fs.mkdirSync(path.join(share.root, 'Output', job));
+    fs.writeFileSync(path.join(share.root, 'Output', job, 'a.json'), '{"a":1}');
+    await Promise.all(Array.from({ length: 10 }, () => folder.poll(job)));
+    for (let i = 0; i < 5; i++) await folder.put(`${randomUUID()}_x.pdf`, Buffer.from('%PDF'));
+    const [answer] = (await folder.poll(job))!;
+    expect((await answer.read()).toString()).toBe('{"a":1}');
+    expect(await folder.poll(randomUUID())).toBeNull();
+    expect(folder.sessionsStarted).toBe(1);
+    expect(fs.readdirSync(path.join(share.root, 'Input'))).toHaveLength(5);
+  });
+
+  it('a connection the server drops is replaced: the next listing and read still answer', async () => {
+    const job = randomUUID();
+    fs.mkdirSync(path.join(share.root, 'Output', job));
+    fs.writeFileSync(path.join(share.root, 'Output', job, 'a.json'), '{"a":2}');
+    expect(await folder.poll(job)).toHaveLength(1);
+    const pids = connectionPids();
+    expect(pids.length).toBeGreaterThan(0);
+    for (const pid of pids) process.kill(pid, 'SIGKILL'); // the server side of our session dies
+    const [answer] = (await folder.poll(job))!;
+    expect((await answer.read()).toString()).toBe('{"a":2}');
+    expect(await folder.healthy()).toBe(true);
+    expect(folder.sessionsStarted).toBe(2);
+  });
+
+  it('a session idle longer than idleMs is replaced before use', async () => {
+    const idle = new SmbHotFolder({ ...share, timeoutMs: 10_000, idleMs: 50 });
+    try {
+      expect(await idle.poll(randomUUID())).toBeNull();
+      await new Promise((r) => setTimeout(r, 200));
+      expect(await idle.poll(randomUUID())).toBeNull();
+      expect(idle.sessionsStarted).toBe(2);
+    } finally {
+      idle.close();
+    }
   });
 });
