@@ -148,7 +148,10 @@ export interface PollSummary {
  * recovering an interrupted start are not latency-bound (their lease and
  * grace are 30 s and 60 s), so they need not cost every pass two queries.
  */
-export async function pollOnce(deps: GatewayDeps, options: { light?: boolean } = {}): Promise<PollSummary> {
+export async function pollOnce(
+  deps: GatewayDeps,
+  options: { light?: boolean; slotDue?: boolean } = {},
+): Promise<PollSummary> {
   const summary: PollSummary = {
     started: 0,
     finished: 0,
@@ -163,6 +166,10 @@ export async function pollOnce(deps: GatewayDeps, options: { light?: boolean } =
   const later: Promise<void>[] = [];
   // One round of reads, all hints: each job is re-read (or CAS-checked) before it is acted on.
   const readsBegan = deps.now();
+  // A settle window is due and jobs wait for slots: the oldest queued job is read now, alongside the other reads,
+  // so the slot its finish frees is handed over without two more round trips after it.
+  const head = options.slotDue ? deps.jobs.inState('queued', 1) : undefined;
+  head?.catch(() => undefined); // unused when no slot frees; its error, if used, is met below
   const [unpublished, starting, submitted, slotsBefore] = await Promise.all([
     options.light ? [] : deps.jobs.inState('unpublished'),
     options.light ? [] : deps.jobs.inState('starting'),
@@ -210,7 +217,8 @@ export async function pollOnce(deps: GatewayDeps, options: { light?: boolean } =
   ]);
   // Slots freed above go to the oldest queued jobs; only as many are read as look free (the start itself is conditional).
   const free = deps.config.maxInflight - slotsBefore + summary.finished;
-  const queued = free > 0 ? await deps.jobs.inState('queued', free) : [];
+  const early = free > 0 && head ? await head : [];
+  const queued = free <= 0 ? [] : early.length >= free ? early : await deps.jobs.inState('queued', free);
   const submits: Promise<boolean>[] = [];
   for (const job of queued) {
     // The input is read while the slot is taken (one round trip less per handover); never for a late job.
@@ -251,10 +259,11 @@ export async function pollUntil(deps: GatewayDeps, budgetEndsAt: number): Promis
   const every = deps.config.pollEveryMs;
   let fullAt = -Infinity;
   let busyAt = -Infinity;
+  let slotDue = false;
   for (;;) {
     const light = deps.now() - fullAt < FULL_PASS_EVERY_MS;
     if (!light) fullAt = deps.now();
-    const pass = await pollOnce(deps, { light });
+    const pass = await pollOnce(deps, { light, slotDue });
     passes.push(pass);
     const idle = pass.waiting + pass.queued + pass.started === 0 && pass.inFlight <= 0;
     const now = deps.now();
@@ -268,6 +277,8 @@ export async function pollUntil(deps: GatewayDeps, budgetEndsAt: number): Promis
     if (wakeAt >= budgetEndsAt) return passes;
     const pause = Math.max(1, wakeAt - now);
     await (deps.hotFolder.changed ? deps.hotFolder.changed(pause) : new Promise((r) => setTimeout(r, pause)));
+    // Woken for a due settle window while jobs may wait for a slot (with every slot held, the queue is not counted).
+    slotDue = deps.now() >= dueAt && (pass.queued > 0 || pass.inFlight >= deps.config.maxInflight);
   }
 }
 

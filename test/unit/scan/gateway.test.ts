@@ -192,4 +192,25 @@ describe('pollUntil', () => {
     expect(finals(t.published)).toHaveLength(1);
     expect(publishedAt[publishedAt.length - 1] - firstSeen[0]).toBeGreaterThanOrEqual(2000);
   });
+
+  it('when a settle window is due and slots are full, reads the queue head with the first reads of the pass', async () => {
+    const t = setup({ SCAN_SETTLE_SECONDS: '2', SCAN_POLL_SECONDS: '5' });
+    const reqs = Array.from({ length: 5 }, () => t.request());
+    for (const r of reqs) await handleRequest(t.deps, JSON.stringify(r)); // four slots, the fifth queued
+    t.answer(reqs[0].job_id);
+    const calls: string[] = [];
+    const { inState, finish, start } = t.store;
+    t.store.inState = (state, limit) => (calls.push(`inState:${state}`), inState.call(t.store, state, limit));
+    t.store.finish = (job, ...rest) => (calls.push(`finish`), finish.call(t.store, job, ...rest));
+    t.store.start = (job, ...rest) => (calls.push(`start`), start.call(t.store, job, ...rest));
+    waiting(t);
+    await pollUntil(t.deps, t.clock.now + 3000);
+    expect(t.inbox).toHaveLength(5);
+    // The pass that finished the first job: its first round of reads, then the finish and at once the start.
+    const finishAt = calls.indexOf('finish');
+    let readsFrom = finishAt;
+    while (readsFrom > 0 && calls[readsFrom - 1].startsWith('inState:')) readsFrom--;
+    expect(calls.slice(readsFrom, finishAt)).toContain('inState:queued');
+    expect(calls.slice(finishAt, finishAt + 2)).toEqual(['finish', 'start']); // no second read of the queue
+  });
 });
