@@ -164,7 +164,7 @@ describe('pollUntil', () => {
     expect(waits.slice(1).every((w) => w <= 1000)).toBe(true); // the budget ends 3 s after the start
   });
 
-  it('starts the reads of a due settle check early by the last read time, and still never settles early', async () => {
+  it('lists the answers of known waiting jobs before its store reads: a due window is judged at its due moment', async () => {
     const t = setup({ SCAN_SETTLE_SECONDS: '2', SCAN_POLL_SECONDS: '5' });
     const req = t.request();
     await handleRequest(t.deps, JSON.stringify(req));
@@ -174,23 +174,22 @@ describe('pollUntil', () => {
       t.clock.now += 30; // each round of reads takes 30 ms
       return inState(...args);
     };
+    const listedAt: number[] = [];
+    const poll = t.deps.hotFolder.poll.bind(t.deps.hotFolder);
+    t.deps.hotFolder.poll = (job) => (listedAt.push(t.clock.now), poll(job));
     const firstSeen: number[] = [];
     const recordPoll = t.store.recordPoll.bind(t.store);
     t.store.recordPoll = async (job, patch) => {
       if (patch.settle) firstSeen.push(patch.settle.first_seen_at);
       return recordPoll(job, patch);
     };
-    const publishedAt: number[] = [];
-    const publish = t.deps.publish;
-    t.deps.publish = async (...args) => {
-      publishedAt.push(t.clock.now);
-      return publish(...args);
-    };
-    const waits = waiting(t);
-    await pollUntil(t.deps, t.clock.now + 50_000);
-    expect(waits[0]).toBeLessThan(2000); // woken a read round before the window ends
+    waiting(t);
+    const passes = await pollUntil(t.deps, t.clock.now + 50_000);
+    expect(firstSeen).toEqual([listedAt[0]]); // the window starts when the set was listed
+    // The pass woken at the window's end lists first (no 30 ms of reads before it) and settles the job.
+    expect(listedAt[1]).toBe(firstSeen[0] + 2000);
+    expect(passes[1].finished).toBe(1);
     expect(finals(t.published)).toHaveLength(1);
-    expect(publishedAt[publishedAt.length - 1] - firstSeen[0]).toBeGreaterThanOrEqual(2000);
   });
 
   it('when a settle window is due and slots are full, reads the queue head with the first reads of the pass', async () => {
