@@ -140,6 +140,8 @@ export interface PollSummary {
   nextDueAt?: number;
   /** The submitted jobs still waiting after this pass (the next pass lists their answers before its reads). */
   waitingJobs: string[];
+  /** How long the pass's first round of store reads took (the loop wakes that much before a due window). */
+  readMs: number;
 }
 
 /**
@@ -161,6 +163,7 @@ export async function pollOnce(
     failed: 0,
     inFlight: 0,
     waitingJobs: [],
+    readMs: 0,
   };
   // Bookkeeping after a publish (markPublished) is awaited at the end of the pass, not before the queue is served.
   const later: Promise<void>[] = [];
@@ -168,6 +171,7 @@ export async function pollOnce(
   // The answers of jobs known to be waiting are listed first, in parallel with the store reads: the settle window
   // counts from when a set is seen, so seeing it a store round trip sooner settles it that much sooner.
   const listings = new Map((options.known ?? []).map((id) => [id, listAnswers(deps, id)]));
+  const readsBegan = deps.now();
   // A settle window is due and jobs wait for slots: the oldest queued job is read now, alongside the other reads,
   // so the slot its finish frees is handed over without two more round trips after it.
   const head = options.slotDue ? deps.jobs.inState('queued', 1) : undefined;
@@ -178,6 +182,7 @@ export async function pollOnce(
     deps.jobs.inState('submitted'),
     deps.jobs.slotsInUse(),
   ]);
+  summary.readMs = deps.now() - readsBegan;
   await Promise.all([
     ...unpublished.map((job) =>
       guard(deps, job, async () => {
@@ -275,7 +280,9 @@ export async function pollUntil(deps: GatewayDeps, budgetEndsAt: number): Promis
     // A pass that finished a job counts as busy: the linger runs from the last answer out.
     if (!idle || pass.finished + pass.republished > 0) busyAt = now;
     else if (now - busyAt >= every) return passes;
-    const dueAt = pass.nextDueAt ?? Infinity;
+    // A due settle window is judged after the next pass's reads: start them that much early (the early listing
+    // is retaken after the reads when the window had not ended yet). Too early costs a pass, never an early "settled".
+    const dueAt = (pass.nextDueAt ?? Infinity) - pass.readMs;
     const wakeAt = Math.min(now + every, dueAt, idle ? busyAt + every : Infinity);
     if (wakeAt >= budgetEndsAt) return passes;
     const pause = Math.max(1, wakeAt - now);
@@ -361,8 +368,13 @@ async function checkSubmitted(
   listed?: Promise<Listing>,
 ): Promise<Check> {
   const deadline = job.deadline ?? 0;
+  const { settleMs } = deps.config;
   // Past its deadline the job is not listed (unless a listing was already under way).
-  const listing = listed ? await listed : deps.now() > deadline ? undefined : await listAnswers(deps, job.job_id);
+  let listing = listed ? await listed : deps.now() > deadline ? undefined : await listAnswers(deps, job.job_id);
+  const windowEndsAt = job.settle ? job.settle.first_seen_at + settleMs : Infinity;
+  // Listed before its window ended but judged after: the window may have ended meanwhile; list once more.
+  if (listing?.ok && listing.at < windowEndsAt && deps.now() >= windowEndsAt && deps.now() <= deadline)
+    listing = await listAnswers(deps, job.job_id);
   const now = listing?.at ?? deps.now();
   if (!listing || now > deadline) {
     // The inbox file is left in place: the scanning system may still be working on it.
@@ -382,7 +394,7 @@ async function checkSubmitted(
     return { finished: false, dueAt: deadline + 1 };
   }
   const { files } = listing;
-  const result = settle(files, job.settle, now, deps.config.settleMs);
+  const result = settle(files, job.settle, now, settleMs);
   if (!result.ready) {
     const patch = {
       ...(job.poll_ok ? {} : { poll_ok: true as const }),
