@@ -228,17 +228,25 @@ export async function pollOnce(
   const early = free > 0 && head ? await head : [];
   const queued = free <= 0 ? [] : early.length >= free ? early : await deps.jobs.inState('queued', free);
   const submits: Promise<boolean>[] = [];
-  for (const job of queued) {
-    // The input is read while the slot is taken (one round trip less per handover); never for a late job.
-    const bytes = prefetch(deps, job);
-    const taken = await deps.jobs.start(job, deps.now(), deps.config.maxInflight);
-    if (!taken) break; // no slot for it, none for the younger (a prefetched input is dropped)
+  // The inputs are read first (in parallel), then each job is started AND marked submitted in one write that takes
+  // its slot, and its file written: one round trip less per handover than start, then submitted.
+  const reads = queued.map((job) => prefetch(deps, job));
+  let finishedQueued = 0;
+  for (const [i, job] of queued.entries()) {
+    const outcome = await startWithInput(deps, job, reads[i], later).catch((err: unknown) => {
+      deps.log.error('scan_job_step_failed', { job_id: job.job_id, state: job.state, err });
+      return 'failed' as const;
+    });
+    if (outcome === 'answered') finishedQueued++;
+    if (outcome === 'answered' || outcome === 'moved') continue;
+    if (outcome === 'failed' || outcome === 'no-slot') break; // no slot for it, none for the younger
     summary.started++;
-    submits.push(guard(deps, taken, () => submit(deps, taken, bytes))); // slots in order, files in parallel
+    submits.push(guard(deps, outcome.job, () => write(deps, outcome.job, outcome.name, outcome.bytes))); // in parallel
   }
   await Promise.all(submits);
   await Promise.all(later);
-  summary.inFlight = slotsBefore - summary.finished + summary.started;
+  summary.finished += finishedQueued;
+  summary.inFlight = slotsBefore - (summary.finished - finishedQueued) + summary.started;
   // Without free slots the queue is not read: jobs are in flight, so the pass is not idle anyway.
   if (free > 0)
     summary.queued = queued.length < free ? queued.length - summary.started : await deps.jobs.countInState('queued');
@@ -301,42 +309,79 @@ function prefetch(deps: GatewayDeps, job: ScanJob): Promise<Buffer> | undefined 
   return read;
 }
 
-/** starting → the file in Input/ → submitted; every failure becomes the job's answer. */
-async function submit(deps: GatewayDeps, starting: ScanJob, prefetched?: Promise<Buffer>): Promise<void> {
-  const { request } = starting;
+/**
+ * A queued job whose turn came, its input already being read: queued → submitted in one write that takes its slot
+ * ('no-slot' when none is free). One that cannot run (late, unreadable, a bad name) is answered without a slot.
+ */
+async function startWithInput(
+  deps: GatewayDeps,
+  job: ScanJob,
+  read: Promise<Buffer> | undefined,
+  later: Promise<void>[],
+): Promise<'answered' | 'moved' | 'no-slot' | { job: ScanJob; name: string; bytes: Buffer }> {
+  const prepared = await prepare(deps, job, read);
+  if (!prepared.ok) return (await finishWith(deps, job, 'error', prepared.parts, later)) ? 'answered' : 'moved';
+  const now = deps.now();
+  const taken = await deps.jobs.startSubmitted(
+    job,
+    now,
+    deps.config.maxInflight,
+    prepared.name,
+    deadlineOf(deps, job.request, now),
+  );
+  return taken ? { job: taken, name: prepared.name, bytes: prepared.bytes } : 'no-slot';
+}
+
+type Prepared = { ok: true; bytes: Buffer; name: string } | { ok: false; parts: EnvelopeParts };
+
+/** What a job needs before its file can go into Input/, or the answer it gets instead. */
+async function prepare(deps: GatewayDeps, job: ScanJob, prefetched?: Promise<Buffer>): Promise<Prepared> {
+  const { request } = job;
   // A slot that came too late: the core stopped waiting, so nothing is read or written.
-  if (deps.now() > Date.parse(request.reply_deadline)) {
-    await finishWith(deps, starting, 'error', {
-      error: { code: 'TIMEOUT', message: 'the job got a slot after its reply deadline' },
-    });
-    return;
-  }
+  if (deps.now() > Date.parse(request.reply_deadline))
+    return { ok: false, parts: { error: { code: 'TIMEOUT', message: 'the job got a slot after its reply deadline' } } };
   let bytes: Buffer;
   try {
     if (request.s3.bucket !== deps.config.bucket) throw new Error(`bucket ${request.s3.bucket} is not the gateway's`);
     bytes = await (prefetched ?? deps.files.read(request.s3.bucket, request.s3.key));
   } catch (err) {
-    await finishWith(deps, starting, 'error', {
-      error: {
-        code: 'FILE_READ_ERROR',
-        message: `cannot read s3://${request.s3.bucket}/${request.s3.key}: ${(err as Error).message}`,
-      },
-    });
-    return;
+    const message = `cannot read s3://${request.s3.bucket}/${request.s3.key}: ${(err as Error).message}`;
+    return { ok: false, parts: { error: { code: 'FILE_READ_ERROR', message } } };
   }
-  let name: string;
   try {
-    name = hotFolderName(request.job_id, request.original_name);
+    return { ok: true, bytes, name: hotFolderName(request.job_id, request.original_name) };
   } catch {
-    await finishWith(deps, starting, 'error', { error: { code: 'RECOGNITION_FAILED', message: 'invalid file name' } });
+    return { ok: false, parts: { error: { code: 'RECOGNITION_FAILED', message: 'invalid file name' } } };
+  }
+}
+
+/** The deadline clock starts when the file goes into the hot folder (not when the slot was taken). */
+function deadlineOf(deps: GatewayDeps, request: ScanRequest, submittedAt: number): number {
+  return Math.min(Date.parse(request.reply_deadline), submittedAt + deps.config.timeoutMs);
+}
+
+/** starting → the file in Input/ → submitted (the request path); every failure becomes the job's answer. */
+async function submit(deps: GatewayDeps, starting: ScanJob): Promise<void> {
+  const prepared = await prepare(deps, starting);
+  if (!prepared.ok) {
+    await finishWith(deps, starting, 'error', prepared.parts);
     return;
   }
-  // The deadline clock starts when the file goes into the hot folder (not when the slot was taken). The job is
-  // marked submitted just BEFORE the write, so a poll woken by the scanner's answer already sees it as submitted.
+  // The job is marked submitted just BEFORE the write, so a poll woken by the scanner's answer already sees it.
   const submittedAt = deps.now();
-  const deadline = Math.min(Date.parse(request.reply_deadline), submittedAt + deps.config.timeoutMs);
-  const submitted = await deps.jobs.submitted(starting, name, submittedAt, deadline);
+  const submitted = await deps.jobs.submitted(
+    starting,
+    prepared.name,
+    submittedAt,
+    deadlineOf(deps, starting.request, submittedAt),
+  );
   if (!submitted) return; // another invocation moved it (finished it as interrupted): not ours to write
+  await write(deps, submitted, prepared.name, prepared.bytes);
+}
+
+/** The file of a submitted job into Input/; a failure is the job's answer. */
+async function write(deps: GatewayDeps, submitted: ScanJob, name: string, bytes: Buffer): Promise<void> {
+  const { request } = submitted;
   try {
     await deps.hotFolder.put(name, bytes);
   } catch (err) {

@@ -200,10 +200,10 @@ describe('pollUntil', () => {
     for (const r of reqs) await handleRequest(t.deps, JSON.stringify(r)); // four slots, the fifth queued
     t.answer(reqs[0].job_id);
     const calls: string[] = [];
-    const { inState, finish, start } = t.store;
+    const { inState, finish, startSubmitted } = t.store;
     t.store.inState = (state, limit) => (calls.push(`inState:${state}`), inState.call(t.store, state, limit));
     t.store.finish = (job, ...rest) => (calls.push(`finish`), finish.call(t.store, job, ...rest));
-    t.store.start = (job, ...rest) => (calls.push(`start`), start.call(t.store, job, ...rest));
+    t.store.startSubmitted = (job, ...rest) => (calls.push(`start`), startSubmitted.call(t.store, job, ...rest));
     waiting(t);
     await pollUntil(t.deps, t.clock.now + 3000);
     expect(t.inbox).toHaveLength(5);
