@@ -176,6 +176,9 @@ export async function pollOnce(
   // so the slot its finish frees is handed over without two more round trips after it.
   const head = options.slotDue ? deps.jobs.inState('queued', 1) : undefined;
   head?.catch(() => undefined); // unused when no slot frees; its error, if used, is met below
+  // Its input is read as soon as it is known (while this pass checks the due jobs), never for a late job.
+  const headReads = head?.then((jobs) => new Map(jobs.map((job) => [job.job_id, prefetch(deps, job)])));
+  headReads?.catch(() => undefined);
   const [unpublished, starting, submitted, slotsBefore] = await Promise.all([
     options.light ? [] : deps.jobs.inState('unpublished'),
     options.light ? [] : deps.jobs.inState('starting'),
@@ -230,7 +233,8 @@ export async function pollOnce(
   const submits: Promise<boolean>[] = [];
   // The inputs are read first (in parallel), then each job is started AND marked submitted in one write that takes
   // its slot, and its file written: one round trip less per handover than start, then submitted.
-  const reads = queued.map((job) => prefetch(deps, job));
+  const headRead = (await headReads?.catch(() => undefined)) ?? new Map<string, Promise<Buffer> | undefined>();
+  const reads = queued.map((job) => (headRead.has(job.job_id) ? headRead.get(job.job_id) : prefetch(deps, job)));
   let finishedQueued = 0;
   for (const [i, job] of queued.entries()) {
     const outcome = await startWithInput(deps, job, reads[i], later).catch((err: unknown) => {
