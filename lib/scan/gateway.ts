@@ -295,7 +295,11 @@ export async function pollUntil(deps: GatewayDeps, budgetEndsAt: number): Promis
     // A due settle window is judged after the next pass's reads: start them that much early (the early listing
     // is retaken after the reads when the window had not ended yet). Too early costs a pass, never an early "settled".
     const dueAt = (pass.nextDueAt ?? Infinity) - pass.readMs;
-    const wakeAt = Math.min(now + every, dueAt, idle ? busyAt + every : Infinity);
+    // Jobs still queued with slots free after a pass that made progress: the next pass runs at once (a queue of
+    // jobs that are answered without a slot, or a burst, drains without a poll interval per `free` jobs).
+    const draining =
+      pass.queued > 0 && pass.inFlight < deps.config.maxInflight && pass.started + pass.finished > 0 ? now : Infinity;
+    const wakeAt = Math.min(now + every, dueAt, draining, idle ? busyAt + every : Infinity);
     if (wakeAt >= budgetEndsAt) return passes;
     const pause = Math.max(1, wakeAt - now);
     await (deps.hotFolder.changed ? deps.hotFolder.changed(pause) : new Promise((r) => setTimeout(r, pause)));

@@ -214,4 +214,18 @@ describe('pollUntil', () => {
     expect(calls.slice(readsFrom, finishAt)).toContain('inState:queued');
     expect(calls.slice(finishAt, finishAt + 2)).toEqual(['finish', 'start']); // no second read of the queue
   });
+
+  it('drains a queue at once while slots are free: no poll interval per pass of `free` jobs', async () => {
+    const t = setup({ SCAN_SETTLE_SECONDS: '2', SCAN_POLL_SECONDS: '5' });
+    const running = [t.request(), t.request()];
+    for (const r of running) await handleRequest(t.deps, JSON.stringify(r)); // two of four slots, never answered
+    const other = Array.from({ length: 8 }, () => t.request({ s3: { bucket: 'other', key: 'in/a.pdf' } }));
+    t.store.inUse = 4; // the slots look full while they arrive: they queue (as in a burst)
+    for (const r of other) expect(await handleRequest(t.deps, JSON.stringify(r))).toBe('queued');
+    t.store.inUse = 2;
+    waiting(t);
+    await pollUntil(t.deps, t.clock.now + 3000); // less than one poll interval
+    expect(finals(t.published).map((e) => e.error?.code)).toEqual(other.map(() => 'FILE_READ_ERROR'));
+    expect(await t.store.slotsInUse()).toBe(2); // answered without taking a slot
+  });
 });
