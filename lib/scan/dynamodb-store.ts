@@ -100,6 +100,32 @@ export class DynamoDbScanJobStore implements ScanJobStore {
     }
   }
 
+  async startSubmitted(
+    job: ScanJob,
+    now: number,
+    maxInflight: number,
+    inboxName: string,
+    deadline: number,
+  ): Promise<ScanJob | undefined> {
+    if (job.state !== 'queued') return undefined; // only a queued job may take a slot
+    const next: ScanJob = {
+      ...job,
+      state: 'submitted',
+      started_at: now,
+      submitted_at: now,
+      inbox_name: inboxName,
+      deadline,
+      revision: job.revision + 1,
+    };
+    try {
+      await transactWrite(this.documents, [this.cas(job, next), this.takeSlot(maxInflight)]);
+      return next;
+    } catch (err) {
+      if (err instanceof TransactionCancelledError) return undefined;
+      throw err;
+    }
+  }
+
   submitted(job: ScanJob, inboxName: string, submittedAt: number, deadline: number): Promise<ScanJob | undefined> {
     return this.transition(job, {
       ...job,

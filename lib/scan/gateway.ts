@@ -14,7 +14,7 @@ import {
 } from './contract';
 import { AnswerNotReadyError } from './errors';
 import type { ScanFiles } from './store';
-import { HotFolder, hotFolderName } from './hotfolder';
+import { AnswerFile, HotFolder, hotFolderName } from './hotfolder';
 import { mergeAnswers } from './merge';
 import type { ScanJob } from './model';
 import type { Normalizer } from './normalizer';
@@ -84,9 +84,14 @@ export async function handleRequest(deps: GatewayDeps, data: string): Promise<Re
     await trySend(deps, envelope('processing', { ...idsOf(job.request), attempt: request.attempt }, deps.service));
     return 'duplicate';
   }
-  await trySend(deps, envelope('processing', idsOf(request), deps.service));
-  if (job.state !== 'starting') return 'queued';
-  await submit(deps, job);
+  // The submission does not wait for the ack's flush. The ack is still out first: its publish is issued at once,
+  // any answer of the submission only after a store round trip (a failed read or a late slot finishes the job first).
+  const ack = trySend(deps, envelope('processing', idsOf(request), deps.service));
+  if (job.state !== 'starting') {
+    await ack;
+    return 'queued';
+  }
+  await Promise.all([ack, submit(deps, job)]);
   return 'started';
 }
 
@@ -133,6 +138,10 @@ export interface PollSummary {
   failed: number;
   /** The earliest moment a waiting job can change without news from the hot folder (settle window end, deadline). */
   nextDueAt?: number;
+  /** The submitted jobs still waiting after this pass (the next pass lists their answers before its reads). */
+  waitingJobs: string[];
+  /** How long the pass's first round of store reads took (the loop wakes that much before a due window). */
+  readMs: number;
 }
 
 /**
@@ -141,7 +150,10 @@ export interface PollSummary {
  * recovering an interrupted start are not latency-bound (their lease and
  * grace are 30 s and 60 s), so they need not cost every pass two queries.
  */
-export async function pollOnce(deps: GatewayDeps, options: { light?: boolean } = {}): Promise<PollSummary> {
+export async function pollOnce(
+  deps: GatewayDeps,
+  options: { light?: boolean; slotDue?: boolean; known?: string[] } = {},
+): Promise<PollSummary> {
   const summary: PollSummary = {
     started: 0,
     finished: 0,
@@ -150,19 +162,35 @@ export async function pollOnce(deps: GatewayDeps, options: { light?: boolean } =
     queued: 0,
     failed: 0,
     inFlight: 0,
+    waitingJobs: [],
+    readMs: 0,
   };
+  // Bookkeeping after a publish (markPublished) is awaited at the end of the pass, not before the queue is served.
+  const later: Promise<void>[] = [];
   // One round of reads, all hints: each job is re-read (or CAS-checked) before it is acted on.
+  // The answers of jobs known to be waiting are listed first, in parallel with the store reads: the settle window
+  // counts from when a set is seen, so seeing it a store round trip sooner settles it that much sooner.
+  const listings = new Map((options.known ?? []).map((id) => [id, listAnswers(deps, id)]));
+  const readsBegan = deps.now();
+  // A settle window is due and jobs wait for slots: the oldest queued job is read now, alongside the other reads,
+  // so the slot its finish frees is handed over without two more round trips after it.
+  const head = options.slotDue ? deps.jobs.inState('queued', 1) : undefined;
+  head?.catch(() => undefined); // unused when no slot frees; its error, if used, is met below
+  // Its input is read as soon as it is known (while this pass checks the due jobs), never for a late job.
+  const headReads = head?.then((jobs) => new Map(jobs.map((job) => [job.job_id, prefetch(deps, job)])));
+  headReads?.catch(() => undefined);
   const [unpublished, starting, submitted, slotsBefore] = await Promise.all([
     options.light ? [] : deps.jobs.inState('unpublished'),
     options.light ? [] : deps.jobs.inState('starting'),
     deps.jobs.inState('submitted'),
     deps.jobs.slotsInUse(),
   ]);
+  summary.readMs = deps.now() - readsBegan;
   await Promise.all([
     ...unpublished.map((job) =>
       guard(deps, job, async () => {
         if (await deps.jobs.claimPublish(job, deps.now())) {
-          await publishResult(deps, job);
+          await publishResult(deps, job, later);
           summary.republished++;
         }
       }),
@@ -183,31 +211,46 @@ export async function pollOnce(deps: GatewayDeps, options: { light?: boolean } =
     // One job's error never stops the pass for the others.
     ...submitted.map(async (job) => {
       const ok = await guard(deps, job, async () => {
-        const outcome = await checkSubmitted(deps, job);
+        const outcome = await checkSubmitted(deps, job, later, listings.get(job.job_id));
         if (outcome.finished) summary.finished++;
         else {
           summary.waiting++;
+          summary.waitingJobs.push(job.job_id);
           if (outcome.dueAt !== undefined) summary.nextDueAt = Math.min(summary.nextDueAt ?? Infinity, outcome.dueAt);
         }
       });
       if (!ok) {
         summary.failed++;
         summary.waiting++;
+        summary.waitingJobs.push(job.job_id);
       }
     }),
   ]);
   // Slots freed above go to the oldest queued jobs; only as many are read as look free (the start itself is conditional).
   const free = deps.config.maxInflight - slotsBefore + summary.finished;
-  const queued = free > 0 ? await deps.jobs.inState('queued', free) : [];
+  const early = free > 0 && head ? await head : [];
+  const queued = free <= 0 ? [] : early.length >= free ? early : await deps.jobs.inState('queued', free);
   const submits: Promise<boolean>[] = [];
-  for (const job of queued) {
-    const taken = await deps.jobs.start(job, deps.now(), deps.config.maxInflight);
-    if (!taken) break; // no slot for it, none for the younger
+  // The inputs are read first (in parallel), then each job is started AND marked submitted in one write that takes
+  // its slot, and its file written: one round trip less per handover than start, then submitted.
+  const headRead = (await headReads?.catch(() => undefined)) ?? new Map<string, Promise<Buffer> | undefined>();
+  const reads = queued.map((job) => (headRead.has(job.job_id) ? headRead.get(job.job_id) : prefetch(deps, job)));
+  let finishedQueued = 0;
+  for (const [i, job] of queued.entries()) {
+    const outcome = await startWithInput(deps, job, reads[i], later).catch((err: unknown) => {
+      deps.log.error('scan_job_step_failed', { job_id: job.job_id, state: job.state, err });
+      return 'failed' as const;
+    });
+    if (outcome === 'answered') finishedQueued++;
+    if (outcome === 'answered' || outcome === 'moved') continue;
+    if (outcome === 'failed' || outcome === 'no-slot') break; // no slot for it, none for the younger
     summary.started++;
-    submits.push(guard(deps, taken, () => submit(deps, taken))); // slots in order, files in parallel
+    submits.push(guard(deps, outcome.job, () => write(deps, outcome.job, outcome.name, outcome.bytes))); // in parallel
   }
   await Promise.all(submits);
-  summary.inFlight = slotsBefore - summary.finished + summary.started;
+  await Promise.all(later);
+  summary.finished += finishedQueued;
+  summary.inFlight = slotsBefore - (summary.finished - finishedQueued) + summary.started;
   // Without free slots the queue is not read: jobs are in flight, so the pass is not idle anyway.
   if (free > 0)
     summary.queued = queued.length < free ? queued.length - summary.started : await deps.jobs.countInState('queued');
@@ -221,64 +264,132 @@ const FULL_PASS_EVERY_MS = 1000;
 const STARTING_GRACE_MS = 60_000;
 
 /**
- * The schedule's invocation: passes until its budget ends or nothing is in
- * flight. Between passes it waits `pollEveryMs` at most, and wakes earlier
- * when a settle window or a deadline is due, or when the hot folder reports
- * a change under Output/ (an answer landed).
+ * The schedule's invocation: passes until its budget ends or it has been
+ * idle for a whole poll interval. Between passes it waits `pollEveryMs` at
+ * most, and wakes earlier when a settle window or a deadline is due, or when
+ * the hot folder reports a change under Output/ (an answer landed).
+ *
+ * An invocation that had work stays one more poll interval once idle,
+ * watching the hot folder: a request that lands just after the last answer
+ * (back-to-back jobs) is then seen when its answer lands, instead of at the
+ * next schedule tick. An invocation that starts idle ends at once.
  */
 export async function pollUntil(deps: GatewayDeps, budgetEndsAt: number): Promise<PollSummary[]> {
   const passes: PollSummary[] = [];
+  const every = deps.config.pollEveryMs;
   let fullAt = -Infinity;
+  let busyAt = -Infinity;
+  let slotDue = false;
+  let known: string[] = [];
   for (;;) {
     const light = deps.now() - fullAt < FULL_PASS_EVERY_MS;
     if (!light) fullAt = deps.now();
-    const pass = await pollOnce(deps, { light });
+    const pass = await pollOnce(deps, { light, slotDue, known });
     passes.push(pass);
+    known = pass.waitingJobs;
     const idle = pass.waiting + pass.queued + pass.started === 0 && pass.inFlight <= 0;
     const now = deps.now();
-    const wakeAt = Math.min(now + deps.config.pollEveryMs, pass.nextDueAt ?? Infinity);
-    if (idle || wakeAt >= budgetEndsAt) return passes;
+    // A pass that finished a job counts as busy: the linger runs from the last answer out.
+    if (!idle || pass.finished + pass.republished > 0) busyAt = now;
+    else if (now - busyAt >= every) return passes;
+    // A due settle window is judged after the next pass's reads: start them that much early (the early listing
+    // is retaken after the reads when the window had not ended yet). Too early costs a pass, never an early "settled".
+    const dueAt = (pass.nextDueAt ?? Infinity) - pass.readMs;
+    // Jobs still queued with slots free after a pass that made progress: the next pass runs at once (a queue of
+    // jobs that are answered without a slot, or a burst, drains without a poll interval per `free` jobs).
+    const draining =
+      pass.queued > 0 && pass.inFlight < deps.config.maxInflight && pass.started + pass.finished > 0 ? now : Infinity;
+    const wakeAt = Math.min(now + every, dueAt, draining, idle ? busyAt + every : Infinity);
+    if (wakeAt >= budgetEndsAt) return passes;
     const pause = Math.max(1, wakeAt - now);
     await (deps.hotFolder.changed ? deps.hotFolder.changed(pause) : new Promise((r) => setTimeout(r, pause)));
+    // Woken for a due settle window while jobs may wait for a slot (with every slot held, the queue is not counted).
+    slotDue = deps.now() >= dueAt && (pass.queued > 0 || pass.inFlight >= deps.config.maxInflight);
   }
 }
 
-/** starting → the file in Input/ → submitted; every failure becomes the job's answer. */
-async function submit(deps: GatewayDeps, starting: ScanJob): Promise<void> {
-  const { request } = starting;
+/** The job's input, read ahead of its start; undefined when it must not be read (a late job, another bucket). */
+function prefetch(deps: GatewayDeps, job: ScanJob): Promise<Buffer> | undefined {
+  const { request } = job;
+  if (deps.now() > Date.parse(request.reply_deadline) || request.s3.bucket !== deps.config.bucket) return undefined;
+  const read = deps.files.read(request.s3.bucket, request.s3.key);
+  read.catch(() => undefined); // a dropped prefetch must not be an unhandled rejection; submit sees the error
+  return read;
+}
+
+/**
+ * A queued job whose turn came, its input already being read: queued → submitted in one write that takes its slot
+ * ('no-slot' when none is free). One that cannot run (late, unreadable, a bad name) is answered without a slot.
+ */
+async function startWithInput(
+  deps: GatewayDeps,
+  job: ScanJob,
+  read: Promise<Buffer> | undefined,
+  later: Promise<void>[],
+): Promise<'answered' | 'moved' | 'no-slot' | { job: ScanJob; name: string; bytes: Buffer }> {
+  const prepared = await prepare(deps, job, read);
+  if (!prepared.ok) return (await finishWith(deps, job, 'error', prepared.parts, later)) ? 'answered' : 'moved';
+  const now = deps.now();
+  const taken = await deps.jobs.startSubmitted(
+    job,
+    now,
+    deps.config.maxInflight,
+    prepared.name,
+    deadlineOf(deps, job.request, now),
+  );
+  return taken ? { job: taken, name: prepared.name, bytes: prepared.bytes } : 'no-slot';
+}
+
+type Prepared = { ok: true; bytes: Buffer; name: string } | { ok: false; parts: EnvelopeParts };
+
+/** What a job needs before its file can go into Input/, or the answer it gets instead. */
+async function prepare(deps: GatewayDeps, job: ScanJob, prefetched?: Promise<Buffer>): Promise<Prepared> {
+  const { request } = job;
   // A slot that came too late: the core stopped waiting, so nothing is read or written.
-  if (deps.now() > Date.parse(request.reply_deadline)) {
-    await finishWith(deps, starting, 'error', {
-      error: { code: 'TIMEOUT', message: 'the job got a slot after its reply deadline' },
-    });
-    return;
-  }
+  if (deps.now() > Date.parse(request.reply_deadline))
+    return { ok: false, parts: { error: { code: 'TIMEOUT', message: 'the job got a slot after its reply deadline' } } };
   let bytes: Buffer;
   try {
     if (request.s3.bucket !== deps.config.bucket) throw new Error(`bucket ${request.s3.bucket} is not the gateway's`);
-    bytes = await deps.files.read(request.s3.bucket, request.s3.key);
+    bytes = await (prefetched ?? deps.files.read(request.s3.bucket, request.s3.key));
   } catch (err) {
-    await finishWith(deps, starting, 'error', {
-      error: {
-        code: 'FILE_READ_ERROR',
-        message: `cannot read s3://${request.s3.bucket}/${request.s3.key}: ${(err as Error).message}`,
-      },
-    });
-    return;
+    const message = `cannot read s3://${request.s3.bucket}/${request.s3.key}: ${(err as Error).message}`;
+    return { ok: false, parts: { error: { code: 'FILE_READ_ERROR', message } } };
   }
-  let name: string;
   try {
-    name = hotFolderName(request.job_id, request.original_name);
+    return { ok: true, bytes, name: hotFolderName(request.job_id, request.original_name) };
   } catch {
-    await finishWith(deps, starting, 'error', { error: { code: 'RECOGNITION_FAILED', message: 'invalid file name' } });
+    return { ok: false, parts: { error: { code: 'RECOGNITION_FAILED', message: 'invalid file name' } } };
+  }
+}
+
+/** The deadline clock starts when the file goes into the hot folder (not when the slot was taken). */
+function deadlineOf(deps: GatewayDeps, request: ScanRequest, submittedAt: number): number {
+  return Math.min(Date.parse(request.reply_deadline), submittedAt + deps.config.timeoutMs);
+}
+
+/** starting → the file in Input/ → submitted (the request path); every failure becomes the job's answer. */
+async function submit(deps: GatewayDeps, starting: ScanJob): Promise<void> {
+  const prepared = await prepare(deps, starting);
+  if (!prepared.ok) {
+    await finishWith(deps, starting, 'error', prepared.parts);
     return;
   }
-  // The deadline clock starts when the file goes into the hot folder (not when the slot was taken). The job is
-  // marked submitted just BEFORE the write, so a poll woken by the scanner's answer already sees it as submitted.
+  // The job is marked submitted just BEFORE the write, so a poll woken by the scanner's answer already sees it.
   const submittedAt = deps.now();
-  const deadline = Math.min(Date.parse(request.reply_deadline), submittedAt + deps.config.timeoutMs);
-  const submitted = await deps.jobs.submitted(starting, name, submittedAt, deadline);
+  const submitted = await deps.jobs.submitted(
+    starting,
+    prepared.name,
+    submittedAt,
+    deadlineOf(deps, starting.request, submittedAt),
+  );
   if (!submitted) return; // another invocation moved it (finished it as interrupted): not ours to write
+  await write(deps, submitted, prepared.name, prepared.bytes);
+}
+
+/** The file of a submitted job into Input/; a failure is the job's answer. */
+async function write(deps: GatewayDeps, submitted: ScanJob, name: string, bytes: Buffer): Promise<void> {
+  const { request } = submitted;
   try {
     await deps.hotFolder.put(name, bytes);
   } catch (err) {
@@ -292,10 +403,33 @@ async function submit(deps: GatewayDeps, starting: ScanJob): Promise<void> {
 
 type Check = { finished: true } | { finished: false; dueAt?: number };
 
-async function checkSubmitted(deps: GatewayDeps, job: ScanJob): Promise<Check> {
-  const now = deps.now();
+/** One listing of a job's answers, and when it was taken (the moment the settle step judges). */
+type Listing = { at: number } & ({ ok: true; files: AnswerFile[] | null } | { ok: false; err: unknown });
+
+function listAnswers(deps: GatewayDeps, jobId: string): Promise<Listing> {
+  const at = deps.now();
+  return deps.hotFolder.poll(jobId).then(
+    (files): Listing => ({ at, ok: true, files }),
+    (err: unknown): Listing => ({ at, ok: false, err }),
+  );
+}
+
+async function checkSubmitted(
+  deps: GatewayDeps,
+  job: ScanJob,
+  later?: Promise<void>[],
+  listed?: Promise<Listing>,
+): Promise<Check> {
   const deadline = job.deadline ?? 0;
-  if (now > deadline) {
+  const { settleMs } = deps.config;
+  // Past its deadline the job is not listed (unless a listing was already under way).
+  let listing = listed ? await listed : deps.now() > deadline ? undefined : await listAnswers(deps, job.job_id);
+  const windowEndsAt = job.settle ? job.settle.first_seen_at + settleMs : Infinity;
+  // Listed before its window ended but judged after: the window may have ended meanwhile; list once more.
+  if (listing?.ok && listing.at < windowEndsAt && deps.now() >= windowEndsAt && deps.now() <= deadline)
+    listing = await listAnswers(deps, job.job_id);
+  const now = listing?.at ?? deps.now();
+  if (!listing || now > deadline) {
     // The inbox file is left in place: the scanning system may still be working on it.
     const error =
       job.poll_failed && !job.poll_ok
@@ -304,18 +438,16 @@ async function checkSubmitted(deps: GatewayDeps, job: ScanJob): Promise<Check> {
             code: 'TIMEOUT' as const,
             message: job.settle ? 'the answer set never settled' : 'no answer before the deadline',
           };
-    return { finished: await finishWith(deps, job, 'error', { error }) };
+    return { finished: await finishWith(deps, job, 'error', { error }, later) };
   }
-  let files;
-  try {
-    files = await deps.hotFolder.poll(job.job_id);
-  } catch (err) {
+  if (!listing.ok) {
     // Logged, and polling goes on until the deadline; only a job whose every poll failed ends "hot folder unavailable".
-    deps.log.warn('scan_poll_failed', { job_id: job.job_id, err });
+    deps.log.warn('scan_poll_failed', { job_id: job.job_id, err: listing.err });
     if (!job.poll_failed) await deps.jobs.recordPoll(job, { poll_failed: true });
     return { finished: false, dueAt: deadline + 1 };
   }
-  const result = settle(files, job.settle, now, deps.config.settleMs);
+  const { files } = listing;
+  const result = settle(files, job.settle, now, settleMs);
   if (!result.ready) {
     const patch = {
       ...(job.poll_ok ? {} : { poll_ok: true as const }),
@@ -342,9 +474,13 @@ async function checkSubmitted(deps: GatewayDeps, job: ScanJob): Promise<Check> {
   } catch (err) {
     deps.log.error('scan_raw_write_failed', { job_id: job.job_id, err });
     return {
-      finished: await finishWith(deps, job, 'error', {
-        error: { code: 'UNKNOWN_ERROR', message: 'saving the raw answer failed' },
-      }),
+      finished: await finishWith(
+        deps,
+        job,
+        'error',
+        { error: { code: 'UNKNOWN_ERROR', message: 'saving the raw answer failed' } },
+        later,
+      ),
     };
   }
   let parts: EnvelopeParts;
@@ -366,7 +502,7 @@ async function checkSubmitted(deps: GatewayDeps, job: ScanJob): Promise<Check> {
       raw_s3_key: rawKey,
     };
   }
-  return { finished: await finishWith(deps, job, status, parts) };
+  return { finished: await finishWith(deps, job, status, parts, later) };
 }
 
 /** Stores the result (releasing the slot) THEN publishes; only the winner of the CAS publishes. */
@@ -375,22 +511,28 @@ async function finishWith(
   job: ScanJob,
   status: EnvelopeStatus,
   parts: EnvelopeParts,
+  later?: Promise<void>[],
 ): Promise<boolean> {
   const finished = await deps.jobs.finish(job, envelope(status, idsOf(job.request), deps.service, parts), deps.now());
   if (!finished) return false;
   deps.log.info('scan_finished', { job_id: job.job_id, status, error_code: parts.error?.code });
-  await publishResult(deps, finished);
+  await publishResult(deps, finished, later);
   return true;
 }
 
-async function publishResult(deps: GatewayDeps, job: ScanJob): Promise<void> {
+/** Publishes a stored result; marking it published goes into `later` when given (the caller awaits it). */
+async function publishResult(deps: GatewayDeps, job: ScanJob, later?: Promise<void>[]): Promise<void> {
+  // Stored and unpublished: a later poll re-publishes it, same Nats-Msg-Id.
+  const failed = (err: unknown) => deps.log.error('scan_publish_failed', { job_id: job.job_id, err });
   try {
     await send(deps, job.result!);
-    await deps.jobs.markPublished(job.job_id, deps.now());
   } catch (err) {
-    // Stored and unpublished: a later poll re-publishes it, same Nats-Msg-Id.
-    deps.log.error('scan_publish_failed', { job_id: job.job_id, err });
+    failed(err);
+    return;
   }
+  const mark = deps.jobs.markPublished(job.job_id, deps.now()).catch(failed);
+  if (later) later.push(mark);
+  else await mark;
 }
 
 /** Runs one job's step; a throw is logged against the job and reported as false, never thrown on. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { constants, promises as fs, watch } from 'node:fs';
+import { constants, FSWatcher, promises as fs, watch } from 'node:fs';
 import path from 'node:path';
 import { inboxName, MAX_INBOX_NAME_BYTES, validateName } from '../names';
 import { HotFolderUnavailableError } from './errors';
@@ -113,23 +113,76 @@ export class LocalHotFolder implements HotFolder {
     );
   }
 
+  /**
+   * One watcher for the folder's life, not one per wait: a change that lands
+   * while a pass runs (between two waits) is counted, and the next wait
+   * returns at once instead of a full poll interval later. The scanner's
+   * `mkdir .staging` and its `rename` into Output/ are two events; a pass
+   * woken by the first may miss the second's folder, so counting every event
+   * (not only those during a wait) is what keeps first-seen close to the answer.
+   */
   changed(timeoutMs: number): Promise<void> {
+    this.watch();
+    if (this.changes !== this.seenChanges) {
+      this.seenChanges = this.changes;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
-      let watcher: ReturnType<typeof watch> | undefined;
       const done = () => {
         clearTimeout(timer);
-        watcher?.close();
+        this.waiters.delete(done);
+        this.seenChanges = this.changes;
         resolve();
       };
       const timer = setTimeout(done, timeoutMs);
-      try {
-        // A new Output/<job>/ (the scanner renames a whole set into place) or a file written into one we already watch.
-        watcher = watch(this.dir('output'), { recursive: false }, done);
-        watcher.on('error', () => undefined);
-      } catch {
-        // No Output/ yet: fall back to the timeout.
-      }
+      this.waiters.add(done);
     });
+  }
+
+  /** Stops watching (tests, tools); a later `changed` starts again. */
+  close(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+    this.watching = undefined;
+  }
+
+  private changes = 0;
+  private seenChanges = 0;
+  private readonly waiters = new Set<() => void>();
+  private watcher?: FSWatcher;
+  private watching?: 'output' | 'root';
+
+  /** Watches Output/, or the root until Output/ exists (the scanner creates it with its first answer). */
+  private watch(): void {
+    if (this.watching === 'output') return;
+    for (const [kind, dir] of [
+      ['output', this.dir('output')],
+      ['root', this.root],
+    ] as const) {
+      if (kind === this.watching) return; // already on the root; Output/ still missing
+      let watcher: FSWatcher;
+      try {
+        watcher = watch(dir, { recursive: false }, () => this.bump());
+      } catch {
+        continue;
+      }
+      this.close();
+      // The folder was deleted or the watch broke: count it as a change, watch again on the next wait.
+      watcher.on('error', () => {
+        if (this.watcher === watcher) this.close();
+        this.bump();
+      });
+      watcher.unref(); // never keeps a process (a Lambda container, a CLI) alive
+      this.watcher = watcher;
+      this.watching = kind;
+      if (kind === 'root') this.bump(); // Output/ may have appeared between the two tries
+      return;
+    }
+  }
+
+  private bump(): void {
+    this.changes++;
+    for (const wake of [...this.waiters]) wake();
   }
 }
 

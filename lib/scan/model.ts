@@ -7,7 +7,8 @@ import type { SettleState } from './settle';
  * result) lives here, never in process memory.
  *
  * queued ──(slot)──▶ starting ──(file in Input/)──▶ submitted ──▶ finished
- *    └──────────────────────────────┴───────────────────────────────▲
+ *    │ └──(slot, input read: the poller's start)──────▲                ▲
+ *    └──────────────────────────────┴────────────────────────────────┘
  */
 export type JobState = 'queued' | 'starting' | 'submitted' | 'finished';
 

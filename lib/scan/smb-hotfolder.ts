@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
@@ -6,13 +5,16 @@ import path from 'node:path';
 import { AnswerNotReadyError, HotFolderUnavailableError } from './errors';
 import { AnswerFile, DEFAULT_DIRS, HotFolder, HotFolderDirs } from './hotfolder';
 import { validateName } from '../names';
+import { CONNECTION_LOST, SmbSession, SmbSessionError } from './smb-session';
 
 /**
  * The hot folder on an SMB share, through Samba's `smbclient` (decision 22:
  * the npm SMB2 clients are unmaintained and speak SMB2 only partly). Same
  * protocol as LocalHotFolder: write into Tmp/, rename into Input/. The
  * password goes in a 0600 authentication file, never on a command line.
- * Every call is bounded by `timeoutMs`.
+ * Every call is bounded by `timeoutMs`. All calls share one long-lived
+ * smbclient session (smb-session.ts); a read-only call (listing, get, health)
+ * that meets a broken session is tried once more on a new one.
  */
 
 export interface SmbOptions {
@@ -24,12 +26,18 @@ export interface SmbOptions {
   dirs?: HotFolderDirs;
   timeoutMs?: number;
   smbclient?: string;
+  /** An idle session is closed after this long (default 30 s). */
+  idleMs?: number;
 }
 
 interface Run {
+  /** The session answered (false: it exited, timed out or could not start). */
   ok: boolean;
   output: string;
 }
+
+/** The batch failed: the session broke, or a command answered an NT_STATUS. */
+const failed = (run: Run) => !run.ok || /NT_STATUS_/.test(run.output);
 
 const NOT_READY = /NT_STATUS_(SHARING_VIOLATION|DELETE_PENDING|FILE_LOCK_CONFLICT|LOCK_NOT_GRANTED)/;
 const LISTING = /^ {2}(.+?)\s+([A-Z]*)\s+(\d+)\s+\w{3} \w{3}\s+\d+ [\d:]+ \d{4}$/;
@@ -37,9 +45,34 @@ const LISTING = /^ {2}(.+?)\s+([A-Z]*)\s+(\d+)\s+\w{3} \w{3}\s+\d+ [\d:]+ \d{4}$
 export class SmbHotFolder implements HotFolder {
   private readonly dirs: HotFolderDirs;
   private authFile?: Promise<string>;
+  private readonly session: SmbSession;
 
   constructor(private readonly options: SmbOptions) {
     this.dirs = options.dirs ?? DEFAULT_DIRS;
+    const { host, port, share } = options;
+    this.session = new SmbSession({
+      smbclient: options.smbclient ?? 'smbclient',
+      args: async () => [
+        `//${host}/${share}`,
+        ...(port ? ['-p', String(port)] : []),
+        '-A',
+        await this.auth(),
+        '-m',
+        'SMB3',
+      ],
+      timeoutMs: options.timeoutMs ?? 10_000,
+      idleMs: options.idleMs ?? 30_000,
+    });
+  }
+
+  /** SMB sessions opened so far (one per process life, plus one per reconnect). */
+  get sessionsStarted(): number {
+    return this.session.started;
+  }
+
+  /** Ends the SMB session (a later call opens a new one). */
+  close(): void {
+    this.session.close();
   }
 
   async put(name: string, bytes: Buffer): Promise<void> {
@@ -48,11 +81,15 @@ export class SmbHotFolder implements HotFolder {
     const part = `${this.dirs.tmp}/${name}.${randomBytes(6).toString('hex')}.part`;
     try {
       // Input/ and Tmp/ are created when missing (smbclient goes on past a mkdir that finds the folder there).
-      const run = await this.run(
-        `mkdir "${this.dirs.input}"; mkdir "${this.dirs.tmp}"; put "${local}" "${part}"; rename "${part}" "${this.dirs.input}/${name}"`,
-      );
+      // Not retried on a broken session: the rename may have happened; the job's answer says "unavailable".
+      const run = await this.run([
+        `mkdir "${this.dirs.input}"`,
+        `mkdir "${this.dirs.tmp}"`,
+        `put "${local}" "${part}"`,
+        `rename "${part}" "${this.dirs.input}/${name}"`,
+      ]);
       if (!run.ok || /NT_STATUS_(?!OBJECT_NAME_COLLISION)[A-Z_]+/.test(run.output)) {
-        await this.run(`del "${part}"`).catch(() => undefined);
+        await this.run([`del "${part}"`]).catch(() => undefined);
         throw new HotFolderUnavailableError(lastStatus(run.output));
       }
     } finally {
@@ -63,8 +100,8 @@ export class SmbHotFolder implements HotFolder {
   async poll(jobId: string): Promise<AnswerFile[] | null> {
     validateName(jobId);
     const dir = `${this.dirs.output}/${jobId}`;
-    const run = await this.run(`ls "${dir}/*"`);
-    if (!run.ok) {
+    const run = await this.readOnly([`ls "${dir}/*"`]);
+    if (failed(run)) {
       if (/NT_STATUS_(OBJECT_PATH_NOT_FOUND|OBJECT_NAME_NOT_FOUND|NO_SUCH_FILE)/.test(run.output)) return null;
       throw new HotFolderUnavailableError(lastStatus(run.output));
     }
@@ -82,14 +119,14 @@ export class SmbHotFolder implements HotFolder {
 
   /** The share (the root) answers a listing. */
   async healthy(): Promise<boolean> {
-    return (await this.run('ls').catch(() => ({ ok: false }) as Run)).ok;
+    return !failed(await this.readOnly(['ls']));
   }
 
   private async read(remote: string): Promise<Buffer> {
     const local = await this.scratch(Buffer.alloc(0));
     try {
-      const run = await this.run(`get "${remote}" "${local}"`);
-      if (!run.ok) {
+      const run = await this.readOnly([`get "${remote}" "${local}"`]);
+      if (failed(run)) {
         // The scanning system still holds the file (or is deleting it): not ready yet, not an error.
         if (NOT_READY.test(run.output)) throw new AnswerNotReadyError(lastStatus(run.output));
         throw new HotFolderUnavailableError(lastStatus(run.output));
@@ -100,19 +137,19 @@ export class SmbHotFolder implements HotFolder {
     }
   }
 
-  private run(commands: string): Promise<Run> {
-    return this.auth().then(
-      (auth) =>
-        new Promise((resolve) => {
-          const { host, port, share } = this.options;
-          execFile(
-            this.options.smbclient ?? 'smbclient',
-            [`//${host}/${share}`, ...(port ? ['-p', String(port)] : []), '-A', auth, '-m', 'SMB3', '-c', commands],
-            { timeout: this.options.timeoutMs ?? 10_000, maxBuffer: 4 * 1024 * 1024 },
-            (err, stdout, stderr) => resolve({ ok: !err, output: `${stdout}\n${stderr}` }),
-          );
-        }),
-    );
+  private async run(commands: string[]): Promise<Run> {
+    try {
+      return { ok: true, output: await this.session.run(commands) };
+    } catch (err) {
+      if (!(err instanceof SmbSessionError)) throw err;
+      return { ok: false, output: `${err.output}\n${err.message}` };
+    }
+  }
+
+  /** A call without side effects: once more on a new session when the first one broke under it. */
+  private async readOnly(commands: string[]): Promise<Run> {
+    const run = await this.run(commands);
+    return run.ok && !CONNECTION_LOST.test(run.output) ? run : this.run(commands);
   }
 
   private auth(): Promise<string> {

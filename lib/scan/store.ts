@@ -34,6 +34,17 @@ export interface ScanJobStore {
   countInState(state: JobState, limit?: number): Promise<number>;
   /** queued → starting, taking a slot in the same write; undefined when no slot is free or another poller took it. */
   start(job: ScanJob, now: number, maxInflight: number): Promise<ScanJob | undefined>;
+  /**
+   * queued → submitted in ONE write that takes a slot (the poller's start, its input already read); undefined
+   * when no slot is free or another poller moved the job. The file goes into Input/ right after.
+   */
+  startSubmitted(
+    job: ScanJob,
+    now: number,
+    maxInflight: number,
+    inboxName: string,
+    deadline: number,
+  ): Promise<ScanJob | undefined>;
   /** starting → submitted: the file is in Input/ since `submittedAt`. */
   submitted(job: ScanJob, inboxName: string, submittedAt: number, deadline: number): Promise<ScanJob | undefined>;
   /** Saves what a poll learned (the settle snapshot, that the hot folder answered); same state. */

@@ -236,6 +236,26 @@ describe('scan gateway', () => {
     expect(h.msgIds[h.msgIds.length - 1]).toBe(`${req.job_id}:1:done`);
   });
 
+  it('racing starts of queued jobs (three callers per job, all at once) never take more than the slots', async () => {
+    const h = await harness({}, { SCAN_MAX_INFLIGHT: '1' });
+    const key = await upload('aep_6.pdf');
+    await handleRequest(h.deps, JSON.stringify(request(key, 'aep_6.pdf'))); // holds the only slot
+    for (let i = 0; i < 6; i++) await handleRequest(h.deps, JSON.stringify(request(key, 'aep_6.pdf')));
+    const queued = await h.deps.jobs.inState('queued');
+    expect(queued).toHaveLength(6);
+    // The holder finishes (frees one slot); then every queued job is started by three racing callers at once.
+    const holder = (await h.deps.jobs.inState('submitted'))[0];
+    await h.deps.jobs.finish(holder, { ...holder.request, status: 'error' } as never, h.clock.now);
+    const results = await Promise.all(
+      queued.flatMap((job) =>
+        [0, 1, 2].map(() => h.deps.jobs.startSubmitted(job, h.clock.now, 1, `${job.job_id}_a.pdf`, h.clock.now + 1)),
+      ),
+    );
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await h.deps.jobs.slotsInUse()).toBe(1);
+    expect(await h.deps.jobs.inState('queued')).toHaveLength(5);
+  });
+
   it('10 jobs with SCAN_MAX_INFLIGHT=4: never more than 4 files await an answer; the counter returns to 0', async () => {
     const h = await harness({}, { SCAN_MAX_INFLIGHT: '4' });
     const key = await upload('aep_6.pdf');

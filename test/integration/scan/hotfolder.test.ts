@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { HotFolder, hotFolderName, HotFolderUnavailableError, LocalHotFolder } from '../../../lib/scan/hotfolder';
 import { InvalidFileNameError } from '../../../lib/names';
@@ -154,5 +155,113 @@ describe.each(kinds)('%s', (_kind, setup) => {
       expect(await pollAt(7000)).toBe(false);
       expect(await pollAt(7500)).toBe(true);
     });
+  });
+});
+
+describe('LocalHotFolder.changed (the early wake of the poll loop)', () => {
+  let root: string;
+  let folder: LocalHotFolder;
+  beforeEach(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'hotfolder-watch-'));
+    folder = new LocalHotFolder(root);
+  });
+  afterEach(() => {
+    folder.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+  // Bounds are loose (a loaded machine): "early" is well under the 20 s timeout.
+  const timed = async (wait: Promise<void>) => {
+    const began = Date.now();
+    await wait;
+    return Date.now() - began;
+  };
+
+  it('wakes when the scanner creates Output/ and when an answer folder lands, long before the timeout', async () => {
+    await folder.changed(1); // starts watching (the root: no Output/ yet)
+    await folder.changed(1);
+    setTimeout(() => fs.mkdirSync(path.join(root, 'Output')), 50);
+    expect(await timed(folder.changed(20_000))).toBeLessThan(10_000);
+    await folder.changed(1); // now on Output/
+    setTimeout(() => fs.mkdirSync(path.join(root, 'Output', randomUUID())), 50);
+    expect(await timed(folder.changed(20_000))).toBeLessThan(10_000);
+  });
+
+  it('a change while nobody waits (during a pass) is not lost: the next wait returns at once', async () => {
+    fs.mkdirSync(path.join(root, 'Output'));
+    await folder.changed(1);
+    await folder.changed(1);
+    // The scanner's two steps: a staging folder (a pass woken by it finds nothing), then the rename into place.
+    const staging = path.join(root, 'Output', '.staging-x');
+    fs.mkdirSync(staging);
+    expect(await timed(folder.changed(20_000))).toBeLessThan(10_000);
+    fs.renameSync(staging, path.join(root, 'Output', randomUUID())); // lands while the pass runs
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await timed(folder.changed(20_000))).toBeLessThan(10_000);
+  });
+
+  it('waits the whole timeout when nothing changes under Output/', async () => {
+    fs.mkdirSync(path.join(root, 'Output'));
+    await folder.changed(1);
+    await folder.changed(1);
+    fs.writeFileSync(path.join(root, 'Input-not-watched'), 'x'); // the root is not watched once Output/ is
+    expect(await timed(folder.changed(300))).toBeGreaterThanOrEqual(250);
+  });
+});
+
+describe('SmbHotFolder session', () => {
+  let folder: SmbHotFolder;
+  beforeEach(() => {
+    for (const entry of fs.readdirSync(share.root))
+      fs.rmSync(path.join(share.root, entry), { recursive: true, force: true });
+    fs.mkdirSync(path.join(share.root, 'Output'));
+    folder = new SmbHotFolder({ ...share, timeoutMs: 10_000 });
+  });
+  afterEach(() => folder.close());
+
+  /** The smbd processes that serve a client connection (smbstatus lists them), not the listening parent. */
+  const connectionPids = () =>
+    execFileSync('smbstatus', ['--processes', `--configfile=${path.join(sambaDir, 'smb.conf')}`], { encoding: 'utf8' })
+      .split('\n')
+      .map((line) => /^(\d+)\s+root\s/.exec(line)?.[1])
+      .filter((pid): pid is string => pid !== undefined)
+      .map(Number);
+
+  it('many calls, in parallel and in turn, go through one session', async () => {
+    const job = randomUUID();
+    fs.mkdirSync(path.join(share.root, 'Output', job));
+    fs.writeFileSync(path.join(share.root, 'Output', job, 'a.json'), '{"a":1}');
+    await Promise.all(Array.from({ length: 10 }, () => folder.poll(job)));
+    for (let i = 0; i < 5; i++) await folder.put(`${randomUUID()}_x.pdf`, Buffer.from('%PDF'));
+    const [answer] = (await folder.poll(job))!;
+    expect((await answer.read()).toString()).toBe('{"a":1}');
+    expect(await folder.poll(randomUUID())).toBeNull();
+    expect(folder.sessionsStarted).toBe(1);
+    expect(fs.readdirSync(path.join(share.root, 'Input'))).toHaveLength(5);
+  });
+
+  it('a connection the server drops is replaced: the next listing and read still answer', async () => {
+    const job = randomUUID();
+    fs.mkdirSync(path.join(share.root, 'Output', job));
+    fs.writeFileSync(path.join(share.root, 'Output', job, 'a.json'), '{"a":2}');
+    expect(await folder.poll(job)).toHaveLength(1);
+    const pids = connectionPids();
+    expect(pids.length).toBeGreaterThan(0);
+    for (const pid of pids) process.kill(pid, 'SIGKILL'); // the server side of our session dies
+    const [answer] = (await folder.poll(job))!;
+    expect((await answer.read()).toString()).toBe('{"a":2}');
+    expect(await folder.healthy()).toBe(true);
+    expect(folder.sessionsStarted).toBe(2);
+  });
+
+  it('a session idle longer than idleMs is replaced before use', async () => {
+    const idle = new SmbHotFolder({ ...share, timeoutMs: 10_000, idleMs: 50 });
+    try {
+      expect(await idle.poll(randomUUID())).toBeNull();
+      await new Promise((r) => setTimeout(r, 200));
+      expect(await idle.poll(randomUUID())).toBeNull();
+      expect(idle.sessionsStarted).toBe(2);
+    } finally {
+      idle.close();
+    }
   });
 });

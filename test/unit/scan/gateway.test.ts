@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { loadScanConfig } from '../../../lib/config';
 import { silentLogger } from '../../../lib/log';
 import type { Envelope } from '../../../lib/scan/contract';
-import { GatewayDeps, handleRequest, pollOnce } from '../../../lib/scan/gateway';
+import { GatewayDeps, handleRequest, pollOnce, pollUntil } from '../../../lib/scan/gateway';
 import type { AnswerFile, HotFolder } from '../../../lib/scan/hotfolder';
 import { ContentAiNormalizer } from '../../../lib/scan/normalizer';
 import { MemoryScanJobStore } from './memory-store';
@@ -108,4 +108,124 @@ it('a duplicate with another payload is acked and counted', async () => {
   expect(await handleRequest(t.deps, JSON.stringify({ ...req, file_id: randomUUID() }))).toBe('duplicate');
   expect(await t.store.counter('scan_payload_conflicts')).toBe(1);
   expect(t.inbox).toHaveLength(1);
+});
+
+describe('pollUntil', () => {
+  /** A hot folder whose waits move the fake clock; `during(n)` runs inside the n-th wait (0-based), as a landing answer would. */
+  function waiting(t: ReturnType<typeof setup>, during: Record<number, () => Promise<void>> = {}) {
+    const waits: number[] = [];
+    t.deps.hotFolder.changed = async (timeoutMs) => {
+      const n = waits.push(timeoutMs) - 1;
+      if (during[n]) {
+        await during[n]();
+        t.clock.now += 10; // woken early by the change
+      } else t.clock.now += timeoutMs;
+    };
+    return waits;
+  }
+
+  it('an invocation that starts idle ends after one pass, without waiting', async () => {
+    const t = setup();
+    const waits = waiting(t);
+    expect(await pollUntil(t.deps, t.clock.now + 50_000)).toHaveLength(1);
+    expect(waits).toEqual([]);
+  });
+
+  it('stays one poll interval after its last answer: a job that lands meanwhile is done in the same invocation', async () => {
+    // Settle window = poll interval: the pass that finishes A comes a whole interval after the last busy pass.
+    const t = setup({ SCAN_SETTLE_SECONDS: '5', SCAN_POLL_SECONDS: '5' });
+    const [a, b] = [t.request(), t.request()];
+    await handleRequest(t.deps, JSON.stringify(a));
+    t.answer(a.job_id);
+    const waits = waiting(t, {
+      // The second wait is the linger after A's answer: B is requested and answered during it.
+      1: async () => {
+        await handleRequest(t.deps, JSON.stringify(b));
+        t.answer(b.job_id);
+      },
+    });
+    const passes = await pollUntil(t.deps, t.clock.now + 50_000);
+    expect(finals(t.published).map((e) => e.job_id)).toEqual([a.job_id, b.job_id]);
+    expect(passes.reduce((n, p) => n + p.finished, 0)).toBe(2);
+    // After B: one more interval of watching, then the invocation ends idle.
+    expect(waits[waits.length - 1]).toBe(5000);
+    expect(passes[passes.length - 1]).toMatchObject({ finished: 0, waiting: 0, inFlight: 0 });
+  });
+
+  it('wakes for a due settle window before the poll interval, and never waits past its budget', async () => {
+    const t = setup({ SCAN_SETTLE_SECONDS: '2', SCAN_POLL_SECONDS: '5' });
+    const req = t.request();
+    await handleRequest(t.deps, JSON.stringify(req));
+    t.answer(req.job_id);
+    const waits = waiting(t);
+    await pollUntil(t.deps, t.clock.now + 3000);
+    expect(waits[0]).toBe(2000); // the settle window, not the 5 s interval
+    expect(finals(t.published)).toHaveLength(1);
+    expect(waits.slice(1).every((w) => w <= 1000)).toBe(true); // the budget ends 3 s after the start
+  });
+
+  it('lists known waiting jobs before its reads, and judges a due window at its due moment', async () => {
+    const t = setup({ SCAN_SETTLE_SECONDS: '2', SCAN_POLL_SECONDS: '5' });
+    const req = t.request();
+    await handleRequest(t.deps, JSON.stringify(req));
+    t.answer(req.job_id);
+    const inState = t.store.inState.bind(t.store);
+    t.store.inState = async (...args) => {
+      t.clock.now += 30; // each round of reads takes 30 ms
+      return inState(...args);
+    };
+    const listedAt: number[] = [];
+    const poll = t.deps.hotFolder.poll.bind(t.deps.hotFolder);
+    t.deps.hotFolder.poll = (job) => (listedAt.push(t.clock.now), poll(job));
+    const firstSeen: number[] = [];
+    const recordPoll = t.store.recordPoll.bind(t.store);
+    t.store.recordPoll = async (job, patch) => {
+      if (patch.settle) firstSeen.push(patch.settle.first_seen_at);
+      return recordPoll(job, patch);
+    };
+    waiting(t);
+    const passes = await pollUntil(t.deps, t.clock.now + 50_000);
+    expect(firstSeen).toEqual([listedAt[0]]); // the window starts when the set was listed
+    // The next pass starts its reads a read-time early; its early listing (window not over) is retaken right when
+    // the window ends, and that pass settles the job: neither early nor a pass late.
+    expect(listedAt[1]).toBeLessThan(firstSeen[0] + 2000);
+    expect(listedAt[2]).toBe(firstSeen[0] + 2000);
+    expect(passes[1].finished).toBe(1);
+    expect(finals(t.published)).toHaveLength(1);
+  });
+
+  it('when a settle window is due and slots are full, reads the queue head with the first reads of the pass', async () => {
+    const t = setup({ SCAN_SETTLE_SECONDS: '2', SCAN_POLL_SECONDS: '5' });
+    const reqs = Array.from({ length: 5 }, () => t.request());
+    for (const r of reqs) await handleRequest(t.deps, JSON.stringify(r)); // four slots, the fifth queued
+    t.answer(reqs[0].job_id);
+    const calls: string[] = [];
+    const { inState, finish, startSubmitted } = t.store;
+    t.store.inState = (state, limit) => (calls.push(`inState:${state}`), inState.call(t.store, state, limit));
+    t.store.finish = (job, ...rest) => (calls.push(`finish`), finish.call(t.store, job, ...rest));
+    t.store.startSubmitted = (job, ...rest) => (calls.push(`start`), startSubmitted.call(t.store, job, ...rest));
+    waiting(t);
+    await pollUntil(t.deps, t.clock.now + 3000);
+    expect(t.inbox).toHaveLength(5);
+    // The pass that finished the first job: its first round of reads, then the finish and at once the start.
+    const finishAt = calls.indexOf('finish');
+    let readsFrom = finishAt;
+    while (readsFrom > 0 && calls[readsFrom - 1].startsWith('inState:')) readsFrom--;
+    expect(calls.slice(readsFrom, finishAt)).toContain('inState:queued');
+    expect(calls.slice(finishAt, finishAt + 2)).toEqual(['finish', 'start']); // no second read of the queue
+  });
+
+  it('drains a queue at once while slots are free: no poll interval per pass of `free` jobs', async () => {
+    const t = setup({ SCAN_SETTLE_SECONDS: '2', SCAN_POLL_SECONDS: '5' });
+    const running = [t.request(), t.request()];
+    for (const r of running) await handleRequest(t.deps, JSON.stringify(r)); // two of four slots, never answered
+    const other = Array.from({ length: 8 }, () => t.request({ s3: { bucket: 'other', key: 'in/a.pdf' } }));
+    t.store.inUse = 4; // the slots look full while they arrive: they queue (as in a burst)
+    for (const r of other) expect(await handleRequest(t.deps, JSON.stringify(r))).toBe('queued');
+    t.store.inUse = 2;
+    waiting(t);
+    await pollUntil(t.deps, t.clock.now + 3000); // less than one poll interval
+    expect(finals(t.published).map((e) => e.error?.code)).toEqual(other.map(() => 'FILE_READ_ERROR'));
+    expect(await t.store.slotsInUse()).toBe(2); // answered without taking a slot
+  });
 });

@@ -49,6 +49,19 @@ export class MemoryScanJobStore implements ScanJobStore {
     if (next) this.inUse++;
     return next;
   }
+  async startSubmitted(job: ScanJob, now: number, maxInflight: number, inboxName: string, deadline: number) {
+    if (job.state !== 'queued' || this.inUse >= maxInflight) return undefined;
+    const next = this.cas(job, {
+      ...job,
+      state: 'submitted',
+      started_at: now,
+      submitted_at: now,
+      inbox_name: inboxName,
+      deadline,
+    });
+    if (next) this.inUse++;
+    return next;
+  }
   async submitted(job: ScanJob, inboxName: string, submittedAt: number, deadline: number) {
     return this.cas(job, { ...job, state: 'submitted', inbox_name: inboxName, submitted_at: submittedAt, deadline });
   }
