@@ -25,7 +25,7 @@ import { BenchStack } from './support';
  *    ticks run in parallel in this process, as parallel invocations would);
  *  - the 62-minute check: after ticks at minutes 0..62 every user has an
  *    attempt started within 62 minutes of its last start.
- * The full 62 minutes run for `full` sizes; larger sizes run `sampleMinutes`
+ * The full 62 minutes run for `full` sizes (10,000); larger ones run `sampleMinutes`
  * ticks and check the users those minutes covered. Steps are a fake dispatch
  * that writes their rows through the service on an uncounted client: the
  * steps' cost is theirs.
@@ -54,10 +54,13 @@ export async function syncTick(
   opts: { full?: number[]; sampled?: number[]; sampleMinutes?: number } = {},
 ): Promise<SyncTickRow[]> {
   // BENCH_SYNC_FULL / BENCH_SYNC_SAMPLED (comma-separated sizes) for a quick run.
-  const sizesFrom = (name: string, fallback: number[]) =>
-    process.env[name] ? process.env[name].split(',').map(Number) : fallback;
-  const full = opts.full ?? sizesFrom('BENCH_SYNC_FULL', [1_000]);
-  const sampled = opts.sampled ?? sizesFrom('BENCH_SYNC_SAMPLED', [10_000, 100_000]);
+  // An empty value runs no size of that kind.
+  const sizesFrom = (name: string, fallback: number[]) => {
+    const value = process.env[name];
+    return value === undefined ? fallback : value.split(',').filter(Boolean).map(Number);
+  };
+  const full = opts.full ?? sizesFrom('BENCH_SYNC_FULL', [10_000]);
+  const sampled = opts.sampled ?? sizesFrom('BENCH_SYNC_SAMPLED', [100_000]);
   const sampleMinutes = opts.sampleMinutes ?? 1;
   const say = (line: string) => process.stdout.write(`[bench sync] ${line}\n`);
   const template = planResources(bench.stack.definition.resources.Resources).tables.find(
