@@ -1,3 +1,4 @@
+import { systemClock } from '../../lib/clock';
 import { awsClients } from '../../lib/aws/clients';
 import { config, loadScanConfig } from '../../lib/config';
 import { createLogger } from '../../lib/log';
@@ -30,7 +31,7 @@ export function scanDeps(): GatewayDeps {
       normalizer: normalizerFor(scan.normalizer, scan.confidenceThreshold),
       config: { ...scan, bucket: cfg.buckets.files },
       service: { name: cfg.service, version: SERVICE_VERSION },
-      now: Date.now,
+      now: systemClock,
       log,
     };
   }

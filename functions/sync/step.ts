@@ -1,3 +1,4 @@
+import { systemClock } from '../../lib/clock';
 import { asyncHandler } from '../../lib/lambda/async-handler';
 import { isId } from '../../lib/ident';
 import { isSection } from '../../lib/sync/model';
@@ -20,7 +21,7 @@ export const handler = asyncHandler(log, async (event: unknown) => {
       tbank: { baseUrl: settings.tbankUrl, appName: settings.tbankAppName, rateWindowMs: settings.tbankRateWindowMs },
       timeoutMs: settings.stepTimeoutMs,
       settings: { ...DEFAULT_SECTION_SETTINGS, historyDays: settings.historyDays },
-      now: Date.now,
+      now: systemClock,
       log,
     },
     event,

@@ -1,3 +1,4 @@
+import { systemClock } from '../../lib/clock';
 import { asyncHandler } from '../../lib/lambda/async-handler';
 import type { Context } from 'aws-lambda';
 import { isDueShard, tick, tickShard } from '../../lib/sync/tick';
@@ -12,7 +13,7 @@ const runOf = (context: Context) => ({
 /** Schedule (every minute): the due index, visited inline or fanned out to `syncTickShard`. */
 export const handler = asyncHandler(log, async (_event: unknown, context: Context) => {
   const { hourly, connections, dispatch, fanOut } = syncDeps();
-  return tick({ hourly, connections, dispatch, fanOut, now: Date.now, log, run: runOf(context) });
+  return tick({ hourly, connections, dispatch, fanOut, now: systemClock, log, run: runOf(context) });
 });
 
 /** Async invocation by the tick: one due shard `{shard}`, with this invocation's own run deadline. */
@@ -23,5 +24,5 @@ export const shardHandler = asyncHandler(log, async (event: unknown, context: Co
     return 'rejected';
   }
   const { hourly, connections, dispatch } = syncDeps();
-  return tickShard({ hourly, connections, dispatch, now: Date.now, log, run: runOf(context) }, shard);
+  return tickShard({ hourly, connections, dispatch, now: systemClock, log, run: runOf(context) }, shard);
 });
