@@ -88,18 +88,6 @@ export class DynamoDbScanJobStore implements ScanJobStore {
     return (await this.indexKeys(state, limit)).length;
   }
 
-  async start(job: ScanJob, now: number, maxInflight: number): Promise<ScanJob | undefined> {
-    if (job.state !== 'queued') return undefined; // only a queued job may take a slot
-    const next: ScanJob = { ...job, state: 'starting', started_at: now, revision: job.revision + 1 };
-    try {
-      await transactWrite(this.documents, [this.cas(job, next), this.takeSlot(maxInflight)]);
-      return next;
-    } catch (err) {
-      if (err instanceof TransactionCancelledError) return undefined;
-      throw err;
-    }
-  }
-
   async startSubmitted(
     job: ScanJob,
     now: number,

@@ -32,8 +32,6 @@ export interface ScanJobStore {
   inState(state: JobState | 'unpublished', limit?: number): Promise<ScanJob[]>;
   /** How many jobs wait in a state (a hint from the index, no re-read). */
   countInState(state: JobState, limit?: number): Promise<number>;
-  /** queued → starting, taking a slot in the same write; undefined when no slot is free or another poller took it. */
-  start(job: ScanJob, now: number, maxInflight: number): Promise<ScanJob | undefined>;
   /**
    * queued → submitted in ONE write that takes a slot (the poller's start, its input already read); undefined
    * when no slot is free or another poller moved the job. The file goes into Input/ right after.

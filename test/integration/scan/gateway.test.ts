@@ -194,7 +194,9 @@ describe('scan gateway', () => {
     expect(await handleRequest(h.deps, JSON.stringify(req))).toBe('started');
     const submitted = (await h.deps.jobs.get(req.job_id))!;
     expect(submitted.state).toBe('submitted');
-    expect(await h.deps.jobs.start(submitted, h.clock.now, 4)).toBeUndefined();
+    expect(
+      await h.deps.jobs.startSubmitted(submitted, h.clock.now, 4, `${req.job_id}_b.pdf`, h.clock.now + 1),
+    ).toBeUndefined();
     expect(await h.deps.jobs.inState('queued')).toEqual([]);
     expect(await h.deps.jobs.slotsInUse()).toBe(1);
     expect(fs.readdirSync(path.join(h.root, 'Input'))).toHaveLength(1);

@@ -43,12 +43,6 @@ export class MemoryScanJobStore implements ScanJobStore {
   async countInState(state: JobState) {
     return (await this.inState(state, Infinity)).length;
   }
-  async start(job: ScanJob, now: number, maxInflight: number) {
-    if (job.state !== 'queued' || this.inUse >= maxInflight) return undefined;
-    const next = this.cas(job, { ...job, state: 'starting', started_at: now });
-    if (next) this.inUse++;
-    return next;
-  }
   async startSubmitted(job: ScanJob, now: number, maxInflight: number, inboxName: string, deadline: number) {
     if (job.state !== 'queued' || this.inUse >= maxInflight) return undefined;
     const next = this.cas(job, {
