@@ -1,3 +1,4 @@
+import { runCli } from './run';
 import fs from 'node:fs';
 import { createAwsClients, TOOL_DYNAMODB_LIMITS } from '../../lib/aws/clients';
 import { ConfigError, EnvReader } from '../../lib/config/env';
@@ -136,13 +137,4 @@ async function main(): Promise<number> {
   }
 }
 
-if (require.main === module) {
-  main().then(
-    (code) => process.exit(code),
-    (err) => {
-      const expected = err instanceof UsageError || err instanceof LegacyFileError || err instanceof ConfigError;
-      process.stderr.write(`${expected ? (err as Error).message : (err as Error).stack}\n`);
-      process.exit(2);
-    },
-  );
-}
+if (require.main === module) runCli(main, [UsageError, LegacyFileError, ConfigError]);

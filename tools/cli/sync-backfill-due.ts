@@ -1,3 +1,4 @@
+import { runCli } from './run';
 import { createAwsClients, TOOL_DYNAMODB_LIMITS } from '../../lib/aws/clients';
 import { ConfigError, EnvReader } from '../../lib/config/env';
 import { backfillDueIndex } from '../../lib/sync/connections';
@@ -33,12 +34,4 @@ async function main(): Promise<number> {
   }
 }
 
-if (require.main === module) {
-  main().then(
-    (code) => process.exit(code),
-    (err) => {
-      process.stderr.write(`${err instanceof ConfigError ? (err as Error).message : (err as Error).stack}\n`);
-      process.exit(2);
-    },
-  );
-}
+if (require.main === module) runCli(main, [ConfigError]);
