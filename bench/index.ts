@@ -8,6 +8,7 @@ import { reportSyncTick, syncTick } from './sync-tick';
 import { reportScanGateway, scanGateway } from './scan-gateway';
 import { legacyImport, reportLegacyImport } from './legacy-import';
 import { reportTbankSync, tbankSync } from './tbank-sync';
+import { coldStart, reportColdStart } from './cold-start';
 
 /** `npm run bench [-- name...]`: the benchmarks (all by default) in one run against one fresh stack. */
 const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
@@ -19,9 +20,10 @@ const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
   scan: async (b) => reportScanGateway(await scanGateway(b)),
   edge: async (b) => reportHttpEdge(await httpEdge(b)),
   legacy: async (b) => reportLegacyImport(await legacyImport(b)),
+  cold: async (b) => reportColdStart(await coldStart(b)),
 };
 // Benches that need serverless offline (started only when one of them runs).
-const NEEDS_OFFLINE = ['edge'];
+const NEEDS_OFFLINE = ['edge', 'cold'];
 
 async function main() {
   const chosen = process.argv.slice(2);

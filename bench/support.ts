@@ -14,6 +14,8 @@ export const ROOT = path.resolve(__dirname, '..');
 
 export interface BenchStack {
   stack: Stack;
+  /** The run's state folder (logs, and serverless offline's bundles under `esbuild/`). */
+  stateDir: string;
   config: Config;
   aws: AwsClients;
   stop(): Promise<void>;
@@ -34,6 +36,7 @@ export async function startBenchStack(options: Partial<StackOptions> = {}): Prom
   const aws = createAwsClients(config, TOOL_DYNAMODB_LIMITS);
   return {
     stack,
+    stateDir,
     config,
     aws,
     async stop() {

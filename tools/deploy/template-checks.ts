@@ -32,7 +32,8 @@ export interface Violation {
   message: string;
 }
 
-export type Rule = 'authorizer' | 'iam' | 'on-failure' | 'tables' | 'bucket' | 'secrets' | 'stream' | 'connector';
+export type Rule =
+  'authorizer' | 'iam' | 'on-failure' | 'tables' | 'bucket' | 'secrets' | 'stream' | 'connector' | 'bundle';
 
 const DEV_STAGES = new Set(['dev', 'test']);
 // Variables carrying a credential: each must be a Secrets Manager or SSM reference in the template.
@@ -303,3 +304,63 @@ export function checkTemplate(t: Cfn, ctx: TemplateContext): Violation[] {
     ...checkConnector(t, ctx),
   ];
 }
+
+/**
+ * Each function's packaged zip (bundle and source map), in KiB: about 10 % above
+ * its size when set (docs/deploy.md). A handler that grows past it, say by
+ * pulling in another SDK client, fails the template test; raise a budget only
+ * on purpose, in the commit that explains the growth. A new function needs one.
+ */
+export const BUNDLE_BUDGETS_KIB: Record<string, number> = {
+  authorizer: 140,
+  healthcheck: 760,
+  natsPing: 250,
+  downloadsCreate: 670,
+  downloadsList: 660,
+  downloadsGet: 660,
+  downloadsRetry: 660,
+  downloadsState: 660,
+  downloadsInfohashes: 660,
+  downloadsPoll: 540,
+  webPages: 680,
+  webActions: 680,
+  webSignIn: 160,
+  scanRequest: 930,
+  scanPoll: 930,
+  syncTick: 590,
+  syncTickShard: 590,
+  syncStep: 600,
+  syncConnections: 710,
+  syncConnectionDelete: 710,
+  syncHourly: 710,
+  syncAttempt: 710,
+  syncOperations: 710,
+  telegramNotify: 820,
+  telegramWebhook: 970,
+  telegramFailures: 810,
+};
+
+/** Packaged sizes (bytes, by function key) against their budgets: over budget, no budget, or a budget for nothing. */
+export function checkBundles(
+  sizes: Record<string, number>,
+  ctx: TemplateContext,
+  budgetsKib: Record<string, number> = BUNDLE_BUDGETS_KIB,
+): Violation[] {
+  const out: Violation[] = [];
+  for (const key of Object.keys(ctx.functions)) {
+    const size = sizes[key];
+    const budget = budgetsKib[key];
+    if (size === undefined) out.push({ rule: 'bundle', message: `${key} has no packaged zip` });
+    else if (budget === undefined)
+      out.push({ rule: 'bundle', message: `${key} (${kib(size)} KiB) has no bundle budget` });
+    else if (size > budget * 1024)
+      out.push({ rule: 'bundle', message: `${key} is ${kib(size)} KiB, over its budget of ${budget} KiB` });
+  }
+  for (const key of Object.keys(budgetsKib)) {
+    if (!(key in ctx.functions))
+      out.push({ rule: 'bundle', message: `a bundle budget names ${key}, which is no function` });
+  }
+  return out;
+}
+
+const kib = (bytes: number) => (bytes / 1024).toFixed(0);

@@ -6,6 +6,7 @@ import {
   Cfn,
   checkAuthorizer,
   checkBuckets,
+  checkBundles,
   checkConnector,
   checkIam,
   checkOnFailure,
@@ -77,6 +78,13 @@ const ctx: TemplateContext = {
   functions: state.service.functions,
   plantedSecrets: Object.values(PLANTED),
 };
+// Each function's packaged zip, by function key (osls names it <key>.zip).
+const zipBytes: Record<string, number> = Object.fromEntries(
+  fs
+    .readdirSync(path.join(out, 'package'))
+    .filter((file) => file.endsWith('.zip'))
+    .map((file) => [file.slice(0, -'.zip'.length), fs.statSync(path.join(out, 'package', file)).size]),
+);
 const copy = (): Cfn => JSON.parse(JSON.stringify(template));
 const rules = (violations: Array<{ rule: string }>) => [...new Set(violations.map((v) => v.rule))];
 
@@ -86,6 +94,32 @@ describe('the packaged CloudFormation template', () => {
   it('keeps every rule', () => {
     process.stdout.write(`[template] serverless package: ${(packagedMs / 1000).toFixed(1)} s\n`);
     expect(checkTemplate(template, ctx)).toEqual([]);
+  });
+
+  it('keeps every handler within its bundle budget', () => {
+    const rows = Object.entries(zipBytes)
+      .sort(([, a], [, b]) => b - a)
+      .map(([key, bytes]) => `  ${key.padEnd(22)} ${(bytes / 1024).toFixed(0).padStart(5)} KiB`);
+    process.stdout.write(`[template] packaged sizes (zip):\n${rows.join('\n')}\n`);
+    expect(Object.keys(zipBytes).length).toBe(Object.keys(ctx.functions).length);
+    expect(checkBundles(zipBytes, ctx)).toEqual([]);
+  });
+
+  it('bundle: a handler past its budget, a function without one, a budget for no function each is reported', () => {
+    const grown = { ...zipBytes, telegramWebhook: zipBytes.telegramWebhook * 2 };
+    expect(checkBundles(grown, ctx).map((v) => v.message)).toEqual([
+      expect.stringMatching(/^telegramWebhook is \d+ KiB, over its budget of \d+ KiB$/),
+    ]);
+    const withNew = { ...ctx, functions: { ...ctx.functions, consolePages: { name: 'x-prod-consolePages' } } };
+    expect(checkBundles({ ...zipBytes, consolePages: 1000 }, withNew).map((v) => v.message)).toEqual([
+      'consolePages (1 KiB) has no bundle budget',
+    ]);
+    const { natsPing: _gone, ...fewer } = ctx.functions;
+    expect(checkBundles(zipBytes, { ...ctx, functions: fewer }).map((v) => v.message)).toEqual([
+      'a bundle budget names natsPing, which is no function',
+    ]);
+    const { natsPing: _lost, ...unpackaged } = zipBytes;
+    expect(checkBundles(unpackaged, ctx).map((v) => v.message)).toEqual(['natsPing has no packaged zip']);
   });
 
   it('was packaged without tsx or serverless-offline: the deploy target loads neither', () => {
