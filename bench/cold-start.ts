@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
@@ -15,6 +16,7 @@ import { BenchStack } from './support';
 
 const MINIMAL = 'natsPing';
 const WARM_RUNS = 15;
+const LOAD_RUNS = 7;
 
 type Fn = BenchStack['stack']['definition']['functions'][string];
 
@@ -39,14 +41,25 @@ function inertEvent(fn: Fn): object | undefined {
 }
 
 /** The bundle offline built for a handler (`functions/x/y.handler` → `…/functions/x/y.js`). */
-function bundleBytes(buildRoot: string, handler: string): number {
+function bundleFile(buildRoot: string, handler: string): string {
   const file = `${handler.slice(0, handler.lastIndexOf('.'))}.js`;
   const found = fs
     .readdirSync(buildRoot, { recursive: true })
     .map(String)
     .find((f) => f.endsWith(file));
   if (!found) throw new Error(`no bundle for ${handler} under ${buildRoot}`);
-  return fs.statSync(path.join(buildRoot, found)).size;
+  return path.join(buildRoot, found);
+}
+
+/**
+ * The same bundle required in a fresh Node process, median of LOAD_RUNS: one
+ * cold invocation is a single sample on a shared machine, this is the steadier
+ * figure of what the bundle's size costs.
+ */
+function freshLoadMs(file: string): number {
+  const script = `const t = process.hrtime.bigint(); require(${JSON.stringify(file)}); process.stdout.write(String(Number(process.hrtime.bigint() - t) / 1e6));`;
+  const samples = Array.from({ length: LOAD_RUNS }, () => Number(execFileSync(process.execPath, ['-e', script])));
+  return samples.sort((a, b) => a - b)[Math.floor(samples.length / 2)];
 }
 
 export interface ColdRow {
@@ -54,6 +67,7 @@ export interface ColdRow {
   bundleBytes: number;
   coldMs: number;
   warmMs: number;
+  loadMs: number;
 }
 
 export async function coldStart(bench: BenchStack): Promise<ColdRow[]> {
@@ -63,7 +77,8 @@ export async function coldStart(bench: BenchStack): Promise<ColdRow[]> {
   const buildRoot = path.join(bench.stateDir, 'esbuild');
   const candidates = Object.entries(definition.functions)
     .filter(([, fn]) => inertEvent(fn))
-    .map(([key, fn]) => ({ key, fn, bytes: bundleBytes(buildRoot, fn.handler) }))
+    .map(([key, fn]) => ({ key, fn, file: bundleFile(buildRoot, fn.handler) }))
+    .map((c) => ({ ...c, bytes: fs.statSync(c.file).size }))
     .sort((a, b) => b.bytes - a.bytes);
   const minimal = candidates.find((c) => c.key === MINIMAL);
   if (!minimal) throw new Error(`${MINIMAL} is not in the service`);
@@ -79,29 +94,33 @@ export async function coldStart(bench: BenchStack): Promise<ColdRow[]> {
     return ms;
   };
   const rows: ColdRow[] = [];
+  const files: string[] = [];
   try {
-    for (const { key, fn, bytes } of chosen) {
+    for (const { key, fn, file, bytes } of chosen) {
       const event = inertEvent(fn)!;
       const coldMs = await invoke(fn.name, event);
       const warm: number[] = [];
       for (let i = 0; i < WARM_RUNS; i++) warm.push(await invoke(fn.name, event));
       warm.sort((a, b) => a - b);
-      rows.push({ fn: key, bundleBytes: bytes, coldMs, warmMs: warm[Math.floor(warm.length / 2)] });
+      const warmMs = warm[Math.floor(warm.length / 2)];
+      rows.push({ fn: key, bundleBytes: bytes, coldMs, warmMs, loadMs: 0 });
+      files.push(file);
     }
   } finally {
     lambda.destroy();
   }
-  return rows;
+  // After every invocation, so the child processes cannot slow a cold one.
+  return rows.map((row, i) => ({ ...row, loadMs: freshLoadMs(files[i]) }));
 }
 
 export function reportColdStart(rows: ColdRow[]): void {
   const [base] = rows;
   process.stdout.write(
-    `\nCold start under serverless offline (first invocation vs the median of ${WARM_RUNS} warm ones), as ratios to ${base.fn}\n`,
+    `\nCold start under serverless offline (first invocation; warm = median of ${WARM_RUNS}) and the bundle's load in a fresh process (median of ${LOAD_RUNS}); ratios to ${base.fn}\n`,
   );
   for (const row of rows) {
     process.stdout.write(
-      `  ${row.fn.padEnd(18)} bundle ${(row.bundleBytes / 1024).toFixed(0).padStart(5)} KiB   cold ${row.coldMs.toFixed(0).padStart(5)} ms   warm ${row.warmMs.toFixed(1).padStart(6)} ms   cold x${(row.coldMs / base.coldMs).toFixed(2)} of ${base.fn}   bundle x${(row.bundleBytes / base.bundleBytes).toFixed(2)}\n`,
+      `  ${row.fn.padEnd(18)} bundle ${(row.bundleBytes / 1024).toFixed(0).padStart(5)} KiB (x${(row.bundleBytes / base.bundleBytes).toFixed(2)})   cold ${row.coldMs.toFixed(0).padStart(4)} ms (x${(row.coldMs / base.coldMs).toFixed(2)})   warm ${row.warmMs.toFixed(1).padStart(5)} ms   fresh-process load ${row.loadMs.toFixed(0).padStart(4)} ms (x${(row.loadMs / base.loadMs).toFixed(2)})\n`,
     );
   }
 }
