@@ -50,6 +50,7 @@ export async function tbankSync(bench: BenchStack, windowMs = 60_000) {
         return runStep(
           {
             hourly,
+            dispatch: async () => {}, // every section is run here
             connections,
             data,
             tbank: { baseUrl: url, appName: 'bench', rateWindowMs: windowMs },

@@ -12,10 +12,11 @@ export const handler = asyncHandler(log, async (event: unknown) => {
     log.error('sync_step_bad_input', { event: JSON.stringify(event).slice(0, 500) });
     return 'rejected';
   }
-  const { hourly, connections, data, settings } = syncDeps();
+  const { hourly, connections, data, settings, dispatch } = syncDeps();
   return runStep(
     {
       hourly,
+      dispatch,
       connections,
       data,
       tbank: { baseUrl: settings.tbankUrl, appName: settings.tbankAppName, rateWindowMs: settings.tbankRateWindowMs },

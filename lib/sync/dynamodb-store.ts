@@ -116,7 +116,7 @@ export class DynamoSyncStore implements HourlyStore, ConnectionStore {
       values[':step'] = change.dispatched.stepId;
     }
     if (change.walkCompleted) {
-      set.push('walk_completed = :t');
+      set.push('walk_completed = :t AND attribute_not_exists(children.#section)');
       values[':t'] = true;
     }
     if (change.dueAt !== undefined) {
@@ -141,6 +141,34 @@ export class DynamoSyncStore implements HourlyStore, ConnectionStore {
       ]);
     } catch (err) {
       if (conditionFailed(err)) throw new StaleAttemptError(attemptId);
+      throw err;
+    }
+  }
+
+  async claimDispatch(user: string, attemptId: string, section: Section, stepId: string): Promise<boolean> {
+    try {
+      await transactWrite(this.deps.documents, [
+        {
+          Update: {
+            TableName: this.table,
+            Key: headKey(user),
+            UpdateExpression: 'SET children.#section = :step ADD revision :one',
+            ConditionExpression:
+              'attempt_id = :a AND #state = :running AND walk_completed = :t AND attribute_not_exists(children.#section)',
+            ExpressionAttributeNames: { '#state': 'state', '#section': section },
+            ExpressionAttributeValues: {
+              ':a': attemptId,
+              ':running': 'running',
+              ':t': true,
+              ':step': stepId,
+              ':one': 1,
+            },
+          },
+        },
+      ]);
+      return true;
+    } catch (err) {
+      if (conditionFailed(err)) return false;
       throw err;
     }
   }

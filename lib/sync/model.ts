@@ -8,6 +8,17 @@ export const ACCESS_SECTION = 'access.local';
 export const MANDATORY_SECTIONS = ['portfolio', 'operations', 'events.refresh', 'catalog.enrichment'] as const;
 export type Section = (typeof MANDATORY_SECTIONS)[number];
 
+/**
+ * What a section reads that another section writes: a dependent section is the
+ * attempt's second phase, dispatched only once every section it depends on has
+ * succeeded (the catalog enriches the instruments portfolio and operations
+ * found). Every other section is dispatched by the walk.
+ */
+export const SECTION_DEPENDS_ON: Readonly<Partial<Record<Section, readonly Section[]>>> = {
+  'catalog.enrichment': ['portfolio', 'operations'],
+};
+export const FIRST_PHASE: readonly Section[] = MANDATORY_SECTIONS.filter((s) => !SECTION_DEPENDS_ON[s]);
+
 export function isSection(value: unknown): value is Section {
   return typeof value === 'string' && (MANDATORY_SECTIONS as readonly string[]).includes(value);
 }
@@ -33,6 +44,8 @@ export const SyncErrorCode = {
   /** A 30xxx or other 4xx: the request itself was refused. */
   UPSTREAM_REJECTED: 'UPSTREAM_REJECTED',
   STEP_TIMEOUT: 'STEP_TIMEOUT',
+  /** A second-phase section that could not start: a section it depends on did not succeed. */
+  DEPENDENCY_FAILED: 'DEPENDENCY_FAILED',
   INTERNAL: 'INTERNAL',
 } as const;
 export type SyncErrorCode = (typeof SyncErrorCode)[keyof typeof SyncErrorCode];

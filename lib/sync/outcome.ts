@@ -1,4 +1,12 @@
-import { HourlyHead, MANDATORY_SECTIONS, Section, SectionResult, StepRow, SyncErrorCode } from './model';
+import {
+  HourlyHead,
+  MANDATORY_SECTIONS,
+  Section,
+  SECTION_DEPENDS_ON,
+  SectionResult,
+  StepRow,
+  SyncErrorCode,
+} from './model';
 
 /**
  * The derived outcome of an attempt: a pure function of its durable rows.
@@ -6,7 +14,9 @@ import { HourlyHead, MANDATORY_SECTIONS, Section, SectionResult, StepRow, SyncEr
  *  - partial:   some succeeded (a cause such as INTERRUPTED caps here);
  *  - failed:    none succeeded.
  * Its error code is the first problem by precedence: INTERRUPTED, DEADLINE,
- * then the steps' own codes in section order.
+ * then the steps' own codes in section order. A second-phase section never
+ * dispatched because a section it depends on did not succeed is `failed`
+ * with DEPENDENCY_FAILED: it did nothing, so it cannot count as a success.
  */
 
 export interface Derived {
@@ -29,8 +39,12 @@ export function deriveOutcome({ head, rows, cause }: DeriveInput): Derived {
 
   for (const section of MANDATORY_SECTIONS) {
     const stepId = head.children[section];
-    const row = rows.find((r) => r.section === section && r.step_id === stepId);
-    if (!row) {
+    const row = rowOf(head, rows, section);
+    const needs = SECTION_DEPENDS_ON[section];
+    if (!stepId && needs?.some((dep) => sections[dep].state !== 'succeeded')) {
+      sections[section] = { state: 'failed', error_code: SyncErrorCode.DEPENDENCY_FAILED };
+      problems.push(SyncErrorCode.DEPENDENCY_FAILED);
+    } else if (!row) {
       // Dispatched (or meant to be) but no durable row: a problem record, never a success.
       sections[section] = { state: 'missing', step_id: stepId };
       problems.push(SyncErrorCode.DISPATCH_FAILED);
@@ -70,10 +84,28 @@ export function barrierReached(
   if (!head.walk_completed) return false;
   const waitOver = now >= head.started_at + waitBoundMs;
   return MANDATORY_SECTIONS.every((section) => {
-    if (!head.children[section]) return true; // never dispatched: no row can ever come
-    const row = rows.find((r) => r.section === section && r.step_id === head.children[section]);
-    return (row && row.state !== 'running') || waitOver;
+    if (waitOver) return true;
+    if (!head.children[section]) {
+      // A second phase is still to come while every section it depends on can yet succeed.
+      const needs = SECTION_DEPENDS_ON[section];
+      return !needs || needs.some((dep) => !head.children[dep] || rowOf(head, rows, dep)?.state === 'failed');
+    }
+    const row = rowOf(head, rows, section);
+    return !!row && row.state !== 'running';
   });
+}
+
+/** The second-phase sections not yet dispatched whose every dependency has succeeded. */
+export function readyToDispatch(head: Pick<HourlyHead, 'walk_completed' | 'children'>, rows: StepRow[]): Section[] {
+  if (!head.walk_completed) return [];
+  return MANDATORY_SECTIONS.filter((section) => {
+    const needs = SECTION_DEPENDS_ON[section];
+    return !!needs && !head.children[section] && needs.every((dep) => rowOf(head, rows, dep)?.state === 'succeeded');
+  });
+}
+
+function rowOf(head: Pick<HourlyHead, 'children'>, rows: StepRow[], section: Section): StepRow | undefined {
+  return rows.find((r) => r.section === section && r.step_id === head.children[section]);
 }
 
 /** Every dispatched step has finished, the last of them before `before`. */

@@ -17,7 +17,11 @@ export interface SectionSettings {
   historyDays: number;
   /** Later syncs start at the last synced window's end minus this. */
   overlapMs: number;
-  /** GetInstrumentBy calls per run at most. */
+  /**
+   * GetInstrumentBy calls per step at most: a guard against a runaway list, not a quota. The
+   * first sync must fill the catalog for every instrument found, so it is far above a real
+   * portfolio's count; the rate budget paces the calls and the step's bound ends them.
+   */
   catalogBatch: number;
   /** A catalog entry older than this is fetched again. */
   catalogStaleMs: number;
@@ -28,7 +32,7 @@ export interface SectionSettings {
 export const DEFAULT_SECTION_SETTINGS: SectionSettings = {
   historyDays: 3 * 365,
   overlapMs: 3 * 24 * 3600_000,
-  catalogBatch: 50,
+  catalogBatch: 2000,
   catalogStaleMs: 7 * 24 * 3600_000,
   eventsWindowDays: 365,
 };

@@ -1,6 +1,6 @@
 import { newId } from '../ident';
 import { HOUR_MS, HourlyHead, Section, StepRow, StepState, SyncErrorCode } from './model';
-import { barrierReached, Derived, deriveOutcome, finishedBefore } from './outcome';
+import { barrierReached, Derived, deriveOutcome, finishedBefore, readyToDispatch } from './outcome';
 import type { HourlyStore } from './store';
 
 /**
@@ -114,6 +114,33 @@ export class HourlyService {
   /** Writes the step id onto the attempt right after dispatch, before any wait. */
   recordDispatch(user: string, attemptId: string, section: Section, stepId: string): Promise<void> {
     return this.store.updateRunningHead(user, attemptId, { dispatched: { section, stepId } });
+  }
+
+  /**
+   * The attempt's second phase (model.ts SECTION_DEPENDS_ON): every section whose dependencies
+   * have all succeeded and that has no step yet is claimed (ONE conditional write, so racing
+   * finishers dispatch it once) and then dispatched. A claim whose dispatch fails has no row:
+   * the attempt settles it as DISPATCH_FAILED at its wait bound. Nothing is sent once that bound
+   * has passed. Returns the sections sent.
+   */
+  async dispatchReady(
+    user: string,
+    attemptId: string,
+    now: number,
+    dispatch: (section: Section, stepId: string) => Promise<void>,
+  ): Promise<Section[]> {
+    const head = await this.store.head(user);
+    if (!head || head.attempt_id !== attemptId || head.state !== 'running') return [];
+    // Past the wait bound nothing new starts: the barrier settles the attempt as it stands.
+    if (now >= head.started_at + this.deps.waitBoundMs) return [];
+    const sent: Section[] = [];
+    for (const section of readyToDispatch(head, await this.store.stepRows(attemptId))) {
+      const stepId = newId(now);
+      if (!(await this.store.claimDispatch(user, attemptId, section, stepId))) continue;
+      await dispatch(section, stepId);
+      sent.push(section);
+    }
+    return sent;
   }
 
   /** The walk is over: from now on only the steps' wait (or a lost settle) keeps the attempt running. */

@@ -16,7 +16,8 @@ import { TBankError } from './tbank/errors';
  * One step of an attempt: writes its `running` row, does its section within
  * its own bound (below the Lambda timeout), and writes its durable finish on
  * EVERY path. Start and finish are fenced by attempt_id. After finishing it
- * settles the attempt if the terminal barrier is reached.
+ * dispatches the sections that waited for it (the second phase), then settles
+ * the attempt if the terminal barrier is reached.
  */
 
 export interface StepInput {
@@ -26,8 +27,13 @@ export interface StepInput {
   section: Section;
 }
 
+/** Sends one step on its way (an async invoke of the step function); its row is its report. */
+export type Dispatch = (input: StepInput) => Promise<void>;
+
 export interface StepDeps {
   hourly: HourlyService;
+  /** Dispatches the attempt's second phase once this step's finish completes its dependencies. */
+  dispatch: Dispatch;
   connections: ConnectionService;
   data: SyncDataStore;
   tbank: TBankSettings;
@@ -123,6 +129,16 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
       return 'stale';
     }
     throw err;
+  }
+
+  try {
+    const sent = await deps.hourly.dispatchReady(input.user_id, input.attempt_id, deps.now(), (section, stepId) =>
+      deps.dispatch({ user_id: input.user_id, attempt_id: input.attempt_id, step_id: stepId, section }),
+    );
+    if (sent.length) log.info('sync_second_phase_dispatched', { sections: sent });
+  } catch (err) {
+    // Claimed but not sent: no row comes, and the attempt settles the section as DISPATCH_FAILED.
+    log.error('sync_second_phase_dispatch_failed', { err });
   }
 
   try {

@@ -38,6 +38,13 @@ export interface HourlyStore {
     change: { dispatched?: { section: Section; stepId: string }; walkCompleted?: true; dueAt?: number },
   ): Promise<void>;
 
+  /**
+   * Records a second-phase step id on the walked, running attempt `attemptId`, only while its
+   * section has none: the one caller that gets true dispatches it (racing finishers, a tick's
+   * re-try). false when the section is taken or the attempt is no longer running.
+   */
+  claimDispatch(user: string, attemptId: string, section: Section, stepId: string): Promise<boolean>;
+
   /** Moves the due entry of the head read at `revision`; false when the head moved on meanwhile. */
   deferHead(user: string, revision: number, dueAt: number): Promise<boolean>;
 

@@ -3,9 +3,9 @@ import { newId } from '../ident';
 import type { Logger } from '../log';
 import type { ConnectionService } from './connections';
 import { DUE_SHARDS } from './keys';
-import { MANDATORY_SECTIONS, SyncErrorCode } from './model';
+import { FIRST_PHASE, SyncErrorCode } from './model';
 import type { HourlyService, Reservation, Run } from './service';
-import type { StepInput } from './step';
+import type { Dispatch, StepInput } from './step';
 
 /**
  * The minute tick (lib/sync/README.md). It reads only the due index: one
@@ -23,7 +23,7 @@ import type { StepInput } from './step';
  * (`tickShard`, each with its own run deadline).
  */
 
-export type Dispatch = (input: StepInput) => Promise<void>;
+export type { Dispatch } from './step';
 
 export interface TickDeps {
   hourly: HourlyService;
@@ -130,6 +130,16 @@ async function* iterate(users: string[]): AsyncGenerator<string> {
 export async function tickUser(deps: TickDeps, user: string): Promise<TickOutcome> {
   const log = deps.log.child({ user_id: user, run_id: deps.run.run_id });
   const head = await deps.hourly.head(user);
+  if (head?.state === 'running' && head.walk_completed) {
+    // A second phase whose dispatch was lost with the step that owed it (claimed once: never twice).
+    const sent = await deps.hourly.dispatchReady(user, head.attempt_id, deps.now(), (section, stepId) =>
+      deps.dispatch({ user_id: user, attempt_id: head.attempt_id, step_id: stepId, section }),
+    );
+    if (sent.length) {
+      log.warn('sync_second_phase_dispatched', { attempt_id: head.attempt_id, sections: sent });
+      return 'running';
+    }
+  }
   const recovered = head ? await deps.hourly.recover(head, deps.now()) : undefined;
   if (recovered && 'settled' in recovered)
     log.warn('sync_attempt_recovered', {
@@ -155,7 +165,8 @@ export async function tickUser(deps: TickDeps, user: string): Promise<TickOutcom
     await deps.hourly.settleHourly(user, attempt.attempt_id, deps.now(), { cause: SyncErrorCode.ACCESS_DENIED });
     return reservation.branch;
   }
-  for (const section of MANDATORY_SECTIONS) {
+  // The first phase; a step whose finish completes a dependency dispatches the second (step.ts).
+  for (const section of FIRST_PHASE) {
     const step: StepInput = { user_id: user, attempt_id: attempt.attempt_id, step_id: newId(deps.now()), section };
     try {
       await deps.dispatch(step);

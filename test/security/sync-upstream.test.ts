@@ -61,6 +61,7 @@ async function syncAll(user: string, inject: Record<string, unknown>): Promise<R
     await runStep(
       {
         hourly,
+        dispatch: async () => {}, // the sections run in order here
         connections,
         data,
         tbank: { baseUrl: url, appName: 'security-test', rateWindowMs: 60_000, backoffMs: 5 },

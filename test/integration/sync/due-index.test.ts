@@ -80,16 +80,28 @@ async function expectConsistent(user: string) {
   expect(e).toEqual({ head: e.head, conn: true, onHead: e.head, onConn: !e.head, indexed: 1 });
 }
 
-/** Finishes the dispatched steps of the user's running attempt and settles, as the steps would. */
-async function finishSteps(user: string) {
+/** Finishes the steps of the user's running attempt, both phases, as the steps would (without settling). */
+async function finishAll(user: string) {
   const head = (await s.hourly.head(user))!;
-  for (const [section, stepId] of Object.entries(head.children)) {
-    const row = { attempt_id: head.attempt_id, step_id: stepId, section: section as Section };
+  const finish = async (section: Section, stepId: string) => {
+    const row = { attempt_id: head.attempt_id, step_id: stepId, section };
     await s.hourly.startStep(user, { ...row, state: 'running', started_at: clock });
     await s.hourly.finishStep(user, row, 'succeeded', clock);
-  }
-  return s.hourly.settleHourly(user, head.attempt_id, clock);
+  };
+  for (const [section, stepId] of Object.entries(head.children)) await finish(section as Section, stepId);
+  const second: Array<[Section, string]> = [];
+  await s.hourly.dispatchReady(
+    user,
+    head.attempt_id,
+    clock,
+    async (section, stepId) => void second.push([section, stepId]),
+  );
+  for (const [section, stepId] of second) await finish(section, stepId);
+  return head.attempt_id;
 }
+
+/** Finishes the attempt's steps and settles, as the last step would. */
+const finishSteps = async (user: string) => s.hourly.settleHourly(user, await finishAll(user), clock);
 
 const recordingDispatch = () => {
   const sent: Array<{ user_id: string; section: Section }> = [];
@@ -119,12 +131,7 @@ it('a new connection is due at once; an idle tick costs one query per shard and 
 it('recovery comes from the index: a walked attempt whose settle was lost is closed by the tick', async () => {
   const [user] = await connected();
   expect(await tickUser(deps(), user)).toBe('first');
-  const head = (await s.hourly.head(user))!;
-  for (const [section, stepId] of Object.entries(head.children)) {
-    const row = { attempt_id: head.attempt_id, step_id: stepId, section: section as Section };
-    await s.hourly.startStep(user, { ...row, state: 'running', started_at: clock });
-    await s.hourly.finishStep(user, row, 'succeeded', clock); // no settle follows: it was lost
-  }
+  await finishAll(user); // no settle follows: it was lost
   clock += SETTLE_GRACE_MS + 1000;
   await tick(deps());
   expect(await s.hourly.head(user)).toMatchObject({ state: 'partial', error_code: 'INTERRUPTED' });

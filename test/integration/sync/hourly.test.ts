@@ -3,7 +3,7 @@ import { OPERATIONS } from '../../../emulator/brokerage/dataset';
 import { BrokerageEmulator } from '../../../emulator/brokerage/emulator';
 import { newId } from '../../../lib/ident';
 import { silentLogger } from '../../../lib/log';
-import { HOUR_MS, MANDATORY_SECTIONS, Section } from '../../../lib/sync/model';
+import { HOUR_MS, MANDATORY_SECTIONS, Section, SECTION_DEPENDS_ON } from '../../../lib/sync/model';
 import { DynamoSyncDataStore } from '../../../lib/sync/dynamodb-data-store';
 import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS } from '../../../lib/sync/sections';
 import { runStep, StepDeps, StepInput } from '../../../lib/sync/step';
@@ -92,6 +92,8 @@ async function connectedUser(): Promise<string> {
 const HISTORY_DAYS = 20;
 const stepDeps = (over: Partial<StepDeps> = {}): StepDeps => ({
   hourly,
+  // Steps run by hand here have no second phase to send (inlineDispatch passes its own).
+  dispatch: async () => {},
   connections,
   data,
   tbank: { baseUrl: brokerageUrl, appName: 'hourly-test', rateWindowMs: 60_000, backoffMs: 10 },
@@ -113,9 +115,35 @@ function inlineDispatch(
   const dispatch: Dispatch = async (input: StepInput) => {
     if (faults[input.section] === 'dispatch-fails') throw new Error('Lambda invoke refused');
     if (faults[input.section] === 'never-runs') return;
-    running.push(runStep(stepDeps({ ...over, ...perSection[input.section] }), input));
+    running.push(runStep(stepDeps({ dispatch, ...over, ...perSection[input.section] }), input));
   };
-  return { dispatch, settled: () => Promise.all(running) };
+  // A finishing step may dispatch the second phase: wait until no new step appears.
+  const settled = async () => {
+    for (let n = -1; n !== running.length;) {
+      n = running.length;
+      await Promise.all(running);
+    }
+  };
+  return { dispatch, settled };
+}
+
+/**
+ * Waits in REAL time (Date is jest's fake clock here: turns of 20 ms, 20 s in all) until each of
+ * `sections` has a finished row, or can never get one because a section it depends on will not
+ * succeed (not among `sections`, or finished failed). Before time jumps ahead, the steps that finish
+ * on their own must have finished: a fixed sleep let a slow machine judge a healthy step past its bound.
+ */
+async function finishedInRealTime(attemptId: string | undefined, sections: readonly Section[]): Promise<void> {
+  for (let turn = 0; attemptId && turn < 1000; turn++) {
+    const rows = await hourly.stepRows(attemptId);
+    const finished = (s: Section) => rows.some((r) => r.section === s && r.state !== 'running');
+    const blocked = (s: Section) =>
+      (SECTION_DEPENDS_ON[s] ?? []).some(
+        (dep) => !sections.includes(dep) || rows.some((r) => r.section === dep && r.state === 'failed'),
+      );
+    if (sections.every((s) => finished(s) || blocked(s))) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 const tickDeps = (dispatch: Dispatch) => ({
@@ -219,7 +247,9 @@ describe('faults', () => {
     const gate = new Promise<void>((r) => (release = r));
     const held = inlineDispatch({ runners: { ...SECTION_RUNNERS, 'events.refresh': async () => (await gate, 0) } });
     await tickUser(tickDeps(held.dispatch), user);
-    expect((await hourly.head(user))!.state).toBe('running');
+    const attempt = (await hourly.head(user))!;
+    expect(attempt.state).toBe('running');
+    await finishedInRealTime(attempt.attempt_id, ['portfolio', 'operations', 'catalog.enrichment']);
     later(WAIT_BOUND + 1000);
     await tickUser(tickDeps(inlineDispatch().dispatch), user);
     const settled = await hourly.head(user);
@@ -384,18 +414,10 @@ describe('no false succeeded, over random fault schedules', () => {
             ? jest.spyOn(hourly, 'settleHourly').mockRejectedValue(new Error('settle down'))
             : undefined;
           await tickUser(tickDeps(steps.dispatch), user).catch(() => undefined);
-          // Before time jumps ahead, the steps that finish on their own must have finished in real time: a fixed
-          // sleep let a slow machine judge a healthy step past its bound (a false `partial`).
           const finishing = MANDATORY_SECTIONS.filter(
             (s) => !['hangs', 'never-runs', 'dispatch-fails'].includes(bySection[s]),
           );
-          const attemptId = (await hourly.head(user))?.attempt_id;
-          // Date is jest's fake clock here: bound the wait by turns of 20 ms of real time (20 s in all).
-          for (let turn = 0; attemptId && turn < 1000; turn++) {
-            const rows = await hourly.stepRows(attemptId);
-            if (finishing.every((s) => rows.some((r) => r.section === s && r.state !== 'running'))) break;
-            await new Promise((r) => setTimeout(r, 20));
-          }
+          await finishedInRealTime((await hourly.head(user))?.attempt_id, finishing);
           spy?.mockRestore();
           // Time passes; ticks recover until the attempt is settled.
           for (const step of [SETTLE_GRACE_MS + 1000, WAIT_BOUND]) {

@@ -38,6 +38,7 @@ afterEach(() => emulator.reset());
 const ALL = ['1970-01-01T00:00:00.000Z', '9999-01-01T00:00:00.000Z'] as const;
 const deps = (data: DynamoSyncDataStore, over: Partial<StepDeps> = {}): StepDeps => ({
   hourly,
+  dispatch: async () => {}, // one section at a time: no second phase
   connections,
   data,
   tbank: { baseUrl: url, appName: 'window-test', rateWindowMs: 60_000, backoffMs: 5 },

@@ -76,6 +76,15 @@ export class MemorySyncStore implements HourlyStore, ConnectionStore {
     if (change.dueAt !== undefined) head.due_at = change.dueAt;
     head.revision++;
   }
+  async claimDispatch(user: string, attemptId: string, section: Section, stepId: string) {
+    this.count('claimDispatch');
+    const head = this.heads.get(user);
+    if (!head || head.attempt_id !== attemptId || head.state !== 'running' || !head.walk_completed) return false;
+    if (head.children[section]) return false;
+    head.children[section] = stepId;
+    head.revision++;
+    return true;
+  }
   async deferHead(user: string, revision: number, dueAt: number) {
     this.count('deferHead');
     const head = this.heads.get(user);

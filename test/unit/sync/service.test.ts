@@ -3,7 +3,7 @@ import { silentLogger } from '../../../lib/log';
 import { newKeyringEntry, parseKeyring, SecretSealer } from '../../../lib/secrets/sealer';
 import { backfillDueIndex, ConnectionService } from '../../../lib/sync/connections';
 import { DUE_SHARDS, dueShardOf, headFromItem, headItem, stepFromItem, stepItem } from '../../../lib/sync/keys';
-import { HOUR_MS, HourlyHead, MANDATORY_SECTIONS } from '../../../lib/sync/model';
+import { HOUR_MS, HourlyHead, type Section } from '../../../lib/sync/model';
 import { HourlyService, SETTLE_GRACE_MS } from '../../../lib/sync/service';
 import { tick, tickUser, type TickDeps } from '../../../lib/sync/tick';
 import { MemorySyncStore } from './memory-sync-store';
@@ -39,19 +39,25 @@ function setup() {
   };
 }
 
-/** Finishes every dispatched step of the user's running attempt, as the steps would; then settles unless `lost`. */
+/**
+ * Finishes every dispatched step of the user's running attempt as the steps would, the second
+ * phase too (a finish sends what waited for it); then settles unless `lost`.
+ */
 async function finishSteps(s: ReturnType<typeof setup>, user: string, opts: { lost?: boolean } = {}) {
-  const head = (await s.hourly.head(user))!;
-  for (const [section, stepId] of Object.entries(head.children)) {
-    const row = {
-      attempt_id: head.attempt_id,
-      step_id: stepId,
-      section: section as (typeof MANDATORY_SECTIONS)[number],
-    };
-    await s.hourly.startStep(user, { ...row, state: 'running', started_at: s.now() });
-    await s.hourly.finishStep(user, row, 'succeeded', s.now());
+  const { attempt_id } = (await s.hourly.head(user))!;
+  const done = new Set<string>();
+  for (let sent = true; sent;) {
+    const head = (await s.hourly.head(user))!;
+    for (const [section, stepId] of Object.entries(head.children)) {
+      if (done.has(stepId)) continue;
+      done.add(stepId);
+      const row = { attempt_id, step_id: stepId, section: section as Section };
+      await s.hourly.startStep(user, { ...row, state: 'running', started_at: s.now() });
+      await s.hourly.finishStep(user, row, 'succeeded', s.now());
+    }
+    sent = (await s.hourly.dispatchReady(user, attempt_id, s.now(), async () => {})).length > 0;
   }
-  return opts.lost ? undefined : s.hourly.settleHourly(user, head.attempt_id, s.now());
+  return opts.lost ? undefined : s.hourly.settleHourly(user, attempt_id, s.now());
 }
 
 describe('reserveHourly and the due entry it writes', () => {
@@ -268,5 +274,111 @@ describe('items: ISO times at rest, and the old numeric items still read', () =>
 
   it('takes named fields only: a stray attribute on the item does not reach the model', () => {
     expect(headFromItem({ ...headItem(head), token_sealed: 'x', PK: 'USER#other' })).toEqual(head);
+  });
+});
+
+describe('the second phase: catalog.enrichment after the sections that discover instruments', () => {
+  /** Runs one step of the running attempt to `state`, then what the step does next: the second phase, the settle. */
+  async function finish(
+    s: ReturnType<typeof setup>,
+    user: string,
+    section: Section,
+    state: 'succeeded' | 'failed',
+    code?: string,
+  ) {
+    const head = (await s.hourly.head(user))!;
+    const row = { attempt_id: head.attempt_id, step_id: head.children[section]!, section };
+    await s.hourly.startStep(user, { ...row, state: 'running', started_at: s.now() });
+    await s.hourly.finishStep(user, row, state, s.now(), code);
+  }
+  const sendTo = (s: ReturnType<typeof setup>) => async (section: Section) => void s.dispatched.push(section);
+
+  it('the walk sends the first phase only; enrichment is sent once, when both discoveries have succeeded', async () => {
+    const s = setup();
+    const user = newId();
+    await s.connections.putConnection(user, 'tok', s.now());
+    await tickUser(s.deps(), user);
+    expect(s.dispatched).toEqual(['portfolio', 'operations', 'events.refresh']);
+    const { attempt_id } = (await s.hourly.head(user))!;
+    await finish(s, user, 'portfolio', 'succeeded');
+    expect(await s.hourly.dispatchReady(user, attempt_id, s.now(), sendTo(s))).toEqual([]); // operations still out
+    await finish(s, user, 'events.refresh', 'succeeded');
+    // Everything the walk sent has finished, yet the attempt waits for its second phase.
+    await finish(s, user, 'operations', 'succeeded');
+    expect(await s.hourly.settleHourly(user, attempt_id, s.now())).toEqual({ skipped: 'waiting' });
+    // Racing finishers (and a tick) all try: exactly one claim sends it.
+    const sent = await Promise.all(
+      Array.from({ length: 5 }, () => s.hourly.dispatchReady(user, attempt_id, s.now(), sendTo(s))),
+    );
+    expect(sent.flat()).toEqual(['catalog.enrichment']);
+    expect(s.dispatched.filter((x) => x === 'catalog.enrichment')).toHaveLength(1);
+    await finish(s, user, 'catalog.enrichment', 'succeeded');
+    expect(await s.hourly.settleHourly(user, attempt_id, s.now())).toMatchObject({ settled: { state: 'succeeded' } });
+  });
+
+  it('every discovery failing: enrichment never starts, is DEPENDENCY_FAILED, and the attempt is failed', async () => {
+    const s = setup();
+    const user = newId();
+    await s.connections.putConnection(user, 'tok', s.now());
+    await tickUser(s.deps(), user);
+    const { attempt_id } = (await s.hourly.head(user))!;
+    for (const section of ['portfolio', 'operations', 'events.refresh'] as const)
+      await finish(s, user, section, 'failed', 'UPSTREAM_ERROR');
+    expect(await s.hourly.dispatchReady(user, attempt_id, s.now(), sendTo(s))).toEqual([]);
+    const out = await s.hourly.settleHourly(user, attempt_id, s.now());
+    expect(out).toMatchObject({ settled: { state: 'failed', error_code: 'UPSTREAM_ERROR' } });
+    expect('settled' in out && out.settled.sections['catalog.enrichment']).toEqual({
+      state: 'failed',
+      error_code: 'DEPENDENCY_FAILED',
+    });
+  });
+
+  it('one discovery failing: the others are kept, enrichment is DEPENDENCY_FAILED, the attempt partial', async () => {
+    const s = setup();
+    const user = newId();
+    await s.connections.putConnection(user, 'tok', s.now());
+    await tickUser(s.deps(), user);
+    const { attempt_id } = (await s.hourly.head(user))!;
+    await finish(s, user, 'portfolio', 'succeeded');
+    await finish(s, user, 'events.refresh', 'succeeded');
+    await finish(s, user, 'operations', 'failed', 'RATE_LIMITED');
+    expect(await s.hourly.settleHourly(user, attempt_id, s.now())).toMatchObject({
+      settled: { state: 'partial', error_code: 'RATE_LIMITED' },
+    });
+  });
+
+  it('a second phase lost with the step that owed it is sent by the next visit, once', async () => {
+    const s = setup();
+    const user = newId();
+    await s.connections.putConnection(user, 'tok', s.now());
+    await tickUser(s.deps(), user);
+    for (const section of ['portfolio', 'operations', 'events.refresh'] as const)
+      await finish(s, user, section, 'succeeded'); // ...and the last one died before sending enrichment
+    s.at((await s.hourly.head(user))!.due_at!);
+    s.dispatched.length = 0;
+    expect(await tickUser(s.deps(), user)).toBe('running');
+    expect(s.dispatched).toEqual(['catalog.enrichment']);
+    expect(await tickUser(s.deps(), user)).toBe('running');
+    expect(s.dispatched).toEqual(['catalog.enrichment']);
+  });
+
+  it('a claimed enrichment whose dispatch failed settles as DISPATCH_FAILED at the wait bound', async () => {
+    const s = setup();
+    const user = newId();
+    await s.connections.putConnection(user, 'tok', s.now());
+    await tickUser(s.deps(), user);
+    const { attempt_id, started_at } = (await s.hourly.head(user))!;
+    for (const section of ['portfolio', 'operations', 'events.refresh'] as const)
+      await finish(s, user, section, 'succeeded');
+    await expect(
+      s.hourly.dispatchReady(user, attempt_id, s.now(), async () => {
+        throw new Error('Lambda invoke refused');
+      }),
+    ).rejects.toThrow('refused');
+    expect(await s.hourly.settleHourly(user, attempt_id, s.now())).toEqual({ skipped: 'waiting' });
+    s.at(started_at + WAIT);
+    expect(await s.hourly.settleHourly(user, attempt_id, s.now())).toMatchObject({
+      settled: { state: 'partial', error_code: 'DISPATCH_FAILED' },
+    });
   });
 });
