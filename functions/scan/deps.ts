@@ -15,16 +15,30 @@ import { SERVICE_VERSION } from '../../lib/version';
 
 export const log = createLogger({ domain: 'scan' });
 
+let stores: { jobs: DynamoDbScanJobStore; files: S3ScanFiles; bucket: string } | undefined;
+/** The job store and the files alone: what the operator console reads, without the gateway's settings. */
+export function scanStores() {
+  if (!stores) {
+    const cfg = config();
+    const aws = awsClients(cfg);
+    stores = {
+      jobs: new DynamoDbScanJobStore(aws.documents, cfg.tables.scan),
+      files: new S3ScanFiles(aws.s3, cfg.buckets.files),
+      bucket: cfg.buckets.files,
+    };
+  }
+  return stores;
+}
+
 let wired: GatewayDeps | undefined;
 
 export function scanDeps(): GatewayDeps {
   if (!wired) {
     const cfg = config();
     const scan = loadScanConfig();
-    const aws = awsClients(cfg);
     wired = {
-      jobs: new DynamoDbScanJobStore(aws.documents, cfg.tables.scan),
-      files: new S3ScanFiles(aws.s3, cfg.buckets.files),
+      jobs: scanStores().jobs,
+      files: scanStores().files,
       hotFolder: hotFolderFrom(scan.hotFolder, scan.dirs),
       publish: async (subject, data, msgId) =>
         publishWithRetries(await natsConnection(cfg.nats), subject, data, msgId, scan.publishRetries),

@@ -27,6 +27,14 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'POST /download/{id}/infohashes': 'downloads:write',
   'POST /review/{id}': 'downloads:write',
   'POST /signout': 'downloads:read',
+  // The operator console (lib/web/console.ts): read scopes of its domains; a retry changes a delivery.
+  'GET /scan': 'scan:read',
+  'GET /scan/{job_id}': 'scan:read',
+  'GET /scan/{job_id}/raw': 'scan:read',
+  'GET /sync': 'sync:read',
+  'GET /sync/{user}': 'sync:read',
+  'GET /failures': 'downloads:read',
+  'POST /failures/{id}/retry': 'downloads:write',
   'GET /telegram/failures': 'downloads:read',
 };
 
@@ -44,6 +52,13 @@ export const SESSION_ROUTES: readonly string[] = [
   'POST /download/{id}/infohashes',
   'POST /review/{id}',
   'POST /signout',
+  'GET /scan',
+  'GET /scan/{job_id}',
+  'GET /scan/{job_id}/raw',
+  'GET /sync',
+  'GET /sync/{user}',
+  'GET /failures',
+  'POST /failures/{id}/retry',
 ];
 
 /**

@@ -28,6 +28,9 @@ export const ErrorCode = {
   IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
   IDEMPOTENCY_IN_PROGRESS: 'IDEMPOTENCY_IN_PROGRESS',
   UNAVAILABLE: 'UNAVAILABLE',
+  /** The console's retry of a failed Telegram delivery: at most once. */
+  ALREADY_RETRIED: 'ALREADY_RETRIED',
+  TELEGRAM_REFUSED: 'TELEGRAM_REFUSED',
   INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -9,8 +9,20 @@ import {
   TransactItem,
 } from '../aws/transact';
 import type { Envelope, ScanRequest } from './contract';
-import { fromItem, jobIdOfKey, jobKey, metricKey, SLOTS_KEY, STATE_INDEX, statePartition, toItem } from './keys';
-import type { JobState, ScanJob } from './model';
+import {
+  dayPartition,
+  fromItem,
+  jobIdOfKey,
+  jobKey,
+  metricKey,
+  RECENT_INDEX,
+  SLOTS_KEY,
+  STATE_INDEX,
+  statePartition,
+  summaryFromItem,
+  toItem,
+} from './keys';
+import type { JobState, JobSummary, ScanJob } from './model';
 import type { SettleState } from './settle';
 import type { ScanJobStore } from './store';
 
@@ -84,6 +96,26 @@ export class DynamoDbScanJobStore implements ScanJobStore {
     return jobs.filter((j): j is ScanJob => j !== undefined && stillThere(j));
   }
 
+  async recent(since: number, now: number, limit: number): Promise<JobSummary[]> {
+    const out: JobSummary[] = [];
+    // Newest day first; within a day newest first. A day's partition is one query (paged by queryAll's pages).
+    for (let day = now; out.length < limit && dayPartition(day) >= dayPartition(since); day -= 24 * 3600_000) {
+      const items = await queryAll(
+        this.documents,
+        {
+          TableName: this.table,
+          IndexName: RECENT_INDEX,
+          KeyConditionExpression: 'GSI2PK = :day AND GSI2SK >= :since',
+          ExpressionAttributeValues: { ':day': dayPartition(day), ':since': String(since).padStart(15, '0') },
+          ScanIndexForward: false,
+        },
+        limit - out.length,
+      );
+      out.push(...items.map(summaryFromItem));
+    }
+    return out;
+  }
+
   async countInState(state: JobState, limit = 1000): Promise<number> {
     return (await this.indexKeys(state, limit)).length;
   }
@@ -136,6 +168,7 @@ export class DynamoDbScanJobStore implements ScanJobStore {
       ...job,
       state: 'finished',
       result,
+      finished_at: now,
       published: false,
       publish_lease: now + PUBLISH_LEASE_MS,
       revision: job.revision + 1,
@@ -180,8 +213,8 @@ export class DynamoDbScanJobStore implements ScanJobStore {
       new UpdateCommand({
         TableName: this.table,
         Key: jobKey(jobId),
-        UpdateExpression: 'SET published = :true, expires_at = :exp REMOVE GSI1PK, GSI1SK',
-        ExpressionAttributeValues: { ':true': true, ':exp': Math.floor(now / 1000) + RETENTION_S },
+        UpdateExpression: 'SET published = :true, published_at = :now, expires_at = :exp REMOVE GSI1PK, GSI1SK',
+        ExpressionAttributeValues: { ':true': true, ':now': now, ':exp': Math.floor(now / 1000) + RETENTION_S },
       }),
     );
   }

@@ -1,5 +1,5 @@
 import type { Envelope, ScanRequest } from './contract';
-import type { JobState, ScanJob } from './model';
+import type { JobState, JobSummary, ScanJob } from './model';
 import type { SettleState } from './settle';
 
 /** The S3 side of the gateway: the input file, and the raw answer saved before normalising. */
@@ -30,6 +30,8 @@ export interface ScanJobStore {
   get(jobId: string): Promise<ScanJob | undefined>;
   /** Jobs in a state, oldest first, at most `limit`; each re-read and kept only if STILL in that state. */
   inState(state: JobState | 'unpublished', limit?: number): Promise<ScanJob[]>;
+  /** The jobs created at or after `since`, newest first, at most `limit` (the console; eventually consistent). */
+  recent(since: number, now: number, limit: number): Promise<JobSummary[]>;
   /** How many jobs wait in a state (a hint from the index, no re-read). */
   countInState(state: JobState, limit?: number): Promise<number>;
   /**

@@ -52,6 +52,11 @@ export class ConnectionService {
     return token;
   }
 
+  /** One page of connections by user id (the console): never a token. */
+  connectionPage(limit: number, after?: string): Promise<{ items: Connection[]; next?: string }> {
+    return this.deps.store.connectionPage(limit, after);
+  }
+
   /** Removes the connection and its hourly head (so its due entry) together; false when there was none. */
   removeConnection(user: string): Promise<boolean> {
     return this.deps.store.removeConnection(user);

@@ -1,3 +1,4 @@
+import type { RateUse } from './model';
 import type { Account, BondEvent, Dividend, Instrument, Operation, Portfolio } from './tbank/contract';
 
 /**
@@ -51,6 +52,8 @@ export interface SyncDataStore {
   /** fetched_at of the catalog's instruments (absent: not in the catalog). */
   catalogFetchedAt(uids: string[]): Promise<Map<string, number>>;
   putInstrument(instrument: Instrument, now: number): Promise<void>;
+  /** The budget's windows still kept (TTL), newest first: the console's view of the rate limits. */
+  rateUse(user: string): Promise<RateUse[]>;
   /** One call from the token's per-service budget of this window; false when it is spent. */
   takeRateSlot(user: string, service: string, windowStart: number, limit: number, expiresAt: number): Promise<boolean>;
 }

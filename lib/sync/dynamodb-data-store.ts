@@ -6,6 +6,7 @@ import { queryAll } from '../aws/query';
 import { TransactionCancelledError, transactWrite } from '../aws/transact';
 import { newId } from '../ident';
 import type { OperationWindow, SyncDataStore } from './data-store';
+import type { RateUse } from './model';
 import {
   accountItem,
   eventsItem,
@@ -20,6 +21,8 @@ import {
   portfolioItem,
   portfolioPrefix,
   rateKey,
+  ratePartition,
+  rateWindowOf,
   seenKey,
   userPartition,
 } from './keys';
@@ -216,6 +219,20 @@ export class DynamoSyncDataStore implements SyncDataStore {
 
   async putInstrument(instrument: Parameters<SyncDataStore['putInstrument']>[0], now: number) {
     await this.deps.documents.send(new PutCommand({ TableName: this.table, Item: instrumentItem(instrument, now) }));
+  }
+
+  async rateUse(user: string): Promise<RateUse[]> {
+    const items = await queryAll(this.deps.documents, {
+      TableName: this.table,
+      KeyConditionExpression: 'PK = :p',
+      ExpressionAttributeValues: { ':p': ratePartition(user) },
+    });
+    const out: RateUse[] = [];
+    for (const item of items) {
+      const w = rateWindowOf(String(item.SK));
+      if (w && typeof item.calls === 'number') out.push({ ...w, calls: item.calls });
+    }
+    return out.sort((a, b) => b.window_start - a.window_start || a.service.localeCompare(b.service));
   }
 
   async takeRateSlot(

@@ -1,10 +1,12 @@
-import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGetAll } from '../aws/batch';
 import { isoTime } from '../clock';
 import { conditionFailed } from '../aws/conditions';
 import { queryAll, queryItems } from '../aws/query';
 import { TransactionCancelledError, transactWrite, TransactItem } from '../aws/transact';
 import { StaleAttemptError } from './errors';
 import {
+  ATTEMPTS_INDEX,
   attemptItem,
   attemptKey,
   attemptPartition,
@@ -50,6 +52,27 @@ export class DynamoSyncStore implements HourlyStore, ConnectionStore {
   async attemptRecord(attemptId: string): Promise<HourlyHead | undefined> {
     const item = await this.get(attemptKey(attemptId));
     return item ? headFromItem(item) : undefined;
+  }
+
+  async attempts(user: string, limit: number): Promise<HourlyHead[]> {
+    const items = await queryAll(
+      this.deps.documents,
+      {
+        TableName: this.table,
+        IndexName: ATTEMPTS_INDEX,
+        KeyConditionExpression: 'user_id = :u',
+        FilterExpression: 'entity = :attempt',
+        ExpressionAttributeValues: { ':u': user, ':attempt': 'attempt' },
+        ScanIndexForward: false,
+      },
+      limit,
+    );
+    return items.map(headFromItem);
+  }
+
+  async headsOf(users: string[]): Promise<HourlyHead[]> {
+    const items = await batchGetAll(this.deps.documents, this.table, users.map(headKey));
+    return items.map(headFromItem);
   }
 
   async stepRows(attemptId: string): Promise<StepRow[]> {
@@ -116,7 +139,7 @@ export class DynamoSyncStore implements HourlyStore, ConnectionStore {
       values[':step'] = change.dispatched.stepId;
     }
     if (change.walkCompleted) {
-      set.push('walk_completed = :t AND attribute_not_exists(children.#section)');
+      set.push('walk_completed = :t');
       values[':t'] = true;
     }
     if (change.dueAt !== undefined) {
@@ -311,6 +334,21 @@ export class DynamoSyncStore implements HourlyStore, ConnectionStore {
         ConditionCheck: { TableName: this.table, Key: headKey(user), ConditionExpression: 'attribute_not_exists(PK)' },
       },
     ]);
+  }
+
+  async connectionPage(limit: number, after?: string): Promise<{ items: Connection[]; next?: string }> {
+    const page = await this.deps.documents.send(
+      new QueryCommand({
+        TableName: this.table,
+        KeyConditionExpression: 'PK = :p',
+        ExpressionAttributeValues: { ':p': connectionsPartition },
+        ProjectionExpression: 'user_id, created_at',
+        Limit: limit,
+        ...(after ? { ExclusiveStartKey: connectionKey(after) } : {}),
+      }),
+    );
+    const items = (page.Items ?? []).map((i) => ({ user_id: i.user_id as string, created_at: i.created_at as string }));
+    return { items, next: page.LastEvaluatedKey ? items[items.length - 1]?.user_id : undefined };
   }
 
   async *connections(): AsyncGenerator<Connection> {

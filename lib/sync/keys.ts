@@ -23,6 +23,9 @@ import type { Account, BondEvent, Dividend, Instrument, Operation, Portfolio } f
  * instrument      INSTR#<uid>                              META                         the shared catalog
  * rate window     RATE#<user>                              <service>#<window start>     the token's shared call budget (TTL)
  *
+ * Index ATTEMPTS (user_id / started_at, all attributes): a user's attempt
+ * records newest first, for the operator console (heads carry the same two
+ * attributes and are filtered out by `entity`).
  * Index DUE (sparse; due_shard / due_at, projection user_id): the tick's work list.
  * A head always carries due_shard = DUE#<0..15> (from a hash of the user id) and
  * due_at (ISO), so every write of the head moves its entry in the same write. A
@@ -84,10 +87,18 @@ export const eventsKey = (user: string, instrument: string) => ({
 });
 export const seenKey = (user: string) => ({ PK: userPartition(user), SK: 'SEEN' });
 export const instrumentKey = (uid: string) => ({ PK: `INSTR#${keyPart('instrument', uid)}`, SK: 'META' });
+export const ratePartition = (user: string) => `RATE#${user}`;
 export const rateKey = (user: string, service: string, windowStart: number) => ({
-  PK: `RATE#${user}`,
+  PK: ratePartition(user),
   SK: `${service}#${windowStart}`,
 });
+/** The service and window of a rate item's sort key; undefined for anything else. */
+export function rateWindowOf(sk: string): { service: string; window_start: number } | undefined {
+  const m = /^([A-Za-z]{1,64})#(\d{1,15})$/.exec(sk);
+  return m ? { service: m[1], window_start: Number(m[2]) } : undefined;
+}
+/** Index ATTEMPTS (user_id / started_at, projection ALL) over attempt records; heads share both attributes and are filtered out. */
+export const ATTEMPTS_INDEX = 'ATTEMPTS';
 
 // --- items of brokerage data: named fields, keys last ---------------------------
 

@@ -1,3 +1,4 @@
+import type { RateUse } from './model';
 import type { OperationWindow, SyncDataStore } from './data-store';
 import type { Account, Instrument, Operation, Portfolio } from './tbank/contract';
 
@@ -60,6 +61,13 @@ export class MemorySyncDataStore implements SyncDataStore {
   }
   async putInstrument(instrument: Instrument, now: number) {
     this.catalog.set(instrument.uid, { instrument, fetched_at: now });
+  }
+  async rateUse(user: string): Promise<RateUse[]> {
+    return [...this.slots]
+      .map(([key, calls]) => [key.split('|'), calls] as const)
+      .filter(([[u]]) => u === user)
+      .map(([[, service, start], calls]) => ({ service, window_start: Number(start), calls }))
+      .sort((a, b) => b.window_start - a.window_start || a.service.localeCompare(b.service));
   }
   async takeRateSlot(user: string, service: string, windowStart: number, limit: number) {
     const key = `${user}|${service}|${windowStart}`;

@@ -99,3 +99,10 @@ export interface Connection {
   user_id: string;
   created_at: string;
 }
+
+/** One window of the token's call budget (the console): calls taken of one T-Bank service. */
+export interface RateUse {
+  service: string;
+  window_start: number;
+  calls: number;
+}

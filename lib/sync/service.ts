@@ -49,6 +49,16 @@ export class HourlyService {
     return this.store.stepRows(attemptId);
   }
 
+  /** The user's attempts, newest first (the console's strip); the current one from the head, the fresher copy. */
+  async attempts(user: string, limit: number): Promise<HourlyHead[]> {
+    const [records, head] = await Promise.all([this.store.attempts(user, limit), this.store.head(user)]);
+    return head ? [head, ...records.filter((r) => r.attempt_id !== head.attempt_id)].slice(0, limit) : records;
+  }
+
+  headsOf(users: string[]): Promise<HourlyHead[]> {
+    return users.length ? this.store.headsOf(users) : Promise.resolve([]);
+  }
+
   /** The attempt with its step rows; while it is the user's current attempt the head is fresher than its record. */
   async attempt(attemptId: string): Promise<(HourlyHead & { rows: StepRow[] }) | undefined> {
     const record = await this.store.attemptRecord(attemptId);

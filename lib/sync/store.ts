@@ -58,6 +58,11 @@ export interface HourlyStore {
     finish: { state: Exclude<StepState, 'running'>; finished_at: number; error_code?: string; tracking_id?: string },
   ): Promise<void>;
 
+  /** The user's attempt records, newest first, at most `limit` (the console; eventually consistent). */
+  attempts(user: string, limit: number): Promise<HourlyHead[]>;
+  /** The heads of these users (absent: none yet), in no particular order. */
+  headsOf(users: string[]): Promise<HourlyHead[]>;
+
   /** The users of one due shard whose entry is due at or before `now`, oldest first; at most `limit` when given. */
   dueUsers(shard: number, now: number, limit?: number): AsyncGenerator<string>;
 }
@@ -73,6 +78,8 @@ export interface ConnectionStore {
   replaceSealedToken(user: string, old: string, next: string): Promise<boolean>;
   /** Deletes the connection and the head (so its due entry) in ONE transaction; false when there was none. */
   removeConnection(user: string): Promise<boolean>;
+  /** One page of connections by user id, after `after` (the console). */
+  connectionPage(limit: number, after?: string): Promise<{ items: Connection[]; next?: string }>;
   /** Every connection (the backfill of the due index); never the tick's path. */
   connections(): AsyncGenerator<Connection>;
   /** Gives a connection without a head (written before the due index existed) its due entry; false once a head exists. */

@@ -8,8 +8,7 @@ import type { Logger } from '../log';
 import { TorrentClientError } from '../torrents/errors';
 import { grammyClientConfig, TelegramClientOptions } from './api';
 import { ButtonAction, parseCallback, StaleButtonError } from './callback';
-import { cardText, cardUrl, escapeHtml, keyboard } from './format';
-import type { NotifiedDownload } from './model';
+import { cardText, cardUrl, escapeHtml, keyboard, notifiedOf } from './format';
 
 /**
  * The bot's answers to Updates (grammY). Buttons and commands run the same
@@ -86,7 +85,7 @@ export function createBot(deps: BotDeps): Bot {
     }
     const download = await deps.downloads.store.get(id);
     if (!download) return void (await ctx.reply('No download with that id.'));
-    await ctx.reply(cardText(shown(download), deps.uiBase), {
+    await ctx.reply(cardText(notifiedOf(download), deps.uiBase), {
       parse_mode: 'HTML',
       reply_markup: keyboard(id),
       link_preview_options: { is_disabled: true },
@@ -127,7 +126,7 @@ async function press(deps: BotDeps, ctx: Context, data: string): Promise<void> {
   // The message shows the state the press led to; an unchanged text is not an error.
   if (ctx.callbackQuery?.message) {
     await ctx
-      .editMessageText(cardText(shown(download), deps.uiBase, answer), {
+      .editMessageText(cardText(notifiedOf(download), deps.uiBase, answer), {
         parse_mode: 'HTML',
         reply_markup: keyboard(id),
         link_preview_options: { is_disabled: true },
@@ -161,14 +160,4 @@ function refusal(err: unknown): string | undefined {
   if (err instanceof ActiveExistsError) return `Refused: download ${err.ownerId} is already active for this torrent.`;
   if (err instanceof TorrentClientError) return 'The torrent client refused; nothing was changed. Try again later.';
   return undefined;
-}
-
-function shown(d: Download & { review_reason?: string }): NotifiedDownload {
-  return {
-    id: d.id,
-    name: d.name,
-    state: d.state,
-    firstHash: d.infohashes[0]?.infohash,
-    reviewReason: d.review_reason,
-  };
 }

@@ -3,7 +3,7 @@ import { transactWrite } from '../aws/transact';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Clock, isoTime, systemClock } from '../clock';
 import { newId } from '../ident';
-import { deliveryItem, deliveryKey, FAILURE_PARTITION, failureFromItem, failureToItem } from './keys';
+import { deliveryItem, deliveryKey, FAILURE_PARTITION, failureFromItem, failureKey, failureToItem } from './keys';
 import { ClaimLostError, ClaimResult, DeliveryRef, DeliveryStatus, DeliveryStore, Failure } from './store';
 
 const MAX_REASON_CHARS = 500;
@@ -96,6 +96,59 @@ export class DynamoDeliveryStore implements DeliveryStore {
 
   async recordFailure(failure: Omit<Failure, 'id' | 'failed_at'>): Promise<void> {
     await this.documents.send(new PutCommand({ TableName: this.table, Item: this.failureItem(failure) }));
+  }
+
+  async claimRetry(id: string, now: number): Promise<Failure | 'taken' | 'missing'> {
+    try {
+      const out = await this.documents.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: failureKey(id),
+          UpdateExpression: 'SET retried_at = :at',
+          ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(retried_at)',
+          ExpressionAttributeValues: { ':at': isoTime(now) },
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return failureFromItem(out.Attributes!);
+    } catch (err) {
+      if (!conditionFailed(err)) throw err;
+      const old = (err as { Item?: Record<string, unknown> }).Item;
+      if (old) return 'taken';
+      const { Item } = await this.documents.send(
+        new GetCommand({ TableName: this.table, Key: failureKey(id), ConsistentRead: true }),
+      );
+      return Item ? 'taken' : 'missing';
+    }
+  }
+
+  async retrySent(id: string, messageId: number): Promise<void> {
+    await this.documents.send(
+      new UpdateCommand({
+        TableName: this.table,
+        Key: failureKey(id),
+        UpdateExpression: 'SET retry_message_id = :m',
+        ConditionExpression: 'attribute_exists(retried_at)',
+        ExpressionAttributeValues: { ':m': messageId },
+      }),
+    );
+  }
+
+  async releaseRetry(id: string, claimedAt: string): Promise<void> {
+    try {
+      await this.documents.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: failureKey(id),
+          UpdateExpression: 'REMOVE retried_at',
+          ConditionExpression: 'retried_at = :at AND attribute_not_exists(retry_message_id)',
+          ExpressionAttributeValues: { ':at': claimedAt },
+        }),
+      );
+    } catch (err) {
+      if (!conditionFailed(err)) throw err;
+    }
   }
 
   async listFailures(limit: number): Promise<Failure[]> {

@@ -1,4 +1,4 @@
-import type { DownloadState } from '../downloads/model';
+import type { Download, DownloadState } from '../downloads/model';
 import { encodeCallback } from './callback';
 import { EventKind, needsReview, NotifiedDownload } from './model';
 
@@ -91,4 +91,15 @@ function clip(text: string): string {
 
 function withSlash(base: string): string {
   return base.endsWith('/') ? base : `${base}/`;
+}
+
+/** What a message shows of a download. */
+export function notifiedOf(d: Download & { review_reason?: string }): NotifiedDownload {
+  return {
+    id: d.id,
+    name: d.name,
+    state: d.state,
+    firstHash: d.infohashes[0]?.infohash,
+    reviewReason: d.review_reason,
+  };
 }

@@ -42,6 +42,17 @@ export function failureToItem(f: Failure): Record<string, unknown> {
 }
 
 export function failureFromItem(item: Record<string, unknown>): Failure {
-  const { id, event_id, chat_id, download_id, kind, reason, failed_at } = item as unknown as Failure;
-  return { id, event_id, chat_id, download_id, kind, reason, failed_at };
+  const { id, event_id, chat_id, download_id, kind, reason, failed_at, retried_at, retry_message_id } =
+    item as unknown as Failure;
+  return {
+    id,
+    event_id,
+    chat_id,
+    download_id,
+    kind,
+    reason,
+    failed_at,
+    ...(typeof retried_at === 'string' ? { retried_at } : {}),
+    ...(typeof retry_message_id === 'number' ? { retry_message_id } : {}),
+  };
 }

@@ -32,6 +32,10 @@ export interface Failure {
   kind: string;
   reason: string;
   failed_at: string;
+  /** An operator's retry (the console) claimed it at this instant: never retried twice. */
+  retried_at?: string;
+  /** The message the retry sent; absent after a claim when the retry's outcome is unknown. */
+  retry_message_id?: number;
 }
 
 export interface DeliveryStore {
@@ -51,6 +55,15 @@ export interface DeliveryStore {
   /** A record that is no notification at all (unreadable): a failure item only. */
   recordFailure(failure: Omit<Failure, 'id' | 'failed_at'>): Promise<void>;
   listFailures(limit: number): Promise<Failure[]>;
+  /**
+   * Claims a failure for ONE retry (a conditional write): the failure, or `taken` when it was
+   * retried already, `missing` when there is none.
+   */
+  claimRetry(id: string, now: number): Promise<Failure | 'taken' | 'missing'>;
+  /** The retry was sent: its message id. */
+  retrySent(id: string, messageId: number): Promise<void>;
+  /** The retry's send was refused (nothing went out): the claim is given back for another try. */
+  releaseRetry(id: string, claimedAt: string): Promise<void>;
 }
 
 export class ClaimLostError extends Error {

@@ -28,7 +28,10 @@ export interface WebRequest {
 }
 
 export type WebAnswer =
-  { page: Page; status?: number; viewer?: Viewer; cookies?: string[] } | { redirect: string; cookies?: string[] };
+  | { page: Page; status?: number; viewer?: Viewer; cookies?: string[] }
+  | { redirect: string; cookies?: string[] }
+  /** A stored file served through the service (never a public URL), as a download. */
+  | { file: { body: string; contentType: string; name: string } };
 
 interface AuthorizerContext {
   principal?: string;
@@ -41,7 +44,7 @@ export const OVERRIDE_HEADER = 'sls-offline-authorizer-override';
 export function webHandler(
   log: Logger,
   core: (request: WebRequest) => Promise<WebAnswer>,
-  opts: { public?: boolean } = {},
+  opts: { public?: boolean; notFound?: string } = {},
 ) {
   return middy<APIGatewayProxyEventV2, HttpResult>()
     .use({
@@ -56,7 +59,7 @@ export function webHandler(
         const nonce = newNonce();
         const page =
           status === 404
-            ? messagePage('Not found', 'There is no such download.')
+            ? messagePage('Not found', opts.notFound ?? 'There is no such download.')
             : messagePage(`Refused (${body.error.code})`, body.error.message);
         request.response = htmlResult(status, layout(page, { nonce }), nonce);
       },
@@ -71,9 +74,11 @@ export function webHandler(
         const ctx = ((event.requestContext as { authorizer?: { lambda?: AuthorizerContext } }).authorizer?.lambda ??
           {}) as AuthorizerContext;
         if (!ctx.principal) return redirect(post ? '/signin' : signInFor(event.rawPath));
+        const scopes = (ctx.scopes ?? '').split(' ').filter(Boolean);
         viewer = {
           principal: ctx.principal,
-          canWrite: (ctx.scopes ?? '').split(' ').includes('downloads:write'),
+          canWrite: scopes.includes('downloads:write'),
+          scopes,
           csrf: ctx.csrf ?? '',
         };
       }
@@ -90,6 +95,17 @@ export function webHandler(
       const nonce = newNonce();
       const answer = await core({ event, viewer, form, nonce });
       if ('redirect' in answer) return redirect(answer.redirect, answer.cookies);
+      if ('file' in answer)
+        return {
+          statusCode: 200,
+          headers: {
+            ...SECURITY_HEADERS,
+            'content-type': answer.file.contentType,
+            'content-disposition': `attachment; filename="${answer.file.name.replace(/[^A-Za-z0-9._-]/g, '_')}"`,
+            'content-security-policy': "default-src 'none'; sandbox",
+          },
+          body: answer.file.body,
+        };
       return htmlResult(
         answer.status ?? 200,
         layout(answer.page, { nonce, viewer: answer.viewer ?? viewer }),
@@ -124,7 +140,8 @@ function sameSecret(presented: string | undefined, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-const PAGE_PATH = /^\/(?:(?:download|review)\/[0-9A-Za-z]{26})?$/;
+const PAGE_PATH =
+  /^\/(?:(?:download|review)\/[0-9A-Za-z]{26}|scan(?:\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?|sync(?:\/[0-9A-Za-z]{26})?|failures)?$/;
 
 /** Where sign-in sends the browser back to: only a page path of ours, never a URL from outside. */
 export function safeNext(path: string | undefined): string | undefined {

@@ -12,6 +12,8 @@ import { Html, html, raw } from './html';
 export interface Viewer {
   principal: string;
   canWrite: boolean;
+  /** The session's scopes: the console's links show only what the viewer may open. */
+  scopes: readonly string[];
   /** The session's form token, echoed by every state-changing form. */
   csrf: string;
 }
@@ -54,7 +56,7 @@ export function layout(page: Page, opts: { nonce: string; viewer?: Viewer }): st
     html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${page.title} · torrent-scan-sync</title><style nonce="${nonce}">${raw(CSS)}</style></head>
 <body><a class="skip" href="#main">Skip to content</a>
-<header class="top"><a class="brand" href="/">torrent-scan-sync</a>${
+<header class="top"><a class="brand" href="/">torrent-scan-sync</a>${viewer ? nav(viewer) : ''}${
       viewer
         ? html`<div class="who"><span>Signed in as <strong>${viewer.principal}</strong></span>
 <form method="post" action="/signout">${csrfField(viewer)}<button type="submit" class="link">Sign out</button></form></div>`
@@ -66,7 +68,20 @@ export function layout(page: Page, opts: { nonce: string; viewer?: Viewer }): st
   );
 }
 
-function csrfField(viewer: Viewer): Html {
+/** The sections a viewer may open: a link per scope held (the authorizer refuses the rest with 403). */
+const NAV: ReadonlyArray<[string, string, string]> = [
+  ['/', 'Downloads', 'downloads:read'],
+  ['/scan', 'Scan', 'scan:read'],
+  ['/sync', 'Sync', 'sync:read'],
+  ['/failures', 'Failures', 'downloads:read'],
+];
+function nav(viewer: Viewer): Html {
+  return html`<nav class="sections" aria-label="Sections">${NAV.filter(([, , scope]) =>
+    viewer.scopes.includes(scope),
+  ).map(([href, text]) => html`<a href="${href}">${text}</a>`)}</nav>`;
+}
+
+export function csrfField(viewer: Viewer): Html {
   return html`<input type="hidden" name="csrf" value="${viewer.csrf}">`;
 }
 
@@ -307,7 +322,25 @@ fieldset{border:0;padding:0;margin:0}legend{font-weight:600;margin-bottom:8px}
 .cname{font-weight:600;word-break:break-word}.meta{display:block;color:var(--muted);font-size:.9rem;overflow-wrap:anywhere}
 .pager{display:flex;gap:16px;margin-top:16px}
 .signin{max-width:440px}
-@media (max-width:640px){main{padding:12px}.top{padding:10px 12px}.wide{display:none}.list th,.list td{padding:8px}progress{width:48px}.facts{grid-template-columns:1fr}.facts dd{margin-bottom:6px}}
+.sections{display:flex;gap:14px;flex:1 1 auto;margin-left:16px}.sections a{color:#fff}
+.counts{list-style:none;display:flex;flex-wrap:wrap;gap:8px 16px;padding:0;margin:8px 0 16px}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(240px,1fr));gap:16px}
+.chart{margin:0}.chart figcaption{font-weight:600;font-size:.9rem}.chart svg{height:96px;display:block;background:#f6f8fa;border-radius:4px}
+.chart .bar{fill:#218bff}.chart .p90{stroke:#a40e26;stroke-width:2}.chart .axis{font-size:9px;fill:#57606a}.chart .axisline{stroke:#8c959f}
+.st-queued,.st-starting,.st-in-input,.st-running{color:#0550ae;background:#ddf4ff}
+.st-settling,.st-publishing{color:#0a5d63;background:#d8f3f1}
+.st-done,.st-succeeded{color:#116329;background:#dafbe1}
+.st-needs_check,.st-partial{color:#7a4100;background:#fff1c7}
+.st-error,.st-failed,.st-missing,.st-expired{color:#a40e26;background:#ffebe9}
+.st-not.sent,.marked{border-style:dashed}
+.strip{list-style:none;display:grid;grid-template-columns:repeat(24,1fr);gap:3px;padding:0;margin:0 0 8px}
+.cell{height:28px;border-radius:3px;border:1px solid var(--line);font-size:.8rem;text-align:center;line-height:26px}
+.cell a{display:block;height:100%;color:inherit;text-decoration:none}.cell.none{background:#fff}.cell.sel{outline:3px solid #1b1f24}
+.legend .state{font-size:.75rem}
+.timeline{list-style:none;padding:0;margin:0}.timeline li{display:flex;flex-wrap:wrap;gap:8px;padding:6px 0;border-bottom:1px solid var(--line)}.timeline span{font-weight:600;min-width:110px}
+.reason{max-width:360px;overflow-wrap:anywhere}.list td code{overflow-wrap:anywhere}.plain{list-style:none;padding:0;margin:0}.plain li{padding:6px 0}
+.ok{border:1px solid #1a7f37;background:#dafbe1;border-radius:8px;padding:4px 16px;margin:16px 0}
+@media (max-width:640px){.strip{grid-template-columns:repeat(12,1fr)}.sections{margin-left:0;order:3;flex-basis:100%}main{padding:12px}.top{padding:10px 12px}.wide{display:none}.list th,.list td{padding:8px}progress{width:48px}.facts{grid-template-columns:1fr}.facts dd{margin-bottom:6px}}
 `;
 
 // Copy buttons copy exactly their data-copy value; times switch to the viewer's locale (UTC stays in the title).

@@ -325,6 +325,7 @@ export const BUNDLE_BUDGETS_KIB: Record<string, number> = {
   webPages: 680,
   webActions: 680,
   webSignIn: 160,
+  webConsole: 1350,
   scanRequest: 930,
   scanPoll: 930,
   syncTick: 590,

@@ -1,5 +1,5 @@
 import type { Envelope, ScanRequest } from '../../../lib/scan/contract';
-import type { JobState, ScanJob } from '../../../lib/scan/model';
+import { JobState, ScanJob, summaryOf } from '../../../lib/scan/model';
 import type { SettleState } from '../../../lib/scan/settle';
 import type { ScanJobStore } from '../../../lib/scan/store';
 
@@ -63,7 +63,14 @@ export class MemoryScanJobStore implements ScanJobStore {
     return this.cas(job, { ...job, ...patch });
   }
   async finish(job: ScanJob, result: Envelope, now: number) {
-    const next = this.cas(job, { ...job, state: 'finished', result, published: false, publish_lease: now + 30_000 });
+    const next = this.cas(job, {
+      ...job,
+      state: 'finished',
+      result,
+      finished_at: now,
+      published: false,
+      publish_lease: now + 30_000,
+    });
     if (next && (job.state === 'starting' || job.state === 'submitted')) this.inUse--;
     return next;
   }
@@ -74,8 +81,15 @@ export class MemoryScanJobStore implements ScanJobStore {
     current.publish_lease = now + 30_000;
     return true;
   }
-  async markPublished(jobId: string) {
-    this.jobs.get(jobId)!.published = true;
+  async markPublished(jobId: string, now: number) {
+    Object.assign(this.jobs.get(jobId)!, { published: true, published_at: now });
+  }
+  async recent(since: number, _now: number, limit: number) {
+    return [...this.jobs.values()]
+      .filter((j) => j.created_at >= since)
+      .sort((a, b) => b.created_at - a.created_at)
+      .slice(0, limit)
+      .map((j) => summaryOf(j));
   }
   async slotsInUse() {
     return this.inUse;

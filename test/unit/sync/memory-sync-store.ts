@@ -32,6 +32,16 @@ export class MemorySyncStore implements HourlyStore, ConnectionStore {
     const record = this.records.get(attemptId);
     return record && this.copy(record);
   }
+  async attempts(user: string, limit: number) {
+    return [...this.records.values()]
+      .filter((r) => r.user_id === user)
+      .sort((a, b) => b.started_at - a.started_at)
+      .slice(0, limit)
+      .map((r) => this.copy(r));
+  }
+  async headsOf(users: string[]) {
+    return users.flatMap((u) => (this.heads.has(u) ? [this.copy(this.heads.get(u)!)] : []));
+  }
   async stepRows(attemptId: string) {
     this.count('stepRows');
     return [...this.rows.values()].filter((r) => r.attempt_id === attemptId).map((r) => this.copy(r));
@@ -158,6 +168,13 @@ export class MemorySyncStore implements HourlyStore, ConnectionStore {
     if (!conn || this.heads.has(user)) return false;
     conn.due_at = dueAt;
     return true;
+  }
+  async connectionPage(limit: number, after?: string) {
+    const users = [...this.conns.keys()].sort().filter((u) => !after || u > after);
+    const items = users
+      .slice(0, limit)
+      .map((u) => ({ user_id: u, created_at: new Date(this.conns.get(u)!.created_at).toISOString() }));
+    return { items, next: users.length > limit ? items[items.length - 1].user_id : undefined };
   }
   async *connections(): AsyncGenerator<Connection> {
     this.count('connections');

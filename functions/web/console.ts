@@ -1,0 +1,148 @@
+import { listDownloads } from '../../lib/downloads/service';
+import { ErrorCode, HttpError } from '../../lib/http/errors';
+import { pathId } from '../../lib/http/request';
+import { pageQuery } from '../../lib/web/forms';
+import { webHandler } from '../../lib/web/handler';
+import { parseConsoleQuery, parseFailureId, parseJobId } from '../../lib/web/console-requests';
+import { failuresPage, scanJobPage, scanListPage, syncListPage, syncUserPage } from '../../lib/web/console';
+import { summaryOf } from '../../lib/scan/model';
+import { retryFailure } from '../../lib/telegram/retry';
+import { downloadsDeps } from '../downloads/deps';
+import { scanStores } from '../scan/deps';
+import { syncDeps } from '../sync/deps';
+import { deliveryStore, notifierDeps } from '../telegram/deps';
+import { createLogger } from '../../lib/log';
+
+/**
+ * The operator console (lib/web/console.ts): GET /scan, /scan/{job_id},
+ * /scan/{job_id}/raw, /sync, /sync/{user}, /failures and POST
+ * /failures/{id}/retry. Reads go through the domains' stores and services;
+ * the authorizer has already refused a session without the route's scope.
+ */
+
+/** The scan window and how many of its jobs are read at most (the chart and the counts; the table pages). */
+const SCAN_HOURS = 24;
+export const SCAN_READ_CAP = 2000;
+/** Attempts read for the strip: 48 hours plus the restarts an hour may hold. */
+const ATTEMPTS_READ = 96;
+
+const log = createLogger({ domain: 'console' });
+
+export const handler = webHandler(
+  log,
+  async ({ event, viewer }) => {
+    const now = Date.now();
+    const query = parseConsoleQuery(pageQuery(event.queryStringParameters));
+    switch (event.routeKey) {
+      case 'GET /scan': {
+        const jobs = await scanStores().jobs.recent(now - SCAN_HOURS * 3600_000, now, SCAN_READ_CAP + 1);
+        return {
+          page: scanListPage({
+            jobs: jobs.slice(0, SCAN_READ_CAP),
+            truncated: jobs.length > SCAN_READ_CAP,
+            now,
+            hours: SCAN_HOURS,
+            phase: query.phase,
+            prefix: query.prefix,
+            page: query.page ?? 1,
+          }),
+        };
+      }
+      case 'GET /scan/{job_id}': {
+        const job = await scanStores().jobs.get(parseJobId(event));
+        if (!job) throw new HttpError(404, ErrorCode.NOT_FOUND, 'scan job not found');
+        return { page: scanJobPage(job, summaryOf(job)) };
+      }
+      case 'GET /scan/{job_id}/raw': {
+        const jobId = parseJobId(event);
+        const job = await scanStores().jobs.get(jobId);
+        // The key is ours (raw/<job_id>.json): a stored envelope naming anything else is not served.
+        const key = `raw/${jobId}.json`;
+        if (!job || job.result?.raw_s3_key !== key)
+          throw new HttpError(404, ErrorCode.NOT_FOUND, 'no raw answer for this job');
+        const body = await scanStores().files.read(scanStores().bucket, key);
+        return { file: { body: body.toString('utf8'), contentType: 'application/json', name: `${jobId}.raw.json` } };
+      }
+      case 'GET /sync': {
+        const { hourly, connections } = syncDeps();
+        const page = await connections.connectionPage(100, query.after);
+        const heads = new Map((await hourly.headsOf(page.items.map((c) => c.user_id))).map((h) => [h.user_id, h]));
+        return {
+          page: syncListPage({
+            users: page.items.map((c) => ({ ...c, head: heads.get(c.user_id) })),
+            next: page.next,
+            paged: Boolean(query.after),
+          }),
+        };
+      }
+      case 'GET /sync/{user}': {
+        const user = pathId(event, 'user');
+        const { hourly, data } = syncDeps();
+        const attempts = await hourly.attempts(user, ATTEMPTS_READ);
+        if (attempts.length === 0) throw new HttpError(404, ErrorCode.NOT_FOUND, 'no hourly sync for this user');
+        const chosen = query.attempt ?? attempts[0].attempt_id;
+        const selected = attempts.some((a) => a.attempt_id === chosen) ? await hourly.attempt(chosen) : undefined;
+        return {
+          page: syncUserPage({ user, attempts, selected, rates: await data.rateUse(user), now }),
+        };
+      }
+      case 'POST /failures/{id}/retry': {
+        const id = parseFailureId(event);
+        const n = notifierDeps();
+        const done = await retryFailure(
+          {
+            deliveries: n.deliveries,
+            sender: n.sender,
+            uiBase: n.uiBase,
+            log: n.log,
+            downloads: downloadsDeps().store,
+            now: Date.now,
+          },
+          id,
+        );
+        if (done.outcome === 'missing') throw new HttpError(404, ErrorCode.NOT_FOUND, 'no such failure');
+        if (done.outcome === 'taken')
+          throw new HttpError(
+            409,
+            ErrorCode.ALREADY_RETRIED,
+            'this delivery was retried already: it is never sent twice',
+          );
+        if (done.outcome === 'no-download')
+          throw new HttpError(
+            409,
+            ErrorCode.ALREADY_RETRIED,
+            'nothing to send: the download is gone or the record was unreadable',
+          );
+        if (done.outcome === 'refused')
+          throw new HttpError(
+            502,
+            ErrorCode.TELEGRAM_REFUSED,
+            `Telegram refused the message (${done.reason}); try again`,
+          );
+        if (done.outcome === 'unknown')
+          throw new HttpError(
+            502,
+            ErrorCode.TELEGRAM_REFUSED,
+            'Telegram did not answer: the message may have been sent, so it is not sent again',
+          );
+        return { redirect: `/failures?retried=${id}` };
+      }
+      default: {
+        const [failures, stuck, failed] = await Promise.all([
+          deliveryStore().listFailures(100),
+          listDownloads(downloadsDeps(), { state: 'stuck', limit: 50 }),
+          listDownloads(downloadsDeps(), { state: 'failed', limit: 50 }),
+        ]);
+        return {
+          page: failuresPage({
+            failures,
+            review: [...stuck.items, ...failed.items],
+            viewer: viewer!,
+            retried: query.retried,
+          }),
+        };
+      }
+    }
+  },
+  { notFound: 'There is no such item.' },
+);
