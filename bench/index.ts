@@ -9,6 +9,7 @@ import { reportScanGateway, scanGateway } from './scan-gateway';
 import { legacyImport, reportLegacyImport } from './legacy-import';
 import { reportTbankSync, tbankSync } from './tbank-sync';
 import { coldStart, reportColdStart } from './cold-start';
+import { consolePages, reportConsolePages } from './console';
 
 /** `npm run bench [-- name...]`: the benchmarks (all by default) in one run against one fresh stack. */
 const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
@@ -21,6 +22,7 @@ const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
   edge: async (b) => reportHttpEdge(await httpEdge(b)),
   legacy: async (b) => reportLegacyImport(await legacyImport(b)),
   cold: async (b) => reportColdStart(await coldStart(b)),
+  console: async (b) => reportConsolePages(await consolePages(b)),
 };
 // Benches that need serverless offline (started only when one of them runs).
 const NEEDS_OFFLINE = ['edge', 'cold'];

@@ -60,9 +60,8 @@ export class DynamoSyncStore implements HourlyStore, ConnectionStore {
       {
         TableName: this.table,
         IndexName: ATTEMPTS_INDEX,
-        KeyConditionExpression: 'user_id = :u',
-        FilterExpression: 'entity = :attempt',
-        ExpressionAttributeValues: { ':u': user, ':attempt': 'attempt' },
+        KeyConditionExpression: 'attempt_user = :u',
+        ExpressionAttributeValues: { ':u': user },
         ScanIndexForward: false,
       },
       limit,

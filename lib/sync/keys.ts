@@ -23,9 +23,10 @@ import type { Account, BondEvent, Dividend, Instrument, Operation, Portfolio } f
  * instrument      INSTR#<uid>                              META                         the shared catalog
  * rate window     RATE#<user>                              <service>#<window start>     the token's shared call budget (TTL)
  *
- * Index ATTEMPTS (user_id / started_at, all attributes): a user's attempt
- * records newest first, for the operator console (heads carry the same two
- * attributes and are filtered out by `entity`).
+ * Index ATTEMPTS (sparse; attempt_user / attempt_started, all attributes): a
+ * user's attempt records newest first, for the operator console. Attributes of
+ * their own, set on attempt records only: an index on `started_at` would type
+ * an attribute that old items hold as epoch-ms numbers.
  * Index DUE (sparse; due_shard / due_at, projection user_id): the tick's work list.
  * A head always carries due_shard = DUE#<0..15> (from a hash of the user id) and
  * due_at (ISO), so every write of the head moves its entry in the same write. A
@@ -97,7 +98,7 @@ export function rateWindowOf(sk: string): { service: string; window_start: numbe
   const m = /^([A-Za-z]{1,64})#(\d{1,15})$/.exec(sk);
   return m ? { service: m[1], window_start: Number(m[2]) } : undefined;
 }
-/** Index ATTEMPTS (user_id / started_at, projection ALL) over attempt records; heads share both attributes and are filtered out. */
+/** Index ATTEMPTS (attempt_user / attempt_started, projection ALL): attempt records only. */
 export const ATTEMPTS_INDEX = 'ATTEMPTS';
 
 // --- items of brokerage data: named fields, keys last ---------------------------
@@ -276,10 +277,12 @@ export const headItem = (head: HourlyHead): Item => ({
   ...headKey(head.user_id),
 });
 
-/** The attempt record (a copy of the head, rewritten at settle): never in the due index. */
+/** The attempt record (a copy of the head, rewritten at settle): never in the due index; in ATTEMPTS. */
 export const attemptItem = (head: HourlyHead): Item => ({
   ...headFields(head),
   entity: 'attempt',
+  attempt_user: head.user_id,
+  attempt_started: isoTime(head.started_at),
   ...attemptKey(head.attempt_id),
 });
 
