@@ -252,8 +252,7 @@ describe('failures', () => {
       reason: 'gave up after 5 attempts: 502 Bad Gateway',
     });
     // The retry's message is the failed kind's ("Stuck"); the download's own "New download" notice arrives on its own.
-    const retried = async () =>
-      (await messagesAbout(downloadId, chat)).filter((m) => m.text.startsWith('Stuck'));
+    const retried = async () => (await messagesAbout(downloadId, chat)).filter((m) => m.text.startsWith('Stuck'));
     expect(await retried()).toHaveLength(0);
 
     await go(operator, '/failures');
