@@ -30,12 +30,17 @@ export function scanStores() {
   return stores;
 }
 
+let settings: ReturnType<typeof loadScanConfig> | undefined;
+const scanSettings = () => (settings ??= loadScanConfig());
+/** The gateway's slot count (SCAN_MAX_INFLIGHT), for the console. */
+export const scanMaxInflight = (): number => scanSettings().maxInflight;
+
 let wired: GatewayDeps | undefined;
 
 export function scanDeps(): GatewayDeps {
   if (!wired) {
     const cfg = config();
-    const scan = loadScanConfig();
+    const scan = scanSettings();
     wired = {
       jobs: scanStores().jobs,
       files: scanStores().files,

@@ -8,7 +8,7 @@ import { failuresPage, scanJobPage, scanListPage, syncListPage, syncUserPage } f
 import { summaryOf } from '../../lib/scan/model';
 import { retryFailure } from '../../lib/telegram/retry';
 import { downloadsDeps } from '../downloads/deps';
-import { scanStores } from '../scan/deps';
+import { scanMaxInflight, scanStores } from '../scan/deps';
 import { syncDeps } from '../sync/deps';
 import { deliveryStore, notifierDeps } from '../telegram/deps';
 import { createLogger } from '../../lib/log';
@@ -35,7 +35,10 @@ export const handler = webHandler(
     const query = parseConsoleQuery(pageQuery(event.queryStringParameters));
     switch (event.routeKey) {
       case 'GET /scan': {
-        const jobs = await scanStores().jobs.recent(now - SCAN_HOURS * 3600_000, now, SCAN_READ_CAP + 1);
+        const [jobs, inUse] = await Promise.all([
+          scanStores().jobs.recent(now - SCAN_HOURS * 3600_000, now, SCAN_READ_CAP + 1),
+          scanStores().jobs.slotsInUse(),
+        ]);
         return {
           page: scanListPage({
             jobs: jobs.slice(0, SCAN_READ_CAP),
@@ -45,6 +48,7 @@ export const handler = webHandler(
             phase: query.phase,
             prefix: query.prefix,
             page: query.page ?? 1,
+            slots: { inUse, max: scanMaxInflight() },
           }),
         };
       }

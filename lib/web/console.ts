@@ -126,6 +126,8 @@ export interface ScanListView {
   page: number;
   /** The window held more jobs than were read. */
   truncated: boolean;
+  /** The gateway's in-flight slots: taken now, and its SCAN_MAX_INFLIGHT. */
+  slots?: { inUse: number; max: number };
 }
 
 export function scanListPage(v: ScanListView): Page {
@@ -140,11 +142,13 @@ export function scanListPage(v: ScanListView): Page {
   return {
     title: 'Scan jobs',
     body: html`<h1>Scan jobs</h1>
-<p class="muted">The last ${v.hours} hours: ${v.jobs.length}${v.truncated ? '+' : ''} jobs, newest first.</p>
+<p class="muted">The last ${v.hours} hours: ${v.jobs.length}${v.truncated ? '+' : ''} ${v.jobs.length === 1 ? 'job' : 'jobs'}, newest first.${
+      v.slots ? html` Slots in use: <strong>${v.slots.inUse}</strong> of ${v.slots.max}.` : ''
+    }</p>
 <ul class="counts" aria-label="Jobs by phase">${JOB_PHASES.map(
       (p) => html`<li>${pill(p, PHASE_TEXT[p])} <strong>${counts.get(p) ?? 0}</strong></li>`,
     )}</ul>
-<section class="card" aria-labelledby="times"><h2 id="times">Phase times per hour (median bar, p90 tick)</h2><div class="charts">${PHASES.map(
+<section class="card" aria-labelledby="times"><h2 id="times">Phase times per hour, UTC (median bar, p90 tick)</h2><div class="charts">${PHASES.map(
       ([title, of]) => quantileChart(title, hourlyBuckets(v.jobs, v.now, v.hours, of)),
     )}</div></section>
 <form class="search" method="get" action="/scan" role="search">

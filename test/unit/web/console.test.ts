@@ -138,7 +138,8 @@ describe('the query at the edge', () => {
 describe('pages at 1,000 rows', () => {
   it('/scan with 1,000 jobs in the window: one page of rows, the chart over all, under 200 KB', () => {
     const jobs = Array.from({ length: 1000 }, (_, i) => job(i));
-    const page = scanListPage({ jobs, now: NOW, hours: 24, page: 1, truncated: false });
+    const page = scanListPage({ jobs, now: NOW, hours: 24, page: 1, truncated: false, slots: { inUse: 3, max: 4 } });
+    expect(page.body.text).toContain('Slots in use: <strong>3</strong> of 4.');
     expect(page.body.text.match(/<tr><td><a class="mono"/g)).toHaveLength(CONSOLE_PAGE_ROWS);
     expect(page.body.text).toContain('Page 1 of 10');
     expect(bytes(page)).toBeLessThan(200 * 1024);
