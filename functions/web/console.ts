@@ -6,7 +6,7 @@ import { webHandler } from '../../lib/web/handler';
 import { parseConsoleQuery, parseFailureId, parseJobId } from '../../lib/web/console-requests';
 import { failuresPage, scanJobPage, scanListPage, syncListPage, syncUserPage } from '../../lib/web/console';
 import { summaryOf } from '../../lib/scan/model';
-import { retryFailure } from '../../lib/telegram/retry';
+import { retryFailure, RetryOutcome } from '../../lib/telegram/retry';
 import { downloadsDeps } from '../downloads/deps';
 import { scanMaxInflight, scanStores } from '../scan/deps';
 import { syncDeps } from '../sync/deps';
@@ -27,6 +27,15 @@ export const SCAN_READ_CAP = 2000;
 const ATTEMPTS_READ = 96;
 
 const log = createLogger({ domain: 'console' });
+
+/** How a retry that sent nothing is answered. */
+const RETRY_REFUSED: Record<Exclude<RetryOutcome['outcome'], 'sent'>, [number, ErrorCode, string]> = {
+  missing: [404, ErrorCode.NOT_FOUND, 'no such failure'],
+  taken: [409, ErrorCode.ALREADY_RETRIED, 'this delivery was retried already: it is never sent twice'],
+  'no-download': [404, ErrorCode.NOT_FOUND, 'nothing to send: the download is gone or the record is unreadable'],
+  refused: [502, ErrorCode.TELEGRAM_REFUSED, 'Telegram refused the message; nothing was sent, try again'],
+  unknown: [502, ErrorCode.TELEGRAM_REFUSED, 'Telegram did not answer: it may have arrived, so it is not sent again'],
+};
 
 export const handler = webHandler(
   log,
@@ -104,31 +113,10 @@ export const handler = webHandler(
           },
           id,
         );
-        if (done.outcome === 'missing') throw new HttpError(404, ErrorCode.NOT_FOUND, 'no such failure');
-        if (done.outcome === 'taken')
-          throw new HttpError(
-            409,
-            ErrorCode.ALREADY_RETRIED,
-            'this delivery was retried already: it is never sent twice',
-          );
-        if (done.outcome === 'no-download')
-          throw new HttpError(
-            409,
-            ErrorCode.ALREADY_RETRIED,
-            'nothing to send: the download is gone or the record was unreadable',
-          );
-        if (done.outcome === 'refused')
-          throw new HttpError(
-            502,
-            ErrorCode.TELEGRAM_REFUSED,
-            `Telegram refused the message (${done.reason}); try again`,
-          );
-        if (done.outcome === 'unknown')
-          throw new HttpError(
-            502,
-            ErrorCode.TELEGRAM_REFUSED,
-            'Telegram did not answer: the message may have been sent, so it is not sent again',
-          );
+        if (done.outcome !== 'sent') {
+          const [status, code, message] = RETRY_REFUSED[done.outcome];
+          throw new HttpError(status, code, 'reason' in done ? `${message} (${done.reason})` : message);
+        }
         return { redirect: `/failures?retried=${id}` };
       }
       default: {

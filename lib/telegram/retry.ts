@@ -36,7 +36,8 @@ export async function retryFailure(deps: RetryDeps, id: string): Promise<RetryOu
   const kind = (EVENT_KINDS as readonly string[]).includes(claim.kind) ? (claim.kind as EventKind) : undefined;
   const download = kind && claim.download_id ? await deps.downloads.get(claim.download_id) : undefined;
   if (!kind || !download) {
-    // Nothing to send (an unreadable record, or the download is gone): the claim stays, it is settled.
+    // Nothing to send (an unreadable record, or the download is gone): nothing went out, the claim goes back.
+    await deps.deliveries.releaseRetry(id, claim.retried_at!);
     log.warn('notification_retry_nothing_to_send', { kind: claim.kind });
     return { outcome: 'no-download' };
   }

@@ -1,5 +1,4 @@
-import type { JobSummary } from '../scan/model';
-import type { ScanJob } from '../scan/model';
+import type { JobSummary, ScanJob } from '../scan/model';
 import type { Failure } from '../telegram/store';
 import type { Download } from '../downloads/model';
 import { TBANK_LIMITS } from '../sync/rate-budget';
@@ -44,9 +43,7 @@ function pager(base: string, params: Record<string, string | undefined>, page: n
 // --- scan ------------------------------------------------------------------------
 
 /** Where a job is, as an operator names it. */
-export type JobPhase =
-  'queued' | 'starting' | 'in-input' | 'settling' | 'publishing' | 'done' | 'needs_check' | 'error';
-export const JOB_PHASES: readonly JobPhase[] = [
+export const JOB_PHASES = [
   'queued',
   'starting',
   'in-input',
@@ -55,7 +52,8 @@ export const JOB_PHASES: readonly JobPhase[] = [
   'done',
   'needs_check',
   'error',
-];
+] as const;
+export type JobPhase = (typeof JOB_PHASES)[number];
 const PHASE_TEXT: Record<JobPhase, string> = {
   queued: 'Waiting for a slot',
   starting: 'Copying to Input',
@@ -292,7 +290,7 @@ ${
 <tbody>${MANDATORY_SECTIONS.map((section) => {
         const result = s.sections?.[section];
         const row = s.rows.find((r) => r.section === section && r.step_id === s.children[section]);
-        const state = result?.state ?? row?.state ?? (s.children[section] ? 'running' : 'not sent');
+        const state = result?.state ?? row?.state ?? (s.children[section] ? 'running' : 'not-sent');
         return html`<tr><td><code>${section}</code></td><td>${pill(state, state)}</td><td>${(result?.error_code ?? row?.error_code) ? html`<code>${result?.error_code ?? row?.error_code}</code>` : ''}</td><td class="wide">${row ? html`${at(row.started_at)} ${span(row.started_at, row.finished_at)}` : html`<span class="muted">no row</span>`}</td><td>${row?.tracking_id ? html`<code>${row.tracking_id}</code>` : ''}</td></tr>`;
       })}</tbody></table></div></section>`
     : html`<p class="empty">No attempt yet.</p>`

@@ -332,7 +332,7 @@ fieldset{border:0;padding:0;margin:0}legend{font-weight:600;margin-bottom:8px}
 .st-done,.st-succeeded{color:#116329;background:#dafbe1}
 .st-needs_check,.st-partial{color:#7a4100;background:#fff1c7}
 .st-error,.st-failed,.st-missing,.st-expired{color:#a40e26;background:#ffebe9}
-.st-not.sent,.marked{border-style:dashed}
+.st-not-sent,.marked{border-style:dashed}
 .strip{list-style:none;display:grid;grid-template-columns:repeat(24,1fr);gap:3px;padding:0;margin:0 0 8px}
 .cell{height:28px;border-radius:3px;border:1px solid var(--line);font-size:.8rem;text-align:center;line-height:26px}
 .cell a{display:block;height:100%;color:inherit;text-decoration:none}.cell.none{background:#fff}.cell.sel{outline:3px solid #1b1f24}

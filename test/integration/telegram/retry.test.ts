@@ -97,6 +97,8 @@ it('an unknown failure id, a download that is gone, and an unknown kind send not
   const chat = -7004;
   const gone = await failed(chat, download());
   expect(await retryFailure(deps(undefined), gone.id)).toEqual({ outcome: 'no-download' });
+  // Nothing went out: the claim is given back (the next try says the same, it never sends).
+  expect((await store().listFailures(100)).find((x) => x.id === gone.id)!.retried_at).toBeUndefined();
   const d = download();
   const odd = await failed(chat, d, '__proto__');
   expect(await retryFailure(deps(d), odd.id)).toEqual({ outcome: 'no-download' });
