@@ -271,6 +271,43 @@ describe('hostile text', () => {
   });
 });
 
+describe('the operator console', () => {
+  it('refuses its retry form without the write scope, without the form token, and from another site', async () => {
+    const path = `/failures/${newId()}/retry`;
+    expect((await send('POST', path, { cookie: readOnly.cookie, form: `csrf=${readOnly.csrf}` })).status).toBe(403);
+    expect((await send('POST', path, { cookie: all.cookie, form: 'csrf=guess' })).status).toBe(403);
+    const foreign = { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' };
+    expect((await send('POST', path, { cookie: all.cookie, form: `csrf=${all.csrf}`, headers: foreign })).status).toBe(
+      403,
+    );
+    // With everything right, an unknown failure is a 404: nothing to send.
+    expect((await send('POST', path, { cookie: all.cookie, form: `csrf=${all.csrf}` })).status).toBe(404);
+  });
+
+  it('answers hostile ids and queries with a 404 or 400 page, keeps serving, and escapes what it shows', async () => {
+    for (const [path, status] of [
+      ['/scan/..%2F..%2Fetc%2Fpasswd', 404],
+      ['/scan/__proto__/raw', 404],
+      [`/sync/${encodeURIComponent('<script>')}`, 404],
+      ['/scan?phase=constructor', 400],
+      ['/scan?page=1e999', 400],
+      ['/scan?prefix=%ED%A0%80', 400], // a lone surrogate's bytes: not UTF-8
+      ['/sync?after=__proto__', 400],
+      [`/sync/${newId()}?attempt=${encodeURIComponent('"><script>')}`, 400],
+    ] as const) {
+      const res = await send('GET', path, { cookie: all.cookie });
+      expect([path, res.status]).toEqual([path, status]);
+      expect(res.body).not.toMatch(/<script>alert|<img/);
+    }
+    expect((await send('GET', '/scan', { cookie: all.cookie })).status).toBe(200);
+    // The failed download with a hostile name is listed for review, as text.
+    const failures = await send('GET', '/failures', { cookie: all.cookie });
+    expect(failures.status).toBe(200);
+    expect(failures.body).not.toMatch(/<img|<svg/);
+    expect(failures.body).toContain(`href="/review/${target}"`);
+  });
+});
+
 describe('logs', () => {
   it('never contain a token or a session cookie', () => {
     const log = fs.readFileSync(path.join(process.env.TEST_STATE_DIR!, 'logs', 'serverless-offline.log'), 'utf8');
