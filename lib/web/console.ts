@@ -15,6 +15,8 @@ import { csrfField, Page, stateBadge, time, Viewer } from './pages';
 
 /** Rows on one page of a table: with the chart and the shell, 1,000 rows' worth stays far below 200 KB a page. */
 export const CONSOLE_PAGE_ROWS = 100;
+/** Budget windows shown, newest first: the last few minutes say how close a token runs to its limits. */
+const BUDGET_ROWS = 24;
 
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
 const at = (ms: number | undefined) => (ms === undefined ? html`<span class="muted">–</span>` : time(iso(ms)!));
@@ -300,7 +302,7 @@ ${
         ? html`<p class="muted">No calls in the windows still kept.</p>`
         : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table class="list"><caption class="visually-hidden">Calls per service and window</caption>
 <thead><tr><th scope="col">Window</th><th scope="col">Service</th><th scope="col">Calls</th></tr></thead>
-<tbody>${v.rates.map((r) => {
+<tbody>${v.rates.slice(0, BUDGET_ROWS).map((r) => {
             const limit = limits[r.service];
             return html`<tr><td>${at(r.window_start)}</td><td>${r.service}</td><td>${
               limit
