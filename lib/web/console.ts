@@ -342,10 +342,10 @@ ${v.retried ? html`<div class="ok" role="status"><p>Delivery sent again: ${v.ret
       v.failures.length === 0
         ? html`<p class="muted">None.</p>`
         : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table class="list"><caption class="visually-hidden">Failed Telegram deliveries, newest first</caption>
-<thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">Reason</th><th scope="col">Action</th></tr></thead>
+<thead><tr><th scope="col">What</th><th scope="col">Reason</th><th scope="col">Action</th></tr></thead>
 <tbody>${v.failures.map(
             (f) =>
-              html`<tr><td>${time(f.failed_at)}</td><td><code>${f.kind}</code> to chat <code>${f.chat_id}</code>${f.download_id ? html` · <a href="/download/${f.download_id}">download</a>` : ''}</td><td class="reason">${f.reason}</td><td>${retryCell(f, v.viewer)}</td></tr>`,
+              html`<tr><td><code>${f.kind}</code> to chat <code>${f.chat_id}</code>${f.download_id ? html` · <a href="/download/${f.download_id}">download</a>` : ''}<br><span class="muted">${time(f.failed_at)}</span></td><td class="reason">${f.reason}</td><td>${retryCell(f, v.viewer)}</td></tr>`,
           )}</tbody></table></div>`
     }</section>
 <section class="card" aria-labelledby="rv"><h2 id="rv">Downloads that need a decision</h2>${

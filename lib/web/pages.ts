@@ -338,7 +338,7 @@ fieldset{border:0;padding:0;margin:0}legend{font-weight:600;margin-bottom:8px}
 .cell a{display:block;height:100%;color:inherit;text-decoration:none}.cell.none{background:#fff}.cell.sel{outline:3px solid #1b1f24}
 .legend .state{font-size:.75rem}
 .timeline{list-style:none;padding:0;margin:0}.timeline li{display:flex;flex-wrap:wrap;gap:8px;padding:6px 0;border-bottom:1px solid var(--line)}.timeline span{font-weight:600;min-width:110px}
-.reason{max-width:360px;overflow-wrap:anywhere}.list td code{overflow-wrap:anywhere}.plain{list-style:none;padding:0;margin:0}.plain li{padding:6px 0}
+.reason{min-width:11em;max-width:360px;overflow-wrap:anywhere}.list td code{overflow-wrap:anywhere}.plain{list-style:none;padding:0;margin:0}.plain li{padding:6px 0}
 .ok{border:1px solid #1a7f37;background:#dafbe1;border-radius:8px;padding:4px 16px;margin:16px 0}
 @media (max-width:640px){.strip{grid-template-columns:repeat(12,1fr)}.sections{margin-left:0;order:3;flex-basis:100%}main{padding:12px}.top{padding:10px 12px}.wide{display:none}.list th,.list td{padding:8px}progress{width:48px}.facts{grid-template-columns:1fr}.facts dd{margin-bottom:6px}}
 `;
