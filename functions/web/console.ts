@@ -93,10 +93,11 @@ export const handler = webHandler(
         const { hourly, data } = syncDeps();
         const attempts = await hourly.attempts(user, ATTEMPTS_READ);
         if (attempts.length === 0) throw new HttpError(404, ErrorCode.NOT_FOUND, 'no hourly sync for this user');
-        const chosen = query.attempt ?? attempts[0].attempt_id;
-        const selected = attempts.some((a) => a.attempt_id === chosen) ? await hourly.attempt(chosen) : undefined;
+        // The list already holds the chosen attempt (the current one from the head): only its rows are read.
+        const chosen = attempts.find((a) => a.attempt_id === (query.attempt ?? attempts[0].attempt_id));
+        const [rows, rates] = await Promise.all([chosen ? hourly.stepRows(chosen.attempt_id) : [], data.rateUse(user)]);
         return {
-          page: syncUserPage({ user, attempts, selected, rates: await data.rateUse(user), now }),
+          page: syncUserPage({ user, attempts, selected: chosen && { ...chosen, rows }, rates, now }),
         };
       }
       case 'POST /failures/{id}/retry': {

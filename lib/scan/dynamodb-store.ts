@@ -10,6 +10,7 @@ import {
 } from '../aws/transact';
 import type { Envelope, ScanRequest } from './contract';
 import {
+  createdSortTime,
   dayPartition,
   fromItem,
   jobIdOfKey,
@@ -106,7 +107,7 @@ export class DynamoDbScanJobStore implements ScanJobStore {
           TableName: this.table,
           IndexName: RECENT_INDEX,
           KeyConditionExpression: 'GSI2PK = :day AND GSI2SK >= :since',
-          ExpressionAttributeValues: { ':day': dayPartition(day), ':since': String(since).padStart(15, '0') },
+          ExpressionAttributeValues: { ':day': dayPartition(day), ':since': createdSortTime(since) },
           ScanIndexForward: false,
         },
         limit - out.length,

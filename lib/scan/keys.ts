@@ -28,8 +28,10 @@ export const stateIndexKeys = (state: string, createdAt: number, jobId: string) 
 export const jobIdOfKey = (pk: string) => pk.slice('JOB#'.length);
 export const RECENT_INDEX = 'RECENT';
 export const dayPartition = (epochMs: number) => `DAY#${new Date(epochMs).toISOString().slice(0, 10)}`;
-/** The sort key of both indexes: creation time (15 digits, ms) then the job id. */
-export const createdSortKey = (createdAt: number, jobId: string) => `${String(createdAt).padStart(15, '0')}#${jobId}`;
+/** The time part of both indexes' sort key: creation time, ms, 15 digits (so it sorts as text). */
+export const createdSortTime = (createdAt: number) => String(createdAt).padStart(15, '0');
+/** The sort key of both indexes: creation time then the job id. */
+export const createdSortKey = (createdAt: number, jobId: string) => `${createdSortTime(createdAt)}#${jobId}`;
 /** The attributes RECENT projects (besides the keys). */
 export const RECENT_ATTRIBUTES = [
   'job_id',
