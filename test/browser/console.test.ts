@@ -1,9 +1,5 @@
 /// <reference lib="dom" />
-import { PutObjectCommand } from '@aws-sdk/client-s3';
-import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import type { NatsConnection } from 'nats';
 import type { Browser, BrowserContext, HTTPResponse, Page } from 'puppeteer-core';
 import { handler as consoleHandler } from '../../functions/web/console';
@@ -14,8 +10,10 @@ import { DynamoDeliveryStore } from '../../lib/telegram/dynamodb-store';
 import { launchBrowser, screenshot, seriousViolations } from '../support/browser';
 import { call } from '../support/http';
 import { v1 } from '../support/downloads';
-import { httpUrl, invokeScheduled, stackClients, stackConfig, stackDefinition, stackNats } from '../support/stack';
+import { httpUrl, invokeScheduled, stackClients, stackDefinition, stackNats } from '../support/stack';
 import { chats, messagesAbout } from '../support/telegram';
+import { aws as scanAws, request, upload } from '../support/scan';
+import { invokePage } from '../support/web';
 
 /**
  * The operator console in real Chromium against the real stack: a scan run
@@ -60,6 +58,8 @@ afterAll(async () => {
   await browser?.close();
   aws.dynamodb.destroy();
   aws.s3.destroy();
+  scanAws.dynamodb.destroy();
+  scanAws.s3.destroy();
 });
 
 describe('scopes', () => {
@@ -87,18 +87,7 @@ describe('scopes', () => {
       csrf: 'k'.repeat(24),
     };
     const invoke = (method: string, routeKey: string, params: Record<string, string>, body?: string) =>
-      consoleHandler(
-        {
-          routeKey,
-          rawPath: '/x',
-          pathParameters: params,
-          headers: { host: 'ui.test', 'content-type': 'application/x-www-form-urlencoded' },
-          body,
-          isBase64Encoded: false,
-          requestContext: { http: { method }, authorizer: { lambda: ctx } },
-        } as unknown as APIGatewayProxyEventV2,
-        { awsRequestId: 'test' } as Context,
-      );
+      invokePage(consoleHandler, ctx, { method, routeKey, params, body });
     for (const bad of [
       '12345',
       `${randomUUID()}x`,
@@ -120,16 +109,10 @@ describe('scopes', () => {
 
 describe('scan', () => {
   it('a scan run through NATS shows up with its phases, envelope and raw answer', async () => {
-    const bucket = stackConfig().buckets.files;
-    const key = `inbox/${randomUUID()}/aep_6.pdf`;
-    await aws.s3.send(
-      new PutObjectCommand({
-        Bucket: bucket,
-        Key: key,
-        Body: fs.readFileSync(path.resolve(__dirname, '../../fixtures/ocr/inputs/aep_6.pdf')),
-      }),
-    );
-    const job = randomUUID();
+    const scan = request(await upload('aep_6.pdf'), 'aep_6.pdf', {
+      reply_deadline: new Date(Date.now() + 600_000).toISOString(),
+    });
+    const job = scan.job_id;
     const published: string[] = [];
     const sub = nc.subscribe('scan.results', {
       callback: (_e, m) => {
@@ -137,19 +120,7 @@ describe('scan', () => {
         published.push(`${e.job_id}:${e.status}`);
       },
     });
-    nc.publish(
-      'scan.requests',
-      JSON.stringify({
-        schema_version: '1.0',
-        job_id: job,
-        file_id: randomUUID(),
-        attempt: 1,
-        pipeline: 'image',
-        s3: { bucket, key },
-        original_name: 'aep_6.pdf',
-        reply_deadline: new Date(Date.now() + 600_000).toISOString(),
-      }),
-    );
+    nc.publish('scan.requests', JSON.stringify(scan));
     for (let i = 0; i < 10 && !published.includes(`${job}:done`); i++) {
       await new Promise((r) => setTimeout(r, 500));
       expect((await invokeScheduled('scanPoll')).FunctionError).toBeUndefined();

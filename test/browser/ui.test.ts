@@ -1,7 +1,6 @@
 /// <reference lib="dom" />
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type { Browser, HTTPResponse, Page } from 'puppeteer-core';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { awsClients } from '../../lib/aws/clients';
@@ -14,6 +13,7 @@ import { assertOneActivePerHash, downloadsStore, v1, v2 } from '../support/downl
 import { launchBrowser, screenshot, seriousViolations } from '../support/browser';
 import { call } from '../support/http';
 import { httpUrl } from '../support/stack';
+import { invokePage } from '../support/web';
 
 /**
  * The web UI in real Chromium against the real stack (serverless offline, the
@@ -223,18 +223,7 @@ describe('malformed ids', () => {
     });
     const ctx = { principal: 'test-all', scopes: 'downloads:read downloads:write', csrf: 'k'.repeat(24) };
     const invoke = (h: typeof pagesHandler, method: string, routeKey: string, id: string, body?: string) =>
-      h(
-        {
-          routeKey,
-          rawPath: `/x/${id}`,
-          pathParameters: { id },
-          headers: { host: 'ui.test', 'content-type': 'application/x-www-form-urlencoded' },
-          body,
-          isBase64Encoded: false,
-          requestContext: { http: { method }, authorizer: { lambda: ctx } },
-        } as unknown as APIGatewayProxyEventV2,
-        { awsRequestId: 'test' } as Context,
-      );
+      invokePage(h, ctx, { method, routeKey, params: { id }, body });
     for (const id of ['12345', '01arz3ndektsv4rrffq69g5fa', '../../etc/passwd']) {
       expect((await invoke(pagesHandler, 'GET', 'GET /download/{id}', id)).statusCode).toBe(404);
       expect((await invoke(pagesHandler, 'GET', 'GET /review/{id}', id)).statusCode).toBe(404);
