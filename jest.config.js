@@ -3,10 +3,8 @@
  * shares ONE embedded stack per jest run, started on free ports by
  * test/support/globalSetup so it never collides with `npm start`.
  */
-// The SDK's Node 22 notice is moot: we pin releases from before the cut-off (docs/decisions.md).
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-// @middy/core 6 is ESM-only: Node 20.19 can require() it, jest's runtime cannot, so swc compiles it too.
+// @middy/core 6 is ESM-only: Node 24 can require() it, jest's runtime cannot, so swc compiles it too.
 const transformIgnorePatterns = ['/node_modules/(?!@middy/)'];
 const transform = {
   '^.+\\.(ts|js)$': [

@@ -1,9 +1,9 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
-import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { isoTime } from '../lib/clock';
 import { DynamoDownloadStore } from '../lib/downloads/dynamodb-store';
 import { parseInfohash } from '../lib/downloads/infohash';
@@ -65,10 +65,9 @@ export async function downloadsIngest(bench: BenchStack, ops = 1600, concurrency
 /** The seed's way: one SQLite file, BEGIN IMMEDIATE serialises writers, then check-then-insert. */
 function sqliteReference(ops: number): Row[] {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-sqlite-'));
-  const db = new Database(path.join(dir, 'downloads.db'));
+  const db = new DatabaseSync(path.join(dir, 'downloads.db'));
   try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
+    db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL');
     db.exec(`CREATE TABLE downloads (id TEXT PRIMARY KEY, state TEXT NOT NULL, name TEXT, created_at TEXT);
              CREATE TABLE infohashes (download_id TEXT NOT NULL, infohash TEXT NOT NULL, kind TEXT NOT NULL);
              CREATE INDEX infohashes_hash ON infohashes (infohash);`);
@@ -78,14 +77,22 @@ function sqliteReference(ops: number): Row[] {
     );
     const insertDownload = db.prepare('INSERT INTO downloads (id, state, name, created_at) VALUES (?, ?, ?, ?)');
     const insertHash = db.prepare('INSERT INTO infohashes (download_id, infohash, kind) VALUES (?, ?, ?)');
-    const ingest = db.transaction((infohash: string) => {
-      const found = owner.get(infohash) as { id: string } | undefined;
-      if (found) return found.id;
-      const id = newId();
-      insertDownload.run(id, 'queued', 'bench', isoTime(Date.now()));
-      insertHash.run(id, infohash, 'v1');
-      return id;
-    }).immediate;
+    const ingest = (infohash: string) => {
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        const found = owner.get(infohash) as { id: string } | undefined;
+        if (found) return found.id;
+        const id = newId();
+        insertDownload.run(id, 'queued', 'bench', isoTime(Date.now()));
+        insertHash.run(id, infohash, 'v1');
+        return id;
+      } catch (err) {
+        db.exec('ROLLBACK');
+        throw err;
+      } finally {
+        if (db.isTransaction) db.exec('COMMIT');
+      }
+    };
     const timed = (pick: (i: number) => string) => {
       const began = process.hrtime.bigint();
       for (let i = 0; i < ops; i++) ingest(pick(i));

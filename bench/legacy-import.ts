@@ -1,9 +1,9 @@
 import { BatchWriteCommand, BatchWriteCommandInput, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { DynamoDownloadStore } from '../lib/downloads/dynamodb-store';
 import { importLegacyDownloads } from '../lib/downloads/legacy';
 import { openLegacyFile } from '../tools/cli/legacy-sqlite';
@@ -22,23 +22,23 @@ export async function legacyImport(bench: BenchStack, rows = 3000, concurrency =
   try {
     const makeFile = (name: string, firstId: number, count: number, firstSecond: number) => {
       const file = path.join(dir, name);
-      const db = new Database(file);
+      const db = new DatabaseSync(file);
       db.exec(
         `CREATE TABLE download (id INTEGER PRIMARY KEY AUTOINCREMENT, infohash TEXT, state TEXT, name TEXT, created_at TEXT)`,
       );
       const insert = db.prepare(
         `INSERT INTO download (id, infohash, state, name, created_at) VALUES (?, ?, ?, ?, datetime(?, 'unixepoch'))`,
       );
-      db.transaction(() => {
-        for (let i = 0; i < count; i++)
-          insert.run(
-            firstId + i,
-            randomBytes(20).toString('hex'),
-            i % 10 === 0 ? 'downloading' : 'completed',
-            `row ${i}`,
-            firstSecond + Math.floor(i / 8),
-          );
-      })();
+      db.exec('BEGIN');
+      for (let i = 0; i < count; i++)
+        insert.run(
+          firstId + i,
+          randomBytes(20).toString('hex'),
+          i % 10 === 0 ? 'downloading' : 'completed',
+          `row ${i}`,
+          firstSecond + Math.floor(i / 8),
+        );
+      db.exec('COMMIT');
       db.close();
       return file;
     };

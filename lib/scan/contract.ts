@@ -134,7 +134,7 @@ function extractIds(body: unknown): EnvelopeIds | undefined {
  * strict JSON consumers) become U+FFFD.
  */
 export function boundedMessage(text: string): string {
-  // String.prototype.toWellFormed (Node 20) is outside the ES2023 typings we compile against.
+  // String.prototype.toWellFormed is outside the ES2023 typings we compile against.
   const clean = (text as string & { toWellFormed(): string }).toWellFormed();
   if (clean.length <= MAX_MESSAGE_LENGTH) return clean;
   const cut = clean.slice(0, MAX_MESSAGE_LENGTH);

@@ -1,7 +1,7 @@
-import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { AwsClients } from '../../lib/aws/clients';
 
@@ -27,25 +27,24 @@ const ACTIVE = new Set(['queued', 'downloading', 'paused', 'stuck']);
 export function legacyFile(rows: LegacyRowSpec[], schema = LEGACY_SCHEMA): { file: string; remove: () => void } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'legacy-'));
   const file = path.join(dir, 'legacy.db');
-  const db = new Database(file);
+  const db = new DatabaseSync(file);
   try {
     db.exec(schema);
     const columns = new Set(
       (db.prepare(`PRAGMA table_info(download)`).all() as Array<{ name: string }>).map((c) => c.name),
     );
-    const insert = db.transaction((all: LegacyRowSpec[]) => {
-      for (const row of all) {
-        const values: Record<string, unknown> = {
-          idempotency_key: row.state && ACTIVE.has(row.state) ? row.infohash : null,
-          ...row,
-        };
-        const names = Object.keys(values).filter((k) => columns.has(k) && values[k] !== undefined);
-        db.prepare(`INSERT INTO download (${names.join(', ')}) VALUES (${names.map((n) => `@${n}`).join(', ')})`).run(
-          Object.fromEntries(names.map((n) => [n, values[n]])),
-        );
-      }
-    });
-    insert(rows);
+    db.exec('BEGIN');
+    for (const row of rows) {
+      const values: Record<string, unknown> = {
+        idempotency_key: row.state && ACTIVE.has(row.state) ? row.infohash : null,
+        ...row,
+      };
+      const names = Object.keys(values).filter((k) => columns.has(k) && values[k] !== undefined);
+      db.prepare(`INSERT INTO download (${names.join(', ')}) VALUES (${names.map((n) => `@${n}`).join(', ')})`).run(
+        Object.fromEntries(names.map((n) => [n, values[n] as SQLInputValue])),
+      );
+    }
+    db.exec('COMMIT');
   } finally {
     db.close();
   }

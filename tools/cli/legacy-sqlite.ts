@@ -1,5 +1,5 @@
-import Database from 'better-sqlite3';
 import fs from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
 import type { LegacyRow } from '../../lib/downloads/legacy';
 
 /**
@@ -27,10 +27,10 @@ export interface LegacyFile {
 
 export function openLegacyFile(file: string): LegacyFile {
   if (!fs.existsSync(file)) throw new LegacyFileError(`${file}: no such file`);
-  let db: Database.Database;
+  let db: DatabaseSync;
   try {
-    db = new Database(file, { readonly: true, fileMustExist: true });
-    db.pragma('schema_version'); // a file that is not SQLite fails here, not half way
+    db = new DatabaseSync(file, { readOnly: true });
+    db.prepare('PRAGMA schema_version').get(); // a file that is not SQLite fails here, not half way
   } catch (err) {
     throw new LegacyFileError(`${file}: not a readable SQLite database (${(err as Error).message})`);
   }
@@ -48,16 +48,20 @@ export function openLegacyFile(file: string): LegacyFile {
       `SELECT ${selected}${withRowid ? ', rowid AS "rowid"' : ''} FROM "download" ORDER BY "id"`,
     );
     // 64-bit ids arrive as bigint: an id past 2^53 must not be rounded onto another row's.
-    statement.safeIntegers(true);
+    statement.setReadBigInts(true);
     const total = Number((db.prepare(`SELECT count(*) AS n FROM "download"`).get() as { n: number }).n);
-    return { total, rows: () => statement.iterate() as Iterable<LegacyRow>, close: () => db.close() };
+    return {
+      total,
+      rows: () => statement.iterate() as Iterable<unknown> as Iterable<LegacyRow>,
+      close: () => db.close(),
+    };
   } catch (err) {
     db.close();
     throw err;
   }
 }
 
-function hasRowid(db: Database.Database): boolean {
+function hasRowid(db: DatabaseSync): boolean {
   try {
     db.prepare(`SELECT rowid FROM "download" LIMIT 0`);
     return true;

@@ -114,8 +114,6 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       DEPLOY_TARGET: 'local',
       SLS_TELEMETRY_DISABLED: '1',
       SLS_NOTIFICATIONS_MODE: 'off',
-      // We pin SDK releases from before the Node 22 cut-off (docs/decisions.md).
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     };
 
     const started = (p: Promise<RunningService>) => p.then((s) => (services.push(s), s));

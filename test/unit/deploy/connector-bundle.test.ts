@@ -17,7 +17,7 @@ describe('connector bundle', () => {
       entryPoints: [path.resolve(__dirname, '../../../connector/main.ts')],
       bundle: true,
       platform: 'node',
-      target: 'node20',
+      target: 'node24',
       keepNames: true,
       outfile: bundle,
       logLevel: 'silent',

@@ -66,7 +66,7 @@ describe('DomainError', () => {
           entryPoints: [path.join(dir, 'main.ts')],
           bundle: true,
           platform: 'node',
-          target: 'node20',
+          target: 'node24',
           keepNames,
           write: false,
           logLevel: 'silent',
