@@ -17,10 +17,18 @@ export interface Pong {
   version: string;
   subject: string;
   echo: string;
+  /** The Node.js that runs the functions (`npm start` prints it: locally it must be Lambda's major). */
+  node: string;
 }
 
 export function pong(event: NatsEvent): Pong {
-  return { status: 'ok', version: SERVICE_VERSION, subject: event.subject, echo: event.data.slice(0, 1024) };
+  return {
+    status: 'ok',
+    version: SERVICE_VERSION,
+    subject: event.subject,
+    echo: event.data.slice(0, 1024),
+    node: process.version,
+  };
 }
 
 export const handler = asyncHandler(log, async (event: unknown) => {

@@ -4,12 +4,13 @@
  * serverless-offline plugin: Set-Cookie as API Gateway sends it.
  *
  * An HTTP API (payload 2.0) emits each entry of a response's `cookies` (or a
- * `set-cookie` header) VERBATIM, attributes included. serverless-offline 13
- * instead hands each one to hapi's cookie jar as a bare value, which refuses
- * a value with attributes (`HttpOnly; SameSite=Strict; Max-Age=...`) and
- * answers 500. This restores AWS's behaviour for exactly offline's call
- * shape (encoding "none", loose header): such a cookie is written as given.
- * Only the local stack loads it; nothing here is deployed.
+ * `set-cookie` header) VERBATIM, attributes included. serverless-offline 14
+ * parses each one into name, value and hapi options, and hapi's cookie jar
+ * then writes its own rendering (an added Expires, its own attribute order,
+ * a refusal of values hapi thinks unsafe). This writes offline's parsed
+ * cookies back as one Set-Cookie line with the attributes the function gave,
+ * in the order a cookie is written (Path, Domain, Max-Age, HttpOnly, SameSite,
+ * Secure). Only the local stack loads it; nothing here is deployed.
  */
 const statehood = require('@hapi/statehood');
 
@@ -25,15 +26,16 @@ function patch() {
     const verbatim = [];
     const rest = [];
     for (const cookie of list) {
-      const fromOffline = cookie.options && cookie.options.encoding === 'none' && cookie.options.strictHeader === false;
-      // A name, then anything but CR/LF: what a Lambda may legally return for one Set-Cookie.
+      const options = cookie.options || {};
+      const fromOffline = options.encoding === 'none' && options.strictHeader === false;
+      // A name, then anything but CR/LF or ';': what a Lambda may legally return for one Set-Cookie.
       if (
         fromOffline &&
         typeof cookie.value === 'string' &&
         /^[^=\s;]+$/.test(cookie.name) &&
-        !/[\r\n]/.test(cookie.value)
+        !/[\r\n;]/.test(cookie.value)
       ) {
-        verbatim.push(`${cookie.name}=${cookie.value}`);
+        verbatim.push(render(cookie.name, cookie.value, options));
       } else {
         rest.push(cookie);
       }
@@ -41,6 +43,23 @@ function patch() {
     return [...verbatim, ...(rest.length > 0 ? await format.call(this, rest, context) : [])];
   };
   proto[PATCHED] = true;
+}
+
+/**
+ * One Set-Cookie line from offline's parsed attributes (ttl is Max-Age in ms; offline turns Expires into it).
+ * @param {string} name
+ * @param {string} value
+ * @param {import('@hapi/statehood').StateOptions<unknown>} options
+ */
+function render(name, value, options) {
+  const parts = [`${name}=${value}`];
+  if (options.path) parts.push(`Path=${options.path}`);
+  if (options.domain) parts.push(`Domain=${options.domain}`);
+  if (typeof options.ttl === 'number') parts.push(`Max-Age=${Math.round(options.ttl / 1000)}`);
+  if (options.isHttpOnly) parts.push('HttpOnly');
+  if (options.isSameSite) parts.push(`SameSite=${options.isSameSite}`);
+  if (options.isSecure) parts.push('Secure');
+  return parts.join('; ');
 }
 
 class ServerlessOfflineCookies {

@@ -31,6 +31,7 @@ describe('the service under serverless offline', () => {
       version: SERVICE_VERSION,
       subject: 'health.ping',
       echo: payload,
+      node: process.version, // local is Lambda: the functions run on the tests' (pinned) Node.js
     });
   });
 

@@ -7,6 +7,7 @@
  */
 
 import { PUBLIC_ROUTES } from '../../lib/auth/scopes';
+import { runtimeRefusal } from './runtimes';
 
 export type Cfn = {
   Resources: Record<string, { Type: string; Condition?: string; Properties?: any }>;
@@ -25,6 +26,8 @@ export interface TemplateContext {
   functions: Record<string, PackagedFunction>;
   /** Values planted in the packaging environment that must not appear anywhere in the template. */
   plantedSecrets: string[];
+  /** The day of the check (YYYY-MM-DD) for the runtime rule; today when absent. */
+  today?: string;
 }
 
 export interface Violation {
@@ -33,7 +36,7 @@ export interface Violation {
 }
 
 export type Rule =
-  'authorizer' | 'iam' | 'on-failure' | 'tables' | 'bucket' | 'secrets' | 'stream' | 'connector' | 'bundle';
+  'authorizer' | 'iam' | 'on-failure' | 'tables' | 'bucket' | 'secrets' | 'stream' | 'connector' | 'bundle' | 'runtime';
 
 const DEV_STAGES = new Set(['dev', 'test']);
 // Variables carrying a credential: each must be a Secrets Manager or SSM reference in the template.
@@ -292,8 +295,25 @@ export function checkConnector(t: Cfn, ctx: TemplateContext): Violation[] {
   return out;
 }
 
+/**
+ * Every function (ours and the framework's custom resources) on a runtime AWS
+ * supports for at least RUNTIME_NOTICE_DAYS more (tools/deploy/runtimes.ts).
+ */
+export function checkRuntimes(t: Cfn, ctx: Pick<TemplateContext, 'today'>): Violation[] {
+  const today = ctx.today ?? new Date().toISOString().slice(0, 10);
+  const functions = of(t, 'AWS::Lambda::Function');
+  if (functions.length === 0) return [{ rule: 'runtime', message: 'no Lambda functions in the template' }];
+  return functions.flatMap(([id, r]) => {
+    const runtime = r.Properties?.Runtime;
+    if (typeof runtime !== 'string') return [{ rule: 'runtime' as const, message: `${id} names no runtime` }];
+    const refusal = runtimeRefusal(runtime, today);
+    return refusal ? [{ rule: 'runtime' as const, message: `${id}: ${refusal}` }] : [];
+  });
+}
+
 export function checkTemplate(t: Cfn, ctx: TemplateContext): Violation[] {
   return [
+    ...checkRuntimes(t, ctx),
     ...checkAuthorizer(t),
     ...checkIam(t, ctx),
     ...checkOnFailure(t, ctx),

@@ -9,7 +9,7 @@ import type { CfnResource } from './resources';
  */
 export interface ServiceDefinition {
   service: string;
-  provider: { region: string; stage: string; environment: Record<string, string> };
+  provider: { region: string; stage: string; runtime: string; environment: Record<string, string> };
   functions: Record<string, { name: string; handler: string; events?: Array<Record<string, unknown>> }>;
   resources: { Resources: Record<string, CfnResource> };
 }

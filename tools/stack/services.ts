@@ -124,6 +124,24 @@ function natsPingProbe(env: NodeJS.ProcessEnv) {
 }
 
 /**
+ * The Node.js version the functions run on, as natsPing reports it through
+ * NATS → trigger → function; undefined when the ping does not come back.
+ */
+export async function functionsNodeVersion(env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  let nc: NatsConnection | undefined;
+  try {
+    nc = await connect({ ...natsOptions(loadNatsConfig(env), 'stack-probe'), timeout: 2000 });
+    const reply = await nc.request('health.ping', 'node?', { timeout: 5000 });
+    const node = (reply.json() as { node?: unknown }).node;
+    return typeof node === 'string' ? node : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await nc?.close().catch(() => undefined);
+  }
+}
+
+/**
  * `serverless offline start` (start, not plain offline: only `start` runs the
  * init/end hooks our NATS plugin needs). Ready when HTTP answers AND a
  * health.ping goes through NATS → bridge → function → reply.

@@ -16,6 +16,7 @@ import {
   startDynamoDbLocal,
   startNatsConnector,
   startNatsServer,
+  functionsNodeVersion,
   startOffline,
   startS3Emulator,
 } from './services';
@@ -166,6 +167,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         );
         env.NATS_CONNECTOR_HEALTH = connector.url;
       }
+      await sayFunctionsNode(definition.provider.runtime, env, say);
     }
     superviseAll(services, { say, stop, onFatal: options.onFatal, keepsData: !!options.dataDir });
     return { env, definition, services, devToken: auth.devToken, stop };
@@ -207,6 +209,23 @@ function superviseAll(
       },
     });
   }
+}
+
+/**
+ * Local is Lambda: the functions must run on the Node.js major of the Lambda
+ * runtime (npm's scripts run the pinned node in node_modules/.bin). Said once
+ * at start, loudly when the majors differ.
+ */
+async function sayFunctionsNode(runtime: string, env: Record<string, string>, say: (line: string) => void) {
+  const node = await functionsNodeVersion(env);
+  const lambdaMajor = /^nodejs(\d+)\.x$/.exec(runtime)?.[1];
+  const major = node && /^v(\d+)\./.exec(node)?.[1];
+  if (!node) say(`functions  Node.js version unknown (health.ping did not answer); Lambda runs ${runtime}`);
+  else if (major === lambdaMajor) say(`functions  run on Node.js ${node} (Lambda: ${runtime})`);
+  else
+    say(
+      `WARNING: functions run on Node.js ${node} but Lambda runs ${runtime}: start the stack with npm's scripts, which run the pinned Node.js ${lambdaMajor}`,
+    );
 }
 
 /** The configured grants, or one all-scopes grant for a token made now (printed by `npm start`, never stored). */

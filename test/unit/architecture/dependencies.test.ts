@@ -3,7 +3,9 @@ import path from 'node:path';
 
 /**
  * package.json's `dependencies` are exactly what deployed code imports (lib/,
- * functions/, connector/): tooling there would be installed with every
+ * functions/, connector/) and what the operator CLIs (tools/cli/, run from a
+ * production install: `npm ci --omit=dev`, then e.g. `npm run import:legacy`)
+ * import, with their runner (tsx): tooling there would be installed with every
  * production install, and a deployed import of a devDependency would fail
  * only at deploy time. Each one has its line in docs/architecture.md; the
  * AWS SDK clients share one exact release and the lock holds one copy of
@@ -15,6 +17,7 @@ const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
 interface Manifest {
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
+  scripts?: Record<string, string>;
 }
 interface Lock {
   packages: Record<string, { version: string }>;
@@ -69,7 +72,7 @@ export function duplicatedSdkPackages(lock: Lock): string[] {
 }
 
 function deployedSources(): string[] {
-  return ['lib', 'functions', 'connector'].flatMap((dir) =>
+  return ['lib', 'functions', 'connector', 'tools/cli'].flatMap((dir) =>
     fs
       .readdirSync(path.join(ROOT, dir), { withFileTypes: true, recursive: true })
       .filter((e) => e.isFile() && e.name.endsWith('.ts'))
@@ -81,6 +84,9 @@ describe('runtime dependencies', () => {
   const manifest: Manifest = JSON.parse(read('package.json'));
   const imported = new Map<string, string>();
   for (const file of deployedSources()) for (const name of importedPackages(read(file))) imported.set(name, file);
+  // The program an operator CLI's script runs it with (`tsx tools/cli/x.ts`) is a runtime dependency too.
+  for (const [script, line] of Object.entries(manifest.scripts ?? {}))
+    if (/^\S+ tools\/cli\//.test(line)) imported.set(line.split(' ')[0], `package.json scripts.${script}`);
   const architecture = read('docs/architecture.md');
 
   it('are exactly what deployed code imports, pinned, documented, the SDK clients on one release', () => {

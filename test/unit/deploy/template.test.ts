@@ -10,6 +10,7 @@ import {
   checkConnector,
   checkIam,
   checkOnFailure,
+  checkRuntimes,
   checkSecrets,
   checkStream,
   checkTables,
@@ -120,6 +121,41 @@ describe('the packaged CloudFormation template', () => {
     ]);
     const { natsPing: _lost, ...unpackaged } = zipBytes;
     expect(checkBundles(unpackaged, ctx).map((v) => v.message)).toEqual(['natsPing has no packaged zip']);
+  });
+
+  it('runs every function, custom resources included, on nodejs24.x', () => {
+    const runtimes = Object.values(template.Resources)
+      .filter((r) => r.Type === 'AWS::Lambda::Function')
+      .map((r) => r.Properties.Runtime);
+    expect(runtimes.length).toBeGreaterThanOrEqual(Object.keys(ctx.functions).length);
+    expect(new Set(runtimes)).toEqual(new Set(['nodejs24.x']));
+  });
+
+  it('runtime: a deprecated runtime, one within 90 days of deprecation, or one not in the table is reported', () => {
+    const on = (runtime: string) => {
+      const t = copy();
+      const [id] = Object.entries(t.Resources).find(([, r]) => r.Type === 'AWS::Lambda::Function')!;
+      t.Resources[id].Properties.Runtime = runtime;
+      return t;
+    };
+    expect(checkRuntimes(on('nodejs20.x'), { today: '2026-12-04' }).map((v) => v.message)).toEqual([
+      expect.stringMatching(
+        /: nodejs20\.x is deprecated \(deprecated 2026-04-30, creation blocked 2026-08-31, updates blocked 2026-09-30\)$/,
+      ),
+    ]);
+    // nodejs22.x: fine today, refused from 90 days before 2027-04-30.
+    expect(checkRuntimes(on('nodejs22.x'), { today: '2026-12-04' })).toEqual([]);
+    expect(checkRuntimes(on('nodejs22.x'), { today: '2027-01-30' }).map((v) => v.message)).toEqual([
+      expect.stringMatching(
+        /nodejs22\.x is deprecated in 90 days \(deprecated 2027-04-30, .*\): move to a newer runtime$/,
+      ),
+    ]);
+    expect(checkRuntimes(on('nodejs22.x'), { today: '2027-01-29' })).toEqual([]);
+    expect(checkRuntimes(on('nodejs26.x'), { today: '2026-12-04' }).map((v) => v.message)).toEqual([
+      expect.stringMatching(/nodejs26\.x is not in the runtime table .*: add it with its dates$/),
+    ]);
+    expect(checkRuntimes(on('__proto__'), { today: '2026-12-04' })).toHaveLength(1);
+    expect(checkRuntimes(template, { today: '2028-02-01' }).length).toBeGreaterThan(0); // nodejs24.x's own notice
   });
 
   it('was packaged without tsx or serverless-offline: the deploy target loads neither', () => {
