@@ -1,4 +1,4 @@
-import Ajv, { ErrorObject, JSONSchemaType } from 'ajv';
+import Ajv, { ErrorObject, JSONSchemaType, ValidateFunction } from 'ajv';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { parseId } from '../ident';
 import { ErrorCode, HttpError } from './errors';
@@ -40,14 +40,16 @@ export function pathId(event: Pick<APIGatewayProxyEventV2, 'pathParameters'>, na
   return parseId(event.pathParameters?.[name]);
 }
 
-const ajv = new Ajv({ allErrors: false, strict: true, coerceTypes: false });
+// Built and compiled on first use, not at load: a cold start of a route that validates nothing never pays for it.
+let ajv: Ajv | undefined;
 
 export type Validator<T> = (value: unknown) => T;
 
-/** Compiles a JSON Schema once; the validator throws a 400 naming the first problem. */
+/** Compiles a JSON Schema once, at its first use; the validator throws a 400 naming the first problem. */
 export function validator<T>(schema: JSONSchemaType<T> | Record<string, unknown>): Validator<T> {
-  const validate = ajv.compile<T>(schema);
+  let validate: ValidateFunction<T> | undefined;
   return (value) => {
+    validate ??= (ajv ??= new Ajv({ allErrors: false, strict: true, coerceTypes: false })).compile<T>(schema);
     if (validate(value)) return value;
     throw new HttpError(400, ErrorCode.INVALID_REQUEST, describe(validate.errors?.[0]));
   };

@@ -1,4 +1,4 @@
-import Ajv from 'ajv';
+import Ajv, { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import envelopeSchema from './schemas/envelope.schema.json';
 import requestSchema from './schemas/request.schema.json';
@@ -54,10 +54,19 @@ export interface Envelope {
   documents?: unknown[];
 }
 
-const ajv = new Ajv({ allErrors: false, strict: true });
-addFormats(ajv, ['uuid', 'date-time']);
-const validateRequest = ajv.compile<ScanRequest>(requestSchema);
-export const validateEnvelope = ajv.compile<Envelope>(envelopeSchema);
+// Compiled on first use, not at load: the poller's cold start never validates a request.
+let compiled: { request: ValidateFunction<ScanRequest>; envelope: ValidateFunction<Envelope> } | undefined;
+function validators() {
+  if (!compiled) {
+    const ajv = new Ajv({ allErrors: false, strict: true });
+    addFormats(ajv, ['uuid', 'date-time']);
+    compiled = { request: ajv.compile<ScanRequest>(requestSchema), envelope: ajv.compile<Envelope>(envelopeSchema) };
+  }
+  return compiled;
+}
+
+/** Whether a value is an envelope of the published contract. */
+export const validateEnvelope = (value: unknown): value is Envelope => validators().envelope(value);
 
 export const MAX_MESSAGE_LENGTH = 4000;
 
@@ -75,6 +84,7 @@ export function parseScanRequest(data: string): ParsedRequest {
   } catch {
     return { ok: false, reason: 'not JSON' };
   }
+  const validateRequest = validators().request;
   if (validateRequest(body)) return { ok: true, request: contractFields(body) };
   const error = validateRequest.errors?.[0];
   const reason = `${error?.instancePath || 'request'} ${error?.message ?? 'is invalid'}`.trim();
