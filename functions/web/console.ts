@@ -1,23 +1,26 @@
 import { listDownloads } from '../../lib/downloads/service';
+import { awsClients } from '../../lib/aws/clients';
+import { config, loadTelegramConfig } from '../../lib/config';
 import { ErrorCode, HttpError } from '../../lib/http/errors';
 import { pathId } from '../../lib/http/request';
 import { pageQuery } from '../../lib/web/forms';
 import { webHandler } from '../../lib/web/handler';
-import { parseConsoleQuery, parseFailureId, parseJobId } from '../../lib/web/console-requests';
+import { parseConsoleQuery, parseJobId } from '../../lib/web/console-requests';
 import { failuresPage, scanJobPage, scanListPage, syncListPage, syncUserPage } from '../../lib/web/console';
 import { summaryOf } from '../../lib/scan/model';
-import { retryFailure, RetryOutcome } from '../../lib/telegram/retry';
+import { DynamoDeliveryStore } from '../../lib/telegram/dynamodb-store';
 import { downloadsDeps } from '../downloads/deps';
 import { scanMaxInflight, scanStores } from '../scan/deps';
 import { syncDeps } from '../sync/deps';
-import { deliveryStore, notifierDeps } from '../telegram/deps';
 import { createLogger } from '../../lib/log';
 
 /**
- * The operator console (lib/web/console.ts): GET /scan, /scan/{job_id},
- * /scan/{job_id}/raw, /sync, /sync/{user}, /failures and POST
- * /failures/{id}/retry. Reads go through the domains' stores and services;
- * the authorizer has already refused a session without the route's scope.
+ * The operator console's pages (lib/web/console.ts): GET /scan, /scan/{job_id},
+ * /scan/{job_id}/raw, /sync, /sync/{user} and /failures. Reads go through the
+ * domains' stores and services; the authorizer has already refused a session
+ * without the route's scope. The one write, POST /failures/{id}/retry, is its
+ * own function (console-retry.ts): only it holds the bot token and loads the
+ * Telegram client.
  */
 
 /** The scan window and how many of its jobs are read at most (the chart and the counts; the table pages). */
@@ -28,14 +31,13 @@ const ATTEMPTS_READ = 96;
 
 const log = createLogger({ domain: 'console' });
 
-/** How a retry that sent nothing is answered. */
-const RETRY_REFUSED: Record<Exclude<RetryOutcome['outcome'], 'sent'>, [number, ErrorCode, string]> = {
-  missing: [404, ErrorCode.NOT_FOUND, 'no such failure'],
-  taken: [409, ErrorCode.ALREADY_RETRIED, 'this delivery was retried already: it is never sent twice'],
-  'no-download': [404, ErrorCode.NOT_FOUND, 'nothing to send: the download is gone or the record is unreadable'],
-  refused: [502, ErrorCode.TELEGRAM_REFUSED, 'Telegram refused the message; nothing was sent, try again'],
-  unknown: [502, ErrorCode.TELEGRAM_REFUSED, 'Telegram did not answer: it may have arrived, so it is not sent again'],
-};
+let deliveries: DynamoDeliveryStore | undefined;
+/** The failed deliveries, read with the table name alone: no bot token here. */
+const deliveryStore = () =>
+  (deliveries ??= new DynamoDeliveryStore({
+    documents: awsClients(config()).documents,
+    table: loadTelegramConfig().table,
+  }));
 
 export const handler = webHandler(
   log,
@@ -99,26 +101,6 @@ export const handler = webHandler(
         return {
           page: syncUserPage({ user, attempts, selected: chosen && { ...chosen, rows }, rates, now }),
         };
-      }
-      case 'POST /failures/{id}/retry': {
-        const id = parseFailureId(event);
-        const n = notifierDeps();
-        const done = await retryFailure(
-          {
-            deliveries: n.deliveries,
-            sender: n.sender,
-            uiBase: n.uiBase,
-            log: n.log,
-            downloads: downloadsDeps().store,
-            now: Date.now,
-          },
-          id,
-        );
-        if (done.outcome !== 'sent') {
-          const [status, code, message] = RETRY_REFUSED[done.outcome];
-          throw new HttpError(status, code, 'reason' in done ? `${message} (${done.reason})` : message);
-        }
-        return { redirect: `/failures?retried=${id}` };
       }
       default: {
         const [failures, stuck, failed] = await Promise.all([

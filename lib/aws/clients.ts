@@ -1,13 +1,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../config';
 
 /**
  * Client factories. Endpoints are not passed: the SDK reads
  * AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_S3 itself (docs/architecture.md).
- * Emulators serve buckets by path, not by virtual host, hence forcePathStyle
- * whenever an S3 endpoint is configured.
+ * The S3 client is made, and its module loaded, at first use (lib/aws/s3.ts).
  */
 
 export interface AwsClients {
@@ -39,9 +38,19 @@ export function createAwsClients(config: Pick<Config, 'region' | 'endpoints'>, l
   const documents = DynamoDBDocumentClient.from(dynamodb, {
     marshallOptions: { removeUndefinedValues: true },
   });
-  const s3 = new S3Client({ region: config.region, forcePathStyle: config.endpoints.s3 !== undefined, maxAttempts: 3 });
-  return { dynamodb, documents, s3 };
+  let s3: S3Client | undefined;
+  return {
+    dynamodb,
+    documents,
+    get s3() {
+      return (s3 ??= loadS3().createS3Client(config.region, config.endpoints.s3 !== undefined));
+    },
+  };
 }
+
+// A require at first use, not an import: the bundler then evaluates the S3 client only when a function asks for it.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const loadS3 = () => require('./s3') as typeof import('./s3');
 
 let cached: AwsClients | undefined;
 

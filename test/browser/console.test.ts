@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from 'nats';
 import type { Browser, BrowserContext, HTTPResponse, Page } from 'puppeteer-core';
 import { handler as consoleHandler } from '../../functions/web/console';
+import { handler as retryHandler } from '../../functions/web/console-retry';
 import { awsClients } from '../../lib/aws/clients';
 import { config } from '../../lib/config';
 import { newId } from '../../lib/ident';
@@ -87,7 +88,7 @@ describe('scopes', () => {
       csrf: 'k'.repeat(24),
     };
     const invoke = (method: string, routeKey: string, params: Record<string, string>, body?: string) =>
-      invokePage(consoleHandler, ctx, { method, routeKey, params, body });
+      invokePage(method === 'POST' ? retryHandler : consoleHandler, ctx, { method, routeKey, params, body });
     for (const bad of [
       '12345',
       `${randomUUID()}x`,

@@ -346,6 +346,7 @@ export const BUNDLE_BUDGETS_KIB: Record<string, number> = {
   webActions: 680,
   webSignIn: 160,
   webConsole: 1350,
+  webConsoleRetry: 1000,
   scanRequest: 930,
   scanPoll: 930,
   syncTick: 590,
