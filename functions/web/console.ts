@@ -1,6 +1,4 @@
 import { listDownloads } from '../../lib/downloads/service';
-import { awsClients } from '../../lib/aws/clients';
-import { config, loadTelegramConfig } from '../../lib/config';
 import { ErrorCode, HttpError } from '../../lib/http/errors';
 import { pathId } from '../../lib/http/request';
 import { pageQuery } from '../../lib/web/forms';
@@ -8,10 +6,10 @@ import { webHandler } from '../../lib/web/handler';
 import { parseConsoleQuery, parseJobId } from '../../lib/web/console-requests';
 import { failuresPage, scanJobPage, scanListPage, syncListPage, syncUserPage } from '../../lib/web/console';
 import { summaryOf } from '../../lib/scan/model';
-import { DynamoDeliveryStore } from '../../lib/telegram/dynamodb-store';
 import { downloadsDeps } from '../downloads/deps';
 import { scanMaxInflight, scanStores } from '../scan/deps';
 import { syncDeps } from '../sync/deps';
+import { consoleDeliveries } from './deps';
 import { createLogger } from '../../lib/log';
 
 /**
@@ -30,14 +28,6 @@ export const SCAN_READ_CAP = 2000;
 const ATTEMPTS_READ = 96;
 
 const log = createLogger({ domain: 'console' });
-
-let deliveries: DynamoDeliveryStore | undefined;
-/** The failed deliveries, read with the table name alone: no bot token here. */
-const deliveryStore = () =>
-  (deliveries ??= new DynamoDeliveryStore({
-    documents: awsClients(config()).documents,
-    table: loadTelegramConfig().table,
-  }));
 
 export const handler = webHandler(
   log,
@@ -104,7 +94,7 @@ export const handler = webHandler(
       }
       default: {
         const [failures, stuck, failed] = await Promise.all([
-          deliveryStore().listFailures(100),
+          consoleDeliveries().listFailures(100),
           listDownloads(downloadsDeps(), { state: 'stuck', limit: 50 }),
           listDownloads(downloadsDeps(), { state: 'failed', limit: 50 }),
         ]);
