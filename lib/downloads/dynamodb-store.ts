@@ -549,7 +549,8 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore, Le
 
   async downloadsById(ids: string[]): Promise<Map<string, Download>> {
     const chunks = [];
-    for (let i = 0; i < ids.length; i += 100) chunks.push(ids.slice(i, i + 100));
+    const unique = [...new Set(ids)]; // BatchGet refuses a key twice
+    for (let i = 0; i < unique.length; i += 100) chunks.push(unique.slice(i, i + 100));
     const found = new Map<string, Download>();
     await eachLimited(chunks, CHECK_READS_IN_FLIGHT, async (chunk) => {
       const items = await batchGetAll(this.documents, this.table, chunk.map(downloadKey), { consistentRead: true });
