@@ -5,7 +5,7 @@ import { ConfigError, EnvReader } from '../../lib/config/env';
 import { DynamoDownloadStore } from '../../lib/downloads/dynamodb-store';
 import { importLegacyDownloads, LegacyImportReport } from '../../lib/downloads/legacy';
 import { checkLegacyImport, LegacyCheckReport } from '../../lib/downloads/legacy-check';
-import { LegacyFileError, openLegacyFile } from './legacy-sqlite';
+import { LegacyFileError, NodeSqliteMissingError, openLegacyFile } from './legacy-sqlite';
 import { progressReporter } from './progress';
 import { loadStackEnv } from './stack-env';
 
@@ -198,4 +198,4 @@ async function main(): Promise<number> {
   }
 }
 
-if (require.main === module) runCli(main, [UsageError, LegacyFileError, ConfigError]);
+if (require.main === module) runCli(main, [UsageError, LegacyFileError, NodeSqliteMissingError, ConfigError]);

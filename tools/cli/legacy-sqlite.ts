@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync } from 'node:sqlite';
 import type { LegacyRow } from '../../lib/downloads/legacy';
 
 /**
@@ -22,6 +22,23 @@ export class LegacyFileError extends Error {
   }
 }
 
+/** The CLI started by a Node without `node:sqlite` (older than 22.13; `npm run` puts the pinned Node 24 first). */
+export class NodeSqliteMissingError extends Error {
+  constructor() {
+    super(
+      `reading SQLite needs Node 24's node:sqlite, and this is Node ${process.version}: run \`npm run import:legacy -- …\` after \`npm ci\` (it runs the pinned Node 24)`,
+    );
+    this.name = 'NodeSqliteMissingError';
+  }
+}
+
+/** Loaded when a file is opened, so a Node without it gets a sentence, not a stack from the import of this module. */
+function sqlite(): typeof import('node:sqlite') {
+  const module = process.getBuiltinModule?.('node:sqlite');
+  if (!module) throw new NodeSqliteMissingError();
+  return module;
+}
+
 export interface LegacyFile {
   total: number;
   /** The rows from the first, in old-id order; each call starts over (the import reads them, then its check). */
@@ -33,9 +50,10 @@ export function openLegacyFile(file: string): LegacyFile {
   const stat = fs.statSync(file, { throwIfNoEntry: false });
   if (!stat) throw new LegacyFileError(`${file}: no such file`);
   if (!stat.isFile()) throw new LegacyFileError(`${file}: not a file`);
+  const { DatabaseSync: Database } = sqlite();
   let db: DatabaseSync;
   try {
-    db = new DatabaseSync(file, { readOnly: true });
+    db = new Database(file, { readOnly: true });
   } catch (err) {
     throw unreadable(file, err);
   }

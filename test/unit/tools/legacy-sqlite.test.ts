@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { mapLegacyRow } from '../../../lib/downloads/legacy';
-import { LegacyFileError, openLegacyFile } from '../../../tools/cli/legacy-sqlite';
+import { LegacyFileError, NodeSqliteMissingError, openLegacyFile } from '../../../tools/cli/legacy-sqlite';
 import { legacyFile } from '../../support/legacy';
 
 /**
@@ -157,4 +157,16 @@ describe('refuses, naming the file', () => {
       remove();
     }
   });
+});
+
+it('a Node without node:sqlite gets a sentence naming its version and the command, not a stack', () => {
+  const { file, remove } = legacyFile([{ infohash: H, state: 'queued' }]);
+  const builtin = jest.spyOn(process, 'getBuiltinModule').mockReturnValue(undefined as never);
+  try {
+    expect(() => openLegacyFile(file)).toThrow(NodeSqliteMissingError);
+    expect(() => openLegacyFile(file)).toThrow(`this is Node ${process.version}: run \`npm run import:legacy -- …\``);
+  } finally {
+    builtin.mockRestore();
+    remove();
+  }
 });
