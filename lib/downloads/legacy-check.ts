@@ -260,7 +260,8 @@ async function activeHolderProblems(
     const candidates = new Set([...members, ...(guard ? [guard] : []), ...(holding.get(infohash) ?? [])]);
     const active = [...candidates]
       .map(get)
-      .filter((d): d is Download => !!d && isActive(d.state) && d.infohashes.some((h) => h.infohash === infohash));
+      .filter((d): d is Download => !!d && isActive(d.state) && d.infohashes.some((h) => h.infohash === infohash))
+      .sort((a, b) => (a.id < b.id ? -1 : 1)); // oldest first: the message reads the same on every run
     const problem = (kind: LegacyProblemKind, detail: string, id?: string) =>
       problems.push({ kind, infohash, ...(id ? { id } : {}), detail: `infohash ${infohash}: ${detail}` });
     if (active.length > 1) {

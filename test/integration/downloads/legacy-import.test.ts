@@ -462,7 +462,7 @@ describe('legacy import', () => {
         await aws.documents.send(
           new DeleteCommand({ TableName: table, Key: guardKey(download5.infohashes[0].infohash) }),
         );
-        const intruder = { ...(await store.get(ids['3']))!, id: '01KB0000000000000000000000', name: 'intruder' };
+        const intruder = { ...(await store.get(ids['3']))!, id: '01kb0000000000000000000000', name: 'intruder' };
         await aws.documents.send(new PutCommand({ TableName: table, Item: downloadToItem(intruder) }));
         await aws.documents.send(
           new PutCommand({ TableName: table, Item: membershipItem(intruder.infohashes[0], intruder.id) }),

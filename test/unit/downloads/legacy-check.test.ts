@@ -158,18 +158,18 @@ const plants: Array<[string, (t: Table) => void, string[], RegExp]> = [
   [
     'a second active download on an imported hash, written behind the guard',
     (t) => {
-      const intruder: Download = { ...t.downloads.get(t.ids['2'])!, id: '01KB0000000000000000000000', name: 'x' };
+      const intruder: Download = { ...t.downloads.get(t.ids['2'])!, id: '01kb0000000000000000000000', name: 'x' };
       t.downloads.set(intruder.id, intruder);
       t.members.get(hash(2))!.add(intruder.id);
     },
     ['two-active'],
-    /infohash 0+2: 2 active downloads: \w{26} \(legacy id 2\) downloading, 01KB0{22} downloading/,
+    /infohash 0+2: 2 active downloads: \w{26} \(legacy id 2\) downloading, 01kb0{22} downloading/,
   ],
   [
     'the conflict row made active again behind the store',
     (t) => t.downloads.set(t.ids['5'], { ...t.downloads.get(t.ids['5'])!, state: 'stuck' }),
     ['two-active'],
-    /infohash 0+4: 2 active downloads: .*\(legacy id 4\) paused, .*\(legacy id 5\) stuck/,
+    /infohash 0+4: 2 active downloads: .*\(legacy id 5\) stuck, .*\(legacy id 4\) paused/, // by id: 4's time is the import's
   ],
   [
     'a guard left on a download that finished in the file',
@@ -179,9 +179,9 @@ const plants: Array<[string, (t: Table) => void, string[], RegExp]> = [
   ],
   [
     'a guard naming a download that does not exist',
-    (t) => t.guards.set(hash(1), '01KB0000000000000000000000'),
+    (t) => t.guards.set(hash(1), '01kb0000000000000000000000'),
     ['stale-guard'],
-    /infohash 0+1: the guard names 01KB0{22}, which does not exist/,
+    /infohash 0+1: the guard names 01kb0{22}, which does not exist/,
   ],
   [
     'a guard moved to the wrong download',
