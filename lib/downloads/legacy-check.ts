@@ -1,7 +1,7 @@
 import { isoTime } from '../clock';
 import { idTime } from '../ident';
 import { LegacyRow, mapLegacyRow, MappedRow } from './legacy';
-import { Download, DOWNLOAD_STATES, DownloadState, isActive } from './model';
+import { Download, DOWNLOAD_STATES, DownloadState, isActive, isDownloadState } from './model';
 import type { LegacyCheckStore } from './store';
 
 /**
@@ -90,7 +90,10 @@ export async function checkLegacyImport(
     if (mapped.ok && !good.has(mapped.legacyId)) good.set(mapped.legacyId, mapped);
   }
   const imports = await store.legacyImports();
-  const downloads = await store.downloadsById([...new Set(imports.values())]);
+  // An item edited behind the store may not be a download any more: it is named, never trusted (or a crash).
+  const read = await store.downloadsById([...new Set(imports.values())]);
+  const malformed = new Map([...read].flatMap(([id, d]) => (flaw(d) ? [[id, flaw(d)!] as const] : [])));
+  const downloads = new Map([...read].filter(([id]) => !malformed.has(id)));
   const problems: LegacyProblem[] = [];
   const legacyOf = new Map<string, string>();
   const counts = new Map(DOWNLOAD_STATES.map((s) => [s, { file: 0, table: 0, conflicts: 0, changed: 0 }]));
@@ -126,6 +129,15 @@ export async function checkLegacyImport(
         kind: 'not-imported',
         legacy_id: row.legacyId,
         detail: `legacy id ${row.legacyId} (${row.state}) was not imported: no legacy-id item (a re-run imports it)`,
+      });
+      continue;
+    }
+    if (malformed.has(id)) {
+      problems.push({
+        kind: 'altered',
+        legacy_id: row.legacyId,
+        id,
+        detail: `legacy id ${row.legacyId} → ${id} is not a well-formed download: ${malformed.get(id)}`,
       });
       continue;
     }
@@ -185,7 +197,11 @@ export async function checkLegacyImport(
   if (hashProblems.length) {
     // Read again what looked wrong, fresh: only what is still wrong is reported.
     const again = new Set(hashProblems.map((p) => p.infohash!));
-    const fresh = await store.downloadsById([...downloads.keys()].filter((id) => involved(downloads.get(id)!, again)));
+    const fresh = new Map(
+      [
+        ...(await store.downloadsById([...downloads.keys()].filter((id) => involved(downloads.get(id)!, again)))),
+      ].filter(([, d]) => !flaw(d)),
+    );
     hashProblems = await activeHolderProblems([...again], store, new Map([...downloads, ...fresh]), label);
   }
   problems.push(...hashProblems);
@@ -205,6 +221,15 @@ export async function checkLegacyImport(
     states,
     problems,
   };
+}
+
+/** What makes an item unusable as a download (the reads trust the store's own writes, not hand edits). */
+function flaw(d: Download): string | undefined {
+  if (!isDownloadState(d.state)) return `state ${JSON.stringify(d.state)}`;
+  if (!Array.isArray(d.infohashes) || !d.infohashes.every((h) => typeof h?.infohash === 'string'))
+    return `infohashes ${JSON.stringify(d.infohashes)}`;
+  if (typeof d.revision !== 'number') return `revision ${JSON.stringify(d.revision)}`;
+  return undefined;
 }
 
 function involved(d: Download, hashes: Set<string>): boolean {
@@ -250,7 +275,9 @@ async function activeHolderProblems(
   // Holders the import did not write (downloads ingested since): read them too.
   const unknown = new Set<string>();
   for (const id of [...guards.values(), ...[...memberships.values()].flat()]) if (!known.has(id)) unknown.add(id);
-  const others = unknown.size ? await store.downloadsById([...unknown]) : new Map<string, Download>();
+  const others = new Map(
+    [...(unknown.size ? await store.downloadsById([...unknown]) : [])].filter(([, d]) => !flaw(d)),
+  );
   const get = (id: string) => known.get(id) ?? others.get(id);
 
   const problems: LegacyProblem[] = [];
@@ -283,7 +310,7 @@ async function activeHolderProblems(
       const owner = get(guard);
       problem(
         'stale-guard',
-        `the guard names ${label(guard)}, which ${owner ? `is ${owner.state}${owner.infohashes.some((h) => h.infohash === infohash) ? '' : ' and does not hold it'}` : 'does not exist'}: new downloads of this hash would be refused`,
+        `the guard names ${label(guard)}, which ${owner ? `is ${owner.state}${owner.infohashes.some((h) => h.infohash === infohash) ? '' : ' and does not hold it'}` : 'is not a download in the table'}: new downloads of this hash would be refused`,
         guard,
       );
     }

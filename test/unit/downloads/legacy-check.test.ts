@@ -138,6 +138,17 @@ const plants: Array<[string, (t: Table) => void, string[], RegExp]> = [
     /name "one" in the file, "other" in the table; infohash 0+1 in the file, 0+63 in the table/,
   ],
   [
+    'a download edited into something that is not one',
+    (t) =>
+      t.downloads.set(t.ids['3'], {
+        ...t.downloads.get(t.ids['3'])!,
+        state: 'seeding' as never,
+        infohashes: 7 as never,
+      }),
+    ['altered', 'stale-guard'],
+    /legacy id 3 → \w{26} is not a well-formed download: state "seeding"(.|\n)*the guard names \w{26} \(legacy id 3\), which is not a download in the table/,
+  ],
+  [
     'a legacy-id item pointed at another download',
     (t) => t.legacy.set('1', t.ids['7']),
     ['altered', 'shared-download'],
@@ -181,7 +192,7 @@ const plants: Array<[string, (t: Table) => void, string[], RegExp]> = [
     'a guard naming a download that does not exist',
     (t) => t.guards.set(hash(1), '01kb0000000000000000000000'),
     ['stale-guard'],
-    /infohash 0+1: the guard names 01kb0{22}, which does not exist/,
+    /infohash 0+1: the guard names 01kb0{22}, which is not a download in the table/,
   ],
   [
     'a guard moved to the wrong download',
