@@ -52,7 +52,14 @@ import {
   NewDownload,
   ReviewReason,
 } from './model';
-import type { DownloadStore, LegacyImportOutcome, LegacyImportStore, ListPage, ListQuery } from './store';
+import type {
+  DownloadStore,
+  LegacyCheckStore,
+  LegacyImportOutcome,
+  LegacyImportStore,
+  ListPage,
+  ListQuery,
+} from './store';
 
 export interface StoreDeps {
   documents: DynamoDBDocumentClient;
@@ -65,12 +72,14 @@ const MAX_CAS_TURNS = 20;
 /** Name search filters the newest-first index; this bounds the items one call reads. */
 const NAME_SEARCH_BUDGET = 1000;
 const PREFIX_SEARCH_CAP = 1000;
+/** Reads in flight at once for the legacy import's check (BatchGets of 100 keys, Queries of one hash). */
+const CHECK_READS_IN_FLIGHT = 8;
 /** DynamoDB's limit of items in one TransactWriteItems. */
 const MAX_TRANSACT_ITEMS = 100;
 /** Hashes this container ingested lately: a hint (never a guard) that a re-ingest is likely. */
 const RECENT_HASHES = 10_000;
 
-export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
+export class DynamoDownloadStore implements DownloadStore, LegacyImportStore, LegacyCheckStore {
   private readonly documents: DynamoDBDocumentClient;
   private readonly table: string;
   private readonly now: Clock;
@@ -538,6 +547,47 @@ export class DynamoDownloadStore implements DownloadStore, LegacyImportStore {
     return started;
   }
 
+  async downloadsById(ids: string[]): Promise<Map<string, Download>> {
+    const chunks = [];
+    const unique = [...new Set(ids)]; // BatchGet refuses a key twice
+    for (let i = 0; i < unique.length; i += 100) chunks.push(unique.slice(i, i + 100));
+    const found = new Map<string, Download>();
+    await eachLimited(chunks, CHECK_READS_IN_FLIGHT, async (chunk) => {
+      const items = await batchGetAll(this.documents, this.table, chunk.map(downloadKey), { consistentRead: true });
+      for (const item of items) found.set(item.id as string, downloadFromItem(item));
+    });
+    return found;
+  }
+
+  async guardsOf(hashes: string[]): Promise<Map<string, string>> {
+    const chunks = [];
+    const unique = [...new Set(hashes)];
+    for (let i = 0; i < unique.length; i += 100) chunks.push(unique.slice(i, i + 100));
+    const guards = new Map<string, string>();
+    await eachLimited(chunks, CHECK_READS_IN_FLIGHT, async (chunk) => {
+      const items = await batchGetAll(this.documents, this.table, chunk.map(guardKey), { consistentRead: true });
+      for (const item of items) guards.set(item.infohash as string, item.download_id as string);
+    });
+    return guards;
+  }
+
+  async membersOf(hashes: string[]): Promise<Map<string, string[]>> {
+    const members = new Map<string, string[]>();
+    await eachLimited([...new Set(hashes)], CHECK_READS_IN_FLIGHT, async (infohash) => {
+      const items = await queryAll(this.documents, {
+        TableName: this.table,
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :dl)',
+        ExpressionAttributeValues: { ':pk': infohashPartition(infohash), ':dl': MEMBERSHIP_SORT_PREFIX },
+        ConsistentRead: true,
+      });
+      members.set(
+        infohash,
+        items.map((i) => i.download_id as string),
+      );
+    });
+    return members;
+  }
+
   async get(id: string): Promise<Download | undefined> {
     const { Item } = await this.documents.send(
       new GetCommand({ TableName: this.table, Key: downloadKey(id), ConsistentRead: true }),
@@ -688,4 +738,13 @@ function alreadyImported(err: unknown): string | undefined {
   return first?.code === 'ConditionalCheckFailed' && first.item?.entity === 'legacy-id'
     ? (first.item.download_id as string)
     : undefined;
+}
+
+/** Runs `work` on every item, at most `limit` at once. */
+async function eachLimited<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }

@@ -101,6 +101,7 @@ export function mapLegacyRow(row: LegacyRow): MappedRow {
   const bad = (reason: string): MappedRow => ({ ok: false, legacyId: id, reason });
 
   if (row.infohash === null || row.infohash === undefined || row.infohash === '') return bad('no infohash');
+  if (typeof row.infohash !== 'string') return bad(`infohash is not text: ${describe(row.infohash)}`);
   let hash: Infohash;
   try {
     hash = parseInfohash(row.infohash);
@@ -141,7 +142,8 @@ export function mapLegacyRow(row: LegacyRow): MappedRow {
 
 function describe(value: unknown): string {
   if (typeof value === 'bigint') return value.toString();
-  if (Buffer.isBuffer(value)) return `a ${value.length}-byte blob`;
+  // node:sqlite returns a BLOB as a Uint8Array (a Buffer is one too).
+  if (value instanceof Uint8Array) return `a ${value.length}-byte blob`;
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

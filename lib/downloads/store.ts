@@ -58,6 +58,18 @@ export interface LegacyImportStore {
   legacyImportTime(now: number): Promise<number>;
 }
 
+/** The reads of the import's final consistency check (lib/downloads/legacy-check.ts): consistent, and only reads. */
+export interface LegacyCheckStore {
+  /** Every legacy id imported so far → its download id. */
+  legacyImports(): Promise<Map<string, string>>;
+  /** Downloads by id; an id without a download is absent from the map. */
+  downloadsById(ids: string[]): Promise<Map<string, Download>>;
+  /** Per hash, the download its guard names (a hash without a guard is absent). */
+  guardsOf(hashes: string[]): Promise<Map<string, string>>;
+  /** Per hash, every download that has a membership item for it. */
+  membersOf(hashes: string[]): Promise<Map<string, string[]>>;
+}
+
 export type LegacyImportOutcome =
   | { outcome: 'imported'; download: Download }
   | { outcome: 'conflict'; download: Download; infohash: string; ownerId: string }

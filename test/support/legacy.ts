@@ -30,8 +30,9 @@ export function legacyFile(rows: LegacyRowSpec[], schema = LEGACY_SCHEMA): { fil
   const db = new DatabaseSync(file);
   try {
     db.exec(schema);
+    // SQLite's column names are case-insensitive: `@id` fills a column declared `ID`.
     const columns = new Set(
-      (db.prepare(`PRAGMA table_info(download)`).all() as Array<{ name: string }>).map((c) => c.name),
+      (db.prepare(`PRAGMA table_info(download)`).all() as Array<{ name: string }>).map((c) => c.name.toLowerCase()),
     );
     db.exec('BEGIN');
     for (const row of rows) {

@@ -4,7 +4,8 @@ import { createAwsClients, TOOL_DYNAMODB_LIMITS } from '../../lib/aws/clients';
 import { ConfigError, EnvReader } from '../../lib/config/env';
 import { DynamoDownloadStore } from '../../lib/downloads/dynamodb-store';
 import { importLegacyDownloads, LegacyImportReport } from '../../lib/downloads/legacy';
-import { LegacyFileError, openLegacyFile } from './legacy-sqlite';
+import { checkLegacyImport, LegacyCheckReport } from '../../lib/downloads/legacy-check';
+import { LegacyFileError, NodeSqliteMissingError, openLegacyFile } from './legacy-sqlite';
 import { progressReporter } from './progress';
 import { loadStackEnv } from './stack-env';
 
@@ -16,8 +17,11 @@ import { loadStackEnv } from './stack-env';
  * target is the environment's: TABLE_DOWNLOADS, AWS_REGION and, for LocalStack
  * or the embedded stack, AWS_ENDPOINT_URL_DYNAMODB (read from .stack/env when
  * `npm start` runs and the environment does not set them). Safe to kill and
- * re-run: imported rows are skipped. Exit 0 when every row was decided
- * (imported, already there, conflict or bad row), 1 when writes failed (re-run), 2 on bad usage.
+ * re-run: imported rows are skipped. Then the consistency check
+ * (lib/downloads/legacy-check.ts) reads the table against the file and prints
+ * what does not add up. Exit 0 when every row was decided (imported, already
+ * there, conflict or bad row) and the check passed, 1 when writes failed
+ * (re-run), 2 on bad usage or an unreadable file, 3 when the check failed.
  */
 
 const USAGE =
@@ -108,6 +112,40 @@ export function summaryLines(file: string, table: string, report: LegacyImportRe
   return lines;
 }
 
+export function checkLines(table: string, check: LegacyCheckReport): string[] {
+  const signed = (n: number) => (n > 0 ? `+${n}` : n < 0 ? String(n) : '');
+  const lines = [
+    `consistency check against ${table}: ${check.found} of ${check.expected} good rows in the table` +
+      (check.rows > check.expected ? ` (${check.rows - check.expected} bad or repeated rows are not expected)` : ''),
+    `  ${'state'.padEnd(12)}${['file', 'table', 'conflicts', 'changed', 'unexplained'].map((h) => h.padStart(12)).join('')}`,
+    ...check.states.map((s) =>
+      `  ${s.state.padEnd(12)}${[
+        String(s.file),
+        String(s.table),
+        signed(s.conflicts),
+        signed(s.changed),
+        signed(s.unexplained),
+      ]
+        .map((v) => v.padStart(12))
+        .join('')}`.trimEnd(),
+    ),
+    ...(check.conflicts || check.changed
+      ? [
+          '  (conflicts: active rows imported failed, an older download holds the hash; changed: moved by the service since)',
+        ]
+      : []),
+    `  ${check.checked_hashes} infohashes of active rows, active downloads and guards checked: one active download each, named by its guard`,
+  ];
+  lines.push(
+    ...check.problems.slice(0, SHOWN).map((p) => `problem: ${p.detail}`),
+    ...(check.problems.length > SHOWN ? [`  … ${check.problems.length - SHOWN} more in the --report file`] : []),
+    check.ok
+      ? 'consistency check: OK'
+      : `consistency check: FAILED, ${check.problems.length} problem${check.problems.length === 1 ? '' : 's'} (listed above)`,
+  );
+  return lines;
+}
+
 async function main(): Promise<number> {
   const opts = parseArgs(process.argv.slice(2));
   loadStackEnv();
@@ -125,11 +163,34 @@ async function main(): Promise<number> {
       onProgress: (n) => progress.tick((done = n)),
     });
     progress.end(done);
-    if (opts.report)
-      fs.writeFileSync(opts.report, JSON.stringify({ source: opts.sqlite, table, ...report }, null, 2) + '\n');
+    // The old id → new id map is saved before the check reads anything: a failing check must not lose it.
+    const save = (check?: LegacyCheckReport) =>
+      opts.report &&
+      fs.writeFileSync(
+        opts.report,
+        JSON.stringify({ source: opts.sqlite, table, ...report, ...(check ? { check } : {}) }, null, 2) + '\n',
+      );
+    save();
     process.stdout.write(summaryLines(opts.sqlite, table, report).join('\n') + '\n');
     if (opts.report) process.stdout.write(`report (old id → new id) written to ${opts.report}\n`);
-    return report.summary.errors > 0 ? 1 : 0;
+    if (opts.dryRun) {
+      process.stdout.write('consistency check: not run (dry run: nothing was written)\n');
+      return report.summary.errors > 0 ? 1 : 0;
+    }
+    process.stderr.write('checking the table against the file…\n');
+    let check: LegacyCheckReport;
+    try {
+      check = await checkLegacyImport(file.rows(), store);
+    } catch (err) {
+      if (err instanceof LegacyFileError) throw err;
+      process.stdout.write(`consistency check: could not read the table (${(err as Error).message}): re-run\n`);
+      return 1;
+    }
+    save(check);
+    process.stdout.write(checkLines(table, check).join('\n') + '\n');
+    if (opts.report) process.stdout.write(`the check is in ${opts.report} too\n`);
+    if (report.summary.errors > 0) return 1;
+    return check.ok ? 0 : 3;
   } finally {
     file.close();
     aws.dynamodb.destroy();
@@ -137,4 +198,4 @@ async function main(): Promise<number> {
   }
 }
 
-if (require.main === module) runCli(main, [UsageError, LegacyFileError, ConfigError]);
+if (require.main === module) runCli(main, [UsageError, LegacyFileError, NodeSqliteMissingError, ConfigError]);

@@ -1,11 +1,20 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Clock, isoTime } from '../../../lib/clock';
 import { DynamoDownloadStore } from '../../../lib/downloads/dynamodb-store';
+import {
+  downloadKey,
+  downloadToItem,
+  guardKey,
+  legacyIdItem,
+  legacyIdKey,
+  membershipItem,
+} from '../../../lib/downloads/keys';
 import { importLegacyDownloads, LegacyImportReport } from '../../../lib/downloads/legacy';
+import { checkLegacyImport } from '../../../lib/downloads/legacy-check';
 import { idTime } from '../../../lib/ident';
 import { openLegacyFile } from '../../../tools/cli/legacy-sqlite';
 import { legacyFile, LegacyRowSpec, sqliteTime, tableItems } from '../../support/legacy';
@@ -87,6 +96,10 @@ function runCli(args: string[], table: string): Promise<{ code: number | null; s
   });
 }
 
+/** A line of the check's table as the CLI prints it: the state, then right-aligned columns. */
+const stateLine = (state: string, ...columns: Array<string | number>) =>
+  `\n  ${state.padEnd(12)}${columns.map((c) => String(c).padStart(12)).join('')}`.trimEnd() + '\n';
+
 /** ULIDs in old-id order must be strictly increasing. */
 function expectOldIdOrder(ids: Record<string, string>) {
   const byOldId = Object.entries(ids).sort(([a], [b]) => (BigInt(a) < BigInt(b) ? -1 : 1));
@@ -122,7 +135,19 @@ describe('legacy import', () => {
     withTable(async (store, table) => {
       const big = bigFile(10_000);
       try {
+        const started = Date.now();
         const report = await importFile(big.file, store);
+        const imported = Date.now() - started;
+        // The closing check reads every download, every guard and the holders of 1,000 active hashes.
+        const legacy = openLegacyFile(big.file);
+        const checkStarted = Date.now();
+        const check = await checkLegacyImport(legacy.rows(), store).finally(() => legacy.close());
+        const checked = Date.now() - checkStarted;
+        process.stdout.write(
+          `10,000 rows: import ${imported} ms, check ${checked} ms (x${(checked / imported).toFixed(2)})\n`,
+        );
+        expect(check).toMatchObject({ ok: true, expected: 10_000, found: 10_000, checked_hashes: 1_000, problems: [] });
+        expect(checked).toBeLessThan(imported); // reads only: never the import's cost again
         expect(report.summary).toEqual({
           rows: 10_000,
           imported: 10_000,
@@ -383,6 +408,106 @@ describe('legacy import', () => {
         expect(missing).toMatchObject({ code: 2, stderr: expect.stringMatching(/nope\.db: no such file/) });
       } finally {
         big.remove();
+      }
+    }));
+
+  it('the closing check: a clean import passes (a conflict and a later move explained), each inconsistency planted in DynamoDB fails it, named (CLI exit 3)', () =>
+    withTable(async (store, table) => {
+      const shared = hex(20);
+      const t = (sec: number) => sqliteTime(BASE + sec * 1000);
+      const { file, remove } = legacyFile([
+        /* 1 */ { infohash: hex(20), state: 'completed', name: 'one', created_at: t(1) },
+        /* 2 */ { infohash: hex(20), state: 'downloading', name: 'two', created_at: t(2) },
+        /* 3 */ { infohash: shared, state: 'queued', name: 'three', created_at: t(3) },
+        /* 4 */ { infohash: shared, state: 'paused', name: 'four', created_at: t(4), idempotency_key: null },
+        /* 5 */ { infohash: hex(20), state: 'stuck', name: 'five', created_at: t(5) },
+        /* 6 */ { infohash: hex(20), state: 'cancelled', name: 'six', created_at: t(6) },
+        /* 7 */ { infohash: 'not a hash', state: 'completed' },
+      ]);
+      try {
+        const clean = await runCli(['--sqlite', file], table);
+        expect(clean.code).toBe(0);
+        expect(clean.stdout).toMatch(
+          /consistency check against .+: 6 of 6 good rows in the table \(1 bad or repeated rows/,
+        );
+        expect(clean.stdout).toContain(stateLine('queued', 1, 1, '', '', ''));
+        expect(clean.stdout).toContain(stateLine('paused', 1, 0, -1, '', ''));
+        expect(clean.stdout).toContain(stateLine('failed', 0, 1, '+1', '', ''));
+        expect(clean.stdout).toMatch(/ 3 infohashes of active rows, active downloads and guards checked/);
+        expect(clean.stdout).toMatch(/\nconsistency check: OK\n$/);
+        // Node 24's node:sqlite prints no ExperimentalWarning: the operator sees progress and the check only.
+        expect(clean.stderr).not.toMatch(/warning/i);
+        const ids = Object.fromEntries(
+          ((await tableItems(aws, table))['legacy-id'] ?? []).map((i) => [i.legacy_id, i.download_id as string]),
+        );
+
+        // The service moves a download on: a new revision, explained as a change.
+        await store.setDownloadState(ids['2'], 'downloading', 'completed');
+        const legacy = openLegacyFile(file);
+        const moved = await checkLegacyImport(legacy.rows(), store).finally(() => legacy.close());
+        expect(moved).toMatchObject({ ok: true, changed: 1, conflicts: 1 });
+
+        // Writes behind the store, as a hand edit or another tool could make them.
+        const item = (await aws.documents.send(new ScanCommand({ TableName: table }))).Items!;
+        const download5 = item.find((i) => i.id === ids['5'])!;
+        await aws.documents.send(
+          new UpdateCommand({
+            TableName: table,
+            Key: downloadKey(ids['1']),
+            UpdateExpression: 'SET #s = :s',
+            ExpressionAttributeNames: { '#s': 'state' },
+            ExpressionAttributeValues: { ':s': 'failed' },
+          }),
+        );
+        await aws.documents.send(
+          new DeleteCommand({ TableName: table, Key: guardKey(download5.infohashes[0].infohash) }),
+        );
+        const intruder = { ...(await store.get(ids['3']))!, id: '01kb0000000000000000000000', name: 'intruder' };
+        await aws.documents.send(new PutCommand({ TableName: table, Item: downloadToItem(intruder) }));
+        await aws.documents.send(
+          new PutCommand({ TableName: table, Item: membershipItem(intruder.infohashes[0], intruder.id) }),
+        );
+        await aws.documents.send(new PutCommand({ TableName: table, Item: legacyIdItem('99', ids['6']) }));
+
+        const reportFile = path.join(path.dirname(file), 'report.json');
+        const planted = await runCli(['--sqlite', file, '--report', reportFile], table);
+        expect(planted.code).toBe(3);
+        const problems = planted.stdout.split('\n').filter((l) => l.startsWith('problem: '));
+        expect(problems.sort()).toEqual(
+          [
+            `problem: legacy id 1 → ${ids['1']}, unchanged since the import (revision 1), differs from its row: state completed in the file, failed in the table`,
+            `problem: legacy id 99 → ${ids['6']} is in the table but is not a good row of this file (another installation's import, or a row changed since)`,
+            `problem: legacy ids 6 and 99 both map to download ${ids['6']}`,
+            `problem: infohash ${download5.infohashes[0].infohash}: active download ${ids['5']} (legacy id 5) holds it without a guard`,
+            `problem: infohash ${shared}: 2 active downloads: ${ids['3']} (legacy id 3) queued, ${intruder.id} queued`,
+          ].sort(),
+        );
+        // Row 1 left completed behind the store; row 2 left downloading through it.
+        expect(planted.stdout).toContain(stateLine('completed', 1, 1, '', '+1', -1));
+        expect(planted.stdout).toContain(stateLine('failed', 0, 2, '+1', '', '+1'));
+        expect(planted.stdout).toContain(stateLine('downloading', 1, 0, '', -1, ''));
+        expect(planted.stdout).toMatch(/\nconsistency check: FAILED, 5 problems \(listed above\)\n/);
+        const saved = JSON.parse(fs.readFileSync(reportFile, 'utf8'));
+        expect(saved.check).toMatchObject({
+          ok: false,
+          problems: expect.arrayContaining([expect.objectContaining({ kind: 'two-active', infohash: shared })]),
+        });
+        expect(Object.keys(saved.ids)).toHaveLength(6);
+
+        // A legacy-id item lost: the row reads as not imported (a re-run would try it again).
+        await aws.documents.send(new DeleteCommand({ TableName: table, Key: legacyIdKey('4') }));
+        const again = openLegacyFile(file);
+        const lost = await checkLegacyImport(again.rows(), store).finally(() => again.close());
+        expect(lost.problems.filter((p) => p.kind === 'not-imported')).toEqual([
+          {
+            kind: 'not-imported',
+            legacy_id: '4',
+            detail: 'legacy id 4 (paused) was not imported: no legacy-id item (a re-run imports it)',
+          },
+        ]);
+        expect(lost.states.find((s) => s.state === 'failed')).toMatchObject({ file: 0, unexplained: 1 });
+      } finally {
+        remove();
       }
     }));
 });
