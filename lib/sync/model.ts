@@ -41,6 +41,8 @@ export const SyncErrorCode = {
   RATE_LIMITED: 'RATE_LIMITED',
   /** An answer broke the contract: not JSON, truncated, an unknown enum, money out of range, an unsafe id. */
   BAD_UPSTREAM_ANSWER: 'BAD_UPSTREAM_ANSWER',
+  /** 12002: T-Bank retired a method the sync calls (a release must move to its successor). */
+  METHOD_RETIRED: 'METHOD_RETIRED',
   /** A 30xxx or other 4xx: the request itself was refused. */
   UPSTREAM_REJECTED: 'UPSTREAM_REJECTED',
   STEP_TIMEOUT: 'STEP_TIMEOUT',

@@ -1,6 +1,14 @@
 import { newId } from '../ident';
 import { HOUR_MS, HourlyHead, Section, StepRow, StepState, SyncErrorCode } from './model';
-import { barrierReached, Derived, deriveOutcome, finishedBefore, readyToDispatch } from './outcome';
+import {
+  barrierReached,
+  Derived,
+  deriveOutcome,
+  finishedBefore,
+  newStepId,
+  nextWaitEnd,
+  readyToDispatch,
+} from './outcome';
 import type { HourlyStore } from './store';
 
 /**
@@ -141,11 +149,10 @@ export class HourlyService {
   ): Promise<Section[]> {
     const head = await this.store.head(user);
     if (!head || head.attempt_id !== attemptId || head.state !== 'running') return [];
-    // Past the wait bound nothing new starts: the barrier settles the attempt as it stands.
-    if (now >= head.started_at + this.deps.waitBoundMs) return [];
+    // A section whose own dispatch window is over is not sent: the barrier settles it as it stands.
     const sent: Section[] = [];
-    for (const section of readyToDispatch(head, await this.store.stepRows(attemptId))) {
-      const stepId = newId(now);
+    for (const section of readyToDispatch(head, await this.store.stepRows(attemptId), now, this.deps.waitBoundMs)) {
+      const stepId = newStepId(now);
       if (!(await this.store.claimDispatch(user, attemptId, section, stepId))) continue;
       await dispatch(section, stepId);
       sent.push(section);
@@ -246,15 +253,20 @@ export class HourlyService {
    * - settled: the due gate, an hour after its start;
    * - running mid-walk: its run's end (then `restart` can act);
    * - walked, steps out: a lost settle is recoverable SETTLE_GRACE after the
-   *   last finish, and the wait bound settles whatever is left; a visit before
-   *   either pushes it on by SETTLE_GRACE.
+   *   last finish, and each step's wait bound (from its dispatch) settles what
+   *   is left; a visit before either pushes it on by SETTLE_GRACE.
    * Never earlier than now + 1 s, so a visit that cannot act is not repeated at once.
    */
-  nextLook(head: Pick<HourlyHead, 'state' | 'started_at' | 'walk_completed' | 'run_deadline'>, now: number): number {
+  nextLook(
+    head: Pick<HourlyHead, 'state' | 'started_at' | 'walk_completed' | 'run_deadline'> &
+      Partial<Pick<HourlyHead, 'children'>>,
+    now: number,
+  ): number {
     const floor = now + 1000;
     if (head.state !== 'running') return Math.max(head.started_at + HOUR_MS, floor);
     if (!head.walk_completed) return Math.max(head.run_deadline, floor);
-    return Math.max(Math.min(head.started_at + this.deps.waitBoundMs, now + SETTLE_GRACE_MS), floor);
+    const waitEnds = nextWaitEnd(head, now, this.deps.waitBoundMs) ?? Infinity;
+    return Math.max(Math.min(waitEnds, now + SETTLE_GRACE_MS), floor);
   }
 
   private closedHead(head: HourlyHead, outcome: Derived, now: number): HourlyHead {

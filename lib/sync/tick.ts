@@ -1,9 +1,9 @@
 import type { Clock } from '../clock';
-import { newId } from '../ident';
 import type { Logger } from '../log';
 import type { ConnectionService } from './connections';
 import { DUE_SHARDS } from './keys';
 import { FIRST_PHASE, SyncErrorCode } from './model';
+import { newStepId } from './outcome';
 import type { HourlyService, Reservation, Run } from './service';
 import type { Dispatch, StepInput } from './step';
 
@@ -167,7 +167,7 @@ export async function tickUser(deps: TickDeps, user: string): Promise<TickOutcom
   }
   // The first phase; a step whose finish completes a dependency dispatches the second (step.ts).
   for (const section of FIRST_PHASE) {
-    const step: StepInput = { user_id: user, attempt_id: attempt.attempt_id, step_id: newId(deps.now()), section };
+    const step: StepInput = { user_id: user, attempt_id: attempt.attempt_id, step_id: newStepId(deps.now()), section };
     try {
       await deps.dispatch(step);
     } catch (err) {
