@@ -2,7 +2,16 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readBody } from '../http';
-import { ACCOUNTS, bondEventsOf, dividendsOf, INSTRUMENTS, OPERATIONS, portfolioOf, WireOperation } from './dataset';
+import {
+  ACCOUNTS,
+  bondEventsOf,
+  dividendsOf,
+  INSTRUMENTS,
+  OPERATIONS,
+  portfolioOf,
+  READABLE_ACCOUNTS,
+  WireOperation,
+} from './dataset';
 
 /**
  * A T-Bank Invest API emulator (REST gateway): the real paths
@@ -23,7 +32,8 @@ import { ACCOUNTS, bondEventsOf, dividendsOf, INSTRUMENTS, OPERATIONS, portfolio
  *     "error": 40003 | 40002 | 50004 | 70001 | 70002 | 30001 | 30238 | 12002, "storm": true (every call 429),
  *     "html": true (a 502 HTML page), "truncate": true, "badEnum": true, "badMoney": true,
  *     "inject": {"PK": "…"} (extra fields in every item), "times": 2 (the fault applies to the next 2 calls only)},
- *    "changeIds": true (operation ids change between two reads)}
+ *    "changeIds": true (operation ids change between two reads),
+    "denyAccounts": ["<account id>"] (40002 on that account's methods: a single-account token)}
  * `GET /emulator/calls` → calls per method and the 429s answered.
  */
 
@@ -41,7 +51,7 @@ export interface Fault {
   times?: number;
 }
 
-export type Faults = Record<string, Fault> & { changeIds?: boolean };
+export type Faults = Record<string, Fault> & { changeIds?: boolean; denyAccounts?: string[] };
 
 /** How answers are dressed: where an error body carries the API code, how headers are named. */
 export interface Wire {
@@ -90,6 +100,8 @@ export class BrokerageEmulator {
   faults: Faults = {};
   wire: Wire;
   readonly calls: Record<string, number> = {};
+  /** Calls naming each `accountId` (answered or refused). */
+  readonly accountCalls = new Map<string, number>();
   rateLimited = 0;
   readonly windowMs: number;
   private readonly clock: () => number;
@@ -121,6 +133,7 @@ export class BrokerageEmulator {
     this.windows.clear();
     this.rateLimited = 0;
     for (const key of Object.keys(this.calls)) delete this.calls[key];
+    this.accountCalls.clear();
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -213,6 +226,8 @@ export class BrokerageEmulator {
     } catch {
       return fail(30001, 'the body is not JSON');
     }
+    if (typeof body.accountId === 'string')
+      this.accountCalls.set(body.accountId, (this.accountCalls.get(body.accountId) ?? 0) + 1);
     let answer: unknown;
     try {
       answer = this.answer(name, body);
@@ -280,9 +295,12 @@ export class BrokerageEmulator {
     }
   }
 
+  /** An account's brokerage methods: 50004 for an unknown id, 40002 for one the token may not read or that is no brokerage account. */
   private account(id: unknown) {
     const account = ACCOUNTS.find((a) => a.id === id);
     if (!account) throw new ApiError(50004);
+    if (!READABLE_ACCOUNTS.includes(account) || this.faults.denyAccounts?.includes(account.id))
+      throw new ApiError(40002);
     return account;
   }
 

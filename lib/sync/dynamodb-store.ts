@@ -23,7 +23,7 @@ import {
   stepItem,
   stepKey,
 } from './keys';
-import type { Connection, HourlyHead, Section, StepRow, StepState } from './model';
+import type { Connection, HourlyHead, Section, StepReport, StepRow, StepState } from './model';
 import type { ConnectionStore, HourlyStore } from './store';
 
 /**
@@ -227,14 +227,23 @@ export class DynamoSyncStore implements HourlyStore, ConnectionStore {
   async finishStep(
     user: string,
     row: Pick<StepRow, 'attempt_id' | 'section' | 'step_id'>,
-    finish: { state: Exclude<StepState, 'running'>; finished_at: number; error_code?: string; tracking_id?: string },
+    finish: {
+      state: Exclude<StepState, 'running'>;
+      finished_at: number;
+      error_code?: string;
+      tracking_id?: string;
+    } & StepReport,
   ): Promise<void> {
-    const set = [
-      '#state = :s',
-      'finished_at = :f',
-      ...(finish.error_code ? ['error_code = :e'] : []),
-      ...(finish.tracking_id ? ['tracking_id = :t'] : []),
-    ];
+    // Named fields only, each set when present.
+    const optional = {
+      error_code: finish.error_code,
+      tracking_id: finish.tracking_id,
+      unknown_values: finish.unknown_values,
+      unknown_names: finish.unknown_names,
+      skipped_accounts: finish.skipped_accounts,
+    };
+    const present = Object.entries(optional).filter(([, v]) => v !== undefined);
+    const set = ['#state = :s', 'finished_at = :f', ...present.map(([k]) => `${k} = :${k}`)];
     try {
       await transactWrite(this.deps.documents, [
         this.fence(user, row.attempt_id),
@@ -250,8 +259,7 @@ export class DynamoSyncStore implements HourlyStore, ConnectionStore {
               ':f': isoTime(finish.finished_at),
               ':sid': row.step_id,
               ':running': 'running',
-              ...(finish.error_code ? { ':e': finish.error_code } : {}),
-              ...(finish.tracking_id ? { ':t': finish.tracking_id } : {}),
+              ...Object.fromEntries(present.map(([k, v]) => [`:${k}`, v])),
             },
           },
         },

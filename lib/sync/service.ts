@@ -1,5 +1,5 @@
 import { newId } from '../ident';
-import { HOUR_MS, HourlyHead, Section, StepRow, StepState, SyncErrorCode } from './model';
+import { HOUR_MS, HourlyHead, Section, StepReport, StepRow, StepState, SyncErrorCode } from './model';
 import {
   barrierReached,
   Derived,
@@ -239,12 +239,14 @@ export class HourlyService {
     now: number,
     errorCode?: string,
     trackingId?: string,
+    report: StepReport = {},
   ): Promise<void> {
     return this.store.finishStep(user, row, {
       state,
       finished_at: now,
       ...(errorCode ? { error_code: errorCode } : {}),
       ...(trackingId ? { tracking_id: trackingId } : {}),
+      ...report,
     });
   }
 

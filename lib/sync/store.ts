@@ -1,4 +1,4 @@
-import type { Connection, HourlyHead, Section, StepRow, StepState } from './model';
+import type { Connection, HourlyHead, Section, StepReport, StepRow, StepState } from './model';
 
 /**
  * The hourly coordinator's durable state. Every write is ONE conditional
@@ -55,7 +55,12 @@ export interface HourlyStore {
   finishStep(
     user: string,
     row: Pick<StepRow, 'attempt_id' | 'section' | 'step_id'>,
-    finish: { state: Exclude<StepState, 'running'>; finished_at: number; error_code?: string; tracking_id?: string },
+    finish: {
+      state: Exclude<StepState, 'running'>;
+      finished_at: number;
+      error_code?: string;
+      tracking_id?: string;
+    } & StepReport,
   ): Promise<void>;
 
   /** The user's attempt records, newest first, at most `limit` (the console; eventually consistent). */

@@ -58,10 +58,18 @@ export class TBankClient {
   readonly calls: CallCounts = {};
   /** 429 answers met (each was waited for and retried, or ended the call). */
   rateLimited = 0;
+  /** Unknown enum values the answers carried, kept raw (contract.ts): `field=value` → occurrences. */
+  readonly unknownValues = new Map<string, number>();
+
+  private readonly unknown = (field: string, value: string) => {
+    const key = `${field}=${value}`;
+    this.unknownValues.set(key, (this.unknownValues.get(key) ?? 0) + 1);
+  };
 
   constructor(private readonly opts: TBankClientOptions) {}
 
-  getAccounts = (): Promise<Account[]> => this.call('UsersService', 'GetAccounts', {}, parseAccounts);
+  getAccounts = (): Promise<Account[]> =>
+    this.call('UsersService', 'GetAccounts', {}, (b) => parseAccounts(b, this.unknown));
 
   getPortfolio = (accountId: string): Promise<Portfolio> =>
     this.call('OperationsService', 'GetPortfolio', { accountId }, (b) => parsePortfolio(b, accountId));
@@ -77,7 +85,7 @@ export class TBankClient {
       'OperationsService',
       'GetOperationsByCursor',
       { accountId: q.accountId, from: q.from, to: q.to, limit: q.limit, ...(q.cursor ? { cursor: q.cursor } : {}) },
-      (b) => parseOperationsPage(b, q.accountId),
+      (b) => parseOperationsPage(b, q.accountId, this.unknown),
       { has_next: false, next_cursor: '', items: [] },
     );
 
@@ -85,10 +93,16 @@ export class TBankClient {
     this.call('InstrumentsService', 'GetDividends', { instrumentId, from, to }, parseDividends, []);
 
   getBondEvents = (instrumentId: string, from: string, to: string): Promise<BondEvent[]> =>
-    this.call('InstrumentsService', 'GetBondEvents', { instrumentId, from, to }, parseBondEvents, []);
+    this.call(
+      'InstrumentsService',
+      'GetBondEvents',
+      { instrumentId, from, to },
+      (b) => parseBondEvents(b, this.unknown),
+      [],
+    );
 
   getInstrumentBy = (idType: 'INSTRUMENT_ID_TYPE_FIGI' | 'INSTRUMENT_ID_TYPE_UID', id: string): Promise<Instrument> =>
-    this.call('InstrumentsService', 'GetInstrumentBy', { idType, id }, parseInstrument);
+    this.call('InstrumentsService', 'GetInstrumentBy', { idType, id }, (b) => parseInstrument(b, this.unknown));
 
   /**
    * One unary call with its retry policy: the parsed answer, or a TBankError carrying the call's tracking id.

@@ -1,6 +1,6 @@
 import { StaleAttemptError } from '../../../lib/sync/errors';
 import { dueShardOf } from '../../../lib/sync/keys';
-import type { Connection, HourlyHead, Section, StepRow, StepState } from '../../../lib/sync/model';
+import type { Connection, HourlyHead, Section, StepReport, StepRow, StepState } from '../../../lib/sync/model';
 import type { ConnectionStore, HourlyStore } from '../../../lib/sync/store';
 
 /**
@@ -113,7 +113,12 @@ export class MemorySyncStore implements HourlyStore, ConnectionStore {
   async finishStep(
     user: string,
     row: Pick<StepRow, 'attempt_id' | 'section' | 'step_id'>,
-    finish: { state: Exclude<StepState, 'running'>; finished_at: number; error_code?: string; tracking_id?: string },
+    finish: {
+      state: Exclude<StepState, 'running'>;
+      finished_at: number;
+      error_code?: string;
+      tracking_id?: string;
+    } & StepReport,
   ) {
     this.count('finishStep');
     if (this.heads.get(user)?.attempt_id !== row.attempt_id) throw new StaleAttemptError(row.attempt_id);

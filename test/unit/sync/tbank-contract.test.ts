@@ -109,8 +109,27 @@ describe('parsers over documented answers', () => {
     expect(classify(502, undefined)).toBe('transient');
   });
 
+  it('an unknown enum value shaped like an enum name is kept raw and reported to the sink', () => {
+    const body = fixture('GetAccounts');
+    body.accounts[0].status = 'ACCOUNT_STATUS_FROZEN';
+    const seen: string[] = [];
+    expect(parseAccounts(body, (field, value) => seen.push(`${field}=${value}`))[0].status).toBe(
+      'ACCOUNT_STATUS_FROZEN',
+    );
+    expect(seen).toEqual(['status=ACCOUNT_STATUS_FROZEN']);
+    // Not an enum name at all: still a contract failure, sink or not.
+    body.accounts[0].status = 'frozen; DROP';
+    expect(() => parseAccounts(body, () => {})).toThrow(ContractError);
+    body.accounts[0].status = 42;
+    expect(() => parseAccounts(body, () => {})).toThrow('unknown value');
+  });
+
   it.each([
-    ['an unknown enum', (a: Record<string, unknown>) => (a.status = 'ACCOUNT_STATUS_FROZEN'), 'unknown value'],
+    [
+      'an unknown enum without a sink',
+      (a: Record<string, unknown>) => (a.status = 'ACCOUNT_STATUS_FROZEN'),
+      'unknown value',
+    ],
     ['a missing id', (a: Record<string, unknown>) => delete a.id, 'missing'],
     ['a bad time', (a: Record<string, unknown>) => (a.openedDate = 'yesterday'), 'RFC 3339'],
   ])('%s is a ContractError naming the field', (_n, mutate, message) => {
