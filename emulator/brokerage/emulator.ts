@@ -26,6 +26,9 @@ import {
  * A token is `t.` + 8 or more [A-Za-z0-9_-]. Rate limits are enforced per
  * token and service in fixed windows (`windowMs`, 60 s as in production; a
  * test may scale it down): the 429 answer carries 80002 and the reset header.
+ * Every request also counts against its client IP address, across all tokens
+ * (`addressLimits`: 1,000 a window and 50 a sixtieth of it, as limits.md says
+ * per minute and per second).
  *
  * Fault knobs, by tests and by hand (`PUT /emulator/faults`, `DELETE /emulator/faults`):
  *   {"<Service>/<Method>" | "<Service>" | "*": {"latencyMs": 200, "hang": true,
@@ -94,6 +97,11 @@ export interface EmulatorOptions {
   /** The wall clock: tests fake Date, never this. */
   clock?: () => number;
   wire?: Partial<Wire>;
+  /**
+   * T-Bank's limits per client IP address across every token (limits.md): 1,000 a "minute"
+   * (`windowMs`) and 50 a "second" (`windowMs / 60`); beyond them 429 with 80002. `false`: none.
+   */
+  addressLimits?: { perMinute: number; perSecond: number } | false;
 }
 
 export class BrokerageEmulator {
@@ -107,11 +115,15 @@ export class BrokerageEmulator {
   private readonly clock: () => number;
   private readonly initialWire: Wire;
   private readonly windows = new Map<string, { start: number; used: number }>();
+  private readonly addressLimits: { perMinute: number; perSecond: number } | false;
+  /** Per client address: the most requests seen in one "minute" and one "second" window, and the 429s for it. */
+  readonly addresses = new Map<string, { peakMinute: number; peakSecond: number; limited: number }>();
   private idGeneration = 0;
   private readonly server = http.createServer((req, res) => void this.handle(req, res));
 
   constructor(opts: EmulatorOptions = {}) {
     this.windowMs = opts.windowMs ?? 60_000;
+    this.addressLimits = opts.addressLimits ?? { perMinute: 1000, perSecond: 50 };
     this.initialWire = { ...DEFAULT_WIRE, ...opts.wire };
     this.wire = { ...this.initialWire };
     this.clock = opts.clock ?? (() => performance.timeOrigin + performance.now());
@@ -134,6 +146,7 @@ export class BrokerageEmulator {
     this.rateLimited = 0;
     for (const key of Object.keys(this.calls)) delete this.calls[key];
     this.accountCalls.clear();
+    this.addresses.clear();
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -172,7 +185,12 @@ export class BrokerageEmulator {
       }
       return send(200, this.wire);
     }
-    if (url.pathname === '/emulator/calls') return send(200, { calls: this.calls, rate_limited: this.rateLimited });
+    if (url.pathname === '/emulator/calls')
+      return send(200, {
+        calls: this.calls,
+        rate_limited: this.rateLimited,
+        addresses: Object.fromEntries(this.addresses),
+      });
 
     const match = /^([A-Za-z]+)\/([A-Za-z]+)$/.exec(
       url.pathname.startsWith(PREFIX) ? url.pathname.slice(PREFIX.length) : '',
@@ -181,6 +199,14 @@ export class BrokerageEmulator {
     const [, service, method] = match;
     const name = `${service}/${method}`;
     this.calls[name] = (this.calls[name] ?? 0) + 1;
+
+    // The per-address limiter counts every request, whatever its token (the real one limits IP addresses).
+    if (this.addressLimits && this.overAddressLimit(req.socket.remoteAddress ?? '?', this.addressLimits)) {
+      this.rateLimited++;
+      headers['x-ratelimit-remaining'] = '0';
+      headers['x-ratelimit-reset'] = '1';
+      return fail(80002);
+    }
 
     const token = TOKEN.exec(req.headers.authorization ?? '')?.[1];
     if (token) {
@@ -247,6 +273,27 @@ export class BrokerageEmulator {
     const text = JSON.stringify(answer);
     res.writeHead(200, { 'content-type': 'application/json', ...dressed() });
     res.end(fault.truncate ? text.slice(0, Math.max(1, Math.floor(text.length / 2))) : text);
+  }
+
+  /** Counts one request of `address` in its "minute" and "second" windows; true when either is over its limit. */
+  private overAddressLimit(address: string, limits: { perMinute: number; perSecond: number }): boolean {
+    const now = this.clock();
+    const second = Math.max(1, Math.round(this.windowMs / 60));
+    const count = (key: string, windowMs: number) => {
+      const start = now - (now % windowMs);
+      let w = this.windows.get(key);
+      if (!w || w.start !== start) this.windows.set(key, (w = { start, used: 0 }));
+      return ++w.used;
+    };
+    const minuteUsed = count(`@${address}|minute`, this.windowMs);
+    const secondUsed = count(`@${address}|second`, second);
+    let seen = this.addresses.get(address);
+    if (!seen) this.addresses.set(address, (seen = { peakMinute: 0, peakSecond: 0, limited: 0 }));
+    seen.peakMinute = Math.max(seen.peakMinute, minuteUsed);
+    seen.peakSecond = Math.max(seen.peakSecond, secondUsed);
+    const over = minuteUsed > limits.perMinute || secondUsed > limits.perSecond;
+    if (over) seen.limited++;
+    return over;
   }
 
   private takeFault(name: string, service: string): Fault {

@@ -1,6 +1,6 @@
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGetAll } from '../aws/batch';
-import { isoTime } from '../clock';
+import { isoTime, parseIsoTime } from '../clock';
 import { conditionFailed } from '../aws/conditions';
 import { queryAll, queryItems } from '../aws/query';
 import { TransactionCancelledError, transactWrite, TransactItem } from '../aws/transact';
@@ -24,6 +24,7 @@ import {
   stepKey,
 } from './keys';
 import type { Connection, HourlyHead, Section, StepReport, StepRow, StepState } from './model';
+import type { DueEntry } from './store';
 import type { ConnectionStore, HourlyStore } from './store';
 
 /**
@@ -270,18 +271,19 @@ export class DynamoSyncStore implements HourlyStore, ConnectionStore {
     }
   }
 
-  async *dueUsers(shard: number, now: number, limit?: number): AsyncGenerator<string> {
+  async *dueEntries(shard: number, now: number, limit?: number): AsyncGenerator<DueEntry> {
     const items = queryItems(this.deps.documents, {
       TableName: this.table,
       IndexName: DUE_INDEX,
       KeyConditionExpression: 'due_shard = :s AND due_at <= :now',
       ExpressionAttributeValues: { ':s': dueShardKey(shard), ':now': isoTime(now) },
-      ProjectionExpression: 'user_id',
+      ProjectionExpression: 'user_id, due_at',
       ...(limit ? { Limit: limit } : {}),
     });
     let n = 0;
     for await (const item of items) {
-      if (typeof item.user_id === 'string') yield item.user_id;
+      const dueAt = parseIsoTime(item.due_at);
+      if (typeof item.user_id === 'string') yield { user_id: item.user_id, due_at: dueAt ?? 0 };
       if (limit && ++n >= limit) return;
     }
   }

@@ -9,7 +9,7 @@ import {
   nextWaitEnd,
   readyToDispatch,
 } from './outcome';
-import type { HourlyStore } from './store';
+import type { DueEntry, HourlyStore } from './store';
 
 /**
  * The policy of the hourly design (lib/sync/README.md): which branch a visit
@@ -224,8 +224,13 @@ export class HourlyService {
   }
 
   /** The users whose due entry in `shard` is at or before `now` (the index is eventually consistent: re-read the head). */
-  dueUsers(shard: number, now: number, limit?: number): AsyncGenerator<string> {
-    return this.store.dueUsers(shard, now, limit);
+  async *dueUsers(shard: number, now: number, limit?: number): AsyncGenerator<string> {
+    for await (const entry of this.store.dueEntries(shard, now, limit)) yield entry.user_id;
+  }
+
+  /** The due entries of `shard`, oldest due first. */
+  dueEntries(shard: number, now: number, limit?: number): AsyncGenerator<DueEntry> {
+    return this.store.dueEntries(shard, now, limit);
   }
 
   startStep(user: string, row: StepRow): Promise<'started' | 'exists'> {

@@ -4,7 +4,7 @@ import type { SyncDataStore } from './data-store';
 import { NoTokenError, StaleAttemptError } from './errors';
 import { UnsafeKeyPartError } from './errors';
 import { Section, SkippedAccount, StepReport, SyncErrorCode } from './model';
-import { SharedCallBudget } from './rate-budget';
+import { AddressLimits, SharedCallBudget } from './rate-budget';
 import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS, SectionRunner, SectionSettings } from './sections';
 import type { Clock } from '../clock';
 import type { ConnectionService } from './connections';
@@ -49,6 +49,10 @@ export interface TBankSettings {
   appName: string;
   /** The rate limits' window (60 s; scaled down only where the emulator's is). */
   rateWindowMs: number;
+  /** Our egress addresses: every call also takes a slot of their shared budget (rate-budget.ts). */
+  egressAddresses?: number;
+  /** The limits per address: limits.md's unless a test scales them with its window. */
+  addressLimits?: AddressLimits;
   retries?: number;
   backoffMs?: number;
   rateLimitWaits?: number;
@@ -98,7 +102,13 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
         signal,
         remainingMs,
         log,
-        budget: new SharedCallBudget({ data: deps.data, user: input.user_id, windowMs: deps.tbank.rateWindowMs }),
+        budget: new SharedCallBudget({
+          data: deps.data,
+          user: input.user_id,
+          windowMs: deps.tbank.rateWindowMs,
+          egressAddresses: deps.tbank.egressAddresses,
+          addressLimits: deps.tbank.addressLimits,
+        }),
       });
       const client = api;
       return run({

@@ -126,15 +126,15 @@ export class MemorySyncStore implements HourlyStore, ConnectionStore {
     if (!stored || stored.step_id !== row.step_id || stored.state !== 'running') throw new Error('condition failed');
     Object.assign(stored, finish);
   }
-  async *dueUsers(shard: number, now: number, limit?: number) {
-    this.count('dueUsers');
+  async *dueEntries(shard: number, now: number, limit?: number) {
+    this.count('dueEntries');
     const due = [
       ...[...this.heads.values()].map((h) => [h.user_id, h.due_at] as const),
       ...[...this.conns.entries()].map(([user, c]) => [user, c.due_at] as const),
     ]
       .filter(([user, at]) => at !== undefined && at <= now && dueShardOf(user) === shard)
       .sort((a, b) => a[1]! - b[1]!)
-      .map(([user]) => user);
+      .map(([user_id, due_at]) => ({ user_id, due_at: due_at! }));
     yield* limit ? due.slice(0, limit) : due;
   }
   async putConnectionIfNoHead(user: string, sealed: string, createdAt: number, dueAt: number) {
