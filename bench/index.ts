@@ -5,6 +5,7 @@ import { edgeTokens, httpEdge, reportHttpEdge } from './http-edge';
 import { BenchStack, startBenchStack } from './support';
 import { freePort } from '../tools/stack/ports';
 import { reportSyncTick, syncTick } from './sync-tick';
+import { reportSyncEgress, syncEgress } from './sync-egress';
 import { reportScanGateway, scanGateway } from './scan-gateway';
 import { legacyImport, reportLegacyImport } from './legacy-import';
 import { reportTbankSync, tbankSync } from './tbank-sync';
@@ -16,7 +17,10 @@ const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
   writes: async (b) => reportDynamodbWrites(await dynamodbWrites(b)),
   ingest: async (b) => reportDownloadsIngest(await downloadsIngest(b)),
   poll: async (b) => reportDownloadsPoll(await downloadsPoll(b)),
-  sync: async (b) => reportSyncTick(await syncTick(b)),
+  sync: async (b) => {
+    reportSyncTick(await syncTick(b));
+    reportSyncEgress(await syncEgress());
+  },
   tbank: async (b) => reportTbankSync(await tbankSync(b)),
   scan: async (b) => reportScanGateway(await scanGateway(b)),
   edge: async (b) => reportHttpEdge(await httpEdge(b)),

@@ -134,7 +134,37 @@ export const ACCOUNTS: WireAccount[] = [
     closedDate: '2024-11-30T00:00:00Z',
     accessLevel: 'ACCOUNT_ACCESS_LEVEL_READ_ONLY',
   },
+  // GetAccounts lists every account of the owner: one this token may not read, and a bank (debit) account.
+  {
+    id: '2000440023',
+    type: 'ACCOUNT_TYPE_TINKOFF',
+    name: 'Счёт супруги',
+    status: 'ACCOUNT_STATUS_OPEN',
+    openedDate: '2025-06-01T00:00:00Z',
+    accessLevel: 'ACCOUNT_ACCESS_LEVEL_NO_ACCESS',
+  },
+  {
+    id: '5000550031',
+    type: 'ACCOUNT_TYPE_DEBIT',
+    name: 'Дебетовая карта',
+    status: 'ACCOUNT_STATUS_OPEN',
+    openedDate: '2022-02-14T00:00:00Z',
+    accessLevel: 'ACCOUNT_ACCESS_LEVEL_FULL_ACCESS',
+  },
 ];
+
+/** The accounts whose brokerage methods answer: open, brokerage, with access. */
+export const READABLE_ACCOUNTS = ACCOUNTS.filter(
+  (a) =>
+    a.accessLevel !== 'ACCOUNT_ACCESS_LEVEL_NO_ACCESS' &&
+    (a.type === 'ACCOUNT_TYPE_TINKOFF' || a.type === 'ACCOUNT_TYPE_TINKOFF_IIS'),
+);
+
+/**
+ * An operation type newer than the contract release the sync was built from (T-Bank adds them between
+ * releases): every 100th operation of the first account carries it.
+ */
+export const LATER_OPERATION_TYPE = 'OPERATION_TYPE_FROM_A_LATER_RELEASE';
 
 export const moneyValue = (currency: string, nanos: bigint) => ({
   currency,
@@ -200,7 +230,7 @@ function generateOperations(): WireOperation[] {
   const rand = prng(20261203);
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)];
   const ops: WireOperation[] = [];
-  const open = ACCOUNTS.filter((a) => a.status === 'ACCOUNT_STATUS_OPEN');
+  const open = READABLE_ACCOUNTS.filter((a) => a.status === 'ACCOUNT_STATUS_OPEN');
   const tradable = INSTRUMENTS;
   const per = [1400, 1000];
   open.forEach((account, ai) => {
@@ -263,6 +293,8 @@ function generateOperations(): WireOperation[] {
         quantityDone:
           state === 'OPERATION_STATE_PROGRESS' ? (quantity - quantity / 2n).toString() : quantity.toString(),
       });
+      if (ai === 0 && i % 100 === 42)
+        Object.assign(ops[ops.length - 1], { type: LATER_OPERATION_TYPE, description: '' });
     }
   });
   // Newest first, as T-Bank answers.

@@ -2,23 +2,41 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readBody } from '../http';
-import { ACCOUNTS, bondEventsOf, dividendsOf, INSTRUMENTS, OPERATIONS, portfolioOf, WireOperation } from './dataset';
+import {
+  ACCOUNTS,
+  bondEventsOf,
+  dividendsOf,
+  INSTRUMENTS,
+  OPERATIONS,
+  portfolioOf,
+  READABLE_ACCOUNTS,
+  WireOperation,
+} from './dataset';
 
 /**
  * A T-Bank Invest API emulator (REST gateway): the real paths
  * (`POST /rest/tinkoff.public.invest.api.contract.v1.<Service>/<Method>`),
  * camelCase bodies, enum strings, error bodies `{code, message, description}`
- * and the headers x-tracking-id and x-ratelimit-{limit,remaining,reset}.
+ * with the 5-digit API code in `message` (the gRPC status message, as the
+ * gateway maps it) and the text in `description`, or the other way round
+ * (`wire.errorCodeIn: 'description'`), and the headers x-tracking-id and
+ * x-ratelimit-{limit,remaining,reset} as the gateway forwards gRPC metadata,
+ * `grpc-metadata-x-…` (or bare: `wire.headers: 'bare'`). `PUT /emulator/wire`
+ * changes both at run time.
  * A token is `t.` + 8 or more [A-Za-z0-9_-]. Rate limits are enforced per
  * token and service in fixed windows (`windowMs`, 60 s as in production; a
  * test may scale it down): the 429 answer carries 80002 and the reset header.
+ * Every request also counts against its client IP address, across all tokens
+ * (`addressLimits`: 1,000 a window and 50 a sixtieth of it, as limits.md says
+ * per minute and per second).
  *
  * Fault knobs, by tests and by hand (`PUT /emulator/faults`, `DELETE /emulator/faults`):
  *   {"<Service>/<Method>" | "<Service>" | "*": {"latencyMs": 200, "hang": true,
- *     "error": 40003 | 40002 | 50004 | 70001 | 70002 | 30001, "storm": true (every call 429),
+ *     "error": 40003 | 40002 | 50004 | 70001 | 70002 | 30001 | 30238 | 12002, "storm": true (every call 429),
  *     "html": true (a 502 HTML page), "truncate": true, "badEnum": true, "badMoney": true,
  *     "inject": {"PK": "…"} (extra fields in every item), "times": 2 (the fault applies to the next 2 calls only)},
- *    "changeIds": true (operation ids change between two reads)}
+ *    "changeIds": true (operation ids change between two reads),
+    "denyAccounts": ["<account id>"] (40002 on that account's methods: a single-account token)}
  * `GET /emulator/calls` → calls per method and the 429s answered.
  */
 
@@ -36,7 +54,14 @@ export interface Fault {
   times?: number;
 }
 
-export type Faults = Record<string, Fault> & { changeIds?: boolean };
+export type Faults = Record<string, Fault> & { changeIds?: boolean; denyAccounts?: string[] };
+
+/** How answers are dressed: where an error body carries the API code, how headers are named. */
+export interface Wire {
+  errorCodeIn: 'message' | 'description';
+  headers: 'prefixed' | 'bare';
+}
+export const DEFAULT_WIRE: Wire = { errorCodeIn: 'message', headers: 'prefixed' };
 
 export const LIMITS: Record<string, number> = { UsersService: 100, OperationsService: 200, InstrumentsService: 200 };
 const PREFIX = '/rest/tinkoff.public.invest.api.contract.v1.';
@@ -44,13 +69,16 @@ const TOKEN = /^Bearer (t\.[A-Za-z0-9_-]{8,})$/;
 
 // The documented error codes: HTTP status, gRPC code, message.
 const ERRORS: Record<number, [number, number, string]> = {
+  12002: [503, 12, 'the method is retired'],
   30001: [400, 3, 'missing or invalid parameter'],
+  30238: [400, 3, 'no data for the specified period'],
   40002: [403, 7, 'insufficient privileges'],
   40003: [401, 16, 'authentication token is missing or invalid'],
   50002: [404, 5, 'instrument not found'],
   50004: [404, 5, 'account not found'],
   70001: [500, 13, 'internal error'],
   70002: [503, 14, 'internal network error'],
+  70003: [500, 13, 'internal error'],
   80002: [429, 8, 'request limit exceeded'],
 };
 
@@ -68,20 +96,36 @@ export interface EmulatorOptions {
   windowMs?: number;
   /** The wall clock: tests fake Date, never this. */
   clock?: () => number;
+  wire?: Partial<Wire>;
+  /**
+   * T-Bank's limits per client IP address across every token (limits.md): 1,000 a "minute"
+   * (`windowMs`) and 50 a "second" (`windowMs / 60`); beyond them 429 with 80002. `false`: none.
+   */
+  addressLimits?: { perMinute: number; perSecond: number } | false;
 }
 
 export class BrokerageEmulator {
   faults: Faults = {};
+  wire: Wire;
   readonly calls: Record<string, number> = {};
+  /** Calls naming each `accountId` (answered or refused). */
+  readonly accountCalls = new Map<string, number>();
   rateLimited = 0;
   readonly windowMs: number;
   private readonly clock: () => number;
+  private readonly initialWire: Wire;
   private readonly windows = new Map<string, { start: number; used: number }>();
+  private readonly addressLimits: { perMinute: number; perSecond: number } | false;
+  /** Per client address: the most requests seen in one "minute" and one "second" window, and the 429s for it. */
+  readonly addresses = new Map<string, { peakMinute: number; peakSecond: number; limited: number }>();
   private idGeneration = 0;
   private readonly server = http.createServer((req, res) => void this.handle(req, res));
 
   constructor(opts: EmulatorOptions = {}) {
     this.windowMs = opts.windowMs ?? 60_000;
+    this.addressLimits = opts.addressLimits ?? { perMinute: 1000, perSecond: 50 };
+    this.initialWire = { ...DEFAULT_WIRE, ...opts.wire };
+    this.wire = { ...this.initialWire };
     this.clock = opts.clock ?? (() => performance.timeOrigin + performance.now());
   }
 
@@ -97,21 +141,34 @@ export class BrokerageEmulator {
 
   reset(): void {
     this.faults = {};
+    this.wire = { ...this.initialWire };
     this.windows.clear();
     this.rateLimited = 0;
     for (const key of Object.keys(this.calls)) delete this.calls[key];
+    this.accountCalls.clear();
+    this.addresses.clear();
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
     const headers: Record<string, string> = { 'x-tracking-id': randomBytes(16).toString('hex') };
+    const dressed = () => {
+      const prefix = this.wire.headers === 'prefixed' ? 'grpc-metadata-' : '';
+      return Object.fromEntries(Object.entries(headers).map(([k, v]) => [`${prefix}${k}`, v]));
+    };
     const send = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.writeHead(status, { 'content-type': 'application/json', ...dressed() });
       res.end(JSON.stringify(body));
     };
     const fail = (apiCode: number, message?: string) => {
       const [status, code, text] = ERRORS[apiCode] ?? [500, 13, 'internal error'];
-      send(status, { code, message: message ?? text, description: String(apiCode) });
+      const said = message ?? text;
+      send(
+        status,
+        this.wire.errorCodeIn === 'message'
+          ? { code, message: String(apiCode), description: said, details: [] }
+          : { code, message: said, description: String(apiCode), details: [] },
+      );
     };
 
     if (url.pathname === '/emulator/faults') {
@@ -119,7 +176,21 @@ export class BrokerageEmulator {
       if (req.method === 'PUT') this.faults = { ...this.faults, ...(JSON.parse(await readBody(req)) as Faults) };
       return send(200, this.faults);
     }
-    if (url.pathname === '/emulator/calls') return send(200, { calls: this.calls, rate_limited: this.rateLimited });
+    if (url.pathname === '/emulator/wire') {
+      if (req.method === 'PUT') {
+        const next = { ...this.wire, ...(JSON.parse(await readBody(req)) as Partial<Wire>) };
+        if (!['message', 'description'].includes(next.errorCodeIn) || !['prefixed', 'bare'].includes(next.headers))
+          return send(400, { message: 'errorCodeIn: message|description, headers: prefixed|bare' });
+        this.wire = next;
+      }
+      return send(200, this.wire);
+    }
+    if (url.pathname === '/emulator/calls')
+      return send(200, {
+        calls: this.calls,
+        rate_limited: this.rateLimited,
+        addresses: Object.fromEntries(this.addresses),
+      });
 
     const match = /^([A-Za-z]+)\/([A-Za-z]+)$/.exec(
       url.pathname.startsWith(PREFIX) ? url.pathname.slice(PREFIX.length) : '',
@@ -128,6 +199,14 @@ export class BrokerageEmulator {
     const [, service, method] = match;
     const name = `${service}/${method}`;
     this.calls[name] = (this.calls[name] ?? 0) + 1;
+
+    // The per-address limiter counts every request, whatever its token (the real one limits IP addresses).
+    if (this.addressLimits && this.overAddressLimit(req.socket.remoteAddress ?? '?', this.addressLimits)) {
+      this.rateLimited++;
+      headers['x-ratelimit-remaining'] = '0';
+      headers['x-ratelimit-reset'] = '1';
+      return fail(80002);
+    }
 
     const token = TOKEN.exec(req.headers.authorization ?? '')?.[1];
     if (token) {
@@ -159,7 +238,7 @@ export class BrokerageEmulator {
     }
     if (fault.error) return fail(fault.error);
     if (fault.html) {
-      res.writeHead(502, { 'content-type': 'text/html', ...headers });
+      res.writeHead(502, { 'content-type': 'text/html', ...dressed() });
       return void res.end(
         '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>',
       );
@@ -173,6 +252,8 @@ export class BrokerageEmulator {
     } catch {
       return fail(30001, 'the body is not JSON');
     }
+    if (typeof body.accountId === 'string')
+      this.accountCalls.set(body.accountId, (this.accountCalls.get(body.accountId) ?? 0) + 1);
     let answer: unknown;
     try {
       answer = this.answer(name, body);
@@ -190,8 +271,29 @@ export class BrokerageEmulator {
       );
     if (fault.badMoney) answer = JSON.parse(JSON.stringify(answer).replace(/"nano":\s*-?\d+/g, '"nano":1000000000'));
     const text = JSON.stringify(answer);
-    res.writeHead(200, { 'content-type': 'application/json', ...headers });
+    res.writeHead(200, { 'content-type': 'application/json', ...dressed() });
     res.end(fault.truncate ? text.slice(0, Math.max(1, Math.floor(text.length / 2))) : text);
+  }
+
+  /** Counts one request of `address` in its "minute" and "second" windows; true when either is over its limit. */
+  private overAddressLimit(address: string, limits: { perMinute: number; perSecond: number }): boolean {
+    const now = this.clock();
+    const second = Math.max(1, Math.round(this.windowMs / 60));
+    const count = (key: string, windowMs: number) => {
+      const start = now - (now % windowMs);
+      let w = this.windows.get(key);
+      if (!w || w.start !== start) this.windows.set(key, (w = { start, used: 0 }));
+      return ++w.used;
+    };
+    const minuteUsed = count(`@${address}|minute`, this.windowMs);
+    const secondUsed = count(`@${address}|second`, second);
+    let seen = this.addresses.get(address);
+    if (!seen) this.addresses.set(address, (seen = { peakMinute: 0, peakSecond: 0, limited: 0 }));
+    seen.peakMinute = Math.max(seen.peakMinute, minuteUsed);
+    seen.peakSecond = Math.max(seen.peakSecond, secondUsed);
+    const over = minuteUsed > limits.perMinute || secondUsed > limits.perSecond;
+    if (over) seen.limited++;
+    return over;
   }
 
   private takeFault(name: string, service: string): Fault {
@@ -240,9 +342,12 @@ export class BrokerageEmulator {
     }
   }
 
+  /** An account's brokerage methods: 50004 for an unknown id, 40002 for one the token may not read or that is no brokerage account. */
   private account(id: unknown) {
     const account = ACCOUNTS.find((a) => a.id === id);
     if (!account) throw new ApiError(50004);
+    if (!READABLE_ACCOUNTS.includes(account) || this.faults.denyAccounts?.includes(account.id))
+      throw new ApiError(40002);
     return account;
   }
 

@@ -7,6 +7,7 @@ import { ConnectionService } from '../../lib/sync/connections';
 import type { SyncDataStore } from '../../lib/sync/data-store';
 import { DynamoSyncDataStore } from '../../lib/sync/dynamodb-data-store';
 import { DynamoSyncStore } from '../../lib/sync/dynamodb-store';
+import { admissionsPerMinute } from '../../lib/sync/rate-budget';
 import { HourlyService } from '../../lib/sync/service';
 import type { Dispatch } from '../../lib/sync/tick';
 
@@ -22,7 +23,8 @@ let wired:
       data: SyncDataStore;
       settings: SyncConfig;
       dispatch: Dispatch;
-      fanOut?: (shard: number) => Promise<void>;
+      fanOut?: (shard: number, quota?: number) => Promise<void>;
+      admit: number;
     }
   | undefined;
 
@@ -46,6 +48,8 @@ export function syncDeps() {
     };
     wired = {
       settings,
+      // The attempts one minute's tick may start: the egress budget over one sync's calls.
+      admit: admissionsPerMinute(settings.tbankEgressAddresses, settings.callsPerSync),
       data: new DynamoSyncDataStore({ documents, table: cfg.tables.sync }),
       hourly: new HourlyService({ store, waitBoundMs: settings.waitBoundMs }),
       connections: new ConnectionService({
@@ -56,7 +60,7 @@ export function syncDeps() {
       // The step's row is its report.
       dispatch: (input) => invoke(settings.stepFunction, input),
       ...(settings.tickShardFunction
-        ? { fanOut: (shard: number) => invoke(settings.tickShardFunction, { shard }) }
+        ? { fanOut: (shard: number, quota?: number) => invoke(settings.tickShardFunction, { shard, quota }) }
         : {}),
     };
   }

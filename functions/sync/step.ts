@@ -19,7 +19,12 @@ export const handler = asyncHandler(log, async (event: unknown) => {
       dispatch,
       connections,
       data,
-      tbank: { baseUrl: settings.tbankUrl, appName: settings.tbankAppName, rateWindowMs: settings.tbankRateWindowMs },
+      tbank: {
+        baseUrl: settings.tbankUrl,
+        appName: settings.tbankAppName,
+        rateWindowMs: settings.tbankRateWindowMs,
+        egressAddresses: settings.tbankEgressAddresses,
+      },
       timeoutMs: settings.stepTimeoutMs,
       settings: { ...DEFAULT_SECTION_SETTINGS, historyDays: settings.historyDays },
       now: systemClock,

@@ -12,17 +12,22 @@ const runOf = (context: Context) => ({
 
 /** Schedule (every minute): the due index, visited inline or fanned out to `syncTickShard`. */
 export const handler = asyncHandler(log, async (_event: unknown, context: Context) => {
-  const { hourly, connections, dispatch, fanOut } = syncDeps();
-  return tick({ hourly, connections, dispatch, fanOut, now: systemClock, log, run: runOf(context) });
+  const { hourly, connections, dispatch, fanOut, admit } = syncDeps();
+  return tick({ hourly, connections, dispatch, fanOut, admit, now: systemClock, log, run: runOf(context) });
 });
 
-/** Async invocation by the tick: one due shard `{shard}`, with this invocation's own run deadline. */
+/** Async invocation by the tick: one due shard `{shard, quota?}`, with this invocation's own run deadline. */
 export const shardHandler = asyncHandler(log, async (event: unknown, context: Context) => {
-  const shard = (event as { shard?: unknown } | null)?.shard;
-  if (!isDueShard(shard)) {
+  const { shard, quota } = (event ?? {}) as { shard?: unknown; quota?: unknown };
+  const validQuota = quota === undefined || (typeof quota === 'number' && Number.isSafeInteger(quota) && quota >= 0);
+  if (!isDueShard(shard) || !validQuota) {
     log.error('sync_tick_shard_bad_input', { event: JSON.stringify(event).slice(0, 500) });
     return 'rejected';
   }
   const { hourly, connections, dispatch } = syncDeps();
-  return tickShard({ hourly, connections, dispatch, now: systemClock, log, run: runOf(context) }, shard);
+  return tickShard(
+    { hourly, connections, dispatch, now: systemClock, log, run: runOf(context) },
+    shard,
+    quota as number | undefined,
+  );
 });

@@ -228,6 +228,10 @@ export interface SyncConfig {
   waitBoundMs: number;
   /** A step's own bound, below its Lambda timeout so its finish is always written. */
   stepTimeoutMs: number;
+  /** Our egress IP addresses toward T-Bank: the per-address budget shared by every token is this many times limits.md's. */
+  tbankEgressAddresses: number;
+  /** T-Bank calls one hourly sync of a connection costs, for the tick's admissions per minute. */
+  callsPerSync: number;
 }
 
 export function loadSyncConfig(env: Env = process.env): SyncConfig {
@@ -249,6 +253,8 @@ export function loadSyncConfig(env: Env = process.env): SyncConfig {
     }),
     waitBoundMs: r.int('WORK_WAIT_BOUND_MS', { default: 15 * 60 * 1000, min: 100, max: 24 * 60 * 60 * 1000 }),
     stepTimeoutMs: r.int('SYNC_STEP_TIMEOUT_MS', { default: 25_000, min: 100, max: 14 * 60 * 1000 }),
+    tbankEgressAddresses: r.int('TBANK_EGRESS_ADDRESSES', { default: 1, min: 1, max: 1000 }),
+    callsPerSync: r.int('SYNC_CALLS_PER_SYNC', { default: 25, min: 1, max: 10_000 }),
   };
   r.done();
   return config;

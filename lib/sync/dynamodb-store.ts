@@ -1,6 +1,6 @@
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGetAll } from '../aws/batch';
-import { isoTime } from '../clock';
+import { isoTime, parseIsoTime } from '../clock';
 import { conditionFailed } from '../aws/conditions';
 import { queryAll, queryItems } from '../aws/query';
 import { TransactionCancelledError, transactWrite, TransactItem } from '../aws/transact';
@@ -23,7 +23,8 @@ import {
   stepItem,
   stepKey,
 } from './keys';
-import type { Connection, HourlyHead, Section, StepRow, StepState } from './model';
+import type { Connection, HourlyHead, Section, StepReport, StepRow, StepState } from './model';
+import type { DueEntry } from './store';
 import type { ConnectionStore, HourlyStore } from './store';
 
 /**
@@ -227,14 +228,23 @@ export class DynamoSyncStore implements HourlyStore, ConnectionStore {
   async finishStep(
     user: string,
     row: Pick<StepRow, 'attempt_id' | 'section' | 'step_id'>,
-    finish: { state: Exclude<StepState, 'running'>; finished_at: number; error_code?: string; tracking_id?: string },
+    finish: {
+      state: Exclude<StepState, 'running'>;
+      finished_at: number;
+      error_code?: string;
+      tracking_id?: string;
+    } & StepReport,
   ): Promise<void> {
-    const set = [
-      '#state = :s',
-      'finished_at = :f',
-      ...(finish.error_code ? ['error_code = :e'] : []),
-      ...(finish.tracking_id ? ['tracking_id = :t'] : []),
-    ];
+    // Named fields only, each set when present.
+    const optional = {
+      error_code: finish.error_code,
+      tracking_id: finish.tracking_id,
+      unknown_values: finish.unknown_values,
+      unknown_names: finish.unknown_names,
+      skipped_accounts: finish.skipped_accounts,
+    };
+    const present = Object.entries(optional).filter(([, v]) => v !== undefined);
+    const set = ['#state = :s', 'finished_at = :f', ...present.map(([k]) => `${k} = :${k}`)];
     try {
       await transactWrite(this.deps.documents, [
         this.fence(user, row.attempt_id),
@@ -250,8 +260,7 @@ export class DynamoSyncStore implements HourlyStore, ConnectionStore {
               ':f': isoTime(finish.finished_at),
               ':sid': row.step_id,
               ':running': 'running',
-              ...(finish.error_code ? { ':e': finish.error_code } : {}),
-              ...(finish.tracking_id ? { ':t': finish.tracking_id } : {}),
+              ...Object.fromEntries(present.map(([k, v]) => [`:${k}`, v])),
             },
           },
         },
@@ -262,18 +271,19 @@ export class DynamoSyncStore implements HourlyStore, ConnectionStore {
     }
   }
 
-  async *dueUsers(shard: number, now: number, limit?: number): AsyncGenerator<string> {
+  async *dueEntries(shard: number, now: number, limit?: number): AsyncGenerator<DueEntry> {
     const items = queryItems(this.deps.documents, {
       TableName: this.table,
       IndexName: DUE_INDEX,
       KeyConditionExpression: 'due_shard = :s AND due_at <= :now',
       ExpressionAttributeValues: { ':s': dueShardKey(shard), ':now': isoTime(now) },
-      ProjectionExpression: 'user_id',
+      ProjectionExpression: 'user_id, due_at',
       ...(limit ? { Limit: limit } : {}),
     });
     let n = 0;
     for await (const item of items) {
-      if (typeof item.user_id === 'string') yield item.user_id;
+      const dueAt = parseIsoTime(item.due_at);
+      if (typeof item.user_id === 'string') yield { user_id: item.user_id, due_at: dueAt ?? 0 };
       if (limit && ++n >= limit) return;
     }
   }

@@ -298,7 +298,17 @@ export function headFromItem(item: Item): HourlyHead {
   return head;
 }
 
-const STEP_FIELDS = ['attempt_id', 'step_id', 'section', 'state', 'error_code', 'tracking_id'] as const;
+const STEP_FIELDS = [
+  'attempt_id',
+  'step_id',
+  'section',
+  'state',
+  'error_code',
+  'tracking_id',
+  'unknown_values',
+  'unknown_names',
+  'skipped_accounts',
+] as const;
 
 export const stepItem = (row: StepRow): Item => ({
   ...named(row, STEP_FIELDS),

@@ -41,6 +41,8 @@ export const SyncErrorCode = {
   RATE_LIMITED: 'RATE_LIMITED',
   /** An answer broke the contract: not JSON, truncated, an unknown enum, money out of range, an unsafe id. */
   BAD_UPSTREAM_ANSWER: 'BAD_UPSTREAM_ANSWER',
+  /** 12002: T-Bank retired a method the sync calls (a release must move to its successor). */
+  METHOD_RETIRED: 'METHOD_RETIRED',
   /** A 30xxx or other 4xx: the request itself was refused. */
   UPSTREAM_REJECTED: 'UPSTREAM_REJECTED',
   STEP_TIMEOUT: 'STEP_TIMEOUT',
@@ -87,7 +89,25 @@ export interface StepRow {
   tracking_id?: string;
   started_at: number;
   finished_at?: number;
+  /** Enum values T-Bank sent that this release does not know, kept raw: how many, and the distinct `field=value`s (at most 10). */
+  unknown_values?: number;
+  unknown_names?: string[];
+  /** Accounts the section did not read, and why (at most 50). */
+  skipped_accounts?: SkippedAccount[];
 }
+
+/**
+ * An account a section skipped: `no-access` (ACCOUNT_ACCESS_LEVEL_NO_ACCESS), `not-brokerage` (a debit,
+ * savings or invest-box account, or a type this release does not know), `forbidden` (40002 on it),
+ * `not-found` (50004 on it).
+ */
+export interface SkippedAccount {
+  account_id: string;
+  reason: 'no-access' | 'not-brokerage' | 'forbidden' | 'not-found';
+}
+
+/** What a step adds to its finished row besides its state and code. */
+export type StepReport = Pick<StepRow, 'unknown_values' | 'unknown_names' | 'skipped_accounts'>;
 
 export interface SectionResult {
   state: StepState | 'missing' | 'expired';

@@ -1,3 +1,5 @@
+import { ulid } from 'ulid';
+import { idTime, isId } from '../ident';
 import {
   HourlyHead,
   MANDATORY_SECTIONS,
@@ -13,8 +15,10 @@ import {
  *  - succeeded: EVERY mandatory step succeeded AND the walk completed AND no cause;
  *  - partial:   some succeeded (a cause such as INTERRUPTED caps here);
  *  - failed:    none succeeded.
- * Its error code is the first problem by precedence: INTERRUPTED, DEADLINE,
- * then the steps' own codes in section order. A second-phase section never
+ * Its error code is the first problem by precedence: the attempt's cause
+ * (INTERRUPTED, ACCESS_DENIED), then each section's code in section order,
+ * where DEADLINE is the code of a step still running past its own wait bound
+ * (a step-level code: it never hides an earlier section's cause). A second-phase section never
  * dispatched because a section it depends on did not succeed is `failed`
  * with DEPENDENCY_FAILED: it did nothing, so it cannot count as a success.
  */
@@ -64,7 +68,8 @@ export function deriveOutcome({ head, rows, cause }: DeriveInput): Derived {
   return { state, error_code: firstByPrecedence(problems), sections };
 }
 
-const PRECEDENCE: string[] = [SyncErrorCode.INTERRUPTED, SyncErrorCode.DEADLINE];
+/** Attempt-level causes outrank the sections' codes; DEADLINE is a section's code like any other. */
+const PRECEDENCE: string[] = [SyncErrorCode.INTERRUPTED];
 
 function firstByPrecedence(problems: string[]): string | undefined {
   for (const code of PRECEDENCE) if (problems.includes(code)) return code;
@@ -72,8 +77,51 @@ function firstByPrecedence(problems: string[]): string | undefined {
 }
 
 /**
- * The terminal barrier: every mandatory step has a finished row, or its wait is
- * over (dispatch + bound). Until then settling would judge too early.
+ * A step's id: a ULID of exactly `now`, minted right before the step's
+ * dispatch (tick.ts, service.ts `dispatchReady`), so the id carries the
+ * dispatch instant. Not the process's monotonic factory: that one keeps the
+ * latest time it has seen, and the instant must be the dispatch's own.
+ */
+export const newStepId = (now: number): string => ulid(now).toLowerCase();
+
+/** When a step was dispatched (its id's time; `orElse` for an id that is not ours, read tolerantly). */
+export const dispatchedAt = (stepId: string, orElse: number): number => (isId(stepId) ? idTime(stepId) : orElse);
+
+/**
+ * The instant a section's wait is over, measured per step from its own
+ * dispatch (`waitBoundMs` after it). A second-phase section not yet
+ * dispatched whose dependencies all succeeded may still be sent until
+ * `waitBoundMs` after the last of them finished; undefined while a
+ * dependency is still out (its own bound comes first), and -Infinity when
+ * nothing more can come (a failed dependency, a first-phase dispatch that failed).
+ */
+export function waitEnd(
+  head: Pick<HourlyHead, 'walk_completed' | 'children' | 'started_at'>,
+  rows: StepRow[],
+  section: Section,
+  waitBoundMs: number,
+): number | undefined {
+  const stepId = head.children[section];
+  if (stepId) {
+    const row = rowOf(head, rows, section);
+    if (row && row.state !== 'running') return -Infinity;
+    return dispatchedAt(stepId, head.started_at) + waitBoundMs;
+  }
+  const needs = SECTION_DEPENDS_ON[section];
+  if (!needs) return -Infinity; // the walk did not dispatch it: nothing will
+  let lastFinish = -Infinity;
+  for (const dep of needs) {
+    const row = rowOf(head, rows, dep);
+    if (!head.children[dep] || (row && row.state === 'failed')) return -Infinity;
+    if (!row || row.state === 'running') return undefined;
+    lastFinish = Math.max(lastFinish, row.finished_at ?? -Infinity);
+  }
+  return lastFinish + waitBoundMs;
+}
+
+/**
+ * The terminal barrier: every mandatory section finished, or its own wait
+ * (waitEnd) is over. Until then settling would judge too early.
  */
 export function barrierReached(
   head: Pick<HourlyHead, 'walk_completed' | 'children' | 'started_at'>,
@@ -82,34 +130,67 @@ export function barrierReached(
   waitBoundMs: number,
 ): boolean {
   if (!head.walk_completed) return false;
-  const waitOver = now >= head.started_at + waitBoundMs;
   return MANDATORY_SECTIONS.every((section) => {
-    if (waitOver) return true;
-    if (!head.children[section]) {
-      // A second phase is still to come while every section it depends on can yet succeed.
-      const needs = SECTION_DEPENDS_ON[section];
-      return !needs || needs.some((dep) => !head.children[dep] || rowOf(head, rows, dep)?.state === 'failed');
+    // A dependency still out keeps the dependent open; the dependency's own bound ends that.
+    const end = waitEnd(head, rows, section, waitBoundMs);
+    if (end === undefined) {
+      const needs = SECTION_DEPENDS_ON[section] ?? [];
+      return needs.every((dep) => (waitEnd(head, rows, dep, waitBoundMs) ?? Infinity) <= now);
     }
-    const row = rowOf(head, rows, section);
-    return !!row && row.state !== 'running';
+    return now >= end;
   });
 }
 
-/** The second-phase sections not yet dispatched whose every dependency has succeeded. */
-export function readyToDispatch(head: Pick<HourlyHead, 'walk_completed' | 'children'>, rows: StepRow[]): Section[] {
+/**
+ * The second-phase sections not yet dispatched whose every dependency has
+ * succeeded and whose own dispatch window (waitEnd) is still open at `now`.
+ */
+export function readyToDispatch(
+  head: Pick<HourlyHead, 'walk_completed' | 'children' | 'started_at'>,
+  rows: StepRow[],
+  now = -Infinity,
+  waitBoundMs = Infinity,
+): Section[] {
   if (!head.walk_completed) return [];
   return MANDATORY_SECTIONS.filter((section) => {
     const needs = SECTION_DEPENDS_ON[section];
-    return !!needs && !head.children[section] && needs.every((dep) => rowOf(head, rows, dep)?.state === 'succeeded');
+    return (
+      !!needs &&
+      !head.children[section] &&
+      needs.every((dep) => rowOf(head, rows, dep)?.state === 'succeeded') &&
+      now < (waitEnd(head, rows, section, waitBoundMs) ?? Infinity)
+    );
   });
+}
+
+/** The earliest wait bound still ahead of `now` among the dispatched steps (the due index's next look). */
+export function nextWaitEnd(
+  head: Pick<HourlyHead, 'started_at'> & Partial<Pick<HourlyHead, 'children'>>,
+  now: number,
+  waitBoundMs: number,
+): number | undefined {
+  const ends = Object.values(head.children ?? {})
+    .filter((id): id is string => !!id)
+    .map((id) => dispatchedAt(id, head.started_at) + waitBoundMs)
+    .filter((end) => end > now);
+  return ends.length ? Math.min(...ends) : undefined;
 }
 
 function rowOf(head: Pick<HourlyHead, 'children'>, rows: StepRow[], section: Section): StepRow | undefined {
   return rows.find((r) => r.section === section && r.step_id === head.children[section]);
 }
 
-/** Every dispatched step has finished, the last of them before `before`. */
+/**
+ * Every dispatched step has a finished row, the last finished before `before`. A step dispatched
+ * with no row yet (its invocation still queued, or lost) is not finished: its own wait bound settles it.
+ */
 export function finishedBefore(head: Pick<HourlyHead, 'children'>, rows: StepRow[], before: number): boolean {
-  const mine = rows.filter((r) => head.children[r.section] === r.step_id);
-  return mine.length > 0 && mine.every((r) => r.state !== 'running' && (r.finished_at ?? Infinity) < before);
+  const sections = Object.keys(head.children) as Section[];
+  return (
+    sections.length > 0 &&
+    sections.every((section) => {
+      const row = rowOf(head, rows, section);
+      return !!row && row.state !== 'running' && (row.finished_at ?? Infinity) < before;
+    })
+  );
 }

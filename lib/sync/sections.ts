@@ -1,7 +1,7 @@
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import type { SyncDataStore } from './data-store';
-import type { Section } from './model';
+import type { Section, SkippedAccount } from './model';
 import type { TBankClient } from './tbank/client';
 import type { Account, Operation } from './tbank/contract';
 import { TBankError } from './tbank/errors';
@@ -45,6 +45,8 @@ export interface SectionContext {
   now: Clock;
   log: Logger;
   settings: SectionSettings;
+  /** The accounts this section skipped, and why: written on its step row. */
+  skipped: SkippedAccount[];
 }
 
 export type SectionRunner = (ctx: SectionContext) => Promise<number>;
@@ -54,24 +56,61 @@ const DAY = 24 * 3600_000;
 const MAX_PAGES = 1000;
 export const OPERATIONS_PAGE_LIMIT = 1000;
 
-/** Open accounts only: a closed account has nothing new, and T-Bank refuses some reads on it. */
+/**
+ * The account types whose brokerage methods (portfolio, operations) a token can
+ * call. GetAccounts also lists debit, savings and invest-box accounts, and any
+ * type a later release adds: those are skipped and listed, never called.
+ */
+export const BROKERAGE_ACCOUNT_TYPES: ReadonlySet<string> = new Set([
+  'ACCOUNT_TYPE_UNSPECIFIED',
+  'ACCOUNT_TYPE_TINKOFF',
+  'ACCOUNT_TYPE_TINKOFF_IIS',
+  'ACCOUNT_TYPE_INVEST_FUND',
+]);
+
+/** Skipped accounts listed on a step row at most (a token's owner has a handful). */
+const MAX_SKIPPED = 50;
+
+function skip(ctx: SectionContext, account_id: string, reason: SkippedAccount['reason'], trackingId?: string) {
+  ctx.log.warn('sync_account_skipped', { account_id, reason, tracking_id: trackingId });
+  if (ctx.skipped.length < MAX_SKIPPED && !ctx.skipped.some((s) => s.account_id === account_id))
+    ctx.skipped.push({ account_id, reason });
+}
+
+/**
+ * The accounts a section reads: open, brokerage, with access. A closed account
+ * has nothing new (T-Bank refuses some reads on it); a NO_ACCESS or
+ * non-brokerage one would only answer 40002 or 30xxx: skipped and listed.
+ */
 async function openAccounts(ctx: SectionContext): Promise<Account[]> {
   const accounts = await ctx.api.getAccounts();
   await ctx.data.putAccounts(ctx.user, accounts, ctx.now());
-  return accounts.filter((a) => a.status === 'ACCOUNT_STATUS_OPEN');
+  return accounts.filter((a) => {
+    if (a.status !== 'ACCOUNT_STATUS_OPEN') return false;
+    if (a.access_level === 'ACCOUNT_ACCESS_LEVEL_NO_ACCESS') return (skip(ctx, a.id, 'no-access'), false);
+    if (!BROKERAGE_ACCOUNT_TYPES.has(a.type)) return (skip(ctx, a.id, 'not-brokerage'), false);
+    return true;
+  });
 }
 
-/** Runs `work` per account; 50004 (account not found) skips that account only. */
+/**
+ * Runs `work` per account; 50004 (account not found) or 40002 (no rights on it: a
+ * single-account token sees its owner's other accounts) skips that account only.
+ * 40002 on every account the section tried is the token's own limit: INSUFFICIENT_RIGHTS.
+ */
 async function perAccount<T>(ctx: SectionContext, accounts: Account[], work: (a: Account) => Promise<T>): Promise<T[]> {
   const out: T[] = [];
+  const refusals: TBankError[] = [];
   for (const account of accounts) {
     try {
       out.push(await work(account));
     } catch (err) {
-      if (!(err instanceof TBankError && err.kind === 'not-found')) throw err;
-      ctx.log.warn('sync_account_skipped', { account_id: account.id, tracking_id: err.trackingId, err });
+      if (!(err instanceof TBankError && (err.kind === 'not-found' || err.kind === 'forbidden'))) throw err;
+      if (err.kind === 'forbidden') refusals.push(err);
+      skip(ctx, account.id, err.kind, err.trackingId);
     }
   }
+  if (refusals.length > 0 && refusals.length === accounts.length) throw refusals[0];
   return out;
 }
 

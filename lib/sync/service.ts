@@ -1,7 +1,15 @@
 import { newId } from '../ident';
-import { HOUR_MS, HourlyHead, Section, StepRow, StepState, SyncErrorCode } from './model';
-import { barrierReached, Derived, deriveOutcome, finishedBefore, readyToDispatch } from './outcome';
-import type { HourlyStore } from './store';
+import { HOUR_MS, HourlyHead, Section, StepReport, StepRow, StepState, SyncErrorCode } from './model';
+import {
+  barrierReached,
+  Derived,
+  deriveOutcome,
+  finishedBefore,
+  newStepId,
+  nextWaitEnd,
+  readyToDispatch,
+} from './outcome';
+import type { DueEntry, HourlyStore } from './store';
 
 /**
  * The policy of the hourly design (lib/sync/README.md): which branch a visit
@@ -141,11 +149,10 @@ export class HourlyService {
   ): Promise<Section[]> {
     const head = await this.store.head(user);
     if (!head || head.attempt_id !== attemptId || head.state !== 'running') return [];
-    // Past the wait bound nothing new starts: the barrier settles the attempt as it stands.
-    if (now >= head.started_at + this.deps.waitBoundMs) return [];
+    // A section whose own dispatch window is over is not sent: the barrier settles it as it stands.
     const sent: Section[] = [];
-    for (const section of readyToDispatch(head, await this.store.stepRows(attemptId))) {
-      const stepId = newId(now);
+    for (const section of readyToDispatch(head, await this.store.stepRows(attemptId), now, this.deps.waitBoundMs)) {
+      const stepId = newStepId(now);
       if (!(await this.store.claimDispatch(user, attemptId, section, stepId))) continue;
       await dispatch(section, stepId);
       sent.push(section);
@@ -217,8 +224,13 @@ export class HourlyService {
   }
 
   /** The users whose due entry in `shard` is at or before `now` (the index is eventually consistent: re-read the head). */
-  dueUsers(shard: number, now: number, limit?: number): AsyncGenerator<string> {
-    return this.store.dueUsers(shard, now, limit);
+  async *dueUsers(shard: number, now: number, limit?: number): AsyncGenerator<string> {
+    for await (const entry of this.store.dueEntries(shard, now, limit)) yield entry.user_id;
+  }
+
+  /** The due entries of `shard`, oldest due first. */
+  dueEntries(shard: number, now: number, limit?: number): AsyncGenerator<DueEntry> {
+    return this.store.dueEntries(shard, now, limit);
   }
 
   startStep(user: string, row: StepRow): Promise<'started' | 'exists'> {
@@ -232,12 +244,14 @@ export class HourlyService {
     now: number,
     errorCode?: string,
     trackingId?: string,
+    report: StepReport = {},
   ): Promise<void> {
     return this.store.finishStep(user, row, {
       state,
       finished_at: now,
       ...(errorCode ? { error_code: errorCode } : {}),
       ...(trackingId ? { tracking_id: trackingId } : {}),
+      ...report,
     });
   }
 
@@ -246,15 +260,20 @@ export class HourlyService {
    * - settled: the due gate, an hour after its start;
    * - running mid-walk: its run's end (then `restart` can act);
    * - walked, steps out: a lost settle is recoverable SETTLE_GRACE after the
-   *   last finish, and the wait bound settles whatever is left; a visit before
-   *   either pushes it on by SETTLE_GRACE.
+   *   last finish, and each step's wait bound (from its dispatch) settles what
+   *   is left; a visit before either pushes it on by SETTLE_GRACE.
    * Never earlier than now + 1 s, so a visit that cannot act is not repeated at once.
    */
-  nextLook(head: Pick<HourlyHead, 'state' | 'started_at' | 'walk_completed' | 'run_deadline'>, now: number): number {
+  nextLook(
+    head: Pick<HourlyHead, 'state' | 'started_at' | 'walk_completed' | 'run_deadline'> &
+      Partial<Pick<HourlyHead, 'children'>>,
+    now: number,
+  ): number {
     const floor = now + 1000;
     if (head.state !== 'running') return Math.max(head.started_at + HOUR_MS, floor);
     if (!head.walk_completed) return Math.max(head.run_deadline, floor);
-    return Math.max(Math.min(head.started_at + this.deps.waitBoundMs, now + SETTLE_GRACE_MS), floor);
+    const waitEnds = nextWaitEnd(head, now, this.deps.waitBoundMs) ?? Infinity;
+    return Math.max(Math.min(waitEnds, now + SETTLE_GRACE_MS), floor);
   }
 
   private closedHead(head: HourlyHead, outcome: Derived, now: number): HourlyHead {

@@ -3,8 +3,8 @@ import { TimeoutError, withTimeout } from '../util/timeout';
 import type { SyncDataStore } from './data-store';
 import { NoTokenError, StaleAttemptError } from './errors';
 import { UnsafeKeyPartError } from './errors';
-import { Section, SyncErrorCode } from './model';
-import { SharedCallBudget } from './rate-budget';
+import { Section, SkippedAccount, StepReport, SyncErrorCode } from './model';
+import { AddressLimits, SharedCallBudget } from './rate-budget';
 import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS, SectionRunner, SectionSettings } from './sections';
 import type { Clock } from '../clock';
 import type { ConnectionService } from './connections';
@@ -49,6 +49,10 @@ export interface TBankSettings {
   appName: string;
   /** The rate limits' window (60 s; scaled down only where the emulator's is). */
   rateWindowMs: number;
+  /** Our egress addresses: every call also takes a slot of their shared budget (rate-budget.ts). */
+  egressAddresses?: number;
+  /** The limits per address: limits.md's unless a test scales them with its window. */
+  addressLimits?: AddressLimits;
   retries?: number;
   backoffMs?: number;
   rateLimitWaits?: number;
@@ -82,6 +86,8 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
   let result: 'succeeded' | 'failed' = 'succeeded';
   let code: string | undefined;
   let trackingId: string | undefined;
+  const skipped: SkippedAccount[] = [];
+  let api: TBankClient | undefined;
   try {
     const token = await deps.connections.connectionToken(input.user_id);
     if (!token) throw new NoTokenError();
@@ -90,16 +96,24 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
     const started = performance.now();
     const remainingMs = () => deps.timeoutMs - (performance.now() - started);
     const stored = await withTimeout(deps.timeoutMs, `step ${input.section}`, (signal) => {
-      const api = new TBankClient({
+      api = new TBankClient({
         ...deps.tbank,
         token,
         signal,
         remainingMs,
         log,
-        budget: new SharedCallBudget({ data: deps.data, user: input.user_id, windowMs: deps.tbank.rateWindowMs }),
+        budget: new SharedCallBudget({
+          data: deps.data,
+          user: input.user_id,
+          windowMs: deps.tbank.rateWindowMs,
+          egressAddresses: deps.tbank.egressAddresses,
+          addressLimits: deps.tbank.addressLimits,
+        }),
       });
+      const client = api;
       return run({
-        api,
+        api: client,
+        skipped,
         data: deps.data,
         user: input.user_id,
         attempt_id: input.attempt_id,
@@ -107,7 +121,7 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
         log,
         settings: deps.settings ?? DEFAULT_SECTION_SETTINGS,
       }).then((n) => {
-        log.info('sync_step_calls', { calls: api.calls, rate_limited: api.rateLimited });
+        log.info('sync_step_calls', { calls: client.calls, rate_limited: client.rateLimited });
         return n;
       });
     });
@@ -120,8 +134,11 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
     log.warn('sync_step_failed', { error_code: code, tracking_id: trackingId, err });
   }
 
+  const report = stepReport(api, skipped);
+  if (report.unknown_values)
+    log.warn('sync_unknown_enum_values', { count: report.unknown_values, names: report.unknown_names });
   try {
-    await deps.hourly.finishStep(input.user_id, row, result, deps.now(), code, trackingId);
+    await deps.hourly.finishStep(input.user_id, row, result, deps.now(), code, trackingId, report);
   } catch (err) {
     // A successor attempt exists: this late row is refused by the fence, by design.
     if (err instanceof StaleAttemptError) {
@@ -147,6 +164,18 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
     log.error('sync_settle_failed', { err }); // the next tick's recovery settles it
   }
   return result;
+}
+
+/** What the row says besides state and code: unknown enum values kept raw, accounts skipped. */
+function stepReport(api: TBankClient | undefined, skipped: SkippedAccount[]): StepReport {
+  const report: StepReport = {};
+  const unknown = [...(api?.unknownValues ?? new Map<string, number>())];
+  if (unknown.length) {
+    report.unknown_values = unknown.reduce((n, [, count]) => n + count, 0);
+    report.unknown_names = unknown.map(([name]) => name.slice(0, 160)).slice(0, 10);
+  }
+  if (skipped.length) report.skipped_accounts = skipped;
+  return report;
 }
 
 function errorCode(err: unknown): string {

@@ -1,4 +1,4 @@
-import type { Connection, HourlyHead, Section, StepRow, StepState } from './model';
+import type { Connection, HourlyHead, Section, StepReport, StepRow, StepState } from './model';
 
 /**
  * The hourly coordinator's durable state. Every write is ONE conditional
@@ -55,7 +55,12 @@ export interface HourlyStore {
   finishStep(
     user: string,
     row: Pick<StepRow, 'attempt_id' | 'section' | 'step_id'>,
-    finish: { state: Exclude<StepState, 'running'>; finished_at: number; error_code?: string; tracking_id?: string },
+    finish: {
+      state: Exclude<StepState, 'running'>;
+      finished_at: number;
+      error_code?: string;
+      tracking_id?: string;
+    } & StepReport,
   ): Promise<void>;
 
   /** The user's attempt records, newest first, at most `limit` (the console; eventually consistent). */
@@ -64,7 +69,7 @@ export interface HourlyStore {
   headsOf(users: string[]): Promise<HourlyHead[]>;
 
   /** The users of one due shard whose entry is due at or before `now`, oldest first; at most `limit` when given. */
-  dueUsers(shard: number, now: number, limit?: number): AsyncGenerator<string>;
+  dueEntries(shard: number, now: number, limit?: number): AsyncGenerator<DueEntry>;
 }
 
 /** Connections and their sealed tokens (opaque here: sealing is the service's). */
@@ -84,4 +89,10 @@ export interface ConnectionStore {
   connections(): AsyncGenerator<Connection>;
   /** Gives a connection without a head (written before the due index existed) its due entry; false once a head exists. */
   markConnectionDue(user: string, dueAt: number): Promise<boolean>;
+}
+
+/** An entry of the due index: the user and the instant it is due (epoch ms), in due order within a shard. */
+export interface DueEntry {
+  user_id: string;
+  due_at: number;
 }

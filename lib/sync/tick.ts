@@ -1,9 +1,9 @@
 import type { Clock } from '../clock';
-import { newId } from '../ident';
 import type { Logger } from '../log';
 import type { ConnectionService } from './connections';
-import { DUE_SHARDS } from './keys';
-import { FIRST_PHASE, SyncErrorCode } from './model';
+import { DUE_SHARDS, dueShardOf } from './keys';
+import { FIRST_PHASE, HOUR_MS, HourlyHead, SyncErrorCode } from './model';
+import { newStepId } from './outcome';
 import type { HourlyService, Reservation, Run } from './service';
 import type { Dispatch, StepInput } from './step';
 
@@ -32,13 +32,42 @@ export interface TickDeps {
   now: Clock;
   log: Logger;
   run: Run;
-  /** Invokes the shard tick of `shard` asynchronously; without it an oversized due set is walked shard by shard here. */
-  fanOut?: (shard: number) => Promise<void>;
+  /**
+   * Invokes the shard tick of `shard` asynchronously, with the attempts it may start (`quota`);
+   * without it an oversized due set is walked shard by shard here.
+   */
+  fanOut?: (shard: number, quota?: number) => Promise<void>;
   /** Due users visited inline at most; more are fanned out (INLINE_MAX). */
   inlineMax?: number;
+  /**
+   * Attempts this tick may start: the egress addresses' call budget per minute over the calls
+   * one sync costs (rate-budget.ts `admissionsPerMinute`). Due users past it are deferred in due
+   * order: not reserved, their entries left due, so the next tick takes them first. Absent: no limit.
+   */
+  admit?: number;
 }
 
 export type TickOutcome = Reservation['branch'] | 'failed';
+
+/**
+ * The attempts a tick (or a shard tick) may still start. A visit takes one as it is pulled, in
+ * due order, and gives it back when it starts no attempt, so workers racing cannot admit a later
+ * user ahead of an earlier one.
+ */
+export class Admission {
+  constructor(private left: number = Infinity) {}
+  take(): boolean {
+    if (this.left <= 0) return false;
+    this.left--;
+    return true;
+  }
+  giveBack(): void {
+    this.left++;
+  }
+  get exhausted(): boolean {
+    return this.left <= 0;
+  }
+}
 
 /** Users are independent (each guarded by its own conditional writes): work on a few at once. */
 export const TICK_CONCURRENCY = 8;
@@ -58,20 +87,32 @@ export async function tick(deps: TickDeps): Promise<Record<string, number>> {
   const now = deps.now();
   // One query per shard; each reads at most inlineMax + 1 entries, so an oversized set is seen without reading it.
   const due = await Promise.all(
-    Array.from({ length: DUE_SHARDS }, async (_, shard) => collect(deps.hourly.dueUsers(shard, now, inlineMax + 1))),
+    Array.from({ length: DUE_SHARDS }, async (_, shard) => collect(deps.hourly.dueEntries(shard, now, inlineMax + 1))),
   );
-  const total = due.reduce((n, users) => n + users.length, 0);
+  const total = due.reduce((n, entries) => n + entries.length, 0);
+  // Due order across the shards: the oldest due are admitted first.
+  const ordered = due.flat().sort((a, b) => a.due_at - b.due_at || (a.user_id < b.user_id ? -1 : 1));
   if (total <= inlineMax) {
-    await visitAll(deps, iterate(due.flat()), counts);
+    await visitAll(deps, iterate(ordered.map((e) => e.user_id)), counts, new Admission(deps.admit));
   } else {
-    const shards = due.flatMap((users, shard) => (users.length ? [shard] : []));
+    // Each shard's quota: its entries among the first `admit` of the due order.
+    const quota = new Map<number, number>();
+    for (const e of ordered.slice(0, deps.admit ?? Infinity))
+      quota.set(dueShardOf(e.user_id), (quota.get(dueShardOf(e.user_id)) ?? 0) + 1);
+    const shards = due.flatMap((entries, shard) => (entries.length ? [shard] : []));
     for (const shard of shards) {
+      const q = deps.admit === undefined ? undefined : (quota.get(shard) ?? 0);
+      if (q === 0) {
+        // Nothing may start there this minute: its entries stay due (at least those read are counted).
+        counts.deferred = (counts.deferred ?? 0) + due[shard].length;
+        continue;
+      }
       if (!deps.fanOut) {
-        await visitAll(deps, deps.hourly.dueUsers(shard, now), counts);
+        await visitAll(deps, deps.hourly.dueUsers(shard, now), counts, new Admission(q));
         continue;
       }
       try {
-        await deps.fanOut(shard);
+        await deps.fanOut(shard, q);
         counts.fanned_out = (counts.fanned_out ?? 0) + 1;
       } catch (err) {
         // Its entries stay due: the next tick fans out again.
@@ -80,7 +121,7 @@ export async function tick(deps: TickDeps): Promise<Record<string, number>> {
       }
     }
   }
-  deps.log.info('sync_tick_done', { run_id: deps.run.run_id, due: total, ...counts });
+  deps.log.info('sync_tick_done', { run_id: deps.run.run_id, due: total, admit: deps.admit, ...counts });
   return counts;
 }
 
@@ -88,23 +129,36 @@ export const isDueShard = (value: unknown): value is number =>
   typeof value === 'number' && Number.isInteger(value) && value >= 0 && value < DUE_SHARDS;
 
 /** One shard's due users, paged, until this invocation's own run deadline. */
-export async function tickShard(deps: TickDeps, shard: number): Promise<Record<string, number>> {
+export async function tickShard(deps: TickDeps, shard: number, quota?: number): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   if (!isDueShard(shard)) throw new RangeError(`no due shard ${shard}`);
-  await visitAll(deps, deps.hourly.dueUsers(shard, deps.now()), counts);
+  await visitAll(deps, deps.hourly.dueUsers(shard, deps.now()), counts, new Admission(quota));
   deps.log.info('sync_tick_shard_done', { run_id: deps.run.run_id, shard, ...counts });
   return counts;
 }
 
-async function visitAll(deps: TickDeps, users: AsyncIterator<string>, counts: Record<string, number>) {
+/**
+ * Visits due users in due order, a few at once. Once the admissions are spent the rest are
+ * deferred without a visit: counted, their entries left due (the index read is all they cost).
+ */
+async function visitAll(
+  deps: TickDeps,
+  users: AsyncIterator<string>,
+  counts: Record<string, number>,
+  admission: Admission,
+) {
   const count = (outcome: string) => (counts[outcome] = (counts[outcome] ?? 0) + 1);
   const worker = async () => {
     for (;;) {
       if (pastMargin(deps)) return;
       const next = await users.next();
       if (next.done) return;
+      if (!admission.take()) {
+        count('deferred');
+        continue;
+      }
       try {
-        count(await tickUser(deps, next.value));
+        count(await tickUser(deps, next.value, admission));
       } catch (err) {
         deps.log.error('sync_tick_user_failed', { user_id: next.value, err });
         count('failed');
@@ -116,9 +170,9 @@ async function visitAll(deps: TickDeps, users: AsyncIterator<string>, counts: Re
 
 const pastMargin = (deps: TickDeps) => deps.now() > deps.run.run_deadline - TICK_MARGIN_MS;
 
-async function collect(users: AsyncGenerator<string>): Promise<string[]> {
-  const out: string[] = [];
-  for await (const user of users) out.push(user);
+async function collect<T>(items: AsyncGenerator<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
   return out;
 }
 
@@ -126,8 +180,16 @@ async function* iterate(users: string[]): AsyncGenerator<string> {
   yield* users;
 }
 
+/** Whether reserving now would start a new attempt (first, due, or a restart that is due). */
+function startsAttempt(head: HourlyHead | undefined, now: number): boolean {
+  if (!head) return true;
+  const due = now >= head.started_at + HOUR_MS;
+  if (head.state !== 'running') return due;
+  return due && now >= head.run_deadline && !head.walk_completed;
+}
+
 /** One visit of one user: recovery, the reservation and its walk, or the move of its due entry. */
-export async function tickUser(deps: TickDeps, user: string): Promise<TickOutcome> {
+export async function tickUser(deps: TickDeps, user: string, admission?: Admission): Promise<TickOutcome> {
   const log = deps.log.child({ user_id: user, run_id: deps.run.run_id });
   const head = await deps.hourly.head(user);
   if (head?.state === 'running' && head.walk_completed) {
@@ -150,6 +212,11 @@ export async function tickUser(deps: TickDeps, user: string): Promise<TickOutcom
 
   // The head just read is the premise unless recovery wrote it or found it moved on.
   const unchanged = !recovered || ('skipped' in recovered && recovered.skipped === 'waiting');
+  if (admission) {
+    // The visit holds an admission (visitAll); one that starts no attempt gives it back.
+    const current = unchanged ? head : await deps.hourly.head(user);
+    if (!startsAttempt(current, deps.now())) admission.giveBack();
+  }
   const reservation = await deps.hourly.reserveHourly(user, deps.now(), deps.run, unchanged ? { head } : undefined);
   if (reservation.branch === 'restart') log.warn('sync_attempt_interrupted', { outcome: reservation.closed.state });
   if (!('head' in reservation) || !reservation.head) {
@@ -167,7 +234,7 @@ export async function tickUser(deps: TickDeps, user: string): Promise<TickOutcom
   }
   // The first phase; a step whose finish completes a dependency dispatches the second (step.ts).
   for (const section of FIRST_PHASE) {
-    const step: StepInput = { user_id: user, attempt_id: attempt.attempt_id, step_id: newId(deps.now()), section };
+    const step: StepInput = { user_id: user, attempt_id: attempt.attempt_id, step_id: newStepId(deps.now()), section };
     try {
       await deps.dispatch(step);
     } catch (err) {

@@ -39,6 +39,9 @@ export function attemptView(attempt: HourlyHead & { rows: StepRow[] }) {
               tracking_id: row.tracking_id ?? null,
               started_at: iso(row.started_at),
               finished_at: iso(row.finished_at),
+              unknown_values: row.unknown_values ?? 0,
+              unknown_names: row.unknown_names ?? [],
+              skipped_accounts: row.skipped_accounts ?? [],
             }
           : null,
       };

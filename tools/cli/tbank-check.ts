@@ -4,7 +4,7 @@ import { SharedCallBudget } from '../../lib/sync/rate-budget';
 import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS } from '../../lib/sync/sections';
 import { TBANK_PRODUCTION_URL, TBankClient } from '../../lib/sync/tbank/client';
 import { TBankError } from '../../lib/sync/tbank/errors';
-import { MANDATORY_SECTIONS } from '../../lib/sync/model';
+import { MANDATORY_SECTIONS, SkippedAccount } from '../../lib/sync/model';
 
 /**
  * `npm run tbank:check`: a real-token check. Reads TBANK_TOKEN (a read-only
@@ -41,8 +41,10 @@ async function main(): Promise<number> {
   let failed = false;
   for (const section of MANDATORY_SECTIONS) {
     try {
+      const skipped: SkippedAccount[] = [];
       const items = await SECTION_RUNNERS[section]({
         api,
+        skipped,
         data,
         user,
         attempt_id: 'tbank-check',
@@ -50,7 +52,8 @@ async function main(): Promise<number> {
         log,
         settings: { ...DEFAULT_SECTION_SETTINGS, historyDays },
       });
-      process.stdout.write(`  ${section.padEnd(20)} ${items} items\n`);
+      const skips = skipped.map((a) => `${a.account_id} ${a.reason}`).join(', ');
+      process.stdout.write(`  ${section.padEnd(20)} ${items} items${skips ? `; skipped ${skips}` : ''}\n`);
     } catch (err) {
       failed = true;
       const detail =
@@ -62,6 +65,10 @@ async function main(): Promise<number> {
     }
   }
   clearTimeout(timer);
+  if (api.unknownValues.size)
+    process.stdout.write(
+      `unknown enum values (kept raw): ${[...api.unknownValues].map(([k, n]) => `${k} ×${n}`).join(', ')}\n`,
+    );
   process.stdout.write('accounts:\n');
   for (const a of data.accounts.values()) {
     const ops = [...data.windows.values()].filter((w) => w.account_id === a.id).reduce((n, w) => n + w.count, 0);

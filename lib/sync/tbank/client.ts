@@ -58,10 +58,18 @@ export class TBankClient {
   readonly calls: CallCounts = {};
   /** 429 answers met (each was waited for and retried, or ended the call). */
   rateLimited = 0;
+  /** Unknown enum values the answers carried, kept raw (contract.ts): `field=value` → occurrences. */
+  readonly unknownValues = new Map<string, number>();
+
+  private readonly unknown = (field: string, value: string) => {
+    const key = `${field}=${value}`;
+    this.unknownValues.set(key, (this.unknownValues.get(key) ?? 0) + 1);
+  };
 
   constructor(private readonly opts: TBankClientOptions) {}
 
-  getAccounts = (): Promise<Account[]> => this.call('UsersService', 'GetAccounts', {}, parseAccounts);
+  getAccounts = (): Promise<Account[]> =>
+    this.call('UsersService', 'GetAccounts', {}, (b) => parseAccounts(b, this.unknown));
 
   getPortfolio = (accountId: string): Promise<Portfolio> =>
     this.call('OperationsService', 'GetPortfolio', { accountId }, (b) => parsePortfolio(b, accountId));
@@ -77,20 +85,36 @@ export class TBankClient {
       'OperationsService',
       'GetOperationsByCursor',
       { accountId: q.accountId, from: q.from, to: q.to, limit: q.limit, ...(q.cursor ? { cursor: q.cursor } : {}) },
-      (b) => parseOperationsPage(b, q.accountId),
+      (b) => parseOperationsPage(b, q.accountId, this.unknown),
+      { has_next: false, next_cursor: '', items: [] },
     );
 
   getDividends = (instrumentId: string, from: string, to: string): Promise<Dividend[]> =>
-    this.call('InstrumentsService', 'GetDividends', { instrumentId, from, to }, parseDividends);
+    this.call('InstrumentsService', 'GetDividends', { instrumentId, from, to }, parseDividends, []);
 
   getBondEvents = (instrumentId: string, from: string, to: string): Promise<BondEvent[]> =>
-    this.call('InstrumentsService', 'GetBondEvents', { instrumentId, from, to }, parseBondEvents);
+    this.call(
+      'InstrumentsService',
+      'GetBondEvents',
+      { instrumentId, from, to },
+      (b) => parseBondEvents(b, this.unknown),
+      [],
+    );
 
   getInstrumentBy = (idType: 'INSTRUMENT_ID_TYPE_FIGI' | 'INSTRUMENT_ID_TYPE_UID', id: string): Promise<Instrument> =>
-    this.call('InstrumentsService', 'GetInstrumentBy', { idType, id }, parseInstrument);
+    this.call('InstrumentsService', 'GetInstrumentBy', { idType, id }, (b) => parseInstrument(b, this.unknown));
 
-  /** One unary call with its retry policy: the parsed answer, or a TBankError carrying the call's tracking id. */
-  async call<T>(service: TBankService, method: string, body: object, parse: (body: unknown) => T): Promise<T> {
+  /**
+   * One unary call with its retry policy: the parsed answer, or a TBankError carrying the call's tracking id.
+   * `empty`: the answer of a period query when T-Bank says 30238 (no data for the specified period).
+   */
+  async call<T>(
+    service: TBankService,
+    method: string,
+    body: object,
+    parse: (body: unknown) => T,
+    empty?: T,
+  ): Promise<T> {
     const { signal, log } = this.opts;
     const name = `${service}/${method}`;
     const retries = this.opts.retries ?? 3;
@@ -131,6 +155,7 @@ export class TBankClient {
         ms: Math.round(performance.now() - started),
       });
 
+      if (err.kind === 'no-data' && empty !== undefined) return empty;
       let wait: number;
       if (err.kind === 'rate-limited') {
         this.rateLimited++;
@@ -178,7 +203,7 @@ export class TBankClient {
       if (signal.aborted) throw signal.reason;
       throw new TBankError('transient', `${name}: ${e instanceof Error ? e.message : String(e)}`, { method: name });
     }
-    const trackingId = res.headers.get('x-tracking-id') ?? undefined;
+    const trackingId = header(res, 'x-tracking-id');
     const detail = { method: name, status: res.status, trackingId };
     const json = parseJson(text);
     if (res.ok) {
@@ -186,18 +211,46 @@ export class TBankClient {
         throw new TBankError('bad-answer', `${name}: the answer is not JSON (${snippet(text)})`, detail);
       return { body: json, trackingId };
     }
-    const error = json && typeof json === 'object' ? (json as { description?: unknown; message?: unknown }) : undefined;
-    const apiCode =
-      typeof error?.description === 'string' && /^\d{5}$/.test(error.description) ? error.description : undefined;
-    const reset = Number(res.headers.get('x-ratelimit-reset'));
+    const { apiCode, text: said } = errorBody(json);
+    const reset = Number(header(res, 'x-ratelimit-reset'));
     const kind = classify(res.status, apiCode);
-    const message = typeof error?.message === 'string' ? error.message.slice(0, 200) : snippet(text);
-    throw new TBankError(kind, `${name} answered ${res.status}${apiCode ? ` ${apiCode}` : ''}: ${message}`, {
-      ...detail,
-      apiCode,
-      resetSeconds: Number.isFinite(reset) && reset >= 0 ? Math.min(reset, 600) : undefined,
-    });
+    throw new TBankError(
+      kind,
+      `${name} answered ${res.status}${apiCode ? ` ${apiCode}` : ''}: ${said ?? snippet(text)}`,
+      {
+        ...detail,
+        apiCode,
+        resetSeconds: Number.isFinite(reset) && reset >= 0 ? Math.min(reset, 600) : undefined,
+      },
+    );
   }
+}
+
+/**
+ * A response header under its bare name or as the REST gateway forwards gRPC
+ * metadata (`grpc-metadata-<name>`): T-Bank's answers have carried both.
+ */
+export function header(res: Pick<Response, 'headers'>, name: string): string | undefined {
+  return res.headers.get(name) ?? res.headers.get(`grpc-metadata-${name}`) ?? undefined;
+}
+
+const API_CODE = /^\d{5}$/;
+
+/**
+ * The 5-digit API code and the human text of an error body. The OpenAPI file
+ * declares `{code, message, details}` and the gRPC status message IS the API
+ * code, so the gateway puts it in `message`; some answers carry it in
+ * `description` instead. Whichever holds a 5-digit code gives it; the other
+ * string is the text.
+ */
+export function errorBody(json: unknown): { apiCode?: string; text?: string } {
+  const body = json && typeof json === 'object' ? (json as { description?: unknown; message?: unknown }) : {};
+  const fields = [body.message, body.description]
+    .filter((v): v is string => typeof v === 'string')
+    .map((v) => v.trim());
+  const apiCode = fields.find((v) => API_CODE.test(v));
+  const text = fields.find((v) => v && !API_CODE.test(v))?.slice(0, 200);
+  return { apiCode, text: text ?? apiCode };
 }
 
 function parseJson(text: string): unknown {

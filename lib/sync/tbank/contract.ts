@@ -5,9 +5,15 @@ import { ContractError } from './errors';
  * The T-Bank Invest API answers the sync reads, parsed into named, validated
  * fields (release 1.43 of the public contract). Nothing else of an answer is
  * kept: an upstream object never reaches storage as it came. Enums are
- * checked against the documented values; an unknown value is a ContractError
- * (a new value means the contract moved and a person should look).
+ * checked against the documented values; T-Bank adds values between releases
+ * (operation types above all), so an unknown value shaped like an enum name is
+ * kept raw and reported to the `Unknown` sink (counted on the step row); only
+ * a value that is not an enum name at all is a ContractError.
  */
+
+/** Told of every unknown enum value an answer carried: `field` is the wire name, `value` the raw value. */
+export type Unknown = (field: string, value: string) => void;
+const ENUM_NAME = /^[A-Z][A-Z0-9_]{0,99}$/;
 
 export const SERVICES = ['UsersService', 'OperationsService', 'InstrumentsService'] as const;
 export type TBankService = (typeof SERVICES)[number];
@@ -185,11 +191,21 @@ function text(o: Obj, field: string, what: string, required = false): string | u
   return value;
 }
 const required = (o: Obj, field: string, what: string) => text(o, field, what, true)!;
-function enumField(o: Obj, field: string, values: Set<string>, what: string, fallback?: string): string {
+function enumField(
+  o: Obj,
+  field: string,
+  values: Set<string>,
+  what: string,
+  unknown: Unknown | undefined,
+  fallback?: string,
+): string {
   const value = o[field] ?? fallback;
-  if (typeof value !== 'string' || !values.has(value))
-    throw new ContractError(`${what}.${field}: unknown value ${JSON.stringify(value)}`);
-  return value;
+  if (typeof value === 'string' && values.has(value)) return value;
+  if (unknown && typeof value === 'string' && ENUM_NAME.test(value)) {
+    unknown(field, value);
+    return value;
+  }
+  throw new ContractError(`${what}.${field}: unknown value ${JSON.stringify(value)}`.slice(0, 300));
 }
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 function timestamp(o: Obj, field: string, what: string, isRequired = false): string | undefined {
@@ -221,16 +237,16 @@ const quotationField = (o: Obj, field: string, what: string) =>
 
 // --- answers ------------------------------------------------------------------
 
-export function parseAccounts(body: unknown): Account[] {
+export function parseAccounts(body: unknown, unknown?: Unknown): Account[] {
   return list(obj(body, 'GetAccounts').accounts, 'GetAccounts.accounts').map((raw, i) => {
     const o = obj(raw, `accounts[${i}]`);
     const what = `accounts[${i}]`;
     return {
       id: required(o, 'id', what),
-      type: enumField(o, 'type', ACCOUNT_TYPES, what, 'ACCOUNT_TYPE_UNSPECIFIED'),
+      type: enumField(o, 'type', ACCOUNT_TYPES, what, unknown, 'ACCOUNT_TYPE_UNSPECIFIED'),
       name: text(o, 'name', what) ?? '',
-      status: enumField(o, 'status', ACCOUNT_STATUSES, what, 'ACCOUNT_STATUS_UNSPECIFIED'),
-      access_level: enumField(o, 'accessLevel', ACCESS_LEVELS, what, 'ACCOUNT_ACCESS_LEVEL_UNSPECIFIED'),
+      status: enumField(o, 'status', ACCOUNT_STATUSES, what, unknown, 'ACCOUNT_STATUS_UNSPECIFIED'),
+      access_level: enumField(o, 'accessLevel', ACCESS_LEVELS, what, unknown, 'ACCOUNT_ACCESS_LEVEL_UNSPECIFIED'),
       opened_date: timestamp(o, 'openedDate', what),
       closed_date: timestamp(o, 'closedDate', what),
     };
@@ -260,7 +276,7 @@ export function parsePortfolio(body: unknown, accountId: string): Portfolio {
   };
 }
 
-export function parseOperationsPage(body: unknown, accountId: string): OperationsPage {
+export function parseOperationsPage(body: unknown, accountId: string, unknown?: Unknown): OperationsPage {
   const o = obj(body, 'GetOperationsByCursor');
   if (o.hasNext !== undefined && typeof o.hasNext !== 'boolean')
     throw new ContractError('GetOperationsByCursor.hasNext: not a boolean');
@@ -281,15 +297,17 @@ export function parseOperationsPage(body: unknown, accountId: string): Operation
         parent_operation_id: text(op, 'parentOperationId', what),
         account_id: accountId,
         date: timestamp(op, 'date', what, true)!,
-        type: enumField(op, 'type', OPERATION_TYPES, what, 'OPERATION_TYPE_UNSPECIFIED'),
-        state: enumField(op, 'state', OPERATION_STATES, what, 'OPERATION_STATE_UNSPECIFIED'),
+        type: enumField(op, 'type', OPERATION_TYPES, what, unknown, 'OPERATION_TYPE_UNSPECIFIED'),
+        state: enumField(op, 'state', OPERATION_STATES, what, unknown, 'OPERATION_STATE_UNSPECIFIED'),
         name: text(op, 'name', what),
         description: text(op, 'description', what),
         instrument_uid: text(op, 'instrumentUid', what),
         figi: text(op, 'figi', what),
         instrument_type: text(op, 'instrumentType', what),
         instrument_kind:
-          op.instrumentKind === undefined ? undefined : enumField(op, 'instrumentKind', INSTRUMENT_KINDS, what),
+          op.instrumentKind === undefined
+            ? undefined
+            : enumField(op, 'instrumentKind', INSTRUMENT_KINDS, what, unknown),
         payment: moneyField(op, 'payment', what),
         price: moneyField(op, 'price', what),
         commission: moneyField(op, 'commission', what),
@@ -319,7 +337,7 @@ export function parseDividends(body: unknown): Dividend[] {
   });
 }
 
-export function parseBondEvents(body: unknown): BondEvent[] {
+export function parseBondEvents(body: unknown, unknown?: Unknown): BondEvent[] {
   return list(obj(body, 'GetBondEvents').events, 'GetBondEvents.events').map((raw, i) => {
     const what = `events[${i}]`;
     const e = obj(raw, what);
@@ -330,7 +348,7 @@ export function parseBondEvents(body: unknown): BondEvent[] {
       instrument_id: required(e, 'instrumentId', what),
       event_number: number,
       event_date: timestamp(e, 'eventDate', what),
-      event_type: enumField(e, 'eventType', BOND_EVENT_TYPES, what, 'EVENT_TYPE_UNSPECIFIED'),
+      event_type: enumField(e, 'eventType', BOND_EVENT_TYPES, what, unknown, 'EVENT_TYPE_UNSPECIFIED'),
       pay_date: timestamp(e, 'payDate', what),
       pay_one_bond: moneyField(e, 'payOneBond', what),
       coupon_interest_rate: quotationField(e, 'couponInterestRate', what),
@@ -338,7 +356,7 @@ export function parseBondEvents(body: unknown): BondEvent[] {
   });
 }
 
-export function parseInstrument(body: unknown): Instrument {
+export function parseInstrument(body: unknown, unknown?: Unknown): Instrument {
   const i = obj(obj(body, 'GetInstrumentBy').instrument, 'GetInstrumentBy.instrument');
   const what = 'instrument';
   const lot = i.lot ?? 0;
@@ -354,6 +372,6 @@ export function parseInstrument(body: unknown): Instrument {
     lot,
     instrument_type: text(i, 'instrumentType', what),
     instrument_kind:
-      i.instrumentKind === undefined ? undefined : enumField(i, 'instrumentKind', INSTRUMENT_KINDS, what),
+      i.instrumentKind === undefined ? undefined : enumField(i, 'instrumentKind', INSTRUMENT_KINDS, what, unknown),
   };
 }

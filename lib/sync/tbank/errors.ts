@@ -5,14 +5,24 @@
  * kind            from                                     the step
  * unauthenticated 40003 (HTTP 401)                         ends the section, no retry: TOKEN_INVALID
  * forbidden       40002 (HTTP 403)                         ends the section, no retry: INSUFFICIENT_RIGHTS
- * not-found       50004 account not found (HTTP 404)       skips that account
+ * not-found       50004 account / 50002 instrument (HTTP 404) skips that account or instrument
  * rate-limited    80002 / HTTP 429                         waits for x-ratelimit-reset, retries; then RATE_LIMITED
- * transient       70001/70002, other 5xx, network          bounded retries with backoff; then UPSTREAM_ERROR
+ * retired         12002 the method is retired (HTTP 503)   ends the section, no retry: METHOD_RETIRED
+ * transient       70001/70002/70003, other 5xx, network    bounded retries with backoff; then UPSTREAM_ERROR
+ * no-data         30238 no data for the specified period   a period query reads it as empty
  * bad-request     30xxx and any other 4xx                  ends the section: UPSTREAM_REJECTED
  * bad-answer      not JSON, truncated, unknown enum, money out of range: BAD_UPSTREAM_ANSWER
  */
 export type TBankErrorKind =
-  'unauthenticated' | 'forbidden' | 'not-found' | 'rate-limited' | 'transient' | 'bad-request' | 'bad-answer';
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not-found'
+  | 'rate-limited'
+  | 'retired'
+  | 'transient'
+  | 'no-data'
+  | 'bad-request'
+  | 'bad-answer';
 
 export class TBankError extends Error {
   readonly code: string;
@@ -41,12 +51,14 @@ export const STEP_CODE: Record<TBankErrorKind, string> = {
   forbidden: 'INSUFFICIENT_RIGHTS',
   'not-found': 'ACCOUNT_NOT_FOUND',
   'rate-limited': 'RATE_LIMITED',
+  retired: 'METHOD_RETIRED',
   transient: 'UPSTREAM_ERROR',
+  'no-data': 'UPSTREAM_REJECTED',
   'bad-request': 'UPSTREAM_REJECTED',
   'bad-answer': 'BAD_UPSTREAM_ANSWER',
 };
 
-/** The kind of an error answer: the body's `description` (the API code) first, the HTTP status second. */
+/** The kind of an error answer: the body's 5-digit API code (client.ts `errorBody`) first, the HTTP status second. */
 export function classify(status: number, apiCode: string | undefined): TBankErrorKind {
   switch (apiCode) {
     case '40003':
@@ -58,8 +70,13 @@ export function classify(status: number, apiCode: string | undefined): TBankErro
       return 'not-found';
     case '80002':
       return 'rate-limited';
+    case '12002': // a retired method: retrying cannot help, and 503 alone would read as transient
+      return 'retired';
+    case '30238':
+      return 'no-data';
     case '70001':
     case '70002':
+    case '70003':
       return 'transient';
   }
   if (status === 429) return 'rate-limited';

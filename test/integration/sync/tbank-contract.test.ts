@@ -1,4 +1,4 @@
-import { BrokerageEmulator } from '../../../emulator/brokerage/emulator';
+import { BrokerageEmulator, Wire } from '../../../emulator/brokerage/emulator';
 import { ACCOUNTS, INSTRUMENTS, OPERATIONS } from '../../../emulator/brokerage/dataset';
 import { createLogger } from '../../../lib/log';
 import { TBankClient, TBankClientOptions } from '../../../lib/sync/tbank/client';
@@ -40,12 +40,14 @@ async function failure(p: Promise<unknown>): Promise<TBankError> {
 }
 
 describe('read methods', () => {
-  it('GetAccounts: three accounts with enum strings, one closed', async () => {
+  it('GetAccounts: every account of the owner with enum strings: one closed, one without access, one debit', async () => {
     const accounts = await client().getAccounts();
-    expect(accounts.map((a) => a.status)).toEqual([
-      'ACCOUNT_STATUS_OPEN',
-      'ACCOUNT_STATUS_OPEN',
-      'ACCOUNT_STATUS_CLOSED',
+    expect(accounts.map((a) => [a.status, a.type, a.access_level])).toEqual([
+      ['ACCOUNT_STATUS_OPEN', 'ACCOUNT_TYPE_TINKOFF', 'ACCOUNT_ACCESS_LEVEL_READ_ONLY'],
+      ['ACCOUNT_STATUS_OPEN', 'ACCOUNT_TYPE_TINKOFF_IIS', 'ACCOUNT_ACCESS_LEVEL_READ_ONLY'],
+      ['ACCOUNT_STATUS_CLOSED', 'ACCOUNT_TYPE_TINKOFF', 'ACCOUNT_ACCESS_LEVEL_READ_ONLY'],
+      ['ACCOUNT_STATUS_OPEN', 'ACCOUNT_TYPE_TINKOFF', 'ACCOUNT_ACCESS_LEVEL_NO_ACCESS'],
+      ['ACCOUNT_STATUS_OPEN', 'ACCOUNT_TYPE_DEBIT', 'ACCOUNT_ACCESS_LEVEL_FULL_ACCESS'],
     ]);
     expect(accounts[1]).toMatchObject({
       id: ACCOUNTS[1].id,
@@ -111,19 +113,32 @@ describe('read methods', () => {
   });
 });
 
-describe('errors, typed from the body description', () => {
+// Both ways T-Bank's gateway has answered: the code in `message` with `grpc-metadata-` headers (the emulator's
+// default), and the code in `description` with bare headers.
+const WIRES: Array<[string, Wire]> = [
+  ['code in message, grpc-metadata- headers', { errorCodeIn: 'message', headers: 'prefixed' }],
+  ['code in description, bare headers', { errorCodeIn: 'description', headers: 'bare' }],
+];
+
+describe.each(WIRES)('errors, typed from the API code (%s)', (_name, wire) => {
+  beforeEach(() => (emulator.wire = { ...wire }));
+
   it.each([
     [40003, 'unauthenticated', 'TOKEN_INVALID', 1],
     [40002, 'forbidden', 'INSUFFICIENT_RIGHTS', 1],
     [50004, 'not-found', 'ACCOUNT_NOT_FOUND', 1],
+    [50002, 'not-found', 'ACCOUNT_NOT_FOUND', 1],
     [30001, 'bad-request', 'UPSTREAM_REJECTED', 1],
+    [12002, 'retired', 'METHOD_RETIRED', 1],
     [70001, 'transient', 'UPSTREAM_ERROR', 4],
     [70002, 'transient', 'UPSTREAM_ERROR', 4],
+    [70003, 'transient', 'UPSTREAM_ERROR', 4],
   ])('%s → %s (%s) after %s call(s), with the tracking id', async (code, kind, stepCode, calls) => {
     emulator.faults['OperationsService/GetPortfolio'] = { error: code };
     const api = client();
     const err = await failure(api.getPortfolio(ACCOUNTS[0].id));
     expect([err.kind, err.code, err.detail.apiCode]).toEqual([kind, stepCode, String(code)]);
+    expect(err.message).not.toMatch(/: \d{5}$/); // the human text, not the code twice
     expect(err.trackingId).toMatch(/^[0-9a-f]{32}$/);
     expect(api.calls.OperationsService).toBe(calls);
     const logged = lines.map((l) => JSON.parse(l)).filter((l) => l.event === 'tbank_call_failed');
@@ -131,6 +146,40 @@ describe('errors, typed from the body description', () => {
     for (const l of logged) expect(l.tracking_id).toMatch(/^[0-9a-f]{32}$/);
   });
 
+  it('30238 (no data for the period) reads as an empty period on period queries, once', async () => {
+    emulator.faults['*'] = { error: 30238 };
+    const api = client();
+    const page = await api.operationsPage({
+      accountId: ACCOUNTS[0].id,
+      from: '2020-01-01T00:00:00Z',
+      to: '2020-02-01T00:00:00Z',
+      limit: 1000,
+    });
+    expect(page).toEqual({ has_next: false, next_cursor: '', items: [] });
+    const share = INSTRUMENTS.find((i) => i.instrumentType === 'share')!;
+    expect(await api.getDividends(share.uid, '2020-01-01T00:00:00Z', '2020-02-01T00:00:00Z')).toEqual([]);
+    expect(await api.getBondEvents(share.uid, '2020-01-01T00:00:00Z', '2020-02-01T00:00:00Z')).toEqual([]);
+    expect(api.calls).toEqual({ OperationsService: 1, InstrumentsService: 2 });
+    // Not a period query: a refusal.
+    expect((await failure(api.getPortfolio(ACCOUNTS[0].id))).code).toBe('UPSTREAM_REJECTED');
+  });
+
+  it('a 429 carries the reset seconds and the tracking id from the headers', async () => {
+    emulator.faults.UsersService = { storm: true };
+    const err = await failure(client({ rateLimitWaits: 0 }).getAccounts());
+    expect(err.code).toBe('RATE_LIMITED');
+    expect(err.detail.resetSeconds).toEqual(expect.any(Number));
+    expect(err.trackingId).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it('a success logs the tracking id', async () => {
+    await client().getAccounts();
+    const ok = lines.map((l) => JSON.parse(l)).find((l) => l.event === 'tbank_call');
+    expect(ok.tracking_id).toMatch(/^[0-9a-f]{32}$/);
+  });
+});
+
+describe('errors, typed from the API code', () => {
   it('a missing token is 40003 from the API itself', async () => {
     const err = await failure(client({ token: 'not-a-token' }).getAccounts());
     expect([err.kind, err.detail.status]).toEqual(['unauthenticated', 401]);
@@ -139,14 +188,14 @@ describe('errors, typed from the body description', () => {
   it('a transient fault that clears is retried and succeeds', async () => {
     emulator.faults.UsersService = { error: 70001, times: 2 };
     const api = client();
-    expect(await api.getAccounts()).toHaveLength(3);
+    expect(await api.getAccounts()).toHaveLength(ACCOUNTS.length);
     expect(api.calls.UsersService).toBe(3);
   });
 
   it('80002: waits for x-ratelimit-reset and retries; a storm ends RATE_LIMITED after its bound', async () => {
     emulator.faults.UsersService = { storm: true, times: 1 };
     const api = client();
-    expect(await api.getAccounts()).toHaveLength(3);
+    expect(await api.getAccounts()).toHaveLength(ACCOUNTS.length);
     expect(api.rateLimited).toBe(1);
 
     emulator.faults.UsersService = { storm: true };
@@ -182,14 +231,21 @@ describe('errors, typed from the body description', () => {
   it.each([
     ['html', 'UPSTREAM_ERROR'], // a 502 HTML page is an upstream failure, retried, then UPSTREAM_ERROR
     ['truncate', 'BAD_UPSTREAM_ANSWER'],
-    ['badEnum', 'BAD_UPSTREAM_ANSWER'],
     ['badMoney', 'BAD_UPSTREAM_ANSWER'],
   ])('%s → %s, a clear error', async (fault, code) => {
     emulator.faults['*'] = { [fault]: true };
-    const err = await failure(fault === 'badEnum' ? client().getAccounts() : client().getPortfolio(ACCOUNTS[0].id));
+    const err = await failure(client().getPortfolio(ACCOUNTS[0].id));
     expect(err.code).toBe(code);
     expect(err.message.length).toBeGreaterThan(10);
     expect(err.trackingId).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it('badEnum: an enum value newer than the contract is kept raw and counted, not an error', async () => {
+    emulator.faults['*'] = { badEnum: true };
+    const api = client();
+    const accounts = await api.getAccounts();
+    expect(accounts[0].status).toBe('ACCOUNT_STATUS_FROM_THE_FUTURE');
+    expect([...api.unknownValues]).toEqual([['status=ACCOUNT_STATUS_FROM_THE_FUTURE', 1]]);
   });
 
   it('a hang ends with the caller’s signal', async () => {

@@ -1,6 +1,6 @@
 import { StaleAttemptError } from '../../../lib/sync/errors';
 import { dueShardOf } from '../../../lib/sync/keys';
-import type { Connection, HourlyHead, Section, StepRow, StepState } from '../../../lib/sync/model';
+import type { Connection, HourlyHead, Section, StepReport, StepRow, StepState } from '../../../lib/sync/model';
 import type { ConnectionStore, HourlyStore } from '../../../lib/sync/store';
 
 /**
@@ -113,7 +113,12 @@ export class MemorySyncStore implements HourlyStore, ConnectionStore {
   async finishStep(
     user: string,
     row: Pick<StepRow, 'attempt_id' | 'section' | 'step_id'>,
-    finish: { state: Exclude<StepState, 'running'>; finished_at: number; error_code?: string; tracking_id?: string },
+    finish: {
+      state: Exclude<StepState, 'running'>;
+      finished_at: number;
+      error_code?: string;
+      tracking_id?: string;
+    } & StepReport,
   ) {
     this.count('finishStep');
     if (this.heads.get(user)?.attempt_id !== row.attempt_id) throw new StaleAttemptError(row.attempt_id);
@@ -121,15 +126,15 @@ export class MemorySyncStore implements HourlyStore, ConnectionStore {
     if (!stored || stored.step_id !== row.step_id || stored.state !== 'running') throw new Error('condition failed');
     Object.assign(stored, finish);
   }
-  async *dueUsers(shard: number, now: number, limit?: number) {
-    this.count('dueUsers');
+  async *dueEntries(shard: number, now: number, limit?: number) {
+    this.count('dueEntries');
     const due = [
       ...[...this.heads.values()].map((h) => [h.user_id, h.due_at] as const),
       ...[...this.conns.entries()].map(([user, c]) => [user, c.due_at] as const),
     ]
       .filter(([user, at]) => at !== undefined && at <= now && dueShardOf(user) === shard)
       .sort((a, b) => a[1]! - b[1]!)
-      .map(([user]) => user);
+      .map(([user_id, due_at]) => ({ user_id, due_at: due_at! }));
     yield* limit ? due.slice(0, limit) : due;
   }
   async putConnectionIfNoHead(user: string, sealed: string, createdAt: number, dueAt: number) {

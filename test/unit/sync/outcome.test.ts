@@ -1,4 +1,5 @@
-import { barrierReached, deriveOutcome, finishedBefore } from '../../../lib/sync/outcome';
+import { newId } from '../../../lib/ident';
+import { barrierReached, deriveOutcome, finishedBefore, readyToDispatch } from '../../../lib/sync/outcome';
 import { MANDATORY_SECTIONS, Section, StepRow } from '../../../lib/sync/model';
 
 const children = Object.fromEntries(MANDATORY_SECTIONS.map((s, i) => [s, `step-${i}`])) as Record<Section, string>;
@@ -36,10 +37,11 @@ describe('deriveOutcome', () => {
       row('operations', 'running'),
       row('events.refresh', 'succeeded'),
     ];
-    // catalog.enrichment has no row: DISPATCH_FAILED; operations still running at settle: DEADLINE.
+    // catalog.enrichment has no row: DISPATCH_FAILED; operations still running at settle: DEADLINE, a step's
+    // code that ranks in section order: portfolio's own code comes first.
     expect(deriveOutcome({ head, rows })).toMatchObject({
       state: 'partial',
-      error_code: 'DEADLINE',
+      error_code: 'UPSTREAM_ERROR',
       sections: {
         portfolio: { state: 'failed' },
         operations: { state: 'expired' },
@@ -55,6 +57,17 @@ describe('deriveOutcome', () => {
     });
   });
 
+  it('DEADLINE never hides an earlier section’s cause, and is the code when it comes first', () => {
+    const late = [row('portfolio', 'failed', { error_code: 'TOKEN_INVALID' }), row('operations', 'running')];
+    expect(deriveOutcome({ head, rows: [...late, row('events.refresh', 'succeeded')] }).error_code).toBe(
+      'TOKEN_INVALID',
+    );
+    const first = [row('portfolio', 'running'), row('operations', 'failed', { error_code: 'TOKEN_INVALID' })];
+    expect(deriveOutcome({ head, rows: first }).error_code).toBe('DEADLINE');
+    // The attempt's own cause still outranks every section.
+    expect(deriveOutcome({ head, rows: late, cause: 'INTERRUPTED' }).error_code).toBe('INTERRUPTED');
+  });
+
   it('ignores a row whose step id was never recorded on the attempt', () => {
     const stray = MANDATORY_SECTIONS.map((s) => row(s, 'succeeded', { step_id: 'other' }));
     expect(deriveOutcome({ head, rows: stray }).state).toBe('failed');
@@ -68,6 +81,47 @@ describe('barrierReached', () => {
     expect(barrierReached(head, rows, 5000, 5000)).toBe(true);
     expect(barrierReached(head, all('failed'), 1000, 5000)).toBe(true);
     expect(barrierReached({ ...head, walk_completed: false }, all('succeeded'), 9999, 5000)).toBe(false);
+  });
+
+  it('the bound is per step, from that step’s dispatch (its ULID’s time), not from the attempt’s start', () => {
+    const MIN = 60_000;
+    const bound = 15 * MIN;
+    const t0 = Date.UTC(2026, 11, 4, 12, 0, 0);
+    const ids = {
+      portfolio: newId(t0),
+      operations: newId(t0),
+      'events.refresh': newId(t0),
+      'catalog.enrichment': newId(t0 + 14 * MIN), // dispatched when a slow first phase finished
+    } as Record<Section, string>;
+    const h = { walk_completed: true, children: ids, started_at: t0 };
+    const done = (s: Section, at: number): StepRow => ({
+      attempt_id: 'a',
+      step_id: ids[s],
+      section: s,
+      state: 'succeeded',
+      started_at: t0,
+      finished_at: at,
+    });
+    const rows = [
+      done('portfolio', t0 + 14 * MIN),
+      done('operations', t0 + 14 * MIN),
+      done('events.refresh', t0 + MIN),
+      { ...done('catalog.enrichment', 0), state: 'running' as const, finished_at: undefined },
+    ];
+    expect(barrierReached(h, rows, t0 + 16 * MIN, bound)).toBe(false); // past start + bound, within its own
+    expect(barrierReached(h, rows, t0 + 29 * MIN, bound)).toBe(true);
+    // Not yet dispatched: its window opens when its dependencies finish, whatever the attempt's age.
+    const { 'catalog.enrichment': _c, ...firstPhase } = ids;
+    const walked = { ...h, children: firstPhase };
+    expect(readyToDispatch(walked, rows.slice(0, 3), t0 + 20 * MIN, bound)).toEqual(['catalog.enrichment']);
+    expect(barrierReached(walked, rows.slice(0, 3), t0 + 20 * MIN, bound)).toBe(false);
+    // Nobody sent it within a bound of the last dependency's finish: the window closes and the barrier is reached.
+    expect(readyToDispatch(walked, rows.slice(0, 3), t0 + 29 * MIN, bound)).toEqual([]);
+    expect(barrierReached(walked, rows.slice(0, 3), t0 + 29 * MIN, bound)).toBe(true);
+    // A dependency still running holds the dependent open only until its own bound.
+    const slow = [{ ...rows[0], state: 'running' as const, finished_at: undefined }, ...rows.slice(1, 3)];
+    expect(barrierReached(walked, slow, t0 + 14 * MIN, bound)).toBe(false);
+    expect(barrierReached(walked, slow, t0 + 15 * MIN, bound)).toBe(true);
   });
 
   it('does not wait for a section that was never dispatched', () => {

@@ -40,6 +40,7 @@ function fakeApi(accounts: Account[], ops: Operation[], missing: string[] = []) 
 
 const ctx = (api: TBankClient, data: MemorySyncDataStore, now: number, historyDays = 60): SectionContext => ({
   api,
+  skipped: [],
   data,
   user: 'u1',
   attempt_id: 'a',

@@ -188,7 +188,7 @@ describe('the tick reads the due index only', () => {
     s.at(T0 + 30 * 60_000);
     for (const k of Object.keys(s.store.calls)) delete s.store.calls[k];
     expect(await tick(s.deps())).toEqual({});
-    expect(s.store.calls).toEqual({ dueUsers: DUE_SHARDS });
+    expect(s.store.calls).toEqual({ dueEntries: DUE_SHARDS });
   });
 
   it('more due users than inlineMax: one shard invocation per shard with due users', async () => {

@@ -8,6 +8,7 @@ import {
   parseOperationsPage,
   parsePortfolio,
 } from '../../../lib/sync/tbank/contract';
+import { errorBody } from '../../../lib/sync/tbank/client';
 import { classify, ContractError } from '../../../lib/sync/tbank/errors';
 
 /** Answers written from the documented contract (fixtures/tbank/, release 1.43 shapes): the parsers read them exactly. */
@@ -89,16 +90,46 @@ describe('parsers over documented answers', () => {
     });
   });
 
-  it('an error body classifies by its description', () => {
-    const body = fixture('error-40003');
-    expect(classify(401, body.description)).toBe('unauthenticated');
+  it('the API code comes from `message` (the gRPC status message, as declared) or `description`', () => {
+    expect(errorBody(fixture('error-40003-message'))).toEqual({ apiCode: '40003', text: '40003' });
+    expect(errorBody(fixture('error-40003'))).toEqual({
+      apiCode: '40003',
+      text: 'authentication token is missing or invalid',
+    });
+    expect(errorBody({ code: 3, message: 'no data', description: '30238' }).apiCode).toBe('30238');
+    // Not a 5-digit code in either field: none (the HTTP status decides).
+    expect(errorBody({ message: '4000', description: '400031' }).apiCode).toBeUndefined();
+    expect(errorBody('<html>').apiCode).toBeUndefined();
+    expect(classify(401, errorBody(fixture('error-40003-message')).apiCode)).toBe('unauthenticated');
+    expect(classify(404, '50004')).toBe('not-found');
+    expect(classify(503, '12002')).toBe('retired');
+    expect(classify(400, '30238')).toBe('no-data');
     expect(classify(500, '70001')).toBe('transient');
     expect(classify(429, undefined)).toBe('rate-limited');
     expect(classify(502, undefined)).toBe('transient');
   });
 
+  it('an unknown enum value shaped like an enum name is kept raw and reported to the sink', () => {
+    const body = fixture('GetAccounts');
+    body.accounts[0].status = 'ACCOUNT_STATUS_FROZEN';
+    const seen: string[] = [];
+    expect(parseAccounts(body, (field, value) => seen.push(`${field}=${value}`))[0].status).toBe(
+      'ACCOUNT_STATUS_FROZEN',
+    );
+    expect(seen).toEqual(['status=ACCOUNT_STATUS_FROZEN']);
+    // Not an enum name at all: still a contract failure, sink or not.
+    body.accounts[0].status = 'frozen; DROP';
+    expect(() => parseAccounts(body, () => {})).toThrow(ContractError);
+    body.accounts[0].status = 42;
+    expect(() => parseAccounts(body, () => {})).toThrow('unknown value');
+  });
+
   it.each([
-    ['an unknown enum', (a: Record<string, unknown>) => (a.status = 'ACCOUNT_STATUS_FROZEN'), 'unknown value'],
+    [
+      'an unknown enum without a sink',
+      (a: Record<string, unknown>) => (a.status = 'ACCOUNT_STATUS_FROZEN'),
+      'unknown value',
+    ],
     ['a missing id', (a: Record<string, unknown>) => delete a.id, 'missing'],
     ['a bad time', (a: Record<string, unknown>) => (a.openedDate = 'yesterday'), 'RFC 3339'],
   ])('%s is a ContractError naming the field', (_n, mutate, message) => {
