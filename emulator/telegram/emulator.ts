@@ -32,6 +32,7 @@ import { HtmlParseError, htmlToPlain } from './html';
  *   PUT    /emulator/limits {chat_per_s?, group_per_min?, bot_per_s?} | {off: true}   the rates enforced
  *   PUT    /emulator/webhook {timeout_ms?, redeliver_after_ms?, max_deliveries?}      re-delivery
  *   POST   /emulator/migrate {chat_id, to?, announce?}   the group becomes a supergroup (default id -100<id>)
+ *   DELETE /emulator/migrate?chat_id=                   undone (tests share one emulator)
  *   GET    /emulator/stats                               {sent, limited, unhonoured} per chat and in all
  *   GET    /emulator/webhook                                         the registered webhook (no secret)
  */
@@ -129,7 +130,8 @@ export class TelegramEmulator {
   private readonly migrated = new Map<number, number>();
   private delivery: { timeoutMs: number; redeliverAfterMs: number; maxDeliveries: number };
   private webhook?: { url: string; secret?: string; allowed_updates?: string[] };
-  private updateId = 100_000;
+  // Telegram never reuses an update_id; a restarted emulator must not either (the bot remembers them for days).
+  private updateId = Math.floor(Date.now() / 1000) * 1000;
   private queryId = 1;
   private readonly server: http.Server;
   readonly me = {
@@ -443,6 +445,10 @@ export class TelegramEmulator {
         { sent: 0, limited: 0, unhonoured: 0 },
       );
       return send(res, 200, { ...total, chats });
+    }
+    if (method === 'DELETE' && path === '/emulator/migrate') {
+      this.migrated.delete(chat(url.searchParams.get('chat_id')));
+      return send(res, 200, { ok: true });
     }
     if (method === 'POST' && path === '/emulator/migrate') {
       const from = chat(input.chat_id);

@@ -24,6 +24,7 @@ export interface PaceRules {
 export const TELEGRAM_RATES: PaceRules = { chatGapMs: 1000, groupPerMinute: 20, botPerSecond: 30, marginMs: 50 };
 
 const MINUTE_MS = 60_000;
+const BOT_HISTORY = 2000;
 
 /** Groups, supergroups and channels have negative ids; private chats (users) positive ones. */
 export const isGroupChat = (chatId: number) => chatId < 0;
@@ -52,7 +53,8 @@ export class Pacer {
     if (booked.length > keep) booked.splice(0, booked.length - keep);
     this.chats.set(chatId, booked);
     this.bot.splice(this.insertAt(at), 0, at);
-    while (this.bot.length > 0 && this.bot[0] < now - 10 * this.botGap()) this.bot.shift();
+    // Bounded by count, not by time: callers' clocks need not agree (the oldest are long past anyway).
+    if (this.bot.length > BOT_HISTORY) this.bot.splice(0, this.bot.length - BOT_HISTORY);
     return at;
   }
 
