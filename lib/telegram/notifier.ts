@@ -24,8 +24,9 @@ import { ChatMoves, DeliveryRef, DeliveryStore, resolveChat } from './store';
  *   chat, per group, per bot). A 429 pauses that chat for its `retry_after`
  *   and the same message is sent again: other chats go on, order is kept.
  * - Late, not lost: what does not fit before `deadline` (the invocation's
- *   time) is given back unsent and the summary names the first record not
- *   fully delivered (`resumeFrom`); the handler reports it as the batch item
+ *   time) is given back unsent, a delivery still held by a dead worker of an
+ *   earlier invocation is come back to, and the summary names the first
+ *   record not fully delivered (`resumeFrom`); the handler reports it as the batch item
  *   failure, so the stream hands that record and the ones after it to the next
  *   invocation, in order. Those already sent are duplicates there.
  * - A group that became a supergroup (400 `migrate_to_chat_id`): the move is
@@ -172,6 +173,14 @@ async function deliver(deps: NotifierDeps, run: Run, event: DownloadEvent, chatI
         });
         return 'failed';
       }
+      if (claim.status === 'sending' || claim.status === 'retrying') {
+        // Held by a worker of an earlier delivery of this record that timed out or died: not done. Come back
+        // once its lease is over (then it is taken over, or recorded uncertain), not skip it for good.
+        log.warn('notification_held', { status: claim.status });
+        const rest = Math.min(now() + policy.leaseMs, run.deadline) - now();
+        if (rest > 0 && Number.isFinite(rest)) await sleep(rest);
+        return 'deferred';
+      }
       log.info('notification_skipped', { status: claim.status });
       return 'duplicate';
     }
@@ -227,6 +236,12 @@ async function deliver(deps: NotifierDeps, run: Run, event: DownloadEvent, chatI
           );
           log.error('notification_failed', { attempts: failures, err });
           return 'failed';
+        }
+        if (now() + wait > run.deadline) {
+          // The invocation would end in the wait: the next one tries again (the attempt count starts over).
+          await deps.deliveries.release(ref, owner);
+          log.warn('notification_deferred', { attempt: failures, err });
+          return 'deferred';
         }
         // The lease covers the wait: until it ends nobody takes over a delivery that is only pausing.
         await deps.deliveries.markRetrying(ref, owner, failures, reason, now() + wait + policy.leaseMs);
