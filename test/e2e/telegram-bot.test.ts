@@ -206,7 +206,6 @@ describe('buttons on a slow torrent client', () => {
     const pressed = await press(chat, ALLOWED_USER(), `v1:r:${id}`, failed.message_id);
     // The first delivery timed out (still running), the second one (same update_id) was taken as done.
     expect(pressed.deliveries).toBe(2);
-    expect(pressed.answered_after_ms).toBeLessThan(1000);
     const edited = await waitFor('the outcome in the message', async () =>
       (await messagesAbout(id, chat)).find((m) => m.message_id === failed.message_id && m.edits > 0),
     );
@@ -216,6 +215,7 @@ describe('buttons on a slow torrent client', () => {
     expect(edited.text).toContain('Retry started.');
     expect(final.text).not.toContain('Button expired');
     expect((await call('GET', `/downloads/${id}`)).body.state).toBe('queued');
+    expect(pressed.answered_after_ms).toBeLessThan(1000);
   });
 });
 
