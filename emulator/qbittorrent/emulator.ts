@@ -17,7 +17,7 @@ import { parseMagnet } from '../../lib/downloads/magnet';
  *   PATCH  /emulator/torrents/<hash>         {state?, progress?, name?}
  *   POST   /emulator/torrents/<hash>/metadata {infohash_v2?}  metadata arrives: a hybrid's `hash` becomes its TRUNCATED v2
  *   DELETE /emulator/torrents[/<hash>]       remove all / one
- *   PUT    /emulator/faults                  {add: ok|fail, info: ok|html|truncated|500|hang}
+ *   PUT    /emulator/faults                  {add: ok|fail, info: ok|html|truncated|500|hang, add_delay_ms}
  *   PUT    /emulator/profile                 {profile: 4.6|5.1|5.2}
  *
  * Torrents mirror what a real client reports: a v2-only (or hybrid with
@@ -101,7 +101,7 @@ export class QbittorrentEmulator {
   private removed: Array<{ id: string; rid: number }> = [];
   private rid = 0;
   private oldestRid = 0;
-  readonly faults = { add: 'ok' as 'ok' | 'fail', info: 'ok' as InfoFault };
+  readonly faults = { add: 'ok' as 'ok' | 'fail', info: 'ok' as InfoFault, add_delay_ms: 0 };
   profile: Profile;
   /** Calls per route, for tests and the bench (poll cost). */
   readonly calls = new Map<string, number>();
@@ -251,6 +251,8 @@ export class QbittorrentEmulator {
         case '/api/v2/sync/maindata':
           return send(200, this.maindata(Number(url.searchParams.get('rid') ?? 0)));
         case '/api/v2/torrents/add':
+          // A slow client (a busy disk, a far NAS): what a caller's timeouts and a bot's answers must bear.
+          if (this.faults.add_delay_ms > 0) await new Promise((r) => setTimeout(r, this.faults.add_delay_ms));
           return this.add(form, send);
         case '/api/v2/torrents/delete': {
           const hashes = form.get('hashes');
@@ -429,8 +431,9 @@ export class QbittorrentEmulator {
       }
     }
     if (parts[1] === 'faults' && method === 'PUT') {
-      const faults = json() as { add?: 'ok' | 'fail'; info?: InfoFault };
+      const faults = json() as { add?: 'ok' | 'fail'; info?: InfoFault; add_delay_ms?: number };
       if (faults.add) this.faults.add = faults.add;
+      if (faults.add_delay_ms !== undefined) this.faults.add_delay_ms = Math.max(0, Number(faults.add_delay_ms) || 0);
       if (faults.info) this.faults.info = faults.info;
       return send(200, this.faults);
     }

@@ -9,12 +9,31 @@ import { HtmlParseError, htmlToPlain } from './html';
  * parameters?}`) and refusals, plus what Telegram does on its side: it
  * delivers Updates to the registered webhook with the secret header.
  *
+ * What Telegram does that a bot must bear, learnt here too:
+ * - Rates (bots FAQ): more than one message a second to a chat, 20 a minute
+ *   to a group or 30 a second from the bot is answered 429 with
+ *   `parameters.retry_after`; a chat sent to again before its retry_after is
+ *   over is counted `unhonoured` (and refused again).
+ * - A webhook that does not answer 2xx within `webhookTimeoutMs` gets the
+ *   same Update again (same update_id), up to `maxDeliveries` times.
+ * - A callback query not answered within `callbackTtlMs` (about 15 s) is
+ *   expired: answerCallbackQuery is refused with "query is too old".
+ * - A group upgraded to a supergroup answers 400 with
+ *   `parameters.migrate_to_chat_id`; the new chat announces the move with a
+ *   `migrate_from_chat_id` service message.
+ *
  * Control API (for tests and people):
  *   GET    /emulator/messages?chat_id=   what the bot sent (with edits), oldest first
- *   POST   /emulator/press  {chat_id, user_id, message_id?, data}   a button press → {status, answer}
- *   POST   /emulator/type   {chat_id, user_id, text}                a typed message → {status, replies}
+ *   POST   /emulator/press  {chat_id, user_id, message_id?, data}
+ *            a button press → {status, deliveries, update_id, query_id, answer, answered_after_ms}
+ *   POST   /emulator/type   {chat_id, user_id, text}                a typed message → {status, deliveries, replies}
  *   PUT    /emulator/faults {chat_id, fault: "429"|"500"|"timeout", count, retry_after?}
  *   DELETE /emulator/faults
+ *   PUT    /emulator/limits {chat_per_s?, group_per_min?, bot_per_s?} | {off: true}   the rates enforced
+ *   PUT    /emulator/webhook {timeout_ms?, redeliver_after_ms?, max_deliveries?}      re-delivery
+ *   POST   /emulator/migrate {chat_id, to?, announce?}   the group becomes a supergroup (default id -100<id>)
+ *   DELETE /emulator/migrate?chat_id=                   undone (tests share one emulator)
+ *   GET    /emulator/stats                               {sent, limited, unhonoured} per chat and in all
  *   GET    /emulator/webhook                                         the registered webhook (no secret)
  */
 
@@ -51,6 +70,23 @@ class ApiError extends Error {
   }
 }
 
+/** The rates enforced; `undefined` fields are not enforced. */
+export interface RateLimits {
+  chatPerSecond?: number;
+  groupPerMinute?: number;
+  botPerSecond?: number;
+}
+
+export const TELEGRAM_LIMITS: RateLimits = { chatPerSecond: 1, groupPerMinute: 20, botPerSecond: 30 };
+
+export interface ChatStats {
+  sent: number;
+  /** 429s answered (rates and planned faults). */
+  limited: number;
+  /** Requests that came before the retry_after of a 429 was over. */
+  unhonoured: number;
+}
+
 const MAX_TEXT = 4096;
 const MAX_CALLBACK_BYTES = 64;
 const MAX_ANSWER = 200;
@@ -61,15 +97,41 @@ export interface TelegramEmulatorOptions {
   webhook?: { url: string; secret: string };
   /** How long a `timeout` fault holds the request before dropping the connection. */
   timeoutFaultMs?: number;
+  /** Telegram's rates by default; `null`: none. */
+  limits?: RateLimits | null;
+  /** A webhook slower than this gets the Update again (default 10 s). */
+  webhookTimeoutMs?: number;
+  /** Pause before a re-delivery (default 1 s). */
+  redeliverAfterMs?: number;
+  /** Deliveries of one Update at most (default 3). */
+  maxDeliveries?: number;
+  /** A callback query unanswered this long is expired (default 15 s). */
+  callbackTtlMs?: number;
 }
+
+/** Arrival jitter forgiven when judging rates and retry_after (loopback, a loaded machine). */
+const TOLERANCE_MS = 25;
 
 export class TelegramEmulator {
   readonly messages: SentMessage[] = [];
   private readonly nextMessageId = new Map<number, number>();
-  private readonly queries = new Map<string, { answered: boolean; answer?: CallbackAnswer }>();
+  private readonly queries = new Map<
+    string,
+    { answered: boolean; pressedAt: number; answeredAt?: number; answer?: CallbackAnswer }
+  >();
   private readonly faults = new Map<number, Fault[]>();
+  private limits: RateLimits | null;
+  /** Accepted sends: per chat and for the bot, arrival times (the last minute's). */
+  private readonly accepted = new Map<number, number[]>();
+  private readonly botAccepted: number[] = [];
+  private readonly penalty = new Map<number, number>();
+  readonly stats = new Map<number, ChatStats>();
+  /** Old group id → its supergroup. */
+  private readonly migrated = new Map<number, number>();
+  private delivery: { timeoutMs: number; redeliverAfterMs: number; maxDeliveries: number };
   private webhook?: { url: string; secret?: string; allowed_updates?: string[] };
-  private updateId = 100_000;
+  // Telegram never reuses an update_id; a restarted emulator must not either (the bot remembers them for days).
+  private updateId = Math.floor(Date.now() / 1000) * 1000;
   private queryId = 1;
   private readonly server: http.Server;
   readonly me = {
@@ -84,6 +146,12 @@ export class TelegramEmulator {
 
   constructor(private readonly opts: TelegramEmulatorOptions) {
     if (opts.webhook) this.webhook = { url: opts.webhook.url, secret: opts.webhook.secret };
+    this.limits = opts.limits === undefined ? TELEGRAM_LIMITS : opts.limits;
+    this.delivery = {
+      timeoutMs: opts.webhookTimeoutMs ?? 10_000,
+      redeliverAfterMs: opts.redeliverAfterMs ?? 1000,
+      maxDeliveries: opts.maxDeliveries ?? 3,
+    };
     this.server = http.createServer((req, res) => void this.route(req, res));
   }
 
@@ -136,8 +204,10 @@ export class TelegramEmulator {
         return ok(this.me);
       case 'sendMessage': {
         const chatId = chat(params.chat_id);
+        this.refuseMigrated(chatId);
         if (await this.fault(chatId, res)) return;
         const text = this.text(params);
+        this.rate(chatId);
         const markup = replyMarkup(params.reply_markup);
         const id = (this.nextMessageId.get(chatId) ?? 0) + 1;
         this.nextMessageId.set(chatId, id);
@@ -176,11 +246,13 @@ export class TelegramEmulator {
       }
       case 'answerCallbackQuery': {
         const query = this.queries.get(String(params.callback_query_id));
-        if (!query || query.answered)
+        const ttl = this.opts.callbackTtlMs ?? 15_000;
+        if (!query || query.answered || Date.now() - query.pressedAt > ttl)
           throw new ApiError(400, 'Bad Request: query is too old and response timeout expired or query ID is invalid');
         if (params.text !== undefined && (typeof params.text !== 'string' || [...params.text].length > MAX_ANSWER))
           throw new ApiError(400, 'Bad Request: MESSAGE_TOO_LONG');
         query.answered = true;
+        query.answeredAt = Date.now();
         query.answer = {
           ...(params.text !== undefined ? { text: String(params.text) } : {}),
           ...(params.show_alert ? { show_alert: true } : {}),
@@ -217,16 +289,72 @@ export class TelegramEmulator {
 
   /** Applies the next planned fault of the chat; true when the request was answered (or dropped) by it. */
   private async fault(chatId: number, res: http.ServerResponse): Promise<boolean> {
+    this.checkPenalty(chatId);
     const fault = this.faults.get(chatId)?.shift();
     if (!fault) return false;
-    if (fault.fault === '429')
-      throw new ApiError(429, `Too Many Requests: retry after ${fault.retry_after}`, {
-        retry_after: fault.retry_after,
-      });
+    if (fault.fault === '429') this.tooMany(chatId, fault.retry_after);
     if (fault.fault === '500') throw new ApiError(500, 'Internal Server Error');
     await new Promise((r) => setTimeout(r, fault.ms));
     res.destroy();
     return true;
+  }
+
+  private statsOf(chatId: number): ChatStats {
+    const stats = this.stats.get(chatId) ?? { sent: 0, limited: 0, unhonoured: 0 };
+    this.stats.set(chatId, stats);
+    return stats;
+  }
+
+  /** 429 with retry_after; the chat is penalised until it is over. */
+  private tooMany(chatId: number, retryAfterS: number): never {
+    this.penalty.set(chatId, Math.max(this.penalty.get(chatId) ?? 0, Date.now() + retryAfterS * 1000));
+    this.statsOf(chatId).limited += 1;
+    throw new ApiError(429, `Too Many Requests: retry after ${retryAfterS}`, { retry_after: retryAfterS });
+  }
+
+  /** A send inside a retry_after is a flood: counted, and refused with what is left of it. */
+  private checkPenalty(chatId: number): void {
+    const until = this.penalty.get(chatId) ?? 0;
+    const now = Date.now();
+    if (now >= until - TOLERANCE_MS) return;
+    this.statsOf(chatId).unhonoured += 1;
+    this.tooMany(chatId, Math.max(1, Math.ceil((until - now) / 1000)));
+  }
+
+  /** Telegram's rates over the accepted sends; the send is recorded when it passes. */
+  private rate(chatId: number): void {
+    const now = Date.now();
+    const times = (this.accepted.get(chatId) ?? []).filter((t) => t > now - 60_000);
+    this.accepted.set(chatId, times);
+    while (this.botAccepted.length > 0 && this.botAccepted[0] <= now - 1000) this.botAccepted.shift();
+    const limits = this.limits;
+    if (limits) {
+      const refuseUntil = (freeAt: number) => this.tooMany(chatId, Math.max(1, Math.ceil((freeAt - now) / 1000)));
+      const within = (list: number[], windowMs: number) => list.filter((t) => t > now - windowMs + TOLERANCE_MS);
+      if (limits.chatPerSecond) {
+        const recent = within(times, 1000);
+        if (recent.length >= limits.chatPerSecond) refuseUntil(recent[recent.length - limits.chatPerSecond] + 1000);
+      }
+      if (limits.groupPerMinute && chatId < 0) {
+        const recent = within(times, 60_000);
+        if (recent.length >= limits.groupPerMinute) refuseUntil(recent[recent.length - limits.groupPerMinute] + 60_000);
+      }
+      if (limits.botPerSecond) {
+        const recent = within(this.botAccepted, 1000);
+        if (recent.length >= limits.botPerSecond) refuseUntil(recent[recent.length - limits.botPerSecond] + 1000);
+      }
+    }
+    times.push(now);
+    this.botAccepted.push(now);
+    this.statsOf(chatId).sent += 1;
+  }
+
+  private refuseMigrated(chatId: number): void {
+    const to = this.migrated.get(chatId);
+    if (to !== undefined)
+      throw new ApiError(400, 'Bad Request: group chat was upgraded to a supergroup chat', {
+        migrate_to_chat_id: to,
+      });
   }
 
   private text(params: Record<string, unknown>): string {
@@ -247,6 +375,7 @@ export class TelegramEmulator {
 
   private find(params: Record<string, unknown>): SentMessage {
     const chatId = chat(params.chat_id);
+    this.refuseMigrated(chatId);
     const message = this.messages.find((m) => m.chat_id === chatId && m.message_id === Number(params.message_id));
     if (!message) throw new ApiError(400, 'Bad Request: message to edit not found');
     return message;
@@ -286,13 +415,69 @@ export class TelegramEmulator {
     }
     if (method === 'DELETE' && path === '/emulator/faults') {
       this.faults.clear();
+      this.penalty.clear();
       return send(res, 200, { ok: true });
+    }
+    if (method === 'PUT' && path === '/emulator/limits') {
+      const n = (v: unknown) => (v === undefined || v === null ? undefined : Number(v));
+      this.limits = input.off
+        ? null
+        : {
+            chatPerSecond: n(input.chat_per_s),
+            groupPerMinute: n(input.group_per_min),
+            botPerSecond: n(input.bot_per_s),
+          };
+      return send(res, 200, { limits: this.limits });
+    }
+    if (method === 'PUT' && path === '/emulator/webhook') {
+      const n = (v: unknown, d: number) => (v === undefined ? d : Number(v));
+      this.delivery = {
+        timeoutMs: n(input.timeout_ms, this.delivery.timeoutMs),
+        redeliverAfterMs: n(input.redeliver_after_ms, this.delivery.redeliverAfterMs),
+        maxDeliveries: n(input.max_deliveries, this.delivery.maxDeliveries),
+      };
+      return send(res, 200, this.delivery);
+    }
+    if (method === 'GET' && path === '/emulator/stats') {
+      const chats = Object.fromEntries(this.stats);
+      const total = [...this.stats.values()].reduce(
+        (a, b) => ({ sent: a.sent + b.sent, limited: a.limited + b.limited, unhonoured: a.unhonoured + b.unhonoured }),
+        { sent: 0, limited: 0, unhonoured: 0 },
+      );
+      return send(res, 200, { ...total, chats });
+    }
+    if (method === 'DELETE' && path === '/emulator/migrate') {
+      this.migrated.delete(chat(url.searchParams.get('chat_id')));
+      return send(res, 200, { ok: true });
+    }
+    if (method === 'POST' && path === '/emulator/migrate') {
+      const from = chat(input.chat_id);
+      if (from >= 0) throw new ApiError(400, 'Bad Request: only a group can be upgraded');
+      const to = input.to === undefined ? Number(`-100${Math.abs(from)}`) : chat(input.to);
+      this.migrated.set(from, to);
+      let status: number | undefined;
+      if (input.announce !== false) {
+        // As Telegram does: the new supergroup's first message names the group it came from.
+        const update = {
+          update_id: ++this.updateId,
+          message: {
+            message_id: (this.nextMessageId.get(to) ?? 0) + 1,
+            date: Math.floor(Date.now() / 1000),
+            chat: chatObject(to),
+            from: user(input.user_id),
+            migrate_from_chat_id: from,
+          },
+        };
+        this.nextMessageId.set(to, update.message.message_id);
+        status = (await this.deliver(update)).status;
+      }
+      return send(res, 200, { from, to, ...(status === undefined ? {} : { status }) });
     }
     if (method === 'POST' && path === '/emulator/press') {
       const chatId = chat(input.chat_id);
       const stored = this.messages.find((m) => m.chat_id === chatId && m.message_id === Number(input.message_id));
       const id = String(this.queryId++);
-      this.queries.set(id, { answered: false });
+      this.queries.set(id, { answered: false, pressedAt: Date.now() });
       const update = {
         update_id: ++this.updateId,
         callback_query: {
@@ -310,8 +495,16 @@ export class TelegramEmulator {
           data: input.data,
         },
       };
-      const status = await this.deliver(update);
-      return send(res, 200, { status, query_id: id, answer: this.queries.get(id)?.answer ?? null });
+      const { status, deliveries } = await this.deliver(update);
+      const query = this.queries.get(id)!;
+      return send(res, 200, {
+        status,
+        deliveries,
+        update_id: update.update_id,
+        query_id: id,
+        answer: query.answer ?? null,
+        answered_after_ms: query.answeredAt === undefined ? null : query.answeredAt - query.pressedAt,
+      });
     }
     if (method === 'POST' && path === '/emulator/type') {
       const chatId = chat(input.chat_id);
@@ -330,25 +523,42 @@ export class TelegramEmulator {
         },
       };
       this.nextMessageId.set(chatId, update.message.message_id);
-      const status = await this.deliver(update);
-      return send(res, 200, { status, replies: this.messages.slice(before).filter((m) => m.chat_id === chatId) });
+      const { status, deliveries } = await this.deliver(update);
+      return send(res, 200, {
+        status,
+        deliveries,
+        replies: this.messages.slice(before).filter((m) => m.chat_id === chatId),
+      });
     }
     send(res, 404, { error: 'unknown emulator route' });
   }
 
-  /** As Telegram does: POST the Update to the webhook with the secret header. */
-  private async deliver(update: unknown): Promise<number> {
+  /**
+   * As Telegram does: POST the Update to the webhook with the secret header;
+   * no 2xx within the timeout (or an error) and the same Update goes again.
+   */
+  private async deliver(update: { update_id: number }): Promise<{ status: number; deliveries: number }> {
     if (!this.webhook) throw new ApiError(409, 'Conflict: no webhook is set (setWebhook first)');
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.webhook.secret) headers['X-Telegram-Bot-Api-Secret-Token'] = this.webhook.secret;
-    const answer = await fetch(this.webhook.url, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(update),
-      signal: AbortSignal.timeout(30_000),
-    });
-    await answer.arrayBuffer();
-    return answer.status;
+    const { timeoutMs, redeliverAfterMs, maxDeliveries } = this.delivery;
+    for (let n = 1; ; n += 1) {
+      let status: number;
+      try {
+        const answer = await fetch(this.webhook.url, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(update),
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+        await answer.arrayBuffer();
+        status = answer.status;
+      } catch {
+        status = 0; // no answer in time: the bot may still be working on it
+      }
+      if ((status >= 200 && status < 300) || n >= maxDeliveries) return { status, deliveries: n };
+      await new Promise((r) => setTimeout(r, redeliverAfterMs));
+    }
   }
 }
 
@@ -365,7 +575,8 @@ function chat(value: unknown): number {
 }
 
 function chatObject(id: number) {
-  return id < 0 ? { id, type: 'group', title: `Group ${id}` } : { id, type: 'private', first_name: `User ${id}` };
+  if (id >= 0) return { id, type: 'private', first_name: `User ${id}` };
+  return { id, type: String(id).startsWith('-100') ? 'supergroup' : 'group', title: `Group ${id}` };
 }
 
 function user(value: unknown) {

@@ -6,6 +6,7 @@ import { GrammySender } from '../../lib/telegram/api';
 import { createBot } from '../../lib/telegram/bot';
 import { DynamoDeliveryStore } from '../../lib/telegram/dynamodb-store';
 import { DEFAULT_POLICY, NotifierDeps } from '../../lib/telegram/notifier';
+import { Pacer, TELEGRAM_RATES } from '../../lib/telegram/pacer';
 import { downloadsDeps } from '../downloads/deps';
 
 /** The production wiring of the telegram functions, built once per container. */
@@ -30,6 +31,8 @@ export function notifierDeps(): NotifierDeps {
     const tg = telegramConfig();
     notifier = {
       deliveries: deliveryStore(),
+      moves: deliveryStore(),
+      pacer: new Pacer({ ...TELEGRAM_RATES, ...tg.pace }),
       sender: new GrammySender({ token: tg.token, apiRoot: tg.apiRoot, timeoutMs: tg.timeoutMs }),
       chats: tg.chats,
       uiBase: tg.publicUiUrl,
@@ -53,7 +56,9 @@ export function telegramBot(): Promise<Bot> {
     const created = createBot({
       client: { token: tg.token, apiRoot: tg.apiRoot, timeoutMs: tg.timeoutMs },
       downloads: downloadsDeps(),
-      access: { chats: new Set(tg.chats), users: new Set(tg.users) },
+      access: { chats: tg.chats, users: new Set(tg.users) },
+      updates: deliveryStore(),
+      moves: deliveryStore(),
       uiBase: tg.publicUiUrl,
       log,
     });

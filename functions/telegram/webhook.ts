@@ -10,6 +10,8 @@ import { log, telegramBot, telegramConfig } from './deps';
  * cannot send one): the secret header, compared in constant time, is the
  * credential; without it nothing is parsed. Failures inside the bot are
  * logged and still answered 200, or Telegram would re-deliver them forever.
+ * A re-delivery Telegram makes anyway (this answer came too late) is known by
+ * its update_id and does nothing (lib/telegram/bot.ts, decision 183).
  */
 export const handler = httpHandler(
   log,

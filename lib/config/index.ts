@@ -403,6 +403,8 @@ export interface TelegramConfig {
   timeoutMs: number;
   sendAttempts: number;
   sendBoundMs: number;
+  /** Telegram's send rates the notifier keeps (lib/telegram/pacer.ts); the stack speeds them up with its emulator. */
+  pace: { chatGapMs: number; groupPerMinute: number; botPerSecond: number };
 }
 
 // Telegram's rule for secret_token: 1-256 of A-Za-z0-9_-.
@@ -432,6 +434,11 @@ export function loadTelegramConfig(env: Env = process.env): TelegramConfig {
     timeoutMs: r.int('TELEGRAM_TIMEOUT_MS', { default: 5000, min: 500, max: 30000 }),
     sendAttempts: r.int('TELEGRAM_SEND_ATTEMPTS', { default: 6, min: 1, max: 20 }),
     sendBoundMs: r.int('TELEGRAM_SEND_BOUND_MS', { default: 45000, min: 1000, max: 600000 }),
+    pace: {
+      chatGapMs: r.int('TELEGRAM_CHAT_GAP_MS', { default: 1000, min: 0, max: 60000 }),
+      groupPerMinute: r.int('TELEGRAM_GROUP_PER_MINUTE', { default: 20, min: 1, max: 100000 }),
+      botPerSecond: r.int('TELEGRAM_BOT_PER_SECOND', { default: 30, min: 1, max: 1000 }),
+    },
   };
   if (enabled && config.chats.length === 0)
     r.refuse('TELEGRAM_CHAT_IDS', 'is required with TELEGRAM_BOT_TOKEN (comma-separated chat ids)');

@@ -47,7 +47,13 @@ export class GrammySender implements TelegramSender {
 
 export function toSendError(method: string, err: unknown): Error {
   if (err instanceof GrammyError)
-    return new TelegramApiError(method, err.error_code, err.description, err.parameters?.retry_after);
+    return new TelegramApiError(
+      method,
+      err.error_code,
+      err.description,
+      err.parameters?.retry_after,
+      err.parameters?.migrate_to_chat_id,
+    );
   if (err instanceof HttpError) return new TelegramNetworkError(method, err.message);
   return err instanceof Error ? err : new Error(String(err));
 }

@@ -1,4 +1,5 @@
 import { Bot, Context } from 'grammy';
+import { Clock, systemClock } from '../clock';
 import type { UserFromGetMe } from 'grammy/types';
 import { ActiveExistsError, DownloadNotFoundError, InvalidTransitionError } from '../downloads/errors';
 import { Download, isActive } from '../downloads/model';
@@ -8,19 +9,31 @@ import type { Logger } from '../log';
 import { TorrentClientError } from '../torrents/errors';
 import { grammyClientConfig, TelegramClientOptions } from './api';
 import { ButtonAction, parseCallback, StaleButtonError } from './callback';
-import { cardText, cardUrl, escapeHtml, keyboard, notifiedOf } from './format';
+import { cardText, cardUrl, clip, escapeHtml, fitLines, keyboard, notifiedOf } from './format';
+import { ChatMoves, servedChats, UpdateLedger } from './store';
 
 /**
  * The bot's answers to Updates (grammY). Buttons and commands run the same
  * lib/downloads use cases as the HTTP API; ids are parsed before any store
- * call; every button press is answered (answerCallbackQuery), a stale one
- * with "Button expired" and no change.
+ * call.
+ *
+ * - Once: an Update is acted on at its first delivery only (`UpdateLedger`,
+ *   keyed by update_id). Telegram delivers it again when the webhook answers
+ *   late (a slow qBittorrent behind a Retry), and Retry must not run twice.
+ * - A press is answered (answerCallbackQuery) before its action runs, so the
+ *   spinner stops at once whatever the action costs; the outcome, success or
+ *   refusal, is then written into the message (editMessageText).
+ * - Served: the configured chats, the chats they moved to (a group that
+ *   became a supergroup), and the configured users anywhere.
  */
 
 export interface BotDeps {
   client: TelegramClientOptions;
   downloads: DownloadsDeps;
-  access: { chats: ReadonlySet<number>; users: ReadonlySet<number> };
+  access: { chats: readonly number[]; users: ReadonlySet<number> };
+  updates: UpdateLedger;
+  moves: ChatMoves;
+  now?: Clock;
   uiBase: string;
   log: Logger;
   /** Skips getMe when known (tests); otherwise init() asks Telegram once per container. */
@@ -28,8 +41,17 @@ export interface BotDeps {
 }
 
 export const EXPIRED = 'Button expired.';
+/** The immediate answer of a press, before its action: the outcome follows in the message. */
+export const PENDING: Record<ButtonAction, string> = {
+  retry: 'Retrying…',
+  cancel: 'Cancelling…',
+  open: 'Refreshing…',
+};
+export const BUSY = 'Could not take this press now; nothing was changed. Try again.';
 export const REFUSAL = 'Sorry, this bot only serves the chats it was set up for.';
 const FIND_LIMIT = 10;
+/** A name in a /find line; ten of them and the rest of their lines stay under Telegram's 4,096 characters. */
+const FIND_NAME_CHARS = 300;
 const MAX_QUERY_CHARS = 100;
 
 export const HELP = [
@@ -46,13 +68,51 @@ export function createBot(deps: BotDeps): Bot {
     ...(deps.botInfo ? { botInfo: deps.botInfo } : {}),
   });
 
-  // Only configured chats and users are served; others are refused politely and logged by id only.
+  const now = deps.now ?? systemClock;
+  const configured = new Set(deps.access.chats);
+
+  // A re-delivered Update (same update_id) was acted on already: nothing runs twice.
+  bot.use(async (ctx, next) => {
+    let first: boolean;
+    try {
+      first = await deps.updates.firstDelivery(ctx.update.update_id, now());
+    } catch (err) {
+      // Unknown whether it ran: refuse rather than risk a second Retry; the person can press again.
+      deps.log.error('telegram_update_ledger_failed', { update_id: ctx.update.update_id, err });
+      if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: BUSY });
+      return;
+    }
+    if (!first) return void deps.log.info('telegram_update_redelivered', { update_id: ctx.update.update_id });
+    return next();
+  });
+
+  // The service message of a group's upgrade, in the new supergroup: the move is recorded when the old chat was served.
+  bot.use(async (ctx, next) => {
+    const from = ctx.message?.migrate_from_chat_id;
+    const to = ctx.chat?.id;
+    if (from !== undefined && to !== undefined && Number.isSafeInteger(from)) {
+      const moves = await deps.moves.moves();
+      if (servedChats(deps.access.chats, moves).has(from) && moves.get(from) !== to) {
+        await deps.moves.recordMove(from, to, now());
+        deps.log.warn('telegram_chat_migrated', {
+          from_chat_id: from,
+          to_chat_id: to,
+          update_id: ctx.update.update_id,
+        });
+      }
+    }
+    return next();
+  });
+
+  // Only served chats and users are served; others are refused politely and logged by id only.
   bot.use(async (ctx, next) => {
     const chatId = ctx.chat?.id;
     const userId = ctx.from?.id;
     if (
-      (chatId !== undefined && deps.access.chats.has(chatId)) ||
-      (userId !== undefined && deps.access.users.has(userId))
+      (chatId !== undefined && configured.has(chatId)) ||
+      (userId !== undefined && deps.access.users.has(userId)) ||
+      // Only a chat not configured costs a read: the chats configured ones moved to.
+      (chatId !== undefined && servedChats(deps.access.chats, await deps.moves.moves()).has(chatId))
     )
       return next();
     deps.log.warn('telegram_refused', { update_id: ctx.update.update_id, chat_id: chatId, user_id: userId });
@@ -72,9 +132,9 @@ export function createBot(deps: BotDeps): Bot {
       return void (await ctx.reply(`No download matches <code>${escapeHtml(q)}</code>.`, { parse_mode: 'HTML' }));
     const lines = page.items.map(
       (d) =>
-        `<code>${d.id}</code> ${d.state} <a href="${escapeHtml(cardUrl(deps.uiBase, d.id))}">${escapeHtml(d.name)}</a>`,
+        `<code>${d.id}</code> ${d.state} <a href="${escapeHtml(cardUrl(deps.uiBase, d.id))}">${escapeHtml(clip(d.name, FIND_NAME_CHARS))}</a>`,
     );
-    await ctx.reply(lines.join('\n'), { parse_mode: 'HTML', link_preview_options: { is_disabled: true } });
+    await ctx.reply(fitLines(lines), { parse_mode: 'HTML', link_preview_options: { is_disabled: true } });
   });
   bot.command('get', async (ctx) => {
     let id: string;
@@ -111,29 +171,46 @@ async function press(deps: BotDeps, ctx: Context, data: string): Promise<void> {
     return;
   }
   const log = deps.log.child({ download_id: id, action, chat_id: ctx.chat?.id, user_id: ctx.from?.id });
-  let download: Download;
-  let answer: string;
+  // First the answer, then the action: the spinner never waits for qBittorrent.
+  await ctx
+    .answerCallbackQuery({ text: PENDING[action] })
+    .catch((err) => log.warn('telegram_answer_failed', { update_id: ctx.update.update_id, err }));
+  let download: Download | undefined;
+  let note: string;
   try {
-    ({ download, answer } = await act(deps, action, id));
+    ({ download, answer: note } = await act(deps, action, id));
+    log.info('telegram_button_done', { state: download.state });
   } catch (err) {
     const text = refusal(err);
     (text ? log.info : log.error)('telegram_button_refused', { err });
-    await ctx.answerCallbackQuery({ text: text ?? 'Something went wrong; nothing was changed.' });
-    return;
+    note = text ?? 'Something went wrong; nothing was changed.';
+    download = await deps.downloads.store.get(id).catch(() => undefined);
   }
-  log.info('telegram_button_done', { state: download.state });
-  await ctx.answerCallbackQuery({ text: answer });
-  // The message shows the state the press led to; an unchanged text is not an error.
-  if (ctx.callbackQuery?.message) {
-    await ctx
-      .editMessageText(cardText(notifiedOf(download), deps.uiBase, answer), {
+  await showOutcome(deps, ctx, log, id, download, note);
+}
+
+/** The message shows the state the press led to and its outcome; an unchanged text is not an error. */
+async function showOutcome(
+  deps: BotDeps,
+  ctx: Context,
+  log: Logger,
+  id: string,
+  download: Download | undefined,
+  note: string,
+): Promise<void> {
+  const message = ctx.callbackQuery?.message;
+  try {
+    if (message && download) {
+      await ctx.editMessageText(cardText(notifiedOf(download), deps.uiBase, note), {
         parse_mode: 'HTML',
         reply_markup: keyboard(id),
         link_preview_options: { is_disabled: true },
-      })
-      .catch((err) => {
-        if (!/message is not modified/.test(String((err as Error).message))) log.warn('telegram_edit_failed', { err });
       });
+    } else if (ctx.chat) {
+      await ctx.reply(escapeHtml(note), { parse_mode: 'HTML' });
+    }
+  } catch (err) {
+    if (!/message is not modified/.test(String((err as Error).message))) log.warn('telegram_edit_failed', { err });
   }
 }
 

@@ -3,8 +3,28 @@ import { transactWrite } from '../aws/transact';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Clock, isoTime, systemClock } from '../clock';
 import { newId } from '../ident';
-import { deliveryItem, deliveryKey, FAILURE_PARTITION, failureFromItem, failureKey, failureToItem } from './keys';
-import { ClaimLostError, ClaimResult, DeliveryRef, DeliveryStatus, DeliveryStore, Failure } from './store';
+import {
+  deliveryItem,
+  deliveryKey,
+  FAILURE_PARTITION,
+  failureFromItem,
+  failureKey,
+  failureToItem,
+  MOVE_PARTITION,
+  moveKey,
+  updateKey,
+} from './keys';
+import {
+  ChatMoves,
+  ClaimLostError,
+  ClaimResult,
+  DeliveryRef,
+  DeliveryStatus,
+  DeliveryStore,
+  Failure,
+  UPDATE_TTL_S,
+  UpdateLedger,
+} from './store';
 
 const MAX_REASON_CHARS = 500;
 
@@ -18,7 +38,7 @@ const MAX_REASON_CHARS = 500;
 const HELD_LIVE = '#o = :o AND #s IN (:live_sending, :live_retrying)';
 const LIVE = { ':live_sending': 'sending', ':live_retrying': 'retrying' };
 
-export class DynamoDeliveryStore implements DeliveryStore {
+export class DynamoDeliveryStore implements DeliveryStore, UpdateLedger, ChatMoves {
   private readonly documents: DynamoDBDocumentClient;
   private readonly table: string;
   private readonly now: Clock;
@@ -88,6 +108,65 @@ export class DynamoDeliveryStore implements DeliveryStore {
       ':m': messageId,
       ':t': isoTime(this.now()),
     });
+  }
+
+  async release(ref: DeliveryRef, owner: string): Promise<void> {
+    // `retrying` with a lease already over: the next claim takes it over (nothing is in flight).
+    await this.update(ref, owner, 'SET #s = :s, lease_until = :l', { ':s': 'retrying', ':l': 0 });
+  }
+
+  async firstDelivery(updateId: number, now: number): Promise<boolean> {
+    try {
+      await this.documents.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: {
+            entity: 'update',
+            seen_at: isoTime(now),
+            expires_at: Math.floor(now / 1000) + UPDATE_TTL_S,
+            ...updateKey(updateId),
+          },
+          // An expired record TTL has not removed yet counts as absent.
+          ConditionExpression: 'attribute_not_exists(PK) OR expires_at < :now',
+          ExpressionAttributeValues: { ':now': Math.floor(now / 1000) },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (conditionFailed(err)) return false;
+      throw err;
+    }
+  }
+
+  async recordMove(from: number, to: number, now: number): Promise<void> {
+    if (!Number.isSafeInteger(to)) throw new Error('migrate_to_chat_id is not an integer');
+    await this.documents.send(
+      new PutCommand({
+        TableName: this.table,
+        Item: { entity: 'chat_move', from, to, moved_at: isoTime(now), ...moveKey(from) },
+      }),
+    );
+  }
+
+  async moves(): Promise<Map<number, number>> {
+    const moves = new Map<number, number>();
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.documents.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'PK = :p',
+          ExpressionAttributeValues: { ':p': MOVE_PARTITION },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const from = Number(item.SK);
+        if (Number.isSafeInteger(from) && Number.isSafeInteger(item.to)) moves.set(from, item.to as number);
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return moves;
   }
 
   async markFailed(ref: DeliveryRef, owner: string, reason: string): Promise<void> {

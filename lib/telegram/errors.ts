@@ -8,6 +8,8 @@ export class TelegramApiError extends Error {
     readonly description: string,
     /** 429's `parameters.retry_after`, in seconds. */
     readonly retryAfterS?: number,
+    /** 400's `parameters.migrate_to_chat_id`: the group became a supergroup with this id. */
+    readonly migrateToChatId?: number,
   ) {
     super(`telegram ${method}: ${errorCode} ${description}`);
     this.name = 'TelegramApiError';

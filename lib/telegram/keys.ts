@@ -7,19 +7,32 @@ import type { DeliveryRef, Failure } from './store';
  * item        PK                 SK                attributes
  * delivery    EV#<eventId>       CHAT#<chatId>     status, owner, lease_until, attempts, message_id, download_id, kind
  * failure     FAIL               <ulid>            event_id, chat_id, download_id, kind, reason, failed_at
+ * update      UPD#<update_id>    UPD               seen_at, expires_at (TTL, epoch seconds)
+ * chat move   CHATMOVE           <old chat id>     to, moved_at
  *
  * Access patterns:
  * - claim / settle one notification     GetItem/PutItem/UpdateItem EV#<eventId>/CHAT#<chatId>
  * - the failure store, newest first      Query PK=FAIL descending (ULIDs sort by time)
+ * - an Update's first delivery           PutItem UPD#<update_id> if absent (re-deliveries find it)
+ * - every chat move (a handful)          Query PK=CHATMOVE
  *
  * The delivery item is the exactly-once record: its conditional claim decides
  * who may send; `sent` records what was sent (message id).
  */
 
 export const FAILURE_PARTITION = 'FAIL';
+export const MOVE_PARTITION = 'CHATMOVE';
 
 export const deliveryKey = (eventId: string, chatId: number) => ({ PK: `EV#${eventId}`, SK: `CHAT#${chatId}` });
 export const failureKey = (id: string) => ({ PK: FAILURE_PARTITION, SK: id });
+export const updateKey = (updateId: number) => ({ PK: `UPD#${safeInt(updateId)}`, SK: 'UPD' });
+export const moveKey = (from: number) => ({ PK: MOVE_PARTITION, SK: String(safeInt(from)) });
+
+/** Ids from Telegram become key parts only as integers: nothing else can shape a key. */
+function safeInt(n: number): number {
+  if (!Number.isSafeInteger(n)) throw new Error(`not an integer id: ${String(n)}`);
+  return n;
+}
 
 /** A delivery as its first claim writes it: `retrying` with no attempt made yet. */
 export function deliveryItem(ref: DeliveryRef, owner: string, leaseUntil: number, claimedAt: string) {

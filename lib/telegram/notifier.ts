@@ -6,33 +6,49 @@ import type { TelegramSender } from './api';
 import { TelegramApiError, TelegramNetworkError } from './errors';
 import { keyboard, notificationText } from './format';
 import { classify, DownloadEvent, MalformedStreamRecordError, StreamRecord } from './model';
-import type { DeliveryRef, DeliveryStore } from './store';
+import type { Pacer } from './pacer';
+import { ChatMoves, DeliveryRef, DeliveryStore, resolveChat } from './store';
 
 /**
  * The stream consumer's policy: each record of the downloads table's stream
- * that is an event becomes one message per configured chat, exactly once.
+ * that is an event becomes one message per configured chat, exactly once,
+ * paced as Telegram allows, late rather than lost.
  *
  * - Exactly once: a conditional claim (lib/telegram/store.ts) before the
  *   send; `sent` (with the message id) after. A redelivered record finds the
  *   claim and sends nothing. A crash between the send and the record leaves a
  *   `sending` claim; once its lease is over it becomes `uncertain` and is
  *   NOT resent (Telegram has no idempotency key: at most once in that window).
- * - Order: the records of one download go to one chat one after another, in
- *   stream order; different downloads and chats run side by side, so a chat
- *   that answers 429 delays only its own queue.
- * - Bounded: 429 (after its retry_after), 5xx and no answer are retried until
- *   `attempts` or `boundMs`; then the delivery is `failed` with an item in
- *   the failure store and an error log. A record we cannot read is logged and
+ * - Paced and ordered: one worker per chat sends that chat's messages one
+ *   after another in stream order, each at the slot the Pacer gives it (per
+ *   chat, per group, per bot). A 429 pauses that chat for its `retry_after`
+ *   and the same message is sent again: other chats go on, order is kept.
+ * - Late, not lost: what does not fit before `deadline` (the invocation's
+ *   time) is given back unsent, a delivery still held by a dead worker of an
+ *   earlier invocation is come back to, and the summary names the first
+ *   record not fully delivered (`resumeFrom`); the handler reports it as the batch item
+ *   failure, so the stream hands that record and the ones after it to the next
+ *   invocation, in order. Those already sent are duplicates there.
+ * - A group that became a supergroup (400 `migrate_to_chat_id`): the move is
+ *   recorded in the store, logged, and the message goes to the new id; later
+ *   batches send there directly.
+ * - Bounded: 5xx and no answer are retried `attempts` times within `boundMs`
+ *   of the first failure; then the delivery is `failed` with an item in the
+ *   failure store and an error log. A record we cannot read is logged and
  *   stored the same way. Nothing here throws: one record never stops a batch.
  */
 
 export interface NotifierDeps {
   deliveries: DeliveryStore;
+  moves: ChatMoves;
   sender: TelegramSender;
+  /** The configured chats (a moved chat is followed through `moves`). */
   chats: number[];
   uiBase: string;
   log: Logger;
   policy: DeliveryPolicy;
+  /** Per container: the pace survives between the invocations a warm container serves. */
+  pacer: Pacer;
   now?: Clock;
   sleep?: (ms: number) => Promise<void>;
   /** Test seam: runs between a successful send and its record (where a crash is injected). */
@@ -45,8 +61,6 @@ export interface DeliveryPolicy {
   /** How long a claim stays another worker's: longer than one send (its timeout) plus the record. */
   leaseMs: number;
   backoffMs: number;
-  /** Queues (download × chat) delivered at once. */
-  concurrency: number;
 }
 
 export const DEFAULT_POLICY: DeliveryPolicy = {
@@ -54,25 +68,46 @@ export const DEFAULT_POLICY: DeliveryPolicy = {
   boundMs: 45_000,
   leaseMs: 15_000,
   backoffMs: 250,
-  concurrency: 8,
 };
 
-export type Outcome = 'sent' | 'duplicate' | 'failed' | 'error';
+export type Outcome = 'sent' | 'duplicate' | 'failed' | 'error' | 'deferred';
 
 export interface BatchSummary {
   records: number;
   events: number;
   outcomes: Record<Outcome, number>;
+  /** The SequenceNumber of the first record with a delivery left for the next invocation. */
+  resumeFrom?: string;
 }
 
-export async function notifyRecords(deps: NotifierDeps, records: StreamRecord[]): Promise<BatchSummary> {
+export interface BatchOptions {
+  /** No send starts after this instant (epoch ms); the rest is deferred. Default: no limit. */
+  deadline?: number;
+}
+
+interface Job {
+  index: number;
+  event: DownloadEvent;
+}
+
+interface Run {
+  deadline: number;
+  /** Old chat id → new, loaded once per batch and extended by the moves this batch finds. */
+  moves: Map<number, number>;
+}
+
+export async function notifyRecords(
+  deps: NotifierDeps,
+  records: StreamRecord[],
+  opts: BatchOptions = {},
+): Promise<BatchSummary> {
   const summary: BatchSummary = {
     records: records.length,
     events: 0,
-    outcomes: { sent: 0, duplicate: 0, failed: 0, error: 0 },
+    outcomes: { sent: 0, duplicate: 0, failed: 0, error: 0, deferred: 0 },
   };
-  const queues = new Map<string, Array<() => Promise<Outcome>>>();
-  for (const record of records) {
+  const queues = new Map<number, Job[]>(deps.chats.map((chat) => [chat, []]));
+  for (const [index, record] of records.entries()) {
     let event: DownloadEvent | undefined;
     try {
       event = classify(record);
@@ -83,30 +118,54 @@ export async function notifyRecords(deps: NotifierDeps, records: StreamRecord[])
     }
     if (!event) continue;
     summary.events += 1;
-    for (const chatId of deps.chats) {
-      const key = `${event.download.id}|${chatId}`;
-      const queue = queues.get(key) ?? [];
-      const e = event;
-      queue.push(() => deliver(deps, e, chatId));
-      queues.set(key, queue);
-    }
+    for (const jobs of queues.values()) jobs.push({ index, event });
   }
-  await pool([...queues.values()], deps.policy.concurrency, async (queue) => {
-    for (const job of queue) summary.outcomes[await job()] += 1;
-  });
+  const run: Run = { deadline: opts.deadline ?? Number.POSITIVE_INFINITY, moves: await loadMoves(deps) };
+  let firstDeferred = Number.POSITIVE_INFINITY;
+  await Promise.all(
+    [...queues].map(async ([chatId, jobs]) => {
+      for (let i = 0; i < jobs.length; i += 1) {
+        const outcome = await deliver(deps, run, jobs[i].event, chatId);
+        summary.outcomes[outcome] += 1;
+        if (outcome === 'deferred') {
+          // Everything after it in this chat waits too: order per chat is the promise.
+          summary.outcomes.deferred += jobs.length - i - 1;
+          firstDeferred = Math.min(firstDeferred, jobs[i].index);
+          return;
+        }
+      }
+    }),
+  );
+  if (Number.isFinite(firstDeferred)) summary.resumeFrom = records[firstDeferred].dynamodb?.SequenceNumber;
   return summary;
 }
 
-async function deliver(deps: NotifierDeps, event: DownloadEvent, chatId: number): Promise<Outcome> {
+async function loadMoves(deps: NotifierDeps): Promise<Map<number, number>> {
+  try {
+    return await deps.moves.moves();
+  } catch (err) {
+    // Without the moves a moved chat answers 400 migrate_to_chat_id again, and that is followed.
+    deps.log.error('telegram_moves_unreadable', { err });
+    return new Map();
+  }
+}
+
+async function deliver(deps: NotifierDeps, run: Run, event: DownloadEvent, chatId: number): Promise<Outcome> {
   const now = deps.now ?? systemClock;
   const sleep = deps.sleep ?? ((ms: number) => sleepFor(ms));
   const ref: DeliveryRef = { eventId: event.eventId, chatId, downloadId: event.download.id, kind: event.kind };
   const log = deps.log.child({ download_id: ref.downloadId, event_id: ref.eventId, chat_id: chatId, kind: ref.kind });
-  const { policy } = deps;
+  const { policy, pacer } = deps;
   const owner = randomUUID();
   try {
     const began = now();
-    const claim = await deps.deliveries.claim(ref, owner, began, began + policy.leaseMs);
+    // The lease covers the wait for this chat's slot: nobody takes over a delivery that is only queued.
+    const claim = await deps.deliveries.claim(
+      ref,
+      owner,
+      began,
+      Math.max(began, pacer.peek(resolveChat(run.moves, chatId), began)) + policy.leaseMs,
+    );
     if (!claim.claimed) {
       if (claim.settledNow) {
         log.error('notification_uncertain', {
@@ -114,40 +173,85 @@ async function deliver(deps: NotifierDeps, event: DownloadEvent, chatId: number)
         });
         return 'failed';
       }
+      if (claim.status === 'sending' || claim.status === 'retrying') {
+        // Held by a worker of an earlier delivery of this record that timed out or died: not done. Come back
+        // once its lease is over (then it is taken over, or recorded uncertain), not skip it for good.
+        log.warn('notification_held', { status: claim.status });
+        const rest = Math.min(now() + policy.leaseMs, run.deadline) - now();
+        if (rest > 0 && Number.isFinite(rest)) await sleep(rest);
+        return 'deferred';
+      }
       log.info('notification_skipped', { status: claim.status });
       return 'duplicate';
     }
     const text = notificationText(event.kind, event.download, deps.uiBase);
-    for (let attempt = 1; ; attempt += 1) {
+    let failures = 0;
+    let firstFailure = 0;
+    for (;;) {
+      const target = resolveChat(run.moves, chatId);
+      if (pacer.peek(target, now()) > run.deadline) {
+        await deps.deliveries.release(ref, owner);
+        log.info('notification_deferred', {
+          target_chat_id: target,
+          paused_until: pacer.pausedTill(target) || undefined,
+        });
+        // The rest of this invocation's time is this chat's wait anyway; returning at once would only
+        // make the stream hand the same records back sooner, to wait again.
+        const rest = Math.min(pacer.peek(target, now()), run.deadline) - now();
+        if (rest > 0 && Number.isFinite(rest)) await sleep(rest);
+        return 'deferred';
+      }
+      const at = pacer.reserve(target, now());
+      if (at > now()) await sleep(at - now());
       await deps.deliveries.markSending(ref, owner, now() + policy.leaseMs);
       let messageId: number;
       try {
-        messageId = await deps.sender.sendMessage(chatId, text, keyboard(event.download.id));
+        messageId = await deps.sender.sendMessage(target, text, keyboard(event.download.id));
       } catch (err) {
-        const retryable = (err instanceof TelegramApiError || err instanceof TelegramNetworkError) && err.retryable;
-        const wait =
-          err instanceof TelegramApiError && err.retryAfterS !== undefined
-            ? err.retryAfterS * 1000
-            : policy.backoffMs * 2 ** (attempt - 1);
         const reason = err instanceof Error ? err.message : String(err);
-        if (!retryable || attempt >= policy.attempts || now() - began + wait > policy.boundMs) {
+        if (err instanceof TelegramApiError && err.migrateToChatId !== undefined) {
+          await deps.moves.recordMove(target, err.migrateToChatId, now());
+          run.moves.set(target, err.migrateToChatId);
+          log.warn('telegram_chat_migrated', { from_chat_id: target, to_chat_id: err.migrateToChatId });
+          await deps.deliveries.markRetrying(ref, owner, failures, reason, now() + policy.leaseMs);
+          continue;
+        }
+        if (err instanceof TelegramApiError && err.errorCode === 429) {
+          // Telegram says when: that chat waits, the message is not given up (and the others go on).
+          const until = now() + Math.max(1, err.retryAfterS ?? 1) * 1000;
+          pacer.pause(target, until);
+          await deps.deliveries.markRetrying(ref, owner, failures, reason, until + policy.leaseMs);
+          log.warn('notification_rate_limited', { target_chat_id: target, retry_after_s: err.retryAfterS });
+          continue;
+        }
+        const retryable = (err instanceof TelegramApiError || err instanceof TelegramNetworkError) && err.retryable;
+        failures += 1;
+        if (failures === 1) firstFailure = now();
+        const wait = policy.backoffMs * 2 ** (failures - 1);
+        if (!retryable || failures >= policy.attempts || now() - firstFailure + wait > policy.boundMs) {
           await deps.deliveries.markFailed(
             ref,
             owner,
-            `${retryable ? `gave up after ${attempt} attempts` : 'refused'}: ${reason}`,
+            `${retryable ? `gave up after ${failures} attempts` : 'refused'}: ${reason}`,
           );
-          log.error('notification_failed', { attempts: attempt, err });
+          log.error('notification_failed', { attempts: failures, err });
           return 'failed';
         }
+        if (now() + wait > run.deadline) {
+          // The invocation would end in the wait: the next one tries again (the attempt count starts over).
+          await deps.deliveries.release(ref, owner);
+          log.warn('notification_deferred', { attempt: failures, err });
+          return 'deferred';
+        }
         // The lease covers the wait: until it ends nobody takes over a delivery that is only pausing.
-        await deps.deliveries.markRetrying(ref, owner, attempt, reason, now() + wait + policy.leaseMs);
-        log.warn('notification_retry', { attempt, wait_ms: wait, err });
+        await deps.deliveries.markRetrying(ref, owner, failures, reason, now() + wait + policy.leaseMs);
+        log.warn('notification_retry', { attempt: failures, wait_ms: wait, err });
         await sleep(wait);
         continue;
       }
       await deps.afterSend?.(ref, messageId);
       await deps.deliveries.markSent(ref, owner, messageId);
-      log.info('notification_sent', { message_id: messageId, attempts: attempt });
+      log.info('notification_sent', { message_id: messageId, attempts: failures + 1, target_chat_id: target });
       return 'sent';
     }
   } catch (err) {
@@ -167,12 +271,4 @@ async function poisonRecord(deps: NotifierDeps, record: StreamRecord, err: unkno
   await deps.deliveries
     .recordFailure({ event_id: eventId, chat_id: 0, download_id: '', kind: 'unreadable', reason })
     .catch((storeErr) => deps.log.error('failure_store_write_failed', { event_id: eventId, err: storeErr }));
-}
-
-async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await work(items[next++]);
-  });
-  await Promise.all(runners);
 }

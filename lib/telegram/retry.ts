@@ -43,7 +43,13 @@ export async function retryFailure(deps: RetryDeps, id: string): Promise<RetryOu
   }
   try {
     const text = notificationText(kind, notifiedOf(download), deps.uiBase);
-    const messageId = await deps.sender.sendMessage(claim.chat_id, text, keyboard(download.id));
+    const send = (chatId: number) => deps.sender.sendMessage(chatId, text, keyboard(download.id));
+    const messageId = await send(claim.chat_id).catch((err: unknown) => {
+      // The group became a supergroup since: Telegram names the new chat, and nothing went out to the old one.
+      if (!(err instanceof TelegramApiError) || err.migrateToChatId === undefined) throw err;
+      log.warn('telegram_chat_migrated', { from_chat_id: claim.chat_id, to_chat_id: err.migrateToChatId });
+      return send(err.migrateToChatId);
+    });
     await deps.deliveries.retrySent(id, messageId);
     log.info('notification_retried', { message_id: messageId });
     return { outcome: 'sent', message_id: messageId };

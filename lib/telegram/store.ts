@@ -50,6 +50,11 @@ export interface DeliveryStore {
   /** The attempt got a definite refusal (or no answer): nothing was sent, another attempt may follow. */
   markRetrying(ref: DeliveryRef, owner: string, attempts: number, error: string, leaseUntil: number): Promise<void>;
   markSent(ref: DeliveryRef, owner: string, messageId: number): Promise<void>;
+  /**
+   * Not sent in this invocation (its time ran out while the chat was paced or paused): the claim is
+   * given back at once, nothing was in flight, so the stream's next delivery of the record sends it.
+   */
+  release(ref: DeliveryRef, owner: string): Promise<void>;
   /** Past its bound or refused for good: final, with a failure item. */
   markFailed(ref: DeliveryRef, owner: string, reason: string): Promise<void>;
   /** A record that is no notification at all (unreadable): a failure item only. */
@@ -72,4 +77,43 @@ export class ClaimLostError extends Error {
     super(`delivery ${ref.eventId}/${ref.chatId}: claim taken over`);
     this.name = 'ClaimLostError';
   }
+}
+
+/**
+ * Updates seen by the webhook, by `update_id`: Telegram delivers an Update
+ * again when the bot was slow to answer, and the second delivery must not act.
+ */
+export interface UpdateLedger {
+  /** True for the first delivery of `updateId`; false when it was seen already (kept for `UPDATE_TTL_S`). */
+  firstDelivery(updateId: number, now: number): Promise<boolean>;
+}
+
+/** Telegram keeps an undelivered Update for 24 hours; the record outlives that. */
+export const UPDATE_TTL_S = 2 * 24 * 3600;
+
+/** Groups that became supergroups (400 `migrate_to_chat_id`): the old id and the one it moved to. */
+export interface ChatMoves {
+  recordMove(from: number, to: number, now: number): Promise<void>;
+  /** Every recorded move, old id → new id. */
+  moves(): Promise<Map<number, number>>;
+}
+
+/** Where a configured chat lives now (a move may be followed by another; a loop stops). */
+export function resolveChat(moves: ReadonlyMap<number, number>, chatId: number): number {
+  let current = chatId;
+  for (let hops = 0; hops < 8 && moves.has(current); hops += 1) current = moves.get(current)!;
+  return current;
+}
+
+/** The configured chats and every chat one of them moved to: who is served and notified. */
+export function servedChats(configured: readonly number[], moves: ReadonlyMap<number, number>): Set<number> {
+  const served = new Set(configured);
+  for (const chat of configured) {
+    let current = chat;
+    for (let hops = 0; hops < 8 && moves.has(current); hops += 1) {
+      current = moves.get(current)!;
+      served.add(current);
+    }
+  }
+  return served;
 }

@@ -17,7 +17,11 @@ import type { Logger } from '../../lib/log';
  * Per shard, one batch at a time, invoked synchronously (RequestResponse)
  * through offline's Lambda endpoint, so a table item's records reach the
  * function in stream order. A failed invocation is retried (at least once,
- * like AWS) up to `maximumRetryAttempts`, then the batch is skipped and logged.
+ * like AWS) up to `maximumRetryAttempts` (-1: no limit), then the batch is
+ * skipped and logged. With `functionResponseType: ReportBatchItemFailures` a
+ * returned `batchItemFailures` is a partial success, as on AWS: the batch is
+ * invoked again from the lowest reported sequence number (an attempt too);
+ * an identifier that names no record of the batch fails the whole batch.
  */
 
 export interface StreamRoute {
@@ -26,6 +30,7 @@ export interface StreamRoute {
   batchSize: number;
   startingPosition: 'TRIM_HORIZON' | 'LATEST';
   maximumRetryAttempts: number;
+  reportBatchItemFailures: boolean;
 }
 
 interface FunctionDef {
@@ -60,6 +65,7 @@ export function streamRoutes(
         batchSize: Number(stream.batchSize ?? 100),
         startingPosition: stream.startingPosition === 'LATEST' ? 'LATEST' : 'TRIM_HORIZON',
         maximumRetryAttempts: Number(stream.maximumRetryAttempts ?? 3),
+        reportBatchItemFailures: stream.functionResponseType === 'ReportBatchItemFailures',
       });
     }
   }
@@ -181,24 +187,28 @@ async function invokeBatch(
   route: StreamRoute,
   lambda: LambdaClient,
   streamArn: string,
-  records: _Record[],
+  all: _Record[],
   log: Logger,
   signal: AbortSignal,
 ): Promise<void> {
-  const payload = new TextEncoder().encode(
-    JSON.stringify({ Records: records.map((r) => toLambdaRecord(r, streamArn)) }),
-  );
+  let records = all;
   for (let attempt = 0; ; attempt += 1) {
+    const payload = new TextEncoder().encode(
+      JSON.stringify({ Records: records.map((r) => toLambdaRecord(r, streamArn)) }),
+    );
+    let resumeAt: number | undefined;
     try {
       const out = await lambda.send(
         new InvokeCommand({ FunctionName: route.functionName, InvocationType: 'RequestResponse', Payload: payload }),
         { abortSignal: signal },
       );
       if (out.FunctionError) throw new Error(`function error: ${out.FunctionError}`);
-      return;
+      resumeAt = route.reportBatchItemFailures ? checkpoint(out.Payload, records) : undefined;
+      if (resumeAt === undefined) return;
+      records = records.slice(resumeAt);
     } catch (err) {
       if (signal.aborted) return;
-      if (attempt >= route.maximumRetryAttempts) {
+      if (route.maximumRetryAttempts >= 0 && attempt >= route.maximumRetryAttempts) {
         log.error('stream_batch_skipped', {
           records: records.length,
           first_sequence: records[0].dynamodb?.SequenceNumber,
@@ -207,9 +217,39 @@ async function invokeBatch(
         return;
       }
       log.warn('stream_batch_retry', { attempt: attempt + 1, err });
-      await sleep(500 * 2 ** attempt, undefined, { signal }).catch(() => undefined);
+      await sleep(Math.min(10_000, 500 * 2 ** attempt), undefined, { signal }).catch(() => undefined);
+      continue;
     }
+    if (route.maximumRetryAttempts >= 0 && attempt >= route.maximumRetryAttempts) {
+      log.error('stream_batch_skipped', {
+        records: records.length,
+        first_sequence: records[0].dynamodb?.SequenceNumber,
+      });
+      return;
+    }
+    // A partial success made progress (or waited its time): the rest goes again at once, as on AWS.
+    log.info('stream_batch_partial', { attempt: attempt + 1, resume_sequence: records[0].dynamodb?.SequenceNumber });
   }
+}
+
+/**
+ * The index to resume from, per a `{batchItemFailures: [{itemIdentifier}]}` answer: the lowest
+ * sequence number reported; undefined for a full success. Throws (a failed batch) for an
+ * identifier that is not a sequence number of the batch.
+ */
+export function checkpoint(payload: Uint8Array | undefined, records: _Record[]): number | undefined {
+  if (!payload || payload.length === 0) return undefined;
+  const answer = JSON.parse(new TextDecoder().decode(payload)) as { batchItemFailures?: unknown } | null;
+  const failures = answer?.batchItemFailures;
+  if (!Array.isArray(failures) || failures.length === 0) return undefined;
+  let lowest: number | undefined;
+  for (const failure of failures) {
+    const id = (failure as { itemIdentifier?: unknown } | null)?.itemIdentifier;
+    const index = records.findIndex((r) => typeof id === 'string' && id !== '' && r.dynamodb?.SequenceNumber === id);
+    if (index < 0) throw new Error(`batchItemFailures names no record of the batch: ${JSON.stringify(id)}`);
+    lowest = lowest === undefined ? index : Math.min(lowest, index);
+  }
+  return lowest;
 }
 
 /** GetRecords' shape → the Lambda event's (epoch seconds instead of a Date, the source named). */

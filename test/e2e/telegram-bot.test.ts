@@ -1,15 +1,24 @@
 import { call } from '../support/http';
 import { v1 } from '../support/downloads';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { htmlToPlain } from '../../emulator/telegram/html';
+import { moveKey } from '../../lib/telegram/keys';
+import { stackClients } from '../support/stack';
 import {
   ALLOWED_USER,
   chats,
   clearFaults,
+  emulatorStats,
   fault,
   messages,
   messagesAbout,
+  migrate,
   press,
+  slowTorrentClient,
   type,
+  unmigrate,
   waitFor,
+  webhookDelivery,
 } from '../support/telegram';
 
 /**
@@ -45,15 +54,19 @@ describe('a failed download in Telegram', () => {
       ['Open', `v1:o:${id}`],
     ]);
 
+    // Answered at once ("Retrying…"), then the action, then the message shows its outcome.
     const first = await press(chat, ALLOWED_USER(), `v1:r:${id}`, failed.message_id);
-    expect(first).toMatchObject({ status: 200, answer: { text: 'Retry started.' } });
+    expect(first).toMatchObject({ status: 200, deliveries: 1, answer: { text: 'Retrying…' } });
     expect((await call('GET', `/downloads/${id}`)).body.state).toBe('queued');
     const edited = (await messagesAbout(id, chat)).find((m) => m.message_id === failed.message_id)!;
     expect(edited.edits).toBe(1);
     expect(edited.text).toContain('state: queued');
+    expect(edited.text).toContain('Retry started.');
 
     const second = await press(chat, ALLOWED_USER(), `v1:r:${id}`, failed.message_id);
-    expect(second.answer).toEqual({ text: 'Button expired: the download is queued now.' });
+    expect(second.answer).toEqual({ text: 'Retrying…' });
+    const refused = (await messagesAbout(id, chat)).find((m) => m.message_id === failed.message_id)!;
+    expect(refused.text).toContain('Button expired: the download is queued now.');
 
     for (const data of ['retry:123', 'v1:r:123', `v2:r:${id}`, 'garbage\u0000{}', `v1:x:${id}`]) {
       expect((await press(chat, ALLOWED_USER(), data, failed.message_id)).answer).toEqual({ text: 'Button expired.' });
@@ -73,6 +86,7 @@ describe('a failed download in Telegram', () => {
       );
     };
     expect(await titles(chat)).toEqual(['New download', 'Failed (edited)', 'Active again']);
+    // The presses' outcomes that could not edit a message (no message) are replies: none here.
     expect(await titles(chats()[1])).toEqual(['New download', 'Failed', 'Active again']);
   });
 
@@ -150,5 +164,99 @@ describe('notifications', () => {
       ...all.flatMap((m, i) => (m.chat_id === bad && ids.some((id) => m.text.includes(id)) ? [i] : [])),
     );
     expect(lastGood).toBeLessThan(lastBad);
+  });
+});
+
+describe('buttons on a slow torrent client', () => {
+  afterEach(async () => {
+    await slowTorrentClient(0);
+    await webhookDelivery(10_000, 1000, 3);
+  });
+
+  async function failedMessage(name: string) {
+    const [chat] = chats();
+    const id = await newDownload(name);
+    expect((await call('POST', `/downloads/${id}/state`, { state: 'failed' })).status).toBe(200);
+    const failed = await waitFor('the failure message', async () =>
+      (await messagesAbout(id, chat)).find(titled('Failed')),
+    );
+    return { chat, id, failed };
+  }
+
+  it('answers a press within 1 s although its action takes 3 s, then edits the message with the outcome', async () => {
+    const { chat, id, failed } = await failedMessage('slow-retry');
+    await slowTorrentClient(3000);
+    const began = Date.now();
+    const pressed = await press(chat, ALLOWED_USER(), `v1:r:${id}`, failed.message_id);
+    const tookMs = Date.now() - began;
+    expect(pressed).toMatchObject({ status: 200, deliveries: 1, answer: { text: 'Retrying…' } });
+    expect(pressed.answered_after_ms).toBeLessThan(1000);
+    // The action did take its time: the answer came before it, not after.
+    expect(tookMs).toBeGreaterThan(3000);
+    const edited = (await messagesAbout(id, chat)).find((m) => m.message_id === failed.message_id)!;
+    expect(edited.text).toContain('Retry started.');
+    expect(edited.text).toContain('state: queued');
+    console.log(`slow press: answered after ${pressed.answered_after_ms} ms, action and edit done after ${tookMs} ms`);
+  });
+
+  it('acts once on a press Telegram delivers again because the webhook was slow', async () => {
+    const { chat, id, failed } = await failedMessage('redelivered-retry');
+    await slowTorrentClient(2500);
+    await webhookDelivery(1000, 200, 3);
+    const pressed = await press(chat, ALLOWED_USER(), `v1:r:${id}`, failed.message_id);
+    // The first delivery timed out (still running), the second one (same update_id) was taken as done.
+    expect(pressed.deliveries).toBe(2);
+    const edited = await waitFor('the outcome in the message', async () =>
+      (await messagesAbout(id, chat)).find((m) => m.message_id === failed.message_id && m.edits > 0),
+    );
+    await new Promise((r) => setTimeout(r, 3000)); // a second run would have edited by now
+    const final = (await messagesAbout(id, chat)).find((m) => m.message_id === failed.message_id)!;
+    expect(final.edits).toBe(1);
+    expect(edited.text).toContain('Retry started.');
+    expect(final.text).not.toContain('Button expired');
+    expect((await call('GET', `/downloads/${id}`)).body.state).toBe('queued');
+    expect(pressed.answered_after_ms).toBeLessThan(1000);
+  });
+});
+
+describe("Telegram's limits", () => {
+  it('answers a /find whose full answer would be over 5,000 characters, shortened with a visible mark', async () => {
+    const [chat] = chats();
+    const tag = `long${Date.now().toString(36)}`;
+    const ids = [];
+    for (let i = 0; i < 10; i += 1) ids.push(await newDownload(`${tag} ${i} ${'x'.repeat(600)}`));
+    const found = await type(chat, ALLOWED_USER(), `/find ${tag}`);
+    expect(found.replies).toHaveLength(1);
+    const text = found.replies[0].text;
+    expect(text.length).toBeLessThanOrEqual(4096);
+    expect(htmlToPlain(found.replies[0].html)).toBe(text);
+    for (const id of ids) expect(text).toContain(id);
+    expect(text).toContain('x…');
+  });
+});
+
+describe('a group that became a supergroup', () => {
+  const aws = stackClients();
+  let old: number;
+  afterAll(async () => {
+    await unmigrate(old);
+    await aws.documents.send(new DeleteCommand({ TableName: process.env.TABLE_TELEGRAM!, Key: moveKey(old) }));
+    aws.dynamodb.destroy();
+  });
+
+  it('is followed: notifications go to the new chat, which is served without a configuration change', async () => {
+    old = chats()[1];
+    const { to } = await migrate(old, false);
+    const id = await newDownload('after-the-move');
+    const moved = await waitFor('the notification in the new chat', async () =>
+      (await messagesAbout(id, to)).find(titled('New download')),
+    );
+    expect(await messagesAbout(id, old)).toEqual([]);
+    // Served in the new chat, though only the old id is configured (and the user is not an allowed one).
+    const refreshed = await press(to, 777, `v1:o:${id}`, moved.message_id);
+    expect(refreshed.answer).toEqual({ text: 'Refreshing…' });
+    expect((await type(to, 777, '/help')).replies[0].text).toContain('/find');
+    expect((await type(-424242, 777, '/help')).replies[0].text).toMatch(/only serves/);
+    expect((await emulatorStats()).unhonoured).toBe(0);
   });
 });

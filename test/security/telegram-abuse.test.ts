@@ -143,7 +143,7 @@ describe('POST /telegram/webhook', () => {
       method: 'POST',
       body: JSON.stringify({ chat_id: chats()[0], user_id: ALLOWED_USER(), data: `v1:o:${downloadId}` }),
     });
-    expect(((await res.json()) as { answer: { text: string } }).answer.text).toBe('Refreshed.');
+    expect(((await res.json()) as { answer: { text: string } }).answer.text).toBe('Refreshing…');
   });
 });
 

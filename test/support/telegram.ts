@@ -30,8 +30,18 @@ export async function messagesAbout(id: string, chatId?: number): Promise<SentMe
   return (await messages(chatId)).filter((m) => m.text.includes(id));
 }
 
+export interface PressResult {
+  status: number;
+  /** How many times the emulator delivered the Update (re-delivered when the webhook was slow). */
+  deliveries: number;
+  update_id: number;
+  answer: CallbackAnswer | null;
+  /** From the press to answerCallbackQuery. */
+  answered_after_ms: number | null;
+}
+
 export const press = (chatId: number, userId: number, data: string, messageId?: number) =>
-  control<{ status: number; answer: CallbackAnswer | null }>('POST', '/emulator/press', {
+  control<PressResult>('POST', '/emulator/press', {
     chat_id: chatId,
     user_id: userId,
     data,
@@ -49,6 +59,30 @@ export const fault = (chatId: number, f: '429' | '500' | 'timeout', count: numbe
   control('PUT', '/emulator/faults', { chat_id: chatId, fault: f, count, retry_after: retryAfter });
 
 export const clearFaults = () => control('DELETE', '/emulator/faults');
+
+/** The emulator's re-delivery of a slow webhook (its defaults: 10 s, 1 s, 3). */
+export const webhookDelivery = (timeoutMs: number, redeliverAfterMs: number, maxDeliveries: number) =>
+  control('PUT', '/emulator/webhook', {
+    timeout_ms: timeoutMs,
+    redeliver_after_ms: redeliverAfterMs,
+    max_deliveries: maxDeliveries,
+  });
+
+export const migrate = (chatId: number, announce: boolean) =>
+  control<{ from: number; to: number }>('POST', '/emulator/migrate', { chat_id: chatId, announce });
+
+export const unmigrate = (chatId: number) => control('DELETE', `/emulator/migrate?chat_id=${chatId}`);
+
+export const emulatorStats = () =>
+  control<{ sent: number; limited: number; unhonoured: number }>('GET', '/emulator/stats');
+
+/** The torrent client emulator takes this long to add a torrent (0: at once). */
+export const slowTorrentClient = (ms: number) =>
+  fetch(`${process.env.TORRENT_CLIENT_URL}/emulator/faults`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ add_delay_ms: ms }),
+  });
 
 export async function waitFor<T>(
   what: string,

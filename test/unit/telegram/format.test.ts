@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { htmlToPlain } from '../../../emulator/telegram/html';
 import { newId } from '../../../lib/ident';
-import { escapeHtml, notificationText } from '../../../lib/telegram/format';
+import { escapeHtml, fitLines, MAX_MESSAGE_CHARS, notificationText, visibleLength } from '../../../lib/telegram/format';
 import { EVENT_KINDS } from '../../../lib/telegram/model';
 
 describe('notification text', () => {
@@ -30,5 +30,46 @@ describe('notification text', () => {
     expect(() => htmlToPlain('<b>x</b> <script>alert(1)</script>')).toThrow(/unsupported start tag "script"/);
     expect(() => htmlToPlain('a & b')).toThrow(/reserved/);
     expect(htmlToPlain(escapeHtml('<script>a & b</script>'))).toBe('<script>a & b</script>');
+  });
+});
+
+describe("Telegram's 4,096 characters", () => {
+  const id = newId();
+
+  it('keeps lines that fit as they are', () => {
+    expect(fitLines(['<b>a</b>', 'b'])).toBe('<b>a</b>\nb');
+  });
+
+  it('counts what Telegram counts: the text after the HTML is parsed', () => {
+    const html = `<a href="https://x/${'y'.repeat(500)}">${escapeHtml('<&>')}</a>`;
+    expect(visibleLength(html)).toBe(htmlToPlain(html).length);
+  });
+
+  it('drops whole lines from the end with a visible mark, and stays parseable', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ minLength: 1, maxLength: 400 }), { minLength: 1, maxLength: 40 }), (names) => {
+        const lines = names.map((n) => `<code>${id}</code> <a href="https://ui/x">${escapeHtml(n)}</a>`);
+        const html = fitLines(lines);
+        const plain = htmlToPlain(html);
+        expect(plain.length).toBeLessThanOrEqual(MAX_MESSAGE_CHARS);
+        if (visibleLength(lines.join('\n')) > MAX_MESSAGE_CHARS) expect(plain).toMatch(/… shortened: \d+ more line/);
+        else expect(html).toBe(lines.join('\n'));
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('shortens a 5,000-character answer with the mark', () => {
+    const lines = Array.from({ length: 10 }, (_, i) => `<code>${i}</code> ${'n'.repeat(500)}`);
+    const html = fitLines(lines);
+    expect(htmlToPlain(html).length).toBeLessThanOrEqual(MAX_MESSAGE_CHARS);
+    expect(htmlToPlain(html)).toMatch(/… shortened: [23] more lines not shown/);
+  });
+
+  it('keeps a notification with a huge name and review reason under the limit', () => {
+    const d = { id, name: 'x'.repeat(5000), state: 'failed' as const, reviewReason: '<'.repeat(5000) };
+    const text = htmlToPlain(notificationText('needs_review', d, 'https://ui'));
+    expect(text.length).toBeLessThan(MAX_MESSAGE_CHARS);
+    expect(text).toContain('…');
   });
 });
