@@ -268,6 +268,8 @@ export interface ScanConfig {
   timeoutMs: number;
   pollEveryMs: number;
   publishRetries: number;
+  /** The poller's Lambda function, started by a request that finds none running ('' = the schedule alone polls). */
+  pollFunction: string;
   normalizer: 'content-ai' | 'null';
   confidenceThreshold: number;
 }
@@ -296,6 +298,11 @@ export function loadScanConfig(env: Env = process.env): ScanConfig {
     // The designed 5 s: a pass also wakes early when an answer lands or a settle window ends.
     pollEveryMs: r.seconds('SCAN_POLL_SECONDS', { default: 5, min: 0.05, max: 60 }),
     publishRetries: r.int('PUBLISH_RETRIES', { default: 3, min: 0, max: 10 }),
+    pollFunction: r.string('SCAN_POLL_FUNCTION', {
+      default: '',
+      pattern: /^[A-Za-z0-9_-]{0,140}$/,
+      hint: 'a Lambda function name',
+    }),
     normalizer: normalizer as ScanConfig['normalizer'],
     confidenceThreshold: threshold / 100,
   };

@@ -10,6 +10,8 @@ import { MAX_INBOX_NAME_BYTES } from '../../../lib/names';
 import { FIXTURES, finals, harness, request, runToEnd, scanSuite, settleNats, upload } from '../../support/scan';
 import { freePort } from '../../../tools/stack/ports';
 import { pollCore } from '../../../functions/scan/poll';
+import { newId } from '../../../lib/ident';
+import { DynamoDbPollerLease } from '../../../lib/scan/dynamodb-lease';
 
 /**
  * The gateway's rules, each on the real services (DynamoDB Local, s3rver,
@@ -260,7 +262,20 @@ describe('the store is down', () => {
     expect(h.envelopes.map((e) => e.error?.code)).toEqual(['UNKNOWN_ERROR', 'SCHEMA_MISMATCH']);
     expect(inputs(h.root)).toEqual([]);
     await expect(pollOnce(h.deps)).rejects.toThrow();
-    expect(await pollCore(() => h.deps, 30_000)).toEqual({ passes: 0, finished: 0, failed: true }); // the invocation ends quietly
+    const poller = {
+      lease: new DynamoDbPollerLease(dead, 'no-table'),
+      start: async () => undefined,
+      newId: () => newId(),
+    };
+    // The invocation ends quietly (the lease cannot even be taken).
+    expect(
+      await pollCore(
+        () => h.deps,
+        () => poller,
+        {},
+        30_000,
+      ),
+    ).toEqual({ passes: 0, finished: 0, failed: true });
     dead.destroy();
   });
 });
