@@ -38,6 +38,43 @@ describe('long names: the TEMP name fits, not just the final one', () => {
   });
 });
 
+describe('rule 29: a file name is rewritten for the share, never a reason to fail the job', () => {
+  it('wildcards, colons, quotes, pipes, control characters, trailing dots, a device name: each job is answered', async () => {
+    const h = await harness();
+    const names: Array<[string, string]> = [
+      ['Что это?.pdf', 'Что это_.pdf'],
+      ['Отчёт: 2024.pdf', 'Отчёт_ 2024.pdf'],
+      ['a*b<c>"d"|e.pdf', 'a_b_c__d__e.pdf'],
+      ['tab\there.pdf', 'tab_here.pdf'],
+      ['aep?6.pdf. . ', 'aep_6.pdf'], // the scanner finds aep_6's fixture under the rewritten name
+      ['CON.pdf', 'CON.pdf'],
+    ];
+    const jobs: string[] = [];
+    for (const [name] of names) {
+      const req = request(await upload('aep_6.pdf'), name);
+      await handleRequest(h.deps, JSON.stringify(req));
+      jobs.push(req.job_id);
+      h.clock.now += 1;
+    }
+    await runToEnd(h, 12);
+    expect(inputs(h.root).sort()).toEqual(names.map(([, inbox], i) => `${jobs[i]}_${inbox}.done`).sort());
+    const byJob = new Map(finals(h).map((e) => [e.job_id, e]));
+    for (const job of jobs) expect(byJob.get(job)?.error?.code).not.toBe('RECOGNITION_FAILED');
+    expect(byJob.get(jobs[4])).toMatchObject({ status: 'done' });
+  });
+
+  it('only what the seed refuses is refused: a path separator, NUL, a leading dot → RECOGNITION_FAILED "invalid file name"', async () => {
+    const h = await harness();
+    for (const name of ['../x.pdf', 'a\\b.pdf', 'a\u0000b.pdf', '.hidden.pdf'])
+      await handleRequest(h.deps, JSON.stringify(request(await upload('aep_6.pdf'), name)));
+    await settleNats();
+    expect(finals(h).map((e) => e.error)).toEqual(
+      Array(4).fill({ code: 'RECOGNITION_FAILED', message: 'invalid file name' }),
+    );
+    expect(inputs(h.root)).toEqual([]);
+  });
+});
+
 describe('a poll error is not the end', () => {
   it('one job\'s hot-folder error never stops the pass; all-failed → "hot folder unavailable", some-failed → TIMEOUT', async () => {
     const h = await harness({}, { SCAN_TIMEOUT_SECONDS: '20' });
