@@ -6,6 +6,7 @@ import { BenchStack, startBenchStack } from './support';
 import { freePort } from '../tools/stack/ports';
 import { reportSyncTick, syncTick } from './sync-tick';
 import { reportScanGateway, scanGateway } from './scan-gateway';
+import { reportScanEndToEnd, scanEndToEnd } from './scan-e2e';
 import { legacyImport, reportLegacyImport } from './legacy-import';
 import { reportTbankSync, tbankSync } from './tbank-sync';
 import { coldStart, reportColdStart } from './cold-start';
@@ -18,14 +19,18 @@ const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
   poll: async (b) => reportDownloadsPoll(await downloadsPoll(b)),
   sync: async (b) => reportSyncTick(await syncTick(b)),
   tbank: async (b) => reportTbankSync(await tbankSync(b)),
-  scan: async (b) => reportScanGateway(await scanGateway(b)),
+  // In-process first (where the time goes, phase by phase), then end to end through NATS and serverless offline.
+  scan: async (b) => {
+    reportScanGateway(await scanGateway(b));
+    reportScanEndToEnd(await scanEndToEnd(b));
+  },
   edge: async (b) => reportHttpEdge(await httpEdge(b)),
   legacy: async (b) => reportLegacyImport(await legacyImport(b)),
   cold: async (b) => reportColdStart(await coldStart(b)),
   console: async (b) => reportConsolePages(await consolePages(b)),
 };
 // Benches that need serverless offline (started only when one of them runs).
-const NEEDS_OFFLINE = ['edge', 'cold'];
+const NEEDS_OFFLINE = ['edge', 'cold', 'scan'];
 
 async function main() {
   const chosen = process.argv.slice(2);

@@ -118,6 +118,16 @@ describe('SMB: an answer still held by the scanning system is "not ready yet", n
   );
 });
 
+/** Opens a folder tree to every account (the guest share's files are read as `nobody`). */
+function shareReadable(dir: string) {
+  fs.chmodSync(dir, 0o777);
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const at = path.join(dir, entry.name);
+    if (entry.isDirectory()) shareReadable(at);
+    else fs.chmodSync(at, 0o666);
+  }
+}
+
 describe('SMB rule 30: where the hot folder is, and who may log in', () => {
   /** A harness whose hot folder comes from the settings, as the deployed gateway builds it. */
   async function configured(env: Record<string, string>, localRoot: string) {
@@ -134,6 +144,8 @@ describe('SMB rule 30: where the hot folder is, and who may log in', () => {
     expect(await handleRequest(h.deps, JSON.stringify(req))).toBe('started');
     expect(fs.readdirSync(path.join(localRoot, 'Input'))).toEqual([`${req.job_id}_aep_6.pdf`]);
     await scanOnce({ root: localRoot, fixturesDir: FIXTURES });
+    // The emulator writes as root with private modes; a scanning system writes what the share's users can read.
+    shareReadable(path.join(localRoot, 'Output'));
     for (let i = 0; i < 3; i++, h.clock.now += 2500) await pollOnce(h.deps);
     await settleNats();
     expect(finals(h)).toEqual([expect.objectContaining({ job_id: req.job_id, status: 'done' })]);
@@ -149,7 +161,9 @@ describe('SMB rule 30: where the hot folder is, and who may log in', () => {
       expect(await folder.healthy()).toBe(true);
       await scanThrough(h, local);
       expect(fs.existsSync(path.join(local, 'Tmp'))).toBe(true);
-      expect(fs.readdirSync(share.root).sort()).toEqual(['dept']); // nothing written at the share's root
+      // Nothing written at the share's root (its Input/ is the harness's own, empty).
+      expect(fs.readdirSync(share.root).sort()).toEqual(['Input', 'dept']);
+      expect(fs.readdirSync(path.join(share.root, 'Input'))).toEqual([]);
       // The folder gone: unavailable, never "no answer yet".
       fs.rmSync(path.join(share.root, 'dept'), { recursive: true });
       expect(await folder.healthy()).toBe(false);
