@@ -7,6 +7,7 @@ import { freePort } from '../tools/stack/ports';
 import { reportSyncTick, syncTick } from './sync-tick';
 import { reportSyncEgress, syncEgress } from './sync-egress';
 import { reportScanGateway, scanGateway } from './scan-gateway';
+import { reportScanEndToEnd, scanEndToEnd } from './scan-e2e';
 import { legacyImport, reportLegacyImport } from './legacy-import';
 import { reportTbankSync, tbankSync } from './tbank-sync';
 import { coldStart, reportColdStart } from './cold-start';
@@ -22,14 +23,18 @@ const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
     reportSyncEgress(await syncEgress());
   },
   tbank: async (b) => reportTbankSync(await tbankSync(b)),
-  scan: async (b) => reportScanGateway(await scanGateway(b)),
+  // In-process first (where the time goes, phase by phase), then end to end through NATS and serverless offline.
+  scan: async (b) => {
+    reportScanGateway(await scanGateway(b));
+    reportScanEndToEnd(await scanEndToEnd(b));
+  },
   edge: async (b) => reportHttpEdge(await httpEdge(b)),
   legacy: async (b) => reportLegacyImport(await legacyImport(b)),
   cold: async (b) => reportColdStart(await coldStart(b)),
   console: async (b) => reportConsolePages(await consolePages(b)),
 };
 // Benches that need serverless offline (started only when one of them runs).
-const NEEDS_OFFLINE = ['edge', 'cold'];
+const NEEDS_OFFLINE = ['edge', 'cold', 'scan'];
 
 async function main() {
   const chosen = process.argv.slice(2);

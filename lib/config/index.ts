@@ -263,7 +263,17 @@ export function loadSyncConfig(env: Env = process.env): SyncConfig {
 /** The scan gateway's settings (scan functions only; lib/scan/README.md). Durations are seconds, fractions allowed. */
 export type HotFolderConfig =
   | { kind: 'local'; root: string }
-  | { kind: 'smb'; host: string; port?: number; share: string; user: string; password: string };
+  | {
+      kind: 'smb';
+      host: string;
+      port?: number;
+      share: string;
+      /** A folder inside the share (`dir/sub`), the hot folder's root there; absent: the share's root. */
+      dir?: string;
+      /** Absent: a guest share (no login). */
+      user?: string;
+      password?: string;
+    };
 
 export interface ScanConfig {
   resultSubject: string;
@@ -274,6 +284,8 @@ export interface ScanConfig {
   timeoutMs: number;
   pollEveryMs: number;
   publishRetries: number;
+  /** The poller's Lambda function, started by a request that finds none running ('' = the schedule alone polls). */
+  pollFunction: string;
   normalizer: 'content-ai' | 'null';
   confidenceThreshold: number;
 }
@@ -302,6 +314,11 @@ export function loadScanConfig(env: Env = process.env): ScanConfig {
     // The designed 5 s: a pass also wakes early when an answer lands or a settle window ends.
     pollEveryMs: r.seconds('SCAN_POLL_SECONDS', { default: 5, min: 0.05, max: 60 }),
     publishRetries: r.int('PUBLISH_RETRIES', { default: 3, min: 0, max: 10 }),
+    pollFunction: r.string('SCAN_POLL_FUNCTION', {
+      default: '',
+      pattern: /^[A-Za-z0-9_-]{0,140}$/,
+      hint: 'a Lambda function name',
+    }),
     normalizer: normalizer as ScanConfig['normalizer'],
     confidenceThreshold: threshold / 100,
   };
@@ -320,26 +337,35 @@ export function hotFolderDirs(r: EnvReader): ScanConfig['dirs'] {
 
 const SMB_VARIABLES = ['SCAN_SMB_SHARE', 'SCAN_SMB_USER', 'SCAN_SMB_PASSWORD'];
 
-/** A local folder (SCAN_HOTFOLDER_ROOT), or an SMB share: all of SCAN_SMB_SHARE/USER/PASSWORD or none. */
+/** `//host/share[/dir…]` or the UNC form `\\host\share[\dir…]`: a host, a share, and an optional folder inside it. */
+const SMB_PATH = /^(?:\/\/|\\\\)([A-Za-z0-9.-]+)[/\\]([^/\\]+)((?:[/\\][^/\\]+)*)[/\\]?$/;
+
+/**
+ * A local folder (SCAN_HOTFOLDER_ROOT), or an SMB share when SCAN_SMB_SHARE is
+ * set: the share path may name a folder inside the share (the hot folder's
+ * root there); SCAN_SMB_USER with SCAN_SMB_PASSWORD, or neither for a guest share.
+ */
 function hotFolderConfig(r: EnvReader): HotFolderConfig {
-  const given = SMB_VARIABLES.filter((name) => r.has(name));
-  if (given.length === 0)
+  if (!r.has('SCAN_SMB_SHARE')) {
+    for (const name of SMB_VARIABLES.filter((n) => r.has(n)))
+      r.refuse(name, 'is set without SCAN_SMB_SHARE (the share it logs in to)');
     return { kind: 'local', root: r.string('SCAN_HOTFOLDER_ROOT', { pattern: /^\//, hint: 'an absolute path' }) };
-  if (given.length < SMB_VARIABLES.length) {
-    for (const name of SMB_VARIABLES.filter((n) => !given.includes(n)))
-      r.string(name, { hint: 'set with the other SCAN_SMB_ variables' });
   }
-  const share = r.string('SCAN_SMB_SHARE', { pattern: /^\/\/[A-Za-z0-9.-]+\/[^/\\]+$/, hint: '//host/share' });
-  const [, , host, name] = share.split('/');
+  const share = r.string('SCAN_SMB_SHARE', {
+    pattern: SMB_PATH,
+    hint: '//host/share[/folder…] or \\\\host\\share[\\folder…]',
+  });
+  const [, host = '', name = '', rest = ''] = SMB_PATH.exec(share) ?? [];
+  const dir = rest.split(/[/\\]/).filter(Boolean);
+  if (dir.some((segment) => segment === '.' || segment === '..' || /["\u0000-\u001f*?<>|:]/.test(segment)))
+    r.refuse('SCAN_SMB_SHARE', 'has a folder part with `.`/`..` or a character a share path cannot hold');
   const port = r.int('SCAN_SMB_PORT', { default: 445, min: 1, max: 65535 });
-  return {
-    kind: 'smb',
-    host,
-    port,
-    share: name,
-    user: r.string('SCAN_SMB_USER'),
-    password: r.string('SCAN_SMB_PASSWORD'),
-  };
+  if (r.has('SCAN_SMB_PASSWORD') && !r.has('SCAN_SMB_USER'))
+    r.refuse('SCAN_SMB_USER', 'is required with SCAN_SMB_PASSWORD (leave both unset for a guest share)');
+  const login = r.has('SCAN_SMB_USER')
+    ? { user: r.string('SCAN_SMB_USER'), password: r.string('SCAN_SMB_PASSWORD', { default: '', secret: true }) }
+    : {};
+  return { kind: 'smb', host, port, share: name, ...(dir.length ? { dir: dir.join('/') } : {}), ...login };
 }
 
 let cached: Config | undefined;

@@ -72,16 +72,36 @@ export function validateObjectKey(key: unknown): string {
 export const MAX_KEPT_EXTENSION = 16;
 
 /**
+ * What an inbox name refuses, and nothing more (the scan seed's rule 29): an
+ * empty name, a path separator, NUL, a leading dot. Everything else a user may
+ * put in a file name (`Что это?.pdf`, `Отчёт: 2024.pdf`, `CON.pdf`) is
+ * rewritten by `inboxName`, never a reason to fail a job: the job id prefix
+ * already keeps the name from being a device, a drive or a hidden file.
+ */
+export function validateInboxSource(name: unknown): string {
+  if (typeof name !== 'string' || name.length === 0) throw new InvalidFileNameError('empty');
+  if (name.includes('\0')) throw new InvalidFileNameError('contains NUL');
+  if (/[/\\]/.test(name)) throw new InvalidFileNameError('contains a path separator');
+  if (name.startsWith('.')) throw new InvalidFileNameError('starts with a dot');
+  return name;
+}
+
+/** Characters a Windows/SMB share refuses in a name (and lone surrogates, which have no UTF-8 form): each becomes `_`. */
+const SHARE_INVALID =
+  /[:<>"|?*\u0000-\u001f\u007f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
  * `<job_id>_<name>` made safe for the share: characters invalid on Windows/SMB
- * (`: < > " | ? *`, control characters) become `_`, trailing dots and spaces go,
- * and the result is cut, by whole code points, to `maxBytes` of UTF-8, keeping
- * an extension of at most MAX_KEPT_EXTENSION characters. The caller's budget
- * must leave room for whatever it appends on the way (a temp suffix), since
- * the longest name it writes is the one that must fit the file system.
+ * (`: < > " | ? *`, control characters; lone surrogates) become `_`, trailing
+ * dots and spaces go, and the result is cut, by whole code points, to
+ * `maxBytes` of UTF-8, keeping an extension of at most MAX_KEPT_EXTENSION
+ * characters. The caller's budget must leave room for whatever it appends on
+ * the way (a temp suffix), since the longest name it writes is the one that
+ * must fit the file system. Refuses only what `validateInboxSource` refuses.
  */
 export function inboxName(jobId: string, name: string, maxBytes = MAX_INBOX_NAME_BYTES): string {
-  validateName(name);
-  const cleaned = `${jobId}_${name}`.replace(/[:<>"|?*\u0000-\u001f\u007f]/g, '_').replace(/[. ]+$/, '');
+  validateInboxSource(name);
+  const cleaned = `${jobId}_${name}`.replace(SHARE_INVALID, '_').replace(/[. ]+$/, '');
   if (Buffer.byteLength(cleaned, 'utf8') <= maxBytes) return cleaned;
   const dot = cleaned.lastIndexOf('.');
   const extLength = dot > jobId.length ? [...cleaned.slice(dot + 1)].length : 0;

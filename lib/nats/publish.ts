@@ -1,28 +1,90 @@
-import { headers, NatsConnection } from 'nats';
+import { Events, headers, NatsConnection } from 'nats';
 
 /**
  * Core NATS publish is fire-and-forget: a flush (PING/PONG) after it proves
  * the server has the message. Up to `retries` more tries after the first.
+ *
+ * Two ways a publish is lost without the flush failing are caught here:
+ * - the server refuses it (a publish permission violation: `-ERR` on the
+ *   connection, which stays up and answers the PONG), seen through the
+ *   connection's status events, which the server sends before the PONG;
+ * - the connection is stale (no TCP reset): the flush would wait for the
+ *   client's ping timer (minutes), so each try is bounded by `flushTimeoutMs`.
+ * While the client reconnects, a flush is rejected at the next dial attempt
+ * (the client drops what it buffered), so a try fails within about
+ * `reconnectTimeWait`.
  */
+export class PublishRefusedError extends Error {
+  constructor(subject: string) {
+    super(`the NATS server refused a publish to ${subject} (permissions violation)`);
+    this.name = 'PublishRefusedError';
+  }
+}
+
+export interface PublishOptions {
+  /** Longest wait for one try's flush (ms). */
+  flushTimeoutMs?: number;
+  /** The first pause between tries (ms); it doubles after each. */
+  backoffMs?: number;
+}
+
 export async function publishWithRetries(
   nc: NatsConnection,
   subject: string,
   data: string,
   msgId: string,
   retries: number,
+  options: PublishOptions = {},
 ): Promise<void> {
+  const { flushTimeoutMs = 2000, backoffMs = 100 } = options;
+  const refusals = watchRefusals(nc);
   const h = headers();
   h.set('Nats-Msg-Id', msgId);
   let last: unknown;
   for (let attempt = 0; attempt <= retries; attempt++) {
     try {
+      const before = refusals.count(subject);
       nc.publish(subject, data, { headers: h });
-      await nc.flush();
+      await bounded(nc.flush(), flushTimeoutMs);
+      // The status listener runs in a microtask after the -ERR is parsed: let it catch up before counting.
+      await new Promise((r) => setImmediate(r));
+      if (refusals.count(subject) !== before) throw new PublishRefusedError(subject);
       return;
     } catch (err) {
       last = err;
-      if (attempt < retries) await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+      if (attempt < retries) await new Promise((r) => setTimeout(r, backoffMs * 2 ** attempt));
     }
   }
   throw last;
+}
+
+function bounded(flush: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`NATS flush gave no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([flush, timeout]).finally(() => clearTimeout(timer));
+}
+
+interface Refusals {
+  count(subject: string): number;
+}
+
+const watchers = new WeakMap<NatsConnection, Refusals>();
+
+/** One status listener per connection, counting the server's publish refusals by subject. */
+function watchRefusals(nc: NatsConnection): Refusals {
+  let watcher = watchers.get(nc);
+  if (watcher) return watcher;
+  const counts = new Map<string, number>();
+  watcher = { count: (subject) => counts.get(subject) ?? 0 };
+  watchers.set(nc, watcher);
+  void (async () => {
+    for await (const status of nc.status()) {
+      const context = (status as { permissionContext?: { operation?: string; subject?: string } }).permissionContext;
+      if (status.type === Events.Error && context?.operation === 'publish' && context.subject)
+        counts.set(context.subject, (counts.get(context.subject) ?? 0) + 1);
+    }
+  })().catch(() => undefined);
+  return watcher;
 }

@@ -40,6 +40,11 @@ export interface GatewayDeps {
   service: { name: string; version: string };
   now: () => number;
   log: Logger;
+  /**
+   * Makes sure a poller runs, after a new job is stored (lib/scan/poller.ts `ensurePoller`: one write, and a
+   * poller invocation when none holds the lease). Never throws. Absent: the schedule alone polls.
+   */
+  wakePoller?: () => Promise<unknown>;
 }
 
 /** Counter of duplicate requests whose payload differs from the stored job's (a misbehaving core system). */
@@ -87,11 +92,13 @@ export async function handleRequest(deps: GatewayDeps, data: string): Promise<Re
   // The submission does not wait for the ack's flush. The ack is still out first: its publish is issued at once,
   // any answer of the submission only after a store round trip (a failed read or a late slot finishes the job first).
   const ack = trySend(deps, envelope('processing', idsOf(request), deps.service));
+  // The job is stored: a poller must be running to see its answer (started now when none holds the lease).
+  const woken = deps.wakePoller?.().catch((err: unknown) => log.error('scan_poller_wake_failed', { err }));
   if (job.state !== 'starting') {
-    await ack;
+    await Promise.all([ack, woken]);
     return 'queued';
   }
-  await Promise.all([ack, submit(deps, job)]);
+  await Promise.all([ack, woken, submit(deps, job)]);
   return 'started';
 }
 
@@ -263,18 +270,31 @@ const FULL_PASS_EVERY_MS = 1000;
 /** A start older than this without a submission died on the way; its slot is given back. */
 const STARTING_GRACE_MS = 60_000;
 
-/**
- * The schedule's invocation: passes until its budget ends or it has been
- * idle for a whole poll interval. Between passes it waits `pollEveryMs` at
- * most, and wakes earlier when a settle window or a deadline is due, or when
- * the hot folder reports a change under Output/ (an answer landed).
- *
- * An invocation that had work stays one more poll interval once idle,
- * watching the hot folder: a request that lands just after the last answer
- * (back-to-back jobs) is then seen when its answer lands, instead of at the
- * next schedule tick. An invocation that starts idle ends at once.
- */
+/** How a run of passes ended: `idle` when its last pass found nothing to do (after the linger), else the budget ran out. */
+export interface PollRun {
+  passes: PollSummary[];
+  idle: boolean;
+  /** When the last pass began (before its reads): work stored earlier than this was seen by it. */
+  lastPassAt: number;
+}
+
+/** `pollRun`'s passes (the schedule's invocation before the poller's lease existed; tests and the bench). */
 export async function pollUntil(deps: GatewayDeps, budgetEndsAt: number): Promise<PollSummary[]> {
+  return (await pollRun(deps, budgetEndsAt)).passes;
+}
+
+/**
+ * A poller's passes: until its budget ends or it has been idle for a whole
+ * poll interval. Between passes it waits `pollEveryMs` at most, and wakes
+ * earlier when a settle window or a deadline is due, or when the hot folder
+ * reports a change under Output/ (an answer landed).
+ *
+ * A run that had work stays one more poll interval once idle, watching the
+ * hot folder: a request that lands just after the last answer (back-to-back
+ * jobs) is then seen when its answer lands, without starting another poller
+ * (lib/scan/poller.ts). A run that starts idle ends at once.
+ */
+export async function pollRun(deps: GatewayDeps, budgetEndsAt: number): Promise<PollRun> {
   const passes: PollSummary[] = [];
   const every = deps.config.pollEveryMs;
   let fullAt = -Infinity;
@@ -282,16 +302,22 @@ export async function pollUntil(deps: GatewayDeps, budgetEndsAt: number): Promis
   let slotDue = false;
   let known: string[] = [];
   for (;;) {
-    const light = deps.now() - fullAt < FULL_PASS_EVERY_MS;
-    if (!light) fullAt = deps.now();
+    const startedAt = deps.now();
+    const light = startedAt - fullAt < FULL_PASS_EVERY_MS;
+    if (!light) fullAt = startedAt;
     const pass = await pollOnce(deps, { light, slotDue, known });
     passes.push(pass);
     known = pass.waitingJobs;
     const idle = pass.waiting + pass.queued + pass.started === 0 && pass.inFlight <= 0;
     const now = deps.now();
+    const ended = (): PollRun => ({
+      passes,
+      idle: idle && pass.finished + pass.republished === 0,
+      lastPassAt: startedAt,
+    });
     // A pass that finished a job counts as busy: the linger runs from the last answer out.
     if (!idle || pass.finished + pass.republished > 0) busyAt = now;
-    else if (now - busyAt >= every) return passes;
+    else if (now - busyAt >= every) return ended();
     // A due settle window is judged after the next pass's reads: start them that much early (the early listing
     // is retaken after the reads when the window had not ended yet). Too early costs a pass, never an early "settled".
     const dueAt = (pass.nextDueAt ?? Infinity) - pass.readMs;
@@ -300,7 +326,7 @@ export async function pollUntil(deps: GatewayDeps, budgetEndsAt: number): Promis
     const draining =
       pass.queued > 0 && pass.inFlight < deps.config.maxInflight && pass.started + pass.finished > 0 ? now : Infinity;
     const wakeAt = Math.min(now + every, dueAt, draining, idle ? busyAt + every : Infinity);
-    if (wakeAt >= budgetEndsAt) return passes;
+    if (wakeAt >= budgetEndsAt) return ended();
     const pause = Math.max(1, wakeAt - now);
     await (deps.hotFolder.changed ? deps.hotFolder.changed(pause) : new Promise((r) => setTimeout(r, pause)));
     // Woken for a due settle window while jobs may wait for a slot (with every slot held, the queue is not counted).

@@ -7,6 +7,7 @@ import { JobSummary, ScanJob, summaryOf } from './model';
  * job       JOB#<job_id>    META               STATE#<queued|starting|submitted|unpublished> / <created_at>#<job_id>   DAY#<YYYY-MM-DD> / <created_at>#<job_id>
  * slots     SLOTS           GLOBAL             -
  * counter   METRIC          <name>             -
+ * poller    POLLER          LEASE              -         (the poller's lease and the last request's time: poller.ts)
  *
  * Access patterns: dedup a request (conditional put of the job); the jobs in
  * a state, oldest first (GSI1; a finished and published job leaves the index);
@@ -18,6 +19,7 @@ import { JobSummary, ScanJob, summaryOf } from './model';
  */
 export const jobKey = (jobId: string) => ({ PK: `JOB#${jobId}`, SK: 'META' });
 export const SLOTS_KEY = { PK: 'SLOTS', SK: 'GLOBAL' };
+export const POLLER_KEY = { PK: 'POLLER', SK: 'LEASE' };
 export const metricKey = (name: string) => ({ PK: 'METRIC', SK: name });
 export const STATE_INDEX = 'GSI1';
 export const statePartition = (state: string) => `STATE#${state}`;

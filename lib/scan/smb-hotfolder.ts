@@ -21,8 +21,11 @@ export interface SmbOptions {
   host: string;
   port?: number;
   share: string;
-  user: string;
-  password: string;
+  /** A folder inside the share that is the hot folder's root (`dept/in`); absent: the share's root. */
+  dir?: string;
+  /** Absent: a guest share (smbclient -N, no login). */
+  user?: string;
+  password?: string;
   dirs?: HotFolderDirs;
   timeoutMs?: number;
   smbclient?: string;
@@ -39,6 +42,8 @@ interface Run {
 /** The batch failed: the session broke, or a command answered an NT_STATUS. */
 const failed = (run: Run) => !run.ok || /NT_STATUS_/.test(run.output);
 
+const NOT_FOUND = /NT_STATUS_(OBJECT_PATH_NOT_FOUND|OBJECT_NAME_NOT_FOUND|NO_SUCH_FILE)/;
+const MKDIR_STATUS = /^NT_STATUS_[A-Z_]+ making remote directory /;
 const NOT_READY = /NT_STATUS_(SHARING_VIOLATION|DELETE_PENDING|FILE_LOCK_CONFLICT|LOCK_NOT_GRANTED)/;
 const LISTING = /^ {2}(.+?)\s+([A-Z]*)\s+(\d+)\s+\w{3} \w{3}\s+\d+ [\d:]+ \d{4}$/;
 
@@ -46,17 +51,22 @@ export class SmbHotFolder implements HotFolder {
   private readonly dirs: HotFolderDirs;
   private authFile?: Promise<string>;
   private readonly session: SmbSession;
+  /** The hot folder's root inside the share, with a trailing `/` ('' for the share's root). */
+  private readonly base: string;
 
   constructor(private readonly options: SmbOptions) {
-    this.dirs = options.dirs ?? DEFAULT_DIRS;
+    const base = options.dir ? `${options.dir.replace(/\\/g, '/').replace(/^\/+|\/+$/g, '')}/` : '';
+    this.base = base === '/' ? '' : base;
+    const dirs = options.dirs ?? DEFAULT_DIRS;
+    this.dirs = { input: this.base + dirs.input, output: this.base + dirs.output, tmp: this.base + dirs.tmp };
     const { host, port, share } = options;
     this.session = new SmbSession({
       smbclient: options.smbclient ?? 'smbclient',
       args: async () => [
         `//${host}/${share}`,
         ...(port ? ['-p', String(port)] : []),
-        '-A',
-        await this.auth(),
+        // A guest share: no login, no password prompt.
+        ...(options.user === undefined ? ['-N'] : ['-A', await this.auth()]),
         '-m',
         'SMB3',
       ],
@@ -88,9 +98,13 @@ export class SmbHotFolder implements HotFolder {
         `put "${local}" "${part}"`,
         `rename "${part}" "${this.dirs.input}/${name}"`,
       ]);
-      if (!run.ok || /NT_STATUS_(?!OBJECT_NAME_COLLISION)[A-Z_]+/.test(run.output)) {
+      // A mkdir's own status never decides (rule 30): a folder that exists answers OBJECT_NAME_COLLISION, or
+      // ACCESS_DENIED on a share with restricted rights where we may not create folders. A folder that is really
+      // missing fails the put or the rename after it, and those decide.
+      const statuses = run.output.split('\n').filter((l) => /NT_STATUS_/.test(l) && !MKDIR_STATUS.test(l));
+      if (!run.ok || statuses.length > 0) {
         await this.run([`del "${part}"`]).catch(() => undefined);
-        throw new HotFolderUnavailableError(lastStatus(run.output));
+        throw new HotFolderUnavailableError(lastStatus(statuses.join('\n') || run.output));
       }
     } finally {
       await fs.rm(local, { force: true });
@@ -102,8 +116,10 @@ export class SmbHotFolder implements HotFolder {
     const dir = `${this.dirs.output}/${jobId}`;
     const run = await this.readOnly([`ls "${dir}/*"`]);
     if (failed(run)) {
-      if (/NT_STATUS_(OBJECT_PATH_NOT_FOUND|OBJECT_NAME_NOT_FOUND|NO_SUCH_FILE)/.test(run.output)) return null;
-      throw new HotFolderUnavailableError(lastStatus(run.output));
+      if (!NOT_FOUND.test(run.output)) throw new HotFolderUnavailableError(lastStatus(run.output));
+      // No answer yet — unless the hot folder's root inside the share is gone, which must not pass for "waiting".
+      if (this.base && !(await this.healthy())) throw new HotFolderUnavailableError(`${this.base} is missing`);
+      return null;
     }
     const answers: AnswerFile[] = [];
     for (const line of run.output.split('\n')) {
@@ -117,9 +133,9 @@ export class SmbHotFolder implements HotFolder {
     return answers.sort((a, b) => (a.name < b.name ? -1 : 1));
   }
 
-  /** The share (the root) answers a listing. */
+  /** The hot folder's root (the share, or the folder in it) answers a listing. */
   async healthy(): Promise<boolean> {
-    return !failed(await this.readOnly(['ls']));
+    return !failed(await this.readOnly([this.base ? `ls "${this.base}*"` : 'ls']));
   }
 
   private async read(remote: string): Promise<Buffer> {
@@ -155,7 +171,7 @@ export class SmbHotFolder implements HotFolder {
   private auth(): Promise<string> {
     this.authFile ??= (async () => {
       const file = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'smb-auth-')), 'auth');
-      await fs.writeFile(file, `username = ${this.options.user}\npassword = ${this.options.password}\n`, {
+      await fs.writeFile(file, `username = ${this.options.user}\npassword = ${this.options.password ?? ''}\n`, {
         mode: 0o600,
       });
       return file;

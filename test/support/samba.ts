@@ -18,16 +18,41 @@ export interface Share {
   password: string;
   /** The share's folder on this machine (where the scanning system would look). */
   root: string;
+  /** A share without a login (guest; files written as \`nobody\`): its name and folder. */
+  guest: { share: string; root: string };
+  /**
+   * A share with restricted rights, as production shares often are: its user may not create folders in the
+   * share's root (files written as \`daemon\`, the root belongs to root), only work inside Input/ and Tmp/, which exist.
+   */
+  restricted: { share: string; root: string };
   service: RunningService;
 }
+
+/** Debian's \`daemon\` account (uid 1): the restricted share's file owner. */
+const DAEMON_UID = 1;
 
 /** `fixedPort`: Samba's Python client bindings (test/support/smb-hold.py) only reach port 445. */
 export async function startSamba(dir: string, fixedPort?: number): Promise<Share> {
   const smbd = ensureSystemDep('smbd', () => undefined);
   ensureSystemDep('smbclient', () => undefined);
   const smbpasswd = path.join(path.dirname(smbd).replace('/sbin', '/bin'), 'smbpasswd');
-  for (const sub of ['state', 'private', 'lock', 'cache', 'pid', 'share/Input'])
+  for (const sub of [
+    'state',
+    'private',
+    'lock',
+    'cache',
+    'pid',
+    'share/Input',
+    'guest',
+    'restricted/Input',
+    'restricted/Tmp',
+  ])
     fs.mkdirSync(path.join(dir, sub), { recursive: true });
+  // The guest and restricted shares act as other accounts, which must reach their folders (mkdtemp makes 0700).
+  fs.chmodSync(dir, 0o755);
+  fs.chmodSync(path.join(dir, 'guest'), 0o777);
+  fs.chmodSync(path.join(dir, 'restricted'), 0o755);
+  for (const sub of ['Input', 'Tmp']) fs.chownSync(path.join(dir, 'restricted', sub), DAEMON_UID, DAEMON_UID);
   const port = fixedPort ?? (await freePort());
   const conf = path.join(dir, 'smb.conf');
   fs.writeFileSync(
@@ -45,17 +70,27 @@ export async function startSamba(dir: string, fixedPort?: number): Promise<Share
   private dir = ${dir}/private
   log file = ${dir}/log.%m
   passdb backend = tdbsam:${dir}/private/passdb.tdb
-  map to guest = never
+  map to guest = bad user
+  guest account = nobody
   load printers = no
   printcap name = /dev/null
   disable spoolss = yes
   disable netbios = yes
   server min protocol = SMB2
-  restrict anonymous = 2
 [hotfolder]
   path = ${dir}/share
   read only = no
   valid users = root
+[guest]
+  path = ${dir}/guest
+  read only = no
+  guest ok = yes
+  guest only = yes
+[restricted]
+  path = ${dir}/restricted
+  read only = no
+  valid users = root
+  force user = daemon
 `,
   );
   const password = randomBytes(9).toString('base64url');
@@ -78,6 +113,8 @@ export async function startSamba(dir: string, fixedPort?: number): Promise<Share
     user: 'root',
     password,
     root: path.join(dir, 'share'),
+    guest: { share: 'guest', root: path.join(dir, 'guest') },
+    restricted: { share: 'restricted', root: path.join(dir, 'restricted') },
     service,
   };
 }

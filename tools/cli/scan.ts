@@ -1,4 +1,3 @@
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -56,7 +55,6 @@ async function main() {
     () => process.stdout.write(`\rwaiting for the answer… ${Math.round((Date.now() - began) / 1000)} s `),
     1000,
   );
-  const kick = setInterval(() => void pokePoll(), 5000); // locally, don't wait for the minute schedule
   const timer = setTimeout(() => sub.unsubscribe(), timeoutS * 1000);
   let final: Envelope | undefined;
   for await (const msg of sub) {
@@ -69,27 +67,11 @@ async function main() {
     }
   }
   clearInterval(progress);
-  clearInterval(kick);
   clearTimeout(timer);
   await nc.close();
   s3.destroy();
   if (!final) throw new Error(`no answer within ${timeoutS} s`);
   process.exitCode = final.status === 'error' ? 2 : 0;
-}
-
-async function pokePoll() {
-  if (!process.env.AWS_ENDPOINT_URL_LAMBDA) return;
-  const lambda = new LambdaClient({ region: process.env.AWS_REGION ?? 'us-east-1' });
-  await lambda
-    .send(
-      new InvokeCommand({
-        FunctionName: `torrent-scan-sync-${process.env.STAGE ?? 'dev'}-scanPoll`,
-        InvocationType: 'Event',
-        Payload: new TextEncoder().encode('{}'),
-      }),
-    )
-    .catch(() => undefined);
-  lambda.destroy();
 }
 
 main().catch((err) => {

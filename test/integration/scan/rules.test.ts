@@ -10,6 +10,8 @@ import { MAX_INBOX_NAME_BYTES } from '../../../lib/names';
 import { FIXTURES, finals, harness, request, runToEnd, scanSuite, settleNats, upload } from '../../support/scan';
 import { freePort } from '../../../tools/stack/ports';
 import { pollCore } from '../../../functions/scan/poll';
+import { newId } from '../../../lib/ident';
+import { DynamoDbPollerLease } from '../../../lib/scan/dynamodb-lease';
 
 /**
  * The gateway's rules, each on the real services (DynamoDB Local, s3rver,
@@ -33,6 +35,43 @@ describe('long names: the TEMP name fits, not just the final one', () => {
     expect(finals(h)).toEqual([
       expect.objectContaining({ status: 'error', error: expect.objectContaining({ code: 'INVALID_DOCUMENT' }) }),
     ]); // the scanner answered
+  });
+});
+
+describe('rule 29: a file name is rewritten for the share, never a reason to fail the job', () => {
+  it('wildcards, colons, quotes, pipes, control characters, trailing dots, a device name: each job is answered', async () => {
+    const h = await harness();
+    const names: Array<[string, string]> = [
+      ['Что это?.pdf', 'Что это_.pdf'],
+      ['Отчёт: 2024.pdf', 'Отчёт_ 2024.pdf'],
+      ['a*b<c>"d"|e.pdf', 'a_b_c__d__e.pdf'],
+      ['tab\there.pdf', 'tab_here.pdf'],
+      ['aep?6.pdf. . ', 'aep_6.pdf'], // the scanner finds aep_6's fixture under the rewritten name
+      ['CON.pdf', 'CON.pdf'],
+    ];
+    const jobs: string[] = [];
+    for (const [name] of names) {
+      const req = request(await upload('aep_6.pdf'), name);
+      await handleRequest(h.deps, JSON.stringify(req));
+      jobs.push(req.job_id);
+      h.clock.now += 1;
+    }
+    await runToEnd(h, 12);
+    expect(inputs(h.root).sort()).toEqual(names.map(([, inbox], i) => `${jobs[i]}_${inbox}.done`).sort());
+    const byJob = new Map(finals(h).map((e) => [e.job_id, e]));
+    for (const job of jobs) expect(byJob.get(job)?.error?.code).not.toBe('RECOGNITION_FAILED');
+    expect(byJob.get(jobs[4])).toMatchObject({ status: 'done' });
+  });
+
+  it('only what the seed refuses is refused: a path separator, NUL, a leading dot → RECOGNITION_FAILED "invalid file name"', async () => {
+    const h = await harness();
+    for (const name of ['../x.pdf', 'a\\b.pdf', 'a\u0000b.pdf', '.hidden.pdf'])
+      await handleRequest(h.deps, JSON.stringify(request(await upload('aep_6.pdf'), name)));
+    await settleNats();
+    expect(finals(h).map((e) => e.error)).toEqual(
+      Array(4).fill({ code: 'RECOGNITION_FAILED', message: 'invalid file name' }),
+    );
+    expect(inputs(h.root)).toEqual([]);
   });
 });
 
@@ -260,7 +299,20 @@ describe('the store is down', () => {
     expect(h.envelopes.map((e) => e.error?.code)).toEqual(['UNKNOWN_ERROR', 'SCHEMA_MISMATCH']);
     expect(inputs(h.root)).toEqual([]);
     await expect(pollOnce(h.deps)).rejects.toThrow();
-    expect(await pollCore(() => h.deps, 30_000)).toEqual({ passes: 0, finished: 0, failed: true }); // the invocation ends quietly
+    const poller = {
+      lease: new DynamoDbPollerLease(dead, 'no-table'),
+      start: async () => undefined,
+      newId: () => newId(),
+    };
+    // The invocation ends quietly (the lease cannot even be taken).
+    expect(
+      await pollCore(
+        () => h.deps,
+        () => poller,
+        {},
+        30_000,
+      ),
+    ).toEqual({ passes: 0, finished: 0, failed: true });
     dead.destroy();
   });
 });

@@ -5,6 +5,8 @@ import path from 'node:path';
 import { scanOnce } from '../../../emulator/scanner/scanner';
 import { handleRequest, pollOnce } from '../../../lib/scan/gateway';
 import { MAX_INBOX_NAME_BYTES } from '../../../lib/names';
+import { loadScanConfig } from '../../../lib/config';
+import { hotFolderFrom } from '../../../lib/scan/hotfolders';
 import { SmbHotFolder } from '../../../lib/scan/smb-hotfolder';
 import { Share, startSamba } from '../../support/samba';
 import { FIXTURES, finals, harness, request, scanSuite, settleNats, upload } from '../../support/scan';
@@ -114,4 +116,143 @@ describe('SMB: an answer still held by the scanning system is "not ready yet", n
       expect(finals(h)).toEqual([expect.objectContaining({ job_id: req.job_id, status: 'done' })]);
     },
   );
+});
+
+/** Opens a folder tree to every account (the guest share's files are read as `nobody`). */
+function shareReadable(dir: string) {
+  fs.chmodSync(dir, 0o777);
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const at = path.join(dir, entry.name);
+    if (entry.isDirectory()) shareReadable(at);
+    else fs.chmodSync(at, 0o666);
+  }
+}
+
+describe('SMB rule 30: where the hot folder is, and who may log in', () => {
+  /** A harness whose hot folder comes from the settings, as the deployed gateway builds it. */
+  async function configured(env: Record<string, string>, localRoot: string) {
+    const scan = loadScanConfig({ ...env, SCAN_SMB_PORT: String(share.port) });
+    const folder = hotFolderFrom(scan.hotFolder, scan.dirs) as SmbHotFolder;
+    const h = await harness({ hotFolder: folder }, {}, share.root);
+    fs.mkdirSync(path.join(localRoot, 'Input'), { recursive: true });
+    return { h, folder };
+  }
+  const login = () => ({ SCAN_SMB_USER: share.user, SCAN_SMB_PASSWORD: share.password });
+
+  async function scanThrough(h: Awaited<ReturnType<typeof configured>>['h'], localRoot: string) {
+    const req = request(await upload('aep_6.pdf'), 'aep_6.pdf');
+    expect(await handleRequest(h.deps, JSON.stringify(req))).toBe('started');
+    expect(fs.readdirSync(path.join(localRoot, 'Input'))).toEqual([`${req.job_id}_aep_6.pdf`]);
+    await scanOnce({ root: localRoot, fixturesDir: FIXTURES });
+    // The emulator writes as root with private modes; a scanning system writes what the share's users can read.
+    shareReadable(path.join(localRoot, 'Output'));
+    for (let i = 0; i < 3; i++, h.clock.now += 2500) await pollOnce(h.deps);
+    await settleNats();
+    expect(finals(h)).toEqual([expect.objectContaining({ job_id: req.job_id, status: 'done' })]);
+  }
+
+  it('a folder inside the share (//host/share/dir/sub) is the root: Input/, Tmp/ and Output/ live there', async () => {
+    const local = path.join(share.root, 'dept', 'in');
+    const { h, folder } = await configured(
+      { SCAN_SMB_SHARE: `//${share.host}/${share.share}/dept/in`, ...login() },
+      local,
+    );
+    try {
+      expect(await folder.healthy()).toBe(true);
+      await scanThrough(h, local);
+      expect(fs.existsSync(path.join(local, 'Tmp'))).toBe(true);
+      // Nothing written at the share's root (its Input/ is the harness's own, empty).
+      expect(fs.readdirSync(share.root).sort()).toEqual(['Input', 'dept']);
+      expect(fs.readdirSync(path.join(share.root, 'Input'))).toEqual([]);
+      // The folder gone: unavailable, never "no answer yet".
+      fs.rmSync(path.join(share.root, 'dept'), { recursive: true });
+      expect(await folder.healthy()).toBe(false);
+      await expect(folder.poll('3f2504e0-4f89-41d3-9a0c-0305e82c3301')).rejects.toThrow(/missing/);
+    } finally {
+      folder.close();
+    }
+  });
+
+  it('the UNC form (\\\\host\\share\\dir) names the same place', async () => {
+    const local = path.join(share.root, 'unc');
+    const { h, folder } = await configured(
+      { SCAN_SMB_SHARE: `\\\\${share.host}\\${share.share}\\unc`, ...login() },
+      local,
+    );
+    try {
+      await scanThrough(h, local);
+    } finally {
+      folder.close();
+    }
+  });
+
+  it('a guest share: no user, no password (smbclient -N)', async () => {
+    const local = share.guest.root;
+    for (const entry of fs.readdirSync(local)) fs.rmSync(path.join(local, entry), { recursive: true, force: true });
+    const { h, folder } = await configured({ SCAN_SMB_SHARE: `//${share.host}/${share.guest.share}` }, local);
+    try {
+      fs.chmodSync(path.join(local, 'Input'), 0o777);
+      await scanThrough(h, local);
+      expect(fs.statSync(path.join(local, 'Tmp')).uid).not.toBe(0); // written as the guest account, not as root
+    } finally {
+      folder.close();
+    }
+  });
+});
+
+describe('SMB rule 30: a share with restricted rights (no folder may be created at its root)', () => {
+  let wrapperDir: string;
+  beforeAll(() => {
+    // Windows answers ACCESS_DENIED (not OBJECT_NAME_COLLISION) to a mkdir of an existing folder where the user may
+    // not create folders; Samba always answers the collision. This smbclient wrapper answers as Windows does.
+    wrapperDir = fs.mkdtempSync(path.join(os.tmpdir(), 'smbclient-windows-'));
+    fs.writeFileSync(
+      path.join(wrapperDir, 'smbclient'),
+      '#!/bin/sh\nsmbclient "$@" 2>&1 | sed -u "s/NT_STATUS_OBJECT_NAME_COLLISION making remote directory/NT_STATUS_ACCESS_DENIED making remote directory/"\n',
+      { mode: 0o755 },
+    );
+  });
+  afterAll(() => fs.rmSync(wrapperDir, { recursive: true, force: true }));
+
+  const restricted = (smbclient?: string) =>
+    new SmbHotFolder({ ...share, share: share.restricted.share, timeoutMs: 10_000, smbclient });
+  const inbox = () => fs.readdirSync(path.join(share.restricted.root, 'Input'));
+
+  it.each([
+    ['Samba (OBJECT_NAME_COLLISION)', undefined],
+    ['a Windows-like server (ACCESS_DENIED)', 'windows'],
+  ])('%s on mkdir of the existing Input/ and Tmp/: the file is delivered', async (_what, kind) => {
+    const folder = restricted(kind ? path.join(wrapperDir, 'smbclient') : undefined);
+    try {
+      const before = inbox().length;
+      const h = await harness({ hotFolder: folder }, {});
+      const req = request(await upload('aep_6.pdf'), 'aep_6.pdf');
+      expect(await handleRequest(h.deps, JSON.stringify(req))).toBe('started');
+      await settleNats();
+      expect(finals(h)).toEqual([]); // no RECOGNITION_FAILED
+      expect(inbox()).toHaveLength(before + 1);
+      expect(inbox()).toContain(`${req.job_id}_aep_6.pdf`);
+    } finally {
+      folder.close();
+    }
+  });
+
+  it('a folder that is missing and may not be created is still "hot folder unavailable"', async () => {
+    const tmp = path.join(share.restricted.root, 'Tmp');
+    fs.rmSync(tmp, { recursive: true });
+    const folder = restricted(path.join(wrapperDir, 'smbclient'));
+    try {
+      const h = await harness({ hotFolder: folder }, {});
+      await handleRequest(h.deps, JSON.stringify(request(await upload('aep_6.pdf'), 'aep_6.pdf')));
+      await settleNats();
+      expect(finals(h)).toEqual([
+        expect.objectContaining({ error: { code: 'RECOGNITION_FAILED', message: 'hot folder unavailable' } }),
+      ]);
+      expect(fs.existsSync(tmp)).toBe(false);
+    } finally {
+      folder.close();
+      fs.mkdirSync(tmp);
+      fs.chownSync(tmp, 1, 1);
+    }
+  });
 });

@@ -116,10 +116,33 @@ describe('loadScanConfig', () => {
     });
   });
 
-  it('refuses some SMB variables without the others, naming the missing ones', () => {
-    expect(() => loadScanConfig({ SCAN_SMB_SHARE: '//h/s', SCAN_HOTFOLDER_ROOT: '/x' })).toThrow(
-      /SCAN_SMB_USER.*SCAN_SMB_PASSWORD|SCAN_SMB_PASSWORD.*SCAN_SMB_USER/,
+  it('rule 30: a folder inside the share, the UNC form, a guest share (no login)', () => {
+    const smb = (env: Record<string, string>) => loadScanConfig(env).hotFolder;
+    expect(smb({ SCAN_SMB_SHARE: '//files.local/scan/dept/in', SCAN_SMB_USER: 'u', SCAN_SMB_PASSWORD: 'p' })).toEqual({
+      kind: 'smb',
+      host: 'files.local',
+      port: 445,
+      share: 'scan',
+      dir: 'dept/in',
+      user: 'u',
+      password: 'p',
+    });
+    expect(smb({ SCAN_SMB_SHARE: '\\\\files.local\\scan\\dept\\', SCAN_SMB_USER: 'u' })).toMatchObject({
+      share: 'scan',
+      dir: 'dept',
+      user: 'u',
+      password: '',
+    });
+    expect(smb({ SCAN_SMB_SHARE: '//h/s' })).toEqual({ kind: 'smb', host: 'h', port: 445, share: 's' });
+  });
+
+  it('refuses an SMB login without a share, a password without a user, a folder part that climbs', () => {
+    expect(() => loadScanConfig({ SCAN_SMB_USER: 'u', SCAN_SMB_PASSWORD: 'p', SCAN_HOTFOLDER_ROOT: '/x' })).toThrow(
+      /SCAN_SMB_USER is set without SCAN_SMB_SHARE/,
     );
+    expect(() => loadScanConfig({ SCAN_SMB_SHARE: '//h/s', SCAN_SMB_PASSWORD: 'p' })).toThrow(/SCAN_SMB_USER/);
+    for (const bad of ['//h/s/../x', '//h/s/./x', '//h', '//h/', 'h/s', '//h/s//x', '//h/s/a:b'])
+      expect(() => loadScanConfig({ SCAN_SMB_SHARE: bad })).toThrow(/SCAN_SMB_SHARE/);
     expect(() => loadScanConfig({ SCAN_HOTFOLDER_ROOT: 'relative/path' })).toThrow(/SCAN_HOTFOLDER_ROOT/);
     expect(() => loadScanConfig({ SCAN_HOTFOLDER_ROOT: '/x', SCAN_INPUT_DIR: '../up' })).toThrow(/SCAN_INPUT_DIR/);
   });

@@ -75,6 +75,22 @@ describe('inboxName', () => {
     expect(inboxName(JOB, 'report. . ')).toBe(`${JOB}_report`);
   });
 
+  it('rewrites rather than refuses (rule 29): wildcards, control characters, lone surrogates, device names', () => {
+    expect(inboxName(JOB, 'Что это?.pdf')).toBe(`${JOB}_Что это_.pdf`);
+    expect(inboxName(JOB, 'Отчёт: 2024.pdf')).toBe(`${JOB}_Отчёт_ 2024.pdf`);
+    expect(inboxName(JOB, 'a*b<c>"d"|e.pdf')).toBe(`${JOB}_a_b_c__d__e.pdf`);
+    expect(inboxName(JOB, 'tab\there\u007f\u001f.pdf')).toBe(`${JOB}_tab_here__.pdf`);
+    expect(inboxName(JOB, 'half\uD800.pdf')).toBe(`${JOB}_half_.pdf`);
+    expect(inboxName(JOB, 'CON.pdf')).toBe(`${JOB}_CON.pdf`);
+    expect(inboxName(JOB, 'C:scan.pdf')).toBe(`${JOB}_C_scan.pdf`);
+    expect(inboxName(JOB, 'name?. . .')).toBe(`${JOB}_name_`);
+  });
+
+  it('refuses only what the seed refuses: empty, a path separator, NUL, a leading dot', () => {
+    for (const bad of ['', 'a/b.pdf', 'a\\b.pdf', '../x.pdf', 'a\0b.pdf', '.hidden.pdf'])
+      expect(() => inboxName(JOB, bad)).toThrow(InvalidFileNameError);
+  });
+
   it('always fits 240 bytes, keeps the extension, never splits a character', () => {
     fc.assert(
       fc.property(
@@ -83,7 +99,7 @@ describe('inboxName', () => {
         (stem, ext) => {
           let name: string;
           try {
-            name = validateName(stem.replace(/[/\\\0]/g, 'x').replace(/^\.+/, 'x') + ext);
+            name = stem.replace(/[/\\\0]/g, 'x').replace(/^\.+/, 'x') + ext;
           } catch {
             return; // over the input bound: refused before naming
           }
