@@ -3,7 +3,8 @@ import { addHashes, changeState, getDownload, relink, retry, reviewDownload } fr
 import { pathId, validator } from '../../lib/http/request';
 import { clearedSessionCookie } from '../../lib/auth/session';
 import { header } from '../../lib/http/request';
-import { noticeOf, webHandler, WebRequest, WebAnswer } from '../../lib/web/handler';
+import { webHandler, WebRequest, WebAnswer } from '../../lib/web/handler';
+import { noticeOf } from '../../lib/web/responses';
 import { cardPage, reviewPage } from '../../lib/web/pages';
 import { downloadsDeps, log } from '../downloads/deps';
 import { parseAddInfohashes } from '../downloads/requests';

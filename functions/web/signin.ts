@@ -5,7 +5,8 @@ import { AuthConfig, loadAuthConfig, loadSessionKeyring } from '../../lib/config
 import { header, validator } from '../../lib/http/request';
 import { createLogger } from '../../lib/log';
 import type { Keyring } from '../../lib/secrets/sealer';
-import { safeNext, webHandler } from '../../lib/web/handler';
+import { webHandler } from '../../lib/web/handler';
+import { safeNext } from '../../lib/web/middlewares';
 import { signInPage } from '../../lib/web/pages';
 
 /**

@@ -48,12 +48,18 @@ export function idempotencyKeyOf(headers: Record<string, string | undefined> | u
   return value;
 }
 
-export async function idempotent(
-  deps: IdempotencyDeps,
-  request: IdempotentRequest,
-  run: () => Promise<StoredResponse>,
-): Promise<StoredResponse> {
-  if (request.clientKey === undefined) return run();
+/** A claimed record: only this attempt completes or releases it. */
+export interface Held {
+  route: string;
+  key: { PK: string; SK: string };
+  token: string;
+}
+
+/** Before the work: run it (no key), replay a stored answer, or hold the record while it runs. */
+export type Begun = { run: true } | { replay: StoredResponse } | { held: Held };
+
+export async function begin(deps: IdempotencyDeps, request: IdempotentRequest): Promise<Begun> {
+  if (request.clientKey === undefined) return { run: true };
   const now = deps.now ?? systemClock;
   const key = recordKey(request.route, request.principal, request.clientKey);
   const payloadHash = hashPayload(request.payload);
@@ -70,42 +76,54 @@ export async function idempotent(
     },
     at,
   );
-  if (!claim.taken) {
-    const holder = claim.holder;
-    if (holder.payload_hash !== payloadHash) throw new IdempotencyKeyReusedError();
-    if (holder.status === 'completed' && holder.response) {
-      deps.log.info('idempotent_replay', { route: request.route });
-      return { ...holder.response, headers: { ...holder.response.headers, [REPLAYED_HEADER]: 'true' } };
-    }
-    throw new IdempotencyInProgressError();
+  if (claim.taken) return { held: { route: request.route, key, token } };
+  const holder = claim.holder;
+  if (holder.payload_hash !== payloadHash) throw new IdempotencyKeyReusedError();
+  if (holder.status === 'completed' && holder.response) {
+    deps.log.info('idempotent_replay', { route: request.route });
+    return { replay: { ...holder.response, headers: { ...holder.response.headers, [REPLAYED_HEADER]: 'true' } } };
   }
+  throw new IdempotencyInProgressError();
+}
 
+/** After the work answered: a 5xx releases the record so the retry runs again; any other answer is stored. */
+export async function finish(deps: IdempotencyDeps, held: Held, response: StoredResponse): Promise<void> {
+  if (response.statusCode >= 500) return abandon(deps, held);
+  try {
+    await deps.store.complete(held.key, held.token, response);
+  } catch (err) {
+    // The answer stands; the record stays in progress until IN_PROGRESS_MS, then a retry runs again.
+    deps.log.error('idempotency_complete_failed', { route: held.route, err });
+  }
+}
+
+/** The work threw: the record is deleted if this attempt still holds it, so the retry runs again. */
+export async function abandon(deps: IdempotencyDeps, held: Held): Promise<void> {
+  try {
+    await deps.store.release(held.key, held.token);
+  } catch (err) {
+    deps.log.error('idempotency_release_failed', { route: held.route, err }); // it expires as abandoned after IN_PROGRESS_MS
+  }
+}
+
+/** The same three steps around a function: for callers that are not a middy handler. */
+export async function idempotent(
+  deps: IdempotencyDeps,
+  request: IdempotentRequest,
+  run: () => Promise<StoredResponse>,
+): Promise<StoredResponse> {
+  const begun = await begin(deps, request);
+  if ('replay' in begun) return begun.replay;
+  if (!('held' in begun)) return run();
   let response: StoredResponse;
   try {
     response = await run();
   } catch (err) {
-    await releaseQuietly(deps, key, token);
+    await abandon(deps, begun.held);
     throw err;
   }
-  if (response.statusCode >= 500) {
-    await releaseQuietly(deps, key, token);
-    return response;
-  }
-  try {
-    await deps.store.complete(key, token, response);
-  } catch (err) {
-    // The answer stands; the record stays in progress until IN_PROGRESS_MS, then a retry runs again.
-    deps.log.error('idempotency_complete_failed', { route: request.route, err });
-  }
+  await finish(deps, begun.held, response);
   return response;
-}
-
-async function releaseQuietly(deps: IdempotencyDeps, key: { PK: string; SK: string }, token: string) {
-  try {
-    await deps.store.release(key, token);
-  } catch (err) {
-    deps.log.error('idempotency_release_failed', { err }); // it expires as abandoned after IN_PROGRESS_MS
-  }
 }
 
 export function hashPayload(payload: unknown): string {

@@ -1,9 +1,7 @@
-/** A stored answer, replayed as is to a retry with the same key and payload. */
-export interface StoredResponse {
-  statusCode: number;
-  headers: Record<string, string>;
-  body: string;
-}
+import type { HttpResult } from '../http/response';
+
+/** A stored answer, replayed as is to a retry with the same key and payload: the HTTP result itself. */
+export type StoredResponse = HttpResult;
 
 export interface IdempotencyRecord {
   status: 'in_progress' | 'completed';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { escapeHtml, html, raw } from '../../../lib/web/html';
-import { safeNext } from '../../../lib/web/handler';
+import { safeNext } from '../../../lib/web/middlewares';
 
 describe('html', () => {
   it('escapes every interpolated value, nested or not; only Html passes through', () => {

@@ -1,0 +1,168 @@
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { timingSafeEqual } from 'node:crypto';
+import { ErrorCode, HttpError, toHttpError } from '../http/errors';
+import { header } from '../http/request';
+import type { HttpResult } from '../http/response';
+import type { Logger } from '../log';
+import { formBody } from './forms';
+import { layout, messagePage, Viewer } from './pages';
+import { htmlResult, newNonce, redirect } from './responses';
+
+/**
+ * The UI's edge as named middy middlewares; `webHandler` (handler.ts) puts
+ * them in their order, so before any page code runs: offline's
+ * authorizer-override header is refused (it would let a local client forge
+ * the session context); a POST from another site is refused; a browser
+ * without a session goes to sign-in (the authorizer lets such requests
+ * through for exactly this, since API Gateway cannot redirect); a POST's form
+ * token is checked against the session's. Errors are mapped by lib/http
+ * `toHttpError`, the API's own mapping, and rendered as a page.
+ */
+
+export type WebMiddleware = MiddlewareObj<APIGatewayProxyEventV2, HttpResult>;
+
+/** What the middlewares learnt of a request, for the page code: per event object, so invocations never share it. */
+export interface WebState {
+  /** Absent on public pages. */
+  viewer?: Viewer;
+  /** POST only: the form's fields, the csrf field removed. */
+  form: Record<string, string>;
+}
+const states = new WeakMap<APIGatewayProxyEventV2, WebState>();
+export function webState(event: APIGatewayProxyEventV2): WebState {
+  let state = states.get(event);
+  if (!state) states.set(event, (state = { form: {} }));
+  return state;
+}
+
+interface AuthorizerContext {
+  principal?: string;
+  scopes?: string;
+  csrf?: string;
+}
+
+export const OVERRIDE_HEADER = 'sls-offline-authorizer-override';
+
+export function refuseAuthorizerOverride(): WebMiddleware {
+  return {
+    name: 'refuseAuthorizerOverride',
+    before: async ({ event }) => {
+      if (header(event.headers, OVERRIDE_HEADER) !== undefined)
+        throw new HttpError(400, ErrorCode.INVALID_REQUEST, `the ${OVERRIDE_HEADER} header is refused`);
+    },
+  };
+}
+
+/** A state-changing request must come from our own pages: a foreign Origin (or a cross-site fetch) is refused. */
+export function sameOriginPost(): WebMiddleware {
+  return {
+    name: 'sameOriginPost',
+    before: async ({ event }) => {
+      if (isPost(event)) checkOrigin(event);
+    },
+  };
+}
+
+/** The viewer from the authorizer's context; without a session, a redirect to sign-in (the page never runs). */
+export function sessionOrSignIn(): WebMiddleware {
+  return {
+    name: 'sessionOrSignIn',
+    before: async ({ event }) => {
+      const ctx = ((event.requestContext as { authorizer?: { lambda?: AuthorizerContext } }).authorizer?.lambda ??
+        {}) as AuthorizerContext;
+      if (!ctx.principal) return redirect(isPost(event) ? '/signin' : signInFor(event.rawPath));
+      const scopes = (ctx.scopes ?? '').split(' ').filter(Boolean);
+      webState(event).viewer = {
+        principal: ctx.principal,
+        canWrite: scopes.includes('downloads:write'),
+        scopes,
+        csrf: ctx.csrf ?? '',
+      };
+    },
+  };
+}
+
+/** A POST's fields; with a session, its form token must be the session's (then it is removed from the fields). */
+export function csrfOnPost(): WebMiddleware {
+  return {
+    name: 'csrfOnPost',
+    before: async ({ event }) => {
+      if (!isPost(event)) return;
+      const state = webState(event);
+      const form = formBody(event);
+      if (state.viewer) {
+        if (!sameSecret(form.csrf, state.viewer.csrf))
+          throw new HttpError(
+            403,
+            ErrorCode.FORBIDDEN,
+            'the form is out of date or was not sent from this site: reload the page and try again',
+          );
+        delete form.csrf;
+      }
+      state.form = form;
+    },
+  };
+}
+
+/** Any error as a page with the API's status and code; a 5xx is logged. */
+export function htmlErrors(log: Logger, notFound = 'There is no such download.'): WebMiddleware {
+  return {
+    name: 'htmlErrors',
+    onError: async (request) => {
+      const { status, body } = toHttpError(request.error);
+      if (status >= 500)
+        log.error('web_request_failed', {
+          route: request.event.routeKey,
+          err: request.error,
+          request_id: request.context.awsRequestId,
+        });
+      const nonce = newNonce();
+      const page =
+        status === 404
+          ? messagePage('Not found', notFound)
+          : messagePage(`Refused (${body.error.code})`, body.error.message);
+      request.response = htmlResult(status, layout(page, { nonce }), nonce);
+    },
+  };
+}
+
+const isPost = (event: APIGatewayProxyEventV2) => event.requestContext.http.method === 'POST';
+
+/** A state-changing request must come from our own pages: a foreign Origin (or a cross-site fetch) is refused. */
+function checkOrigin(event: APIGatewayProxyEventV2): void {
+  const origin = header(event.headers, 'origin');
+  const host = header(event.headers, 'host');
+  const site = header(event.headers, 'sec-fetch-site');
+  let sameHost = true;
+  if (origin !== undefined) {
+    try {
+      sameHost = origin !== 'null' && new URL(origin).host === host;
+    } catch {
+      sameHost = false;
+    }
+  }
+  if (!sameHost || (site !== undefined && site !== 'same-origin' && site !== 'none')) {
+    throw new HttpError(403, ErrorCode.FORBIDDEN, 'a form sent from another site is refused');
+  }
+}
+
+function sameSecret(presented: string | undefined, expected: string): boolean {
+  if (!presented || !expected) return false;
+  const a = Buffer.from(presented);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+const PAGE_PATH =
+  /^\/(?:(?:download|review)\/[0-9A-Za-z]{26}|scan(?:\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?|sync(?:\/[0-9A-Za-z]{26})?|failures)?$/;
+
+/** Where sign-in sends the browser back to: only a page path of ours, never a URL from outside. */
+export function safeNext(path: string | undefined): string | undefined {
+  return path && PAGE_PATH.test(path) ? path : undefined;
+}
+
+function signInFor(path: string): string {
+  const next = safeNext(path);
+  return next && next !== '/' ? `/signin?next=${encodeURIComponent(next)}` : '/signin';
+}
