@@ -5,7 +5,7 @@ import { jsonBody } from '../../lib/http/request';
 import { json } from '../../lib/http/response';
 import { idempotency } from '../../lib/idempotency/middleware';
 import { downloadsDeps, idempotencyDeps, log } from './deps';
-import { parseIngest } from './requests';
+import { parseIngest } from '../../lib/downloads/requests';
 
 /**
  * POST /downloads → 201 created, 200 the existing active download (with any new hashes appended).

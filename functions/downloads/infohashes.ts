@@ -4,7 +4,7 @@ import { httpHandler } from '../../lib/http/handler';
 import { jsonBody, pathId } from '../../lib/http/request';
 import { json } from '../../lib/http/response';
 import { downloadsDeps, log } from './deps';
-import { parseAddInfohashes } from './requests';
+import { parseAddInfohashes } from '../../lib/downloads/requests';
 
 /** POST /downloads/{id}/infohashes {"infohashes": [...]} → 200; 409 INFOHASH_TAKEN with the owner. */
 export const handler = httpHandler(log, async (event) => {

@@ -3,7 +3,7 @@ import { listDownloads } from '../../lib/downloads/service';
 import { httpHandler } from '../../lib/http/handler';
 import { json } from '../../lib/http/response';
 import { downloadsDeps, log } from './deps';
-import { parseListQuery } from './requests';
+import { parseListQuery } from '../../lib/downloads/requests';
 
 /** GET /downloads?q=&limit=&cursor= → newest first; `q` is an infohash prefix (4+ hex) or a name fragment. */
 export const handler = httpHandler(log, async (event) => {

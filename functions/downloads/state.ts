@@ -4,7 +4,7 @@ import { httpHandler } from '../../lib/http/handler';
 import { jsonBody, pathId } from '../../lib/http/request';
 import { json } from '../../lib/http/response';
 import { downloadsDeps, log } from './deps';
-import { parseStateChange } from './requests';
+import { parseStateChange } from '../../lib/downloads/requests';
 
 /** POST /downloads/{id}/state {"state": ...} → 200; 409 INVALID_TRANSITION. */
 export const handler = httpHandler(log, async (event) => {

@@ -3,7 +3,7 @@ import { httpHandler } from '../../lib/http/handler';
 import { jsonBody } from '../../lib/http/request';
 import { json } from '../../lib/http/response';
 import { log, syncDeps } from './deps';
-import { parseConnection } from './requests';
+import { parseConnection } from '../../lib/sync/requests';
 
 /** POST /sync/connections {user_id, token} → 201 {user_id, created_at}; the token is never returned. */
 export const handler = httpHandler(log, async (event) => {

@@ -3,7 +3,7 @@ import { pathId } from '../../lib/http/request';
 import { json } from '../../lib/http/response';
 import { operationsView } from '../../lib/sync/views';
 import { log, syncDeps } from './deps';
-import { parseOperationsQuery } from './requests';
+import { parseOperationsQuery } from '../../lib/sync/requests';
 
 /** GET /sync/{user}/operations?from=YYYY-MM-DD&to=YYYY-MM-DD (both days included) → the current generations' operations. */
 export const handler = httpHandler(log, async (event) => {

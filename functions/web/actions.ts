@@ -7,7 +7,7 @@ import { webHandler, WebRequest, WebAnswer } from '../../lib/web/handler';
 import { noticeOf } from '../../lib/web/responses';
 import { cardPage, reviewPage } from '../../lib/web/pages';
 import { downloadsDeps, log } from '../downloads/deps';
-import { parseAddInfohashes } from '../downloads/requests';
+import { parseAddInfohashes } from '../../lib/downloads/requests';
 import { needsReview } from './pages';
 
 /**

@@ -4,7 +4,7 @@ import { pageQuery } from '../../lib/web/forms';
 import { webHandler } from '../../lib/web/handler';
 import { cardPage, listPage, reviewPage } from '../../lib/web/pages';
 import { downloadsDeps, log } from '../downloads/deps';
-import { parseListQuery } from '../downloads/requests';
+import { parseListQuery } from '../../lib/downloads/requests';
 import type { Download } from '../../lib/downloads/model';
 
 /** GET /, /download/{id}, /review/{id}: the UI's pages over the same services and validators as the JSON API. */

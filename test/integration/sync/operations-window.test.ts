@@ -120,7 +120,7 @@ it('a crash between the new generation’s write and the pointer flip leaves the
 });
 
 it('GET-side: from > to is refused before reading', async () => {
-  const { parseOperationsQuery } = await import('../../../functions/sync/requests');
+  const { parseOperationsQuery } = await import('../../../lib/sync/requests');
   expect(() => parseOperationsQuery({ from: '2026-11-05', to: '2026-11-01' })).toThrow('must not be after');
   expect(parseOperationsQuery({ from: '2026-11-01', to: '2026-11-01' })).toEqual({
     from: '2026-11-01T00:00:00.000Z',

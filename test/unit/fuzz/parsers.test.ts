@@ -10,7 +10,7 @@ import { jsonBody } from '../../../lib/http/request';
 import { InvalidIdError, newId, parseId } from '../../../lib/ident';
 import { InvalidFileNameError, InvalidObjectKeyError, validateName, validateObjectKey } from '../../../lib/names';
 import { parseScanRequest } from '../../../lib/scan/contract';
-import { parseIngest, parseListQuery } from '../../../functions/downloads/requests';
+import { parseIngest, parseListQuery } from '../../../lib/downloads/requests';
 
 /**
  * Fuzz of every parser at the edge (issue 6): at least 10,000 generated inputs

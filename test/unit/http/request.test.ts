@@ -3,7 +3,7 @@ import { newId } from '../../../lib/ident';
 import { HttpError } from '../../../lib/http/errors';
 import { jsonBody, MAX_BODY_BYTES, pathId } from '../../../lib/http/request';
 import { InvalidIdError } from '../../../lib/ident';
-import { parseIngest, parseListQuery } from '../../../functions/downloads/requests';
+import { parseIngest, parseListQuery } from '../../../lib/downloads/requests';
 
 const body = (text: string, headers: Record<string, string> = { 'content-type': 'application/json' }) => ({
   body: text,

@@ -1,5 +1,5 @@
-import { ErrorCode, HttpError } from '../../lib/http/errors';
-import { validator } from '../../lib/http/request';
+import { ErrorCode, HttpError } from '../http/errors';
+import { validator } from '../http/request';
 
 export const parseConnection = validator<{ user_id: string; token: string }>({
   type: 'object',

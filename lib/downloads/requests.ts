@@ -1,9 +1,9 @@
-import { MAX_INFOHASHES } from '../../lib/downloads/infohash';
-import { MAX_MAGNET_LENGTH } from '../../lib/downloads/magnet';
-import { DOWNLOAD_STATES, DownloadState } from '../../lib/downloads/model';
-import type { IngestRequest, ListRequest } from '../../lib/downloads/service';
-import { ErrorCode, HttpError } from '../../lib/http/errors';
-import { validator } from '../../lib/http/request';
+import { MAX_INFOHASHES } from './infohash';
+import { MAX_MAGNET_LENGTH } from './magnet';
+import { DOWNLOAD_STATES, DownloadState } from './model';
+import type { IngestRequest, ListRequest } from './service';
+import { ErrorCode, HttpError } from '../http/errors';
+import { validator } from '../http/request';
 
 /** Request contracts of the downloads API: unknown fields are refused, every string and list is bounded. */
 
