@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ScanConfig } from '../config';
+import type { ScanConfig } from './config';
 import type { Logger } from '../log';
 import { InvalidFileNameError } from '../names';
 import {
