@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { connect } from 'nats';
-import { loadScanConfig } from '../lib/config';
+import { loadScanConfig } from '../lib/scan/config';
 import { natsOptions } from '../lib/nats/connection';
 import type { Envelope } from '../lib/scan/contract';
 import type { BenchStack } from './support';

@@ -8,7 +8,7 @@ import { connect } from 'nats';
 import { natsOptions } from '../lib/nats/connection';
 import { scanOnce } from '../emulator/scanner/scanner';
 import { planResources } from '../tools/stack/resources';
-import { loadScanConfig } from '../lib/config';
+import { loadScanConfig } from '../lib/scan/config';
 import { silentLogger } from '../lib/log';
 import { publishWithRetries } from '../lib/nats/publish';
 import { S3ScanFiles } from '../lib/scan/s3-files';

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { hotFolderDirs } from '../../lib/config';
+import { hotFolderDirs } from '../../lib/scan/config';
 import { ConfigError, EnvReader } from '../../lib/config/env';
 import { scanOnce } from './scanner';
 

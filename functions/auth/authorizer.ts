@@ -3,7 +3,7 @@ import { authorize, authorizeSession } from '../../lib/auth/authorize';
 import { gatewayAnswer } from '../../lib/auth/gateway';
 import { SESSION_ROUTES } from '../../lib/auth/scopes';
 import { systemClock } from '../../lib/clock';
-import { AuthConfig, loadAuthConfig, loadSessionKeyring } from '../../lib/config';
+import { AuthConfig, loadAuthConfig, loadSessionKeyring } from '../../lib/auth/config';
 import type { Keyring } from '../../lib/secrets/sealer';
 import { createLogger } from '../../lib/log';
 import { header } from '../../lib/http/request';

@@ -1,5 +1,6 @@
 import { awsClients } from '../../lib/aws/clients';
-import { config, loadTorrentClientConfig } from '../../lib/config';
+import { config } from '../../lib/config';
+import { loadTorrentClientConfig } from '../../lib/torrents/config';
 import { DynamoDownloadStore } from '../../lib/downloads/dynamodb-store';
 import type { DownloadsDeps } from '../../lib/downloads/service';
 import { DynamoIdempotencyStore } from '../../lib/idempotency/dynamodb-store';

@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import { Clock, systemClock } from '../../lib/clock';
-import { config, loadScanConfig } from '../../lib/config';
+import { config } from '../../lib/config';
+import { loadScanConfig } from '../../lib/scan/config';
 import { awsClients } from '../../lib/aws/clients';
 import { natsConnection } from '../../lib/nats/connection';
 import {

@@ -1,7 +1,8 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { systemClock } from '../../lib/clock';
 import { awsClients } from '../../lib/aws/clients';
-import { config, loadScanConfig } from '../../lib/config';
+import { config } from '../../lib/config';
+import { loadScanConfig } from '../../lib/scan/config';
 import { createLogger } from '../../lib/log';
 import { natsConnection } from '../../lib/nats/connection';
 import { publishWithRetries } from '../../lib/nats/publish';

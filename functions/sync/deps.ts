@@ -1,6 +1,7 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { awsClients } from '../../lib/aws/clients';
-import { config, loadSyncConfig, loadTokenKeyring, SyncConfig } from '../../lib/config';
+import { config } from '../../lib/config';
+import { loadSyncConfig, loadTokenKeyring, SyncConfig } from '../../lib/sync/config';
 import { createLogger } from '../../lib/log';
 import { SecretSealer } from '../../lib/secrets/sealer';
 import { ConnectionService } from '../../lib/sync/connections';

@@ -1,6 +1,7 @@
 import type { Bot } from 'grammy';
 import { awsClients } from '../../lib/aws/clients';
-import { config, loadTelegramConfig, TelegramConfig } from '../../lib/config';
+import { config } from '../../lib/config';
+import { loadTelegramConfig, TelegramConfig } from '../../lib/telegram/config';
 import { createLogger } from '../../lib/log';
 import { GrammySender } from '../../lib/telegram/api';
 import { createBot } from '../../lib/telegram/bot';

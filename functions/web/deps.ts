@@ -1,5 +1,6 @@
 import { awsClients } from '../../lib/aws/clients';
-import { config, loadTelegramConfig } from '../../lib/config';
+import { config } from '../../lib/config';
+import { loadTelegramConfig } from '../../lib/telegram/config';
 import { DynamoDeliveryStore } from '../../lib/telegram/dynamodb-store';
 
 /** Wiring of the web functions' own stores, built once per container. */

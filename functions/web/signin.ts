@@ -1,7 +1,7 @@
 import { grantForToken } from '../../lib/auth/authorize';
 import { issueSession, sessionCookie } from '../../lib/auth/session';
 import { systemClock } from '../../lib/clock';
-import { AuthConfig, loadAuthConfig, loadSessionKeyring } from '../../lib/config';
+import { AuthConfig, loadAuthConfig, loadSessionKeyring } from '../../lib/auth/config';
 import { header, validator } from '../../lib/http/request';
 import { createLogger } from '../../lib/log';
 import type { Keyring } from '../../lib/secrets/sealer';

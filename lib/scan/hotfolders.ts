@@ -1,4 +1,4 @@
-import type { HotFolderConfig } from '../config';
+import type { HotFolderConfig } from './config';
 import { HotFolder, HotFolderDirs, LocalHotFolder } from './hotfolder';
 import { SmbHotFolder } from './smb-hotfolder';
 

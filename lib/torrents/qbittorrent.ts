@@ -1,5 +1,5 @@
 import { Clock, systemClock } from '../clock';
-import type { TorrentClientConfig } from '../config';
+import type { TorrentClientConfig } from './config';
 import type { Logger } from '../log';
 import type { TorrentClient } from './client';
 import {
@@ -277,7 +277,7 @@ export class QBittorrentClient implements TorrentClient {
   }
 }
 
-/** The client the settings describe (lib/config loadTorrentClientConfig). */
+/** The client the settings describe (./config.ts loadTorrentClientConfig). */
 export function torrentClientFor(cfg: TorrentClientConfig, log?: Logger, fetchImpl?: typeof fetch): QBittorrentClient {
   return new QBittorrentClient({
     baseUrl: cfg.url,

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { NatsConnection } from 'nats';
-import { loadScanConfig } from '../../lib/config';
+import { loadScanConfig } from '../../lib/scan/config';
 import type { Envelope } from '../../lib/scan/contract';
 import { DynamoDbPollerLease } from '../../lib/scan/dynamodb-lease';
 import { stackClients, stackConfig, stackNats } from '../support/stack';

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { NatsConnection, Subscription } from 'nats';
 import { scanOnce } from '../../emulator/scanner/scanner';
-import { loadScanConfig } from '../../lib/config';
+import { loadScanConfig } from '../../lib/scan/config';
 import { silentLogger } from '../../lib/log';
 import { publishWithRetries } from '../../lib/nats/publish';
 import type { Envelope } from '../../lib/scan/contract';

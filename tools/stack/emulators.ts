@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadTorrentClientConfig, torrentClientConfigured } from '../../lib/config';
+import { loadTorrentClientConfig, torrentClientConfigured } from '../../lib/torrents/config';
 import { silentLogger } from '../../lib/log';
 import { torrentClientFor } from '../../lib/torrents/qbittorrent';
 import { freePort, httpAnswers } from './ports';

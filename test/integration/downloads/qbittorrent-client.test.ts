@@ -1,4 +1,4 @@
-import { torrentClientConfigured } from '../../../lib/config';
+import { torrentClientConfigured } from '../../../lib/torrents/config';
 import { checkTorrentClient } from '../../../tools/stack/emulators';
 import { createLogger } from '../../../lib/log';
 import {

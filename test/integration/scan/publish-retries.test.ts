@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { connect, NatsConnection, usernamePasswordAuthenticator } from 'nats';
-import { loadScanConfig } from '../../../lib/config';
+import { loadScanConfig } from '../../../lib/scan/config';
 import { silentLogger } from '../../../lib/log';
 import { publishWithRetries, PublishRefusedError } from '../../../lib/nats/publish';
 import type { Envelope } from '../../../lib/scan/contract';

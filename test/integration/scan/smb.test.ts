@@ -5,7 +5,7 @@ import path from 'node:path';
 import { scanOnce } from '../../../emulator/scanner/scanner';
 import { handleRequest, pollOnce } from '../../../lib/scan/gateway';
 import { MAX_INBOX_NAME_BYTES } from '../../../lib/names';
-import { loadScanConfig } from '../../../lib/config';
+import { loadScanConfig } from '../../../lib/scan/config';
 import { hotFolderFrom } from '../../../lib/scan/hotfolders';
 import { SmbHotFolder } from '../../../lib/scan/smb-hotfolder';
 import { Share, startSamba } from '../../support/samba';

@@ -41,6 +41,39 @@ describe('architecture: the import graph', () => {
   });
 });
 
+describe('architecture: configuration and the scan gateway', () => {
+  const graph = loadImportGraph();
+  const importsOf = (prefix: string) =>
+    [...graph.imports].filter(([from]) => from.startsWith(prefix)).flatMap(([from, to]) => to.map((t) => [from, t]));
+
+  // A domain's settings are loaded beside its code: lib/config is only the shared part and the env reader,
+  // so a function's bundle never carries another domain's loader (nor lib/auth's or lib/secrets').
+  it('lib/config imports nothing but itself', () => {
+    const outside = importsOf('lib/config/').filter(([, to]) => to.startsWith('lib/') && !to.startsWith('lib/config/'));
+    expect(outside).toEqual([]);
+  });
+
+  // One job per file, each stage over the ones beneath it: a stage that reached up (answers calling the loop,
+  // intake calling the loop) would make two stages one again. The file-cycle rule alone would allow a
+  // stage to import one above it as long as nothing imported back.
+  const STAGES = ['ports', 'answers', 'submit', 'intake', 'loop', 'index'];
+  it('each scan gateway stage imports only the stages beneath it', () => {
+    const rank = (file: string) => STAGES.indexOf(/^lib\/scan\/gateway\/([^/]+)\.ts$/.exec(file)?.[1] ?? '');
+    const upward = importsOf('lib/scan/gateway/')
+      .filter(([, to]) => to.startsWith('lib/scan/gateway/'))
+      .filter(([from, to]) => rank(to) < 0 || rank(to) >= rank(from));
+    expect(upward).toEqual([]);
+    expect(graph.files.filter((f) => f.startsWith('lib/scan/gateway/')).map(rank)).not.toContain(-1);
+  });
+
+  it('intake and the loop do not import each other', () => {
+    const between = importsOf('lib/scan/gateway/').filter(
+      ([from, to]) => /\/(intake|loop)\.ts$/.test(from) && /\/(intake|loop)\.ts$/.test(to),
+    );
+    expect(between).toEqual([]);
+  });
+});
+
 describe('architecture: the checker itself finds each kind of violation', () => {
   // A graph with one of each violation: proves the rules are not vacuous.
   const graph = {

@@ -1,7 +1,8 @@
 import { authorize } from '../../../lib/auth/authorize';
 import { gatewayAnswer, UnauthorizedError } from '../../../lib/auth/gateway';
 import { grantJson, newToken, parseTokenGrants, SCOPES, tokenHash } from '../../../lib/auth/tokens';
-import { ConfigError, loadAuthConfig } from '../../../lib/config';
+import { ConfigError } from '../../../lib/config';
+import { loadAuthConfig } from '../../../lib/auth/config';
 
 const NOW = Date.parse('2026-12-02T12:00:00Z');
 const all = newToken();

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { loadScanConfig } from '../../../lib/config';
+import { loadScanConfig } from '../../../lib/scan/config';
 import { silentLogger } from '../../../lib/log';
 import type { Envelope } from '../../../lib/scan/contract';
 import { GatewayDeps, handleRequest } from '../../../lib/scan/gateway';

@@ -1,4 +1,5 @@
-import { ConfigError, loadTokenKeyring } from '../../../lib/config';
+import { ConfigError } from '../../../lib/config';
+import { loadTokenKeyring } from '../../../lib/sync/config';
 import { newKeyringEntry, parseKeyring, SecretSealer, SecretUnreadableError } from '../../../lib/secrets/sealer';
 
 const ring = (text: string) => new SecretSealer(parseKeyring(text).keyring!);

@@ -1,4 +1,5 @@
-import { ConfigError, loadTelegramConfig } from '../../../lib/config';
+import { ConfigError } from '../../../lib/config';
+import { loadTelegramConfig } from '../../../lib/telegram/config';
 
 describe('loadTelegramConfig', () => {
   const base = { TABLE_TELEGRAM: 'svc-dev-telegram' };

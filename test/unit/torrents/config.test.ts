@@ -1,4 +1,5 @@
-import { ConfigError, loadTorrentClientConfig, torrentClientConfigured } from '../../../lib/config';
+import { ConfigError } from '../../../lib/config';
+import { loadTorrentClientConfig, torrentClientConfigured } from '../../../lib/torrents/config';
 
 describe('loadTorrentClientConfig', () => {
   const base = { TORRENT_CLIENT_URL: 'http://nas:8080' };

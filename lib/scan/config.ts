@@ -1,0 +1,109 @@
+import { Env, EnvReader } from '../config/env';
+
+/** The scan gateway's settings (scan functions only; lib/scan/README.md). Durations are seconds, fractions allowed. */
+export type HotFolderConfig =
+  | { kind: 'local'; root: string }
+  | {
+      kind: 'smb';
+      host: string;
+      port?: number;
+      share: string;
+      /** A folder inside the share (`dir/sub`), the hot folder's root there; absent: the share's root. */
+      dir?: string;
+      /** Absent: a guest share (no login). */
+      user?: string;
+      password?: string;
+    };
+
+export interface ScanConfig {
+  resultSubject: string;
+  hotFolder: HotFolderConfig;
+  dirs: { input: string; output: string; tmp: string };
+  maxInflight: number;
+  settleMs: number;
+  timeoutMs: number;
+  pollEveryMs: number;
+  publishRetries: number;
+  /** The poller's Lambda function, started by a request that finds none running ('' = the schedule alone polls). */
+  pollFunction: string;
+  normalizer: 'content-ai' | 'null';
+  confidenceThreshold: number;
+}
+
+const DIR = /^[A-Za-z0-9][A-Za-z0-9 _-]{0,63}$/;
+
+export function loadScanConfig(env: Env = process.env): ScanConfig {
+  const r = new EnvReader(env);
+  const normalizer = r.string('SCAN_NORMALIZER', {
+    default: 'content-ai',
+    pattern: /^(content-ai|null)$/,
+    hint: 'content-ai or null',
+  });
+  const threshold = r.int('SCAN_CONFIDENCE_PERCENT', { default: 80, min: 0, max: 100 });
+  const config: ScanConfig = {
+    resultSubject: r.string('SCAN_RESULT_SUBJECT', {
+      default: 'scan.results',
+      pattern: /^[^\s.*>]+(\.[^\s.*>]+)*$/,
+      hint: 'a NATS subject without wildcards',
+    }),
+    hotFolder: hotFolderConfig(r),
+    dirs: hotFolderDirs(r),
+    maxInflight: r.int('SCAN_MAX_INFLIGHT', { default: 4, min: 1, max: 1000 }),
+    settleMs: r.seconds('SCAN_SETTLE_SECONDS', { default: 2, min: 0, max: 3600 }),
+    timeoutMs: r.seconds('SCAN_TIMEOUT_SECONDS', { default: 300, min: 0.1, max: 86400 }),
+    // The designed 5 s: a pass also wakes early when an answer lands or a settle window ends.
+    pollEveryMs: r.seconds('SCAN_POLL_SECONDS', { default: 5, min: 0.05, max: 60 }),
+    publishRetries: r.int('PUBLISH_RETRIES', { default: 3, min: 0, max: 10 }),
+    pollFunction: r.string('SCAN_POLL_FUNCTION', {
+      default: '',
+      pattern: /^[A-Za-z0-9_-]{0,140}$/,
+      hint: 'a Lambda function name',
+    }),
+    normalizer: normalizer as ScanConfig['normalizer'],
+    confidenceThreshold: threshold / 100,
+  };
+  r.done();
+  return config;
+}
+
+/** The folder names inside the hot folder (shared by the gateway and the scanner emulator). */
+export function hotFolderDirs(r: EnvReader): ScanConfig['dirs'] {
+  return {
+    input: r.string('SCAN_INPUT_DIR', { default: 'Input', pattern: DIR, hint: 'a folder name' }),
+    output: r.string('SCAN_OUTPUT_DIR', { default: 'Output', pattern: DIR, hint: 'a folder name' }),
+    tmp: r.string('SCAN_TMP_DIR', { default: 'Tmp', pattern: DIR, hint: 'a folder name' }),
+  };
+}
+
+const SMB_VARIABLES = ['SCAN_SMB_SHARE', 'SCAN_SMB_USER', 'SCAN_SMB_PASSWORD'];
+
+/** `//host/share[/dir…]` or the UNC form `\\host\share[\dir…]`: a host, a share, and an optional folder inside it. */
+const SMB_PATH = /^(?:\/\/|\\\\)([A-Za-z0-9.-]+)[/\\]([^/\\]+)((?:[/\\][^/\\]+)*)[/\\]?$/;
+
+/**
+ * A local folder (SCAN_HOTFOLDER_ROOT), or an SMB share when SCAN_SMB_SHARE is
+ * set: the share path may name a folder inside the share (the hot folder's
+ * root there); SCAN_SMB_USER with SCAN_SMB_PASSWORD, or neither for a guest share.
+ */
+function hotFolderConfig(r: EnvReader): HotFolderConfig {
+  if (!r.has('SCAN_SMB_SHARE')) {
+    for (const name of SMB_VARIABLES.filter((n) => r.has(n)))
+      r.refuse(name, 'is set without SCAN_SMB_SHARE (the share it logs in to)');
+    return { kind: 'local', root: r.string('SCAN_HOTFOLDER_ROOT', { pattern: /^\//, hint: 'an absolute path' }) };
+  }
+  const share = r.string('SCAN_SMB_SHARE', {
+    pattern: SMB_PATH,
+    hint: '//host/share[/folder…] or \\\\host\\share[\\folder…]',
+  });
+  const [, host = '', name = '', rest = ''] = SMB_PATH.exec(share) ?? [];
+  const dir = rest.split(/[/\\]/).filter(Boolean);
+  if (dir.some((segment) => segment === '.' || segment === '..' || /["\u0000-\u001f*?<>|:]/.test(segment)))
+    r.refuse('SCAN_SMB_SHARE', 'has a folder part with `.`/`..` or a character a share path cannot hold');
+  const port = r.int('SCAN_SMB_PORT', { default: 445, min: 1, max: 65535 });
+  if (r.has('SCAN_SMB_PASSWORD') && !r.has('SCAN_SMB_USER'))
+    r.refuse('SCAN_SMB_USER', 'is required with SCAN_SMB_PASSWORD (leave both unset for a guest share)');
+  const login = r.has('SCAN_SMB_USER')
+    ? { user: r.string('SCAN_SMB_USER'), password: r.string('SCAN_SMB_PASSWORD', { default: '', secret: true }) }
+    : {};
+  return { kind: 'smb', host, port, share: name, ...(dir.length ? { dir: dir.join('/') } : {}), ...login };
+}

@@ -1,0 +1,147 @@
+import { EnvelopeParts, EnvelopeStatus, envelope } from '../contract';
+import { AnswerNotReadyError } from '../errors';
+import type { AnswerFile } from '../hotfolder';
+import { mergeAnswers } from '../merge';
+import type { ScanJob } from '../model';
+import { settle } from '../settle';
+import { GatewayDeps, idsOf, send } from './ports';
+
+/**
+ * The answer stage: a submitted job's answer set listed, settled, merged, its
+ * raw form written to S3, normalised; then the result stored (releasing the
+ * slot) and published. Every other stage ends a job through `finishWith`.
+ */
+
+export type Check = { finished: true } | { finished: false; dueAt?: number };
+
+/** One listing of a job's answers, and when it was taken (the moment the settle step judges). */
+export type Listing = { at: number } & ({ ok: true; files: AnswerFile[] | null } | { ok: false; err: unknown });
+
+export function listAnswers(deps: GatewayDeps, jobId: string): Promise<Listing> {
+  const at = deps.now();
+  return deps.hotFolder.poll(jobId).then(
+    (files): Listing => ({ at, ok: true, files }),
+    (err: unknown): Listing => ({ at, ok: false, err }),
+  );
+}
+
+export async function checkSubmitted(
+  deps: GatewayDeps,
+  job: ScanJob,
+  later?: Promise<void>[],
+  listed?: Promise<Listing>,
+): Promise<Check> {
+  const deadline = job.deadline ?? 0;
+  const { settleMs } = deps.config;
+  // Past its deadline the job is not listed (unless a listing was already under way).
+  let listing = listed ? await listed : deps.now() > deadline ? undefined : await listAnswers(deps, job.job_id);
+  const windowEndsAt = job.settle ? job.settle.first_seen_at + settleMs : Infinity;
+  // Listed before its window ended but judged after: the window may have ended meanwhile; list once more.
+  if (listing?.ok && listing.at < windowEndsAt && deps.now() >= windowEndsAt && deps.now() <= deadline)
+    listing = await listAnswers(deps, job.job_id);
+  const now = listing?.at ?? deps.now();
+  if (!listing || now > deadline) {
+    // The inbox file is left in place: the scanning system may still be working on it.
+    const error =
+      job.poll_failed && !job.poll_ok
+        ? { code: 'RECOGNITION_FAILED' as const, message: 'hot folder unavailable' }
+        : {
+            code: 'TIMEOUT' as const,
+            message: job.settle ? 'the answer set never settled' : 'no answer before the deadline',
+          };
+    return { finished: await finishWith(deps, job, 'error', { error }, later) };
+  }
+  if (!listing.ok) {
+    // Logged, and polling goes on until the deadline; only a job whose every poll failed ends "hot folder unavailable".
+    deps.log.warn('scan_poll_failed', { job_id: job.job_id, err: listing.err });
+    if (!job.poll_failed) await deps.jobs.recordPoll(job, { poll_failed: true });
+    return { finished: false, dueAt: deadline + 1 };
+  }
+  const { files } = listing;
+  const result = settle(files, job.settle, now, settleMs);
+  if (!result.ready) {
+    const patch = {
+      ...(job.poll_ok ? {} : { poll_ok: true as const }),
+      ...(result.state && result.state.snapshot !== job.settle?.snapshot ? { settle: result.state } : {}),
+    };
+    if (Object.keys(patch).length > 0) await deps.jobs.recordPoll(job, patch);
+    const settleDue = result.state ? result.state.first_seen_at + deps.config.settleMs : Infinity;
+    return { finished: false, dueAt: Math.min(settleDue, deadline + 1) };
+  }
+  let merged;
+  try {
+    merged = await mergeAnswers(job.job_id, files!);
+  } catch (err) {
+    // The scanning system still holds a file (SMB sharing violation, delete pending): not ready yet.
+    if (err instanceof AnswerNotReadyError) {
+      deps.log.info('scan_answer_not_ready', { job_id: job.job_id, reason: err.message });
+      return { finished: false };
+    }
+    throw err;
+  }
+  const rawKey = `raw/${job.job_id}.json`;
+  try {
+    await deps.files.writeRaw(rawKey, JSON.stringify(merged));
+  } catch (err) {
+    deps.log.error('scan_raw_write_failed', { job_id: job.job_id, err });
+    return {
+      finished: await finishWith(
+        deps,
+        job,
+        'error',
+        { error: { code: 'UNKNOWN_ERROR', message: 'saving the raw answer failed' } },
+        later,
+      ),
+    };
+  }
+  let parts: EnvelopeParts;
+  let status: EnvelopeStatus;
+  try {
+    const normalized = deps.normalizer.normalize(merged);
+    status = normalized.status;
+    parts = {
+      error: normalized.error,
+      warnings: normalized.metrics.warnings,
+      documents: normalized.documents,
+      raw_s3_key: rawKey,
+    };
+  } catch (err) {
+    deps.log.error('scan_normalizer_failed', { job_id: job.job_id, err });
+    status = 'error';
+    parts = {
+      error: { code: 'UNKNOWN_ERROR', message: `normalisation failed: ${(err as Error).message}` },
+      raw_s3_key: rawKey,
+    };
+  }
+  return { finished: await finishWith(deps, job, status, parts, later) };
+}
+
+/** Stores the result (releasing the slot) THEN publishes; only the winner of the CAS publishes. */
+export async function finishWith(
+  deps: GatewayDeps,
+  job: ScanJob,
+  status: EnvelopeStatus,
+  parts: EnvelopeParts,
+  later?: Promise<void>[],
+): Promise<boolean> {
+  const finished = await deps.jobs.finish(job, envelope(status, idsOf(job.request), deps.service, parts), deps.now());
+  if (!finished) return false;
+  deps.log.info('scan_finished', { job_id: job.job_id, status, error_code: parts.error?.code });
+  await publishResult(deps, finished, later);
+  return true;
+}
+
+/** Publishes a stored result; marking it published goes into `later` when given (the caller awaits it). */
+export async function publishResult(deps: GatewayDeps, job: ScanJob, later?: Promise<void>[]): Promise<void> {
+  // Stored and unpublished: a later poll re-publishes it, same Nats-Msg-Id.
+  const failed = (err: unknown) => deps.log.error('scan_publish_failed', { job_id: job.job_id, err });
+  try {
+    await send(deps, job.result!);
+  } catch (err) {
+    failed(err);
+    return;
+  }
+  const mark = deps.jobs.markPublished(job.job_id, deps.now()).catch(failed);
+  if (later) later.push(mark);
+  else await mark;
+}

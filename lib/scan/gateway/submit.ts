@@ -1,0 +1,106 @@
+import { InvalidFileNameError } from '../../names';
+import { EnvelopeParts, ScanRequest } from '../contract';
+import { hotFolderName } from '../hotfolder';
+import type { ScanJob } from '../model';
+import { finishWith } from './answers';
+import type { GatewayDeps } from './ports';
+
+/**
+ * The submission stage: a job's input read from S3 and written into Input/,
+ * on the request path (`submit`, the job already holds its slot) or by the
+ * poller for a queued job (`startWithInput`, the slot taken in the same write
+ * that marks it submitted). A job that cannot run is answered, never retried.
+ */
+
+/** The job's input, read ahead of its start; undefined when it must not be read (a late job, another bucket). */
+export function prefetch(deps: GatewayDeps, job: ScanJob): Promise<Buffer> | undefined {
+  const { request } = job;
+  if (deps.now() > Date.parse(request.reply_deadline) || request.s3.bucket !== deps.config.bucket) return undefined;
+  const read = deps.files.read(request.s3.bucket, request.s3.key);
+  read.catch(() => undefined); // a dropped prefetch must not be an unhandled rejection; submit sees the error
+  return read;
+}
+
+/**
+ * A queued job whose turn came, its input already being read: queued → submitted in one write that takes its slot
+ * ('no-slot' when none is free). One that cannot run (late, unreadable, a bad name) is answered without a slot.
+ */
+export async function startWithInput(
+  deps: GatewayDeps,
+  job: ScanJob,
+  read: Promise<Buffer> | undefined,
+  later: Promise<void>[],
+): Promise<'answered' | 'moved' | 'no-slot' | { job: ScanJob; name: string; bytes: Buffer }> {
+  const prepared = await prepare(deps, job, read);
+  if (!prepared.ok) return (await finishWith(deps, job, 'error', prepared.parts, later)) ? 'answered' : 'moved';
+  const now = deps.now();
+  const taken = await deps.jobs.startSubmitted(
+    job,
+    now,
+    deps.config.maxInflight,
+    prepared.name,
+    deadlineOf(deps, job.request, now),
+  );
+  return taken ? { job: taken, name: prepared.name, bytes: prepared.bytes } : 'no-slot';
+}
+
+type Prepared = { ok: true; bytes: Buffer; name: string } | { ok: false; parts: EnvelopeParts };
+
+/** What a job needs before its file can go into Input/, or the answer it gets instead. */
+async function prepare(deps: GatewayDeps, job: ScanJob, prefetched?: Promise<Buffer>): Promise<Prepared> {
+  const { request } = job;
+  // A slot that came too late: the core stopped waiting, so nothing is read or written.
+  if (deps.now() > Date.parse(request.reply_deadline))
+    return { ok: false, parts: { error: { code: 'TIMEOUT', message: 'the job got a slot after its reply deadline' } } };
+  let bytes: Buffer;
+  try {
+    if (request.s3.bucket !== deps.config.bucket) throw new Error(`bucket ${request.s3.bucket} is not the gateway's`);
+    bytes = await (prefetched ?? deps.files.read(request.s3.bucket, request.s3.key));
+  } catch (err) {
+    const message = `cannot read s3://${request.s3.bucket}/${request.s3.key}: ${(err as Error).message}`;
+    return { ok: false, parts: { error: { code: 'FILE_READ_ERROR', message } } };
+  }
+  try {
+    return { ok: true, bytes, name: hotFolderName(request.job_id, request.original_name) };
+  } catch {
+    return { ok: false, parts: { error: { code: 'RECOGNITION_FAILED', message: 'invalid file name' } } };
+  }
+}
+
+/** The deadline clock starts when the file goes into the hot folder (not when the slot was taken). */
+function deadlineOf(deps: GatewayDeps, request: ScanRequest, submittedAt: number): number {
+  return Math.min(Date.parse(request.reply_deadline), submittedAt + deps.config.timeoutMs);
+}
+
+/** starting → the file in Input/ → submitted (the request path); every failure becomes the job's answer. */
+export async function submit(deps: GatewayDeps, starting: ScanJob): Promise<void> {
+  const prepared = await prepare(deps, starting);
+  if (!prepared.ok) {
+    await finishWith(deps, starting, 'error', prepared.parts);
+    return;
+  }
+  // The job is marked submitted just BEFORE the write, so a poll woken by the scanner's answer already sees it.
+  const submittedAt = deps.now();
+  const submitted = await deps.jobs.submitted(
+    starting,
+    prepared.name,
+    submittedAt,
+    deadlineOf(deps, starting.request, submittedAt),
+  );
+  if (!submitted) return; // another invocation moved it (finished it as interrupted): not ours to write
+  await write(deps, submitted, prepared.name, prepared.bytes);
+}
+
+/** The file of a submitted job into Input/; a failure is the job's answer. */
+export async function write(deps: GatewayDeps, submitted: ScanJob, name: string, bytes: Buffer): Promise<void> {
+  const { request } = submitted;
+  try {
+    await deps.hotFolder.put(name, bytes);
+  } catch (err) {
+    const message = err instanceof InvalidFileNameError ? 'invalid file name' : 'hot folder unavailable';
+    deps.log.warn('scan_submit_failed', { job_id: request.job_id, err });
+    await finishWith(deps, submitted, 'error', { error: { code: 'RECOGNITION_FAILED', message } });
+    return;
+  }
+  deps.log.info('scan_submitted', { job_id: request.job_id, inbox_name: name });
+}

@@ -1,0 +1,63 @@
+import { ConfigError, Env, EnvReader } from '../config/env';
+import { Keyring, parseKeyring } from '../secrets/sealer';
+
+/** The sync domain's settings and the keyring of its sealed brokerage tokens (sync functions only). */
+
+/** The hourly sync's settings (sync functions only). */
+export interface SyncConfig {
+  /** T-Bank Invest API base: production https://invest-public-api.tbank.ru, sandbox https://sandbox-invest-public-api.tbank.ru, the emulator locally. */
+  tbankUrl: string;
+  /** x-app-name on every T-Bank call. */
+  tbankAppName: string;
+  /** The rate limits' "minute" (60 s; scaled down only against the emulator in tests). */
+  tbankRateWindowMs: number;
+  /** How far back the first sync of an account reads operations. */
+  historyDays: number;
+  stepFunction: string;
+  /** The shard tick the minute tick fans out to when its due set is too large ('' = walk the shards itself). */
+  tickShardFunction: string;
+  /** How long the attempt waits for a step before it counts as DEADLINE (15 min; shorter only in tests). */
+  waitBoundMs: number;
+  /** A step's own bound, below its Lambda timeout so its finish is always written. */
+  stepTimeoutMs: number;
+  /** Our egress IP addresses toward T-Bank: the per-address budget shared by every token is this many times limits.md's. */
+  tbankEgressAddresses: number;
+  /** T-Bank calls one hourly sync of a connection costs, for the tick's admissions per minute. */
+  callsPerSync: number;
+}
+
+export function loadSyncConfig(env: Env = process.env): SyncConfig {
+  const r = new EnvReader(env);
+  const config: SyncConfig = {
+    tbankUrl: r.url('TBANK_API_URL', ['http', 'https']),
+    tbankAppName: r.string('TBANK_APP_NAME', {
+      default: 'torrent-scan-sync',
+      pattern: /^[A-Za-z0-9._-]{1,64}$/,
+      hint: 'an application name',
+    }),
+    tbankRateWindowMs: r.int('TBANK_RATE_WINDOW_MS', { default: 60_000, min: 100, max: 60_000 }),
+    historyDays: r.int('SYNC_HISTORY_DAYS', { default: 3 * 365, min: 1, max: 20 * 365 }),
+    stepFunction: r.string('SYNC_STEP_FUNCTION', { pattern: /^[A-Za-z0-9_-]{1,140}$/, hint: 'a Lambda function name' }),
+    tickShardFunction: r.string('SYNC_TICK_SHARD_FUNCTION', {
+      default: '',
+      pattern: /^[A-Za-z0-9_-]{0,140}$/,
+      hint: 'a Lambda function name',
+    }),
+    waitBoundMs: r.int('WORK_WAIT_BOUND_MS', { default: 15 * 60 * 1000, min: 100, max: 24 * 60 * 60 * 1000 }),
+    stepTimeoutMs: r.int('SYNC_STEP_TIMEOUT_MS', { default: 25_000, min: 100, max: 14 * 60 * 1000 }),
+    tbankEgressAddresses: r.int('TBANK_EGRESS_ADDRESSES', { default: 1, min: 1, max: 1000 }),
+    callsPerSync: r.int('SYNC_CALLS_PER_SYNC', { default: 25, min: 1, max: 10_000 }),
+  };
+  r.done();
+  return config;
+}
+
+/** SYNC_TOKEN_KEYS: the keyring sealing brokerage tokens at rest (sync functions that touch tokens only). */
+export function loadTokenKeyring(env: Env = process.env): Keyring {
+  const r = new EnvReader(env);
+  const text = r.string('SYNC_TOKEN_KEYS', { hint: '<id>:<base64 of 32 bytes>, newest first' });
+  r.done();
+  const { keyring, problems } = parseKeyring(text);
+  if (!keyring) throw new ConfigError(problems.map((p) => `SYNC_TOKEN_KEYS ${p}`));
+  return keyring;
+}
