@@ -16,6 +16,7 @@ import { AnswerNotReadyError } from './errors';
 import type { ScanFiles } from './store';
 import { AnswerFile, HotFolder, hotFolderName } from './hotfolder';
 import { mergeAnswers } from './merge';
+import { rawAnswerKey } from './keys';
 import type { ScanJob } from './model';
 import type { Normalizer } from './normalizer';
 import { settle } from './settle';
@@ -494,7 +495,7 @@ async function checkSubmitted(
     }
     throw err;
   }
-  const rawKey = `raw/${job.job_id}.json`;
+  const rawKey = rawAnswerKey(job.job_id);
   try {
     await deps.files.writeRaw(rawKey, JSON.stringify(merged));
   } catch (err) {
