@@ -30,7 +30,9 @@ function conditionOf(c: Condition): { expression: string; values?: Record<string
   if ('freeOrHeldBy' in c)
     return { expression: 'attribute_not_exists(PK) OR download_id = :self', values: { ':self': c.freeOrHeldBy } };
   if ('ownGuard' in c) return { expression: 'download_id = :self', values: { ':self': c.ownGuard } };
-  return { expression: 'download_id = :victim', values: { ':victim': c.takenFrom } };
+  if ('takenFrom' in c) return { expression: 'download_id = :victim', values: { ':victim': c.takenFrom } };
+  const unknown: never = c; // a new kind of condition must be spelled above
+  throw new Error(`no DynamoDB condition for ${JSON.stringify(unknown)}`);
 }
 
 /** The guards whose condition failed, with their holder, in transaction (= hash) order. */
