@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { batchWriteAll, putRequest } from '../lib/aws/batch';
 import { newId } from '../lib/ident';
 import { DynamoDbScanJobStore } from '../lib/scan/dynamodb-store';
-import { toItem } from '../lib/scan/keys';
+import { rawAnswerKey, toItem } from '../lib/scan/keys';
 import type { ScanJob } from '../lib/scan/model';
 import { DynamoSyncStore } from '../lib/sync/dynamodb-store';
 import { connectionItem, headItem } from '../lib/sync/keys';
@@ -124,7 +124,7 @@ function scanJob(createdAt: number): ScanJob {
       status: 'done',
       service: { name: 'bench', version: '0' },
       error: null,
-      raw_s3_key: `raw/${id}.json`,
+      raw_s3_key: rawAnswerKey(id),
       metrics: { warnings: [] },
       documents: [{ text: 'x'.repeat(2000) }],
     },

@@ -3,7 +3,7 @@ import { newId } from '../lib/ident';
 import { silentLogger } from '../lib/log';
 import { newKeyringEntry, parseKeyring, SecretSealer } from '../lib/secrets/sealer';
 import { ConnectionService } from '../lib/sync/connections';
-import { MemorySyncDataStore } from '../lib/sync/memory-data-store';
+import { MemorySyncDataStore } from '../test/support/memory-sync-data-store';
 import { ADDRESS_LIMITS, admissionsPerMinute, egressLimits } from '../lib/sync/rate-budget';
 import { DEFAULT_SECTION_SETTINGS } from '../lib/sync/sections';
 import { HourlyService } from '../lib/sync/service';

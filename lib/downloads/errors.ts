@@ -71,3 +71,30 @@ export class NotACandidateError extends DomainError {
     super(`download ${candidateId} shares no infohash with ${downloadId}`, { candidate_id: candidateId });
   }
 }
+
+export class InvalidMagnetError extends DomainError {
+  readonly code = 'INVALID_MAGNET';
+  readonly status = 400;
+}
+
+export class InvalidCursorError extends DomainError {
+  readonly code = 'INVALID_REQUEST';
+  readonly status = 400;
+  constructor() {
+    super('cursor is not one this API issued');
+  }
+}
+
+export class InvalidInfohashError extends DomainError {
+  readonly code = 'INVALID_INFOHASH';
+  readonly status = 400;
+}
+
+/** A torrent whose answer we cannot use (unknown state, progress out of range). */
+export class TorrentAnswerInvalidError extends Error {
+  readonly code = 'TORRENT_ANSWER_INVALID';
+  constructor(message: string) {
+    super(message);
+    this.name = 'TorrentAnswerInvalidError';
+  }
+}

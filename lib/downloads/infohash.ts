@@ -1,24 +1,17 @@
-import { DomainError } from '../errors';
+import { InvalidInfohashError } from './errors';
+import type { Infohash, InfohashKind } from './model';
+
+/** The shapes are the model's (errors.ts imports the model, which must not import this parser back). */
+export type { Infohash, InfohashKind };
+
 /**
  * BitTorrent infohashes: v1 = SHA-1 (40 hex), v2 = SHA-256 (64 hex). The kind
  * is derived from the length, never stored apart from the hash or guessed.
  * Every hash that enters the system passes through `parseInfohash`.
  */
 
-export type InfohashKind = 'v1' | 'v2';
-
-export interface Infohash {
-  infohash: string;
-  kind: InfohashKind;
-}
-
 /** A download holds at most this many hashes (a hybrid torrent has two). */
 export const MAX_INFOHASHES = 16;
-
-export class InvalidInfohashError extends DomainError {
-  readonly code = 'INVALID_INFOHASH';
-  readonly status = 400;
-}
 
 const KIND_BY_LENGTH: Record<number, InfohashKind> = { 40: 'v1', 64: 'v2' };
 

@@ -1,4 +1,5 @@
 import type { Infohash } from './infohash';
+import { FieldSpec, pickFields, readItem } from '../util/item';
 import type { Download } from './model';
 
 /**
@@ -62,10 +63,28 @@ export function legacyIdKey(legacyId: string) {
 export const legacyIdFromSortKey = (sk: string) => sk.slice(LEGACY_ID_PREFIX.length).replace(/^0+/, '');
 export const LEGACY_IMPORT_KEY = { PK: LEGACY_PARTITION, SK: 'IMPORT' };
 
+/** The fields of a download: what its item is written from and read back through. */
+const DOWNLOAD_FIELDS: FieldSpec<Download> = {
+  id: 'string',
+  state: 'string',
+  name: 'string',
+  magnet: 'string?',
+  infohashes: 'array',
+  created_at: 'string',
+  updated_at: 'string',
+  source_added_at: 'string?',
+  merged_into: 'string?',
+  progress: 'number?',
+  review_reason: 'string?',
+  missing_since: 'string?',
+  cancelled_at: 'string?',
+  revision: 'number',
+};
+
 /** A download's item: its named fields (nothing else a caller's object carries), then its keys. */
 export function downloadToItem(d: Download): Record<string, unknown> {
   return {
-    ...downloadFields(d),
+    ...pickFields(DOWNLOAD_FIELDS, d),
     entity: DOWNLOAD_ENTITY,
     name_lc: d.name.toLowerCase(),
     ...downloadKey(d.id),
@@ -74,30 +93,7 @@ export function downloadToItem(d: Download): Record<string, unknown> {
 }
 
 export function downloadFromItem(item: Record<string, unknown>): Download {
-  return downloadFields(item as unknown as Download);
-}
-
-function downloadFields(d: Download): Download {
-  const { id, state, name, magnet, infohashes, created_at, updated_at, source_added_at, merged_into, revision } = d;
-  const { progress, review_reason, missing_since, cancelled_at } = d;
-  return Object.fromEntries(
-    Object.entries({
-      id,
-      state,
-      name,
-      magnet,
-      infohashes,
-      created_at,
-      updated_at,
-      source_added_at,
-      merged_into,
-      progress,
-      review_reason,
-      missing_since,
-      cancelled_at,
-      revision,
-    }).filter(([, v]) => v !== undefined),
-  ) as unknown as Download;
+  return readItem(DOWNLOAD_FIELDS, item, DOWNLOAD_ENTITY);
 }
 
 export function membershipItem(h: Infohash, id: string): Record<string, unknown> {
@@ -115,9 +111,38 @@ export function guardItem(infohash: string, id: string, since: string): Record<s
   return { entity: 'guard', download_id: id, infohash, since, ...guardKey(infohash) };
 }
 
+/** A guard as read: the hash and the active download holding it. */
+export interface Guard {
+  infohash: string;
+  download_id: string;
+  since?: string;
+}
+const GUARD_FIELDS: FieldSpec<Guard> = { infohash: 'string', download_id: 'string', since: 'string?' };
+export const guardFromItem = (item: Record<string, unknown>): Guard => readItem(GUARD_FIELDS, item, 'guard');
+
+/**
+ * A membership as read, whole or through the prefix index (which projects
+ * `download_id` only): the download that held the hash of its key.
+ */
+export interface Membership {
+  download_id: string;
+}
+const MEMBERSHIP_FIELDS: FieldSpec<Membership> = { download_id: 'string' };
+export const membershipFromItem = (item: Record<string, unknown>): Membership =>
+  readItem(MEMBERSHIP_FIELDS, item, 'membership');
+
 export function legacyIdItem(legacyId: string, downloadId: string): Record<string, unknown> {
   return { entity: 'legacy-id', legacy_id: legacyId, download_id: downloadId, ...legacyIdKey(legacyId) };
 }
+
+/** A legacy-id item as read: the old numeric id and the download it became. */
+export interface LegacyId {
+  legacy_id: string;
+  download_id: string;
+}
+const LEGACY_ID_FIELDS: FieldSpec<LegacyId> = { legacy_id: 'string', download_id: 'string' };
+export const legacyIdFromItem = (item: Record<string, unknown>): LegacyId =>
+  readItem(LEGACY_ID_FIELDS, item, 'legacy-id');
 
 export function legacyImportItem(startedAt: string): Record<string, unknown> {
   return { entity: 'legacy-import', started_at: startedAt, ...LEGACY_IMPORT_KEY };

@@ -1,5 +1,5 @@
-import { DomainError } from '../errors';
-import { Infohash, InvalidInfohashError, parseInfohash, sortHashes } from './infohash';
+import { InvalidInfohashError, InvalidMagnetError } from './errors';
+import { Infohash, parseInfohash, sortHashes } from './infohash';
 
 /**
  * Magnet links (BEP 9, BEP 52): `xt=urn:btih:` carries the v1 hash (40 hex or
@@ -17,11 +17,6 @@ export const MAX_MAGNET_LENGTH = 16 * 1024;
 const MAX_TRACKERS = 64;
 const MAX_NAME_LENGTH = 1024;
 const SHA256_MULTIHASH_PREFIX = '1220';
-
-export class InvalidMagnetError extends DomainError {
-  readonly code = 'INVALID_MAGNET';
-  readonly status = 400;
-}
 
 export function parseMagnet(uri: unknown): Magnet {
   if (typeof uri !== 'string') throw new InvalidMagnetError('magnet must be a string');

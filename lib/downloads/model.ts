@@ -1,4 +1,10 @@
-import type { Infohash } from './infohash';
+/** A torrent's identity: v1 = SHA-1 (40 hex), v2 = SHA-256 (64 hex); parsed only by infohash.ts. */
+export type InfohashKind = 'v1' | 'v2';
+
+export interface Infohash {
+  infohash: string;
+  kind: InfohashKind;
+}
 
 /** Activity is a function of `state` only. */
 export const ACTIVE_STATES = ['queued', 'downloading', 'paused', 'stuck'] as const;

@@ -5,7 +5,7 @@ import type { TorrentClient } from '../torrents/client';
 import type { TorrentInfo } from '../torrents/model';
 import { torrentHashes } from './torrent-hashes';
 import { mapClientState } from './torrent-states';
-import { ActiveExistsError, InfohashTakenError, InvalidTransitionError } from './errors';
+import { ActiveExistsError, InfohashTakenError, InvalidTransitionError, TorrentAnswerInvalidError } from './errors';
 import type { Infohash } from './infohash';
 import { Download, DownloadState, isActive } from './model';
 import type { DownloadStore } from './store';
@@ -44,15 +44,6 @@ export interface PollReport extends Record<Outcome, number> {
   torrents: number;
   missing: number;
   set_aside: number;
-}
-
-/** A torrent whose answer we cannot use (unknown state, progress out of range). */
-export class TorrentAnswerInvalidError extends Error {
-  readonly code = 'TORRENT_ANSWER_INVALID';
-  constructor(message: string) {
-    super(message);
-    this.name = 'TorrentAnswerInvalidError';
-  }
 }
 
 export async function reconcile(deps: ReconcileDeps): Promise<PollReport> {

@@ -1,9 +1,11 @@
-import { DomainError } from '../errors';
 import { isId } from '../ident';
 import type { Logger } from '../log';
 import { validateName } from '../names';
 import type { TorrentClient } from '../torrents/client';
-import { InvalidTransitionError, DownloadNotFoundError, NotACandidateError } from './errors';
+import { InvalidTransitionError, DownloadNotFoundError, NotACandidateError, InvalidCursorError } from './errors';
+
+/** test/unit/http/request.test.ts imports it from here (the HTTP edge's test): the class is errors.ts's. */
+export { InvalidCursorError };
 import { Infohash, parseInfohashes } from './infohash';
 import { formatMagnet, parseMagnet } from './magnet';
 import { Download, DownloadState, isActive } from './model';
@@ -193,14 +195,6 @@ export async function listDownloads(
     after: request.cursor ? decodeCursor(request.cursor) : undefined,
   });
   return { items: page.items, cursor: page.next ? encodeCursor(page.next) : undefined };
-}
-
-export class InvalidCursorError extends DomainError {
-  readonly code = 'INVALID_REQUEST';
-  readonly status = 400;
-  constructor() {
-    super('cursor is not one this API issued');
-  }
 }
 
 /** Cursors are opaque to clients and carry only an id: no key of ours is ever taken from outside. */

@@ -23,17 +23,29 @@ import {
   summaryFromItem,
   toItem,
 } from './keys';
-import type { JobState, JobSummary, ScanJob } from './model';
+import {
+  finished,
+  holdsSlot,
+  isInState,
+  JobState,
+  JobSummary,
+  newJob,
+  polled,
+  PUBLISH_LEASE_MS,
+  ScanJob,
+  startSubmitted,
+  submitted,
+} from './model';
 import type { SettleState } from './settle';
 import type { ScanJobStore } from './store';
 
 /**
- * The scan job store on DynamoDB: conditions and transactions only, the
- * policy is in gateway.ts. See store.ts for the guarantees.
+ * The scan job store on DynamoDB: conditions and transactions only. Each move
+ * of a job is model.ts's (`startSubmitted`, `finished`, …), written here as a
+ * CAS on the state and revision read; the policy is in gateway.ts. See
+ * store.ts for the guarantees.
  */
 
-/** How long a publisher holds a job's result before another may re-publish it. */
-export const PUBLISH_LEASE_MS = 30_000;
 /** Finished jobs are kept this long for dedup and re-acks, then expire (TTL). */
 const RETENTION_S = 7 * 24 * 3600;
 /** A single try: the request path never waits on the slot counter's conflicts. */
@@ -51,16 +63,8 @@ export class DynamoDbScanJobStore implements ScanJobStore {
     now: number,
     maxInflight: number,
   ): Promise<{ created: boolean; job: ScanJob }> {
-    const queued: ScanJob = {
-      job_id: request.job_id,
-      request,
-      request_hash: requestHash,
-      state: 'queued',
-      created_at: now,
-      published: false,
-      revision: 1,
-    };
-    const starting: ScanJob = { ...queued, state: 'starting', started_at: now };
+    const starting = newJob(request, requestHash, now, true);
+    const queued = newJob(request, requestHash, now, false);
     // One write takes the id AND a slot. The counter is one hot item: under a burst, a request does not queue
     // up behind the others' transactions (no conflict retries); it creates the job queued instead, and the
     // poller — which starts queued jobs oldest first — gives it the next slot.
@@ -92,9 +96,7 @@ export class DynamoDbScanJobStore implements ScanJobStore {
     // The index is eventually consistent, so it is only a hint: each job is re-read.
     const keys = await this.indexKeys(state, limit);
     const jobs = await Promise.all(keys.map((k) => this.get(jobIdOfKey(k.PK as string))));
-    const stillThere = (j: ScanJob) =>
-      state === 'unpublished' ? j.state === 'finished' && !j.published : j.state === state;
-    return jobs.filter((j): j is ScanJob => j !== undefined && stillThere(j));
+    return jobs.filter((j): j is ScanJob => j !== undefined && isInState(j, state));
   }
 
   async recent(since: number, now: number, limit: number): Promise<JobSummary[]> {
@@ -128,60 +130,24 @@ export class DynamoDbScanJobStore implements ScanJobStore {
     inboxName: string,
     deadline: number,
   ): Promise<ScanJob | undefined> {
-    if (job.state !== 'queued') return undefined; // only a queued job may take a slot
-    const next: ScanJob = {
-      ...job,
-      state: 'submitted',
-      started_at: now,
-      submitted_at: now,
-      inbox_name: inboxName,
-      deadline,
-      revision: job.revision + 1,
-    };
-    try {
-      await transactWrite(this.documents, [this.cas(job, next), this.takeSlot(maxInflight)]);
-      return next;
-    } catch (err) {
-      if (err instanceof TransactionCancelledError) return undefined;
-      throw err;
-    }
+    const next = startSubmitted(job, now, inboxName, deadline);
+    if (!next) return undefined;
+    return this.written(job, next, [this.takeSlot(maxInflight)]);
   }
 
   submitted(job: ScanJob, inboxName: string, submittedAt: number, deadline: number): Promise<ScanJob | undefined> {
-    return this.transition(job, {
-      ...job,
-      state: 'submitted',
-      inbox_name: inboxName,
-      submitted_at: submittedAt,
-      deadline,
-    });
+    return this.written(job, submitted(job, inboxName, submittedAt, deadline));
   }
 
   recordPoll(
     job: ScanJob,
     patch: { settle?: SettleState; poll_ok?: true; poll_failed?: true },
   ): Promise<ScanJob | undefined> {
-    return this.transition(job, { ...job, ...patch });
+    return this.written(job, polled(job, patch));
   }
 
-  async finish(job: ScanJob, result: Envelope, now: number): Promise<ScanJob | undefined> {
-    const next: ScanJob = {
-      ...job,
-      state: 'finished',
-      result,
-      finished_at: now,
-      published: false,
-      publish_lease: now + PUBLISH_LEASE_MS,
-      revision: job.revision + 1,
-    };
-    const holdsSlot = job.state === 'starting' || job.state === 'submitted';
-    try {
-      await transactWrite(this.documents, [this.cas(job, next), ...(holdsSlot ? [this.releaseSlot()] : [])]);
-      return next;
-    } catch (err) {
-      if (err instanceof TransactionCancelledError) return undefined;
-      throw err;
-    }
+  finish(job: ScanJob, result: Envelope, now: number): Promise<ScanJob | undefined> {
+    return this.written(job, finished(job, result, now), holdsSlot(job) ? [this.releaseSlot()] : []);
   }
 
   async claimPublish(job: ScanJob, now: number): Promise<boolean> {
@@ -297,11 +263,11 @@ export class DynamoDbScanJobStore implements ScanJobStore {
     };
   }
 
-  private async transition(job: ScanJob, next: ScanJob): Promise<ScanJob | undefined> {
-    const written = { ...next, revision: job.revision + 1 };
+  /** `next` written as a CAS on the state and revision of `job`, with the slot's move in the same write; undefined if moved. */
+  private async written(job: ScanJob, next: ScanJob, slot: TransactItem[] = []): Promise<ScanJob | undefined> {
     try {
-      await transactWrite(this.documents, [this.cas(job, written)]);
-      return written;
+      await transactWrite(this.documents, [this.cas(job, next), ...slot]);
+      return next;
     } catch (err) {
       if (err instanceof TransactionCancelledError) return undefined;
       throw err;

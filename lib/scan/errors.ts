@@ -21,3 +21,14 @@ export class AnswerNotReadyError extends Error {
     this.name = 'AnswerNotReadyError';
   }
 }
+
+/** The session itself failed (exit, timeout, spawn error); `output` is what it printed. */
+export class SmbSessionError extends Error {
+  constructor(
+    message: string,
+    readonly output: string,
+  ) {
+    super(message);
+    this.name = 'SmbSessionError';
+  }
+}

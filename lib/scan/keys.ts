@@ -1,3 +1,4 @@
+import { FieldSpec, pickFields, readItem } from '../util/item';
 import { JobSummary, ScanJob, summaryOf } from './model';
 
 /**
@@ -18,6 +19,8 @@ import { JobSummary, ScanJob, summaryOf } from './model';
  * to the item's top level, never the documents).
  */
 export const jobKey = (jobId: string) => ({ PK: `JOB#${jobId}`, SK: 'META' });
+/** The files bucket's key of a job's raw answer (the merged answer set, saved before normalising); IAM allows `raw/*` only. */
+export const rawAnswerKey = (jobId: string) => `raw/${jobId}.json`;
 export const SLOTS_KEY = { PK: 'SLOTS', SK: 'GLOBAL' };
 export const POLLER_KEY = { PK: 'POLLER', SK: 'LEASE' };
 export const metricKey = (name: string) => ({ PK: 'METRIC', SK: name });
@@ -57,31 +60,33 @@ function indexedAs(job: ScanJob): string | undefined {
   return job.published ? undefined : 'unpublished';
 }
 
+/** The fields of a job: what its item is written from and read back through (model.ts says what each means). */
+const JOB_FIELDS: FieldSpec<ScanJob> = {
+  job_id: 'string',
+  request: 'object',
+  request_hash: 'string',
+  state: 'string',
+  created_at: 'number',
+  published: 'boolean',
+  revision: 'number',
+  started_at: 'number?',
+  submitted_at: 'number?',
+  deadline: 'number?',
+  inbox_name: 'string?',
+  settle: 'object?',
+  poll_ok: 'boolean?',
+  poll_failed: 'boolean?',
+  result: 'object?',
+  finished_at: 'number?',
+  published_at: 'number?',
+  publish_lease: 'number?',
+};
+
 /** The item of a job: its named fields first, the keys last (data never chooses a key). */
 export function toItem(job: ScanJob): Record<string, unknown> {
-  const fields: ScanJob = {
-    job_id: job.job_id,
-    request: job.request,
-    request_hash: job.request_hash,
-    state: job.state,
-    created_at: job.created_at,
-    published: job.published,
-    revision: job.revision,
-    ...(job.started_at !== undefined ? { started_at: job.started_at } : {}),
-    ...(job.submitted_at !== undefined ? { submitted_at: job.submitted_at } : {}),
-    ...(job.deadline !== undefined ? { deadline: job.deadline } : {}),
-    ...(job.inbox_name !== undefined ? { inbox_name: job.inbox_name } : {}),
-    ...(job.settle !== undefined ? { settle: job.settle } : {}),
-    ...(job.poll_ok !== undefined ? { poll_ok: job.poll_ok } : {}),
-    ...(job.poll_failed !== undefined ? { poll_failed: job.poll_failed } : {}),
-    ...(job.result !== undefined ? { result: job.result } : {}),
-    ...(job.finished_at !== undefined ? { finished_at: job.finished_at } : {}),
-    ...(job.published_at !== undefined ? { published_at: job.published_at } : {}),
-    ...(job.publish_lease !== undefined ? { publish_lease: job.publish_lease } : {}),
-  };
   const indexed = indexedAs(job);
   return {
-    ...fields,
+    ...pickFields(JOB_FIELDS, job),
     // The envelope's outcome at the top level, for the RECENT index (the envelope itself is not projected).
     ...(job.result
       ? { status: job.result.status, ...(job.result.error ? { error_code: job.result.error.code } : {}) }
@@ -94,27 +99,34 @@ export function toItem(job: ScanJob): Record<string, unknown> {
   };
 }
 
+/** A job read back: its named fields only (keys, index keys, the TTL and the copied outcome stay behind). */
 export function fromItem(item: Record<string, unknown>): ScanJob {
-  const {
-    PK: _pk,
-    SK: _sk,
-    GSI1PK: _g1,
-    GSI1SK: _g2,
-    GSI2PK: _g3,
-    GSI2SK: _g4,
-    entity: _e,
-    expires_at: _x,
-    status: _s,
-    error_code: _c,
-    ...job
-  } = item;
-  return job as unknown as ScanJob;
+  return readItem(JOB_FIELDS, item, 'scan-job');
 }
+
+/** What RECENT projects of a job, as the console reads it: every field optional, `summaryOf` checks each. */
+type RecentFields = Pick<ScanJob, (typeof RECENT_ATTRIBUTES)[number] & keyof ScanJob> & {
+  status?: string;
+  error_code?: string;
+};
+const RECENT_FIELDS: FieldSpec<RecentFields> = {
+  job_id: 'any?',
+  request: 'any?',
+  state: 'any?',
+  created_at: 'any?',
+  started_at: 'any?',
+  submitted_at: 'any?',
+  settle: 'any?',
+  finished_at: 'any?',
+  published: 'any?',
+  published_at: 'any?',
+  deadline: 'any?',
+  status: 'any?',
+  error_code: 'any?',
+};
 
 /** A RECENT index item as the console lists it (the envelope itself is not projected: its outcome is). */
 export function summaryFromItem(item: Record<string, unknown>): JobSummary {
-  return summaryOf(item as unknown as ScanJob, {
-    status: item.status as string | undefined,
-    error_code: item.error_code as string | undefined,
-  });
+  const recent = readItem(RECENT_FIELDS, item, 'scan-job (RECENT)');
+  return summaryOf(recent, { status: recent.status, error_code: recent.error_code });
 }

@@ -40,6 +40,95 @@ export interface ScanJob {
   revision: number;
 }
 
+// --- the transitions: the ONE place each move of a job is written ----------------------
+// Pure: the DynamoDB store (dynamodb-store.ts) writes their result as a CAS on
+// the state and revision read, the tests' memory store applies it in memory;
+// both decide nothing else. Each returns the job as written (revision + 1).
+
+/** How long a publisher holds a job's result before another may re-publish it. */
+export const PUBLISH_LEASE_MS = 30_000;
+
+/** A new job: `starting` when it took a slot in the same write, else `queued` (the poller starts it). */
+export function newJob(request: ScanRequest, requestHash: string, now: number, withSlot: boolean): ScanJob {
+  const queued: ScanJob = {
+    job_id: request.job_id,
+    request,
+    request_hash: requestHash,
+    state: 'queued',
+    created_at: now,
+    published: false,
+    revision: 1,
+  };
+  return withSlot ? { ...queued, state: 'starting', started_at: now } : queued;
+}
+
+/**
+ * queued → submitted in one move (the poller's start: its input already read,
+ * the slot taken in the same write); undefined for any other state, since
+ * only a queued job may take a slot.
+ */
+export function startSubmitted(job: ScanJob, now: number, inboxName: string, deadline: number): ScanJob | undefined {
+  if (job.state !== 'queued') return undefined;
+  return {
+    ...job,
+    state: 'submitted',
+    started_at: now,
+    submitted_at: now,
+    inbox_name: inboxName,
+    deadline,
+    revision: job.revision + 1,
+  };
+}
+
+/** starting → submitted: the file is in Input/ since `submittedAt`, the deadline counts from there. */
+export function submitted(job: ScanJob, inboxName: string, submittedAt: number, deadline: number): ScanJob {
+  return {
+    ...job,
+    state: 'submitted',
+    inbox_name: inboxName,
+    submitted_at: submittedAt,
+    deadline,
+    revision: job.revision + 1,
+  };
+}
+
+/** What a poll learned (the settle snapshot, that the hot folder answered or failed); same state. */
+export function polled(job: ScanJob, patch: { settle?: SettleState; poll_ok?: true; poll_failed?: true }): ScanJob {
+  return { ...job, ...patch, revision: job.revision + 1 };
+}
+
+/** → finished: the envelope stored before publishing, the publish lease taken by the finisher. */
+export function finished(job: ScanJob, result: Envelope, now: number): ScanJob {
+  return {
+    ...job,
+    state: 'finished',
+    result,
+    finished_at: now,
+    published: false,
+    publish_lease: now + PUBLISH_LEASE_MS,
+    revision: job.revision + 1,
+  };
+}
+
+/** A job in these states holds a slot: finishing it gives the slot back in the same write. */
+export function holdsSlot(job: Pick<ScanJob, 'state'>): boolean {
+  return job.state === 'starting' || job.state === 'submitted';
+}
+
+/** True when the job is (still) in `state`; `unpublished` = finished with its result not yet out. */
+export function isInState(job: Pick<ScanJob, 'state' | 'published'>, state: JobState | 'unpublished'): boolean {
+  return state === 'unpublished' ? job.state === 'finished' && !job.published : job.state === state;
+}
+
+/**
+ * Whether a publisher may take the right to (re-)publish a finished job's
+ * result: unpublished, its lease absent or over. The DynamoDB store spells the
+ * same rule as its update's condition.
+ */
+export function mayClaimPublish(job: Pick<ScanJob, 'state' | 'published' | 'publish_lease'>, now: number): boolean {
+  return job.state === 'finished' && !job.published && (job.publish_lease === undefined || job.publish_lease < now);
+}
+
 /** A job as the console lists it: the phase times and the envelope's outcome, read from RECENT. */
 export interface JobSummary {
   job_id: string;

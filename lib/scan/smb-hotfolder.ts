@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { AnswerNotReadyError, HotFolderUnavailableError } from './errors';
+import { AnswerNotReadyError, HotFolderUnavailableError, SmbSessionError } from './errors';
 import { AnswerFile, DEFAULT_DIRS, HotFolder, HotFolderDirs } from './hotfolder';
 import { validateName } from '../names';
-import { CONNECTION_LOST, SmbSession, SmbSessionError } from './smb-session';
+import { CONNECTION_LOST, SmbSession } from './smb-session';
 
 /**
  * The hot folder on an SMB share, through Samba's `smbclient` (decision 22:

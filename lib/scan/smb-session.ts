@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
+import { SmbSessionError } from './errors';
 
 /**
  * One long-lived `smbclient` driven over its stdin, instead of one process
@@ -36,17 +37,6 @@ export interface SmbSessionOptions {
 /** Statuses after which the connection under a session is gone. */
 export const CONNECTION_LOST =
   /NT_STATUS_(CONNECTION_(DISCONNECTED|RESET|ABORTED|REFUSED)|PIPE_BROKEN|IO_TIMEOUT|INVALID_NETWORK_RESPONSE|NETWORK_NAME_DELETED|USER_SESSION_DELETED|NETWORK_SESSION_EXPIRED|END_OF_FILE)/;
-
-/** The session itself failed (exit, timeout, spawn error); `output` is what it printed. */
-export class SmbSessionError extends Error {
-  constructor(
-    message: string,
-    readonly output: string,
-  ) {
-    super(message);
-    this.name = 'SmbSessionError';
-  }
-}
 
 interface Pending {
   marker: string;

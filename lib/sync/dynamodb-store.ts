@@ -1,48 +1,38 @@
-import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGetAll } from '../aws/batch';
 import { isoTime, parseIsoTime } from '../clock';
 import { conditionFailed } from '../aws/conditions';
 import { queryAll, queryItems } from '../aws/query';
-import { TransactionCancelledError, transactWrite, TransactItem } from '../aws/transact';
+import { transactWrite, TransactItem } from '../aws/transact';
+import { DynamoConnectionStore } from './dynamodb-connections';
 import { StaleAttemptError } from './errors';
 import {
   ATTEMPTS_INDEX,
   attemptItem,
   attemptKey,
   attemptPartition,
-  connectionItem,
   connectionKey,
-  connectionsPartition,
   DUE_INDEX,
   dueShardKey,
   dueShardOf,
   headFromItem,
   headItem,
   headKey,
+  STEP_SORT_PREFIX,
   stepFromItem,
   stepItem,
   stepKey,
 } from './keys';
-import type { Connection, HourlyHead, Section, StepReport, StepRow, StepState } from './model';
-import type { DueEntry } from './store';
-import type { ConnectionStore, HourlyStore } from './store';
+import type { HourlyHead, Section, StepReport, StepRow, StepState } from './model';
+import type { ConnectionStore, DueEntry, HourlyStore } from './store';
 
 /**
  * The sync table on DynamoDB: conditions and transactions only (store.ts says
- * what each write guarantees). No branch is chosen here.
+ * what each write guarantees). No branch is chosen here. This file holds the
+ * hourly head, its attempt records and step rows; the connections (and the
+ * helpers of every write) are dynamodb-connections.ts's, so one store object
+ * built per table serves both interfaces.
  */
-export interface DynamoSyncStoreDeps {
-  documents: DynamoDBDocumentClient;
-  table: string;
-}
-
-export class DynamoSyncStore implements HourlyStore, ConnectionStore {
-  constructor(private readonly deps: DynamoSyncStoreDeps) {}
-
-  private get table() {
-    return this.deps.table;
-  }
-
+export class DynamoSyncStore extends DynamoConnectionStore implements HourlyStore, ConnectionStore {
   // --- the head, its attempts and their steps ---------------------------------
 
   async head(user: string): Promise<HourlyHead | undefined> {
@@ -79,7 +69,7 @@ export class DynamoSyncStore implements HourlyStore, ConnectionStore {
     const items = await queryAll(this.deps.documents, {
       TableName: this.table,
       KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
-      ExpressionAttributeValues: { ':p': attemptPartition(attemptId), ':s': 'STEP#' },
+      ExpressionAttributeValues: { ':p': attemptPartition(attemptId), ':s': STEP_SORT_PREFIX },
       ConsistentRead: true,
     });
     return items.map(stepFromItem);
@@ -288,117 +278,7 @@ export class DynamoSyncStore implements HourlyStore, ConnectionStore {
     }
   }
 
-  // --- connections -------------------------------------------------------------
-
-  async putConnectionIfNoHead(user: string, sealed: string, createdAt: number, dueAt: number): Promise<boolean> {
-    return this.applied([
-      { Put: { TableName: this.table, Item: connectionItem(user, sealed, createdAt, dueAt) } },
-      {
-        ConditionCheck: { TableName: this.table, Key: headKey(user), ConditionExpression: 'attribute_not_exists(PK)' },
-      },
-    ]);
-  }
-
-  async putConnectionIfHead(user: string, sealed: string, createdAt: number): Promise<boolean> {
-    return this.applied([
-      { Put: { TableName: this.table, Item: connectionItem(user, sealed, createdAt) } },
-      { ConditionCheck: { TableName: this.table, Key: headKey(user), ConditionExpression: 'attribute_exists(PK)' } },
-    ]);
-  }
-
-  async sealedToken(user: string): Promise<string | undefined> {
-    const item = await this.get(connectionKey(user));
-    return typeof item?.token_sealed === 'string' ? item.token_sealed : undefined;
-  }
-
-  async replaceSealedToken(user: string, old: string, next: string): Promise<boolean> {
-    return this.updated({
-      TableName: this.table,
-      Key: connectionKey(user),
-      UpdateExpression: 'SET token_sealed = :new',
-      ConditionExpression: 'token_sealed = :old',
-      ExpressionAttributeValues: { ':new': next, ':old': old },
-    });
-  }
-
-  async removeConnection(user: string): Promise<boolean> {
-    return this.applied([
-      { Delete: { TableName: this.table, Key: connectionKey(user), ConditionExpression: 'attribute_exists(PK)' } },
-      { Delete: { TableName: this.table, Key: headKey(user) } },
-    ]);
-  }
-
-  async markConnectionDue(user: string, dueAt: number): Promise<boolean> {
-    return this.applied([
-      {
-        Update: {
-          TableName: this.table,
-          Key: connectionKey(user),
-          UpdateExpression: 'SET due_at = :due, due_shard = :shard',
-          ConditionExpression: 'attribute_exists(PK)',
-          ExpressionAttributeValues: { ':due': isoTime(dueAt), ':shard': dueShardKey(dueShardOf(user)) },
-        },
-      },
-      {
-        ConditionCheck: { TableName: this.table, Key: headKey(user), ConditionExpression: 'attribute_not_exists(PK)' },
-      },
-    ]);
-  }
-
-  async connectionPage(limit: number, after?: string): Promise<{ items: Connection[]; next?: string }> {
-    const page = await this.deps.documents.send(
-      new QueryCommand({
-        TableName: this.table,
-        KeyConditionExpression: 'PK = :p',
-        ExpressionAttributeValues: { ':p': connectionsPartition },
-        ProjectionExpression: 'user_id, created_at',
-        Limit: limit,
-        ...(after ? { ExclusiveStartKey: connectionKey(after) } : {}),
-      }),
-    );
-    const items = (page.Items ?? []).map((i) => ({ user_id: i.user_id as string, created_at: i.created_at as string }));
-    return { items, next: page.LastEvaluatedKey ? items[items.length - 1]?.user_id : undefined };
-  }
-
-  async *connections(): AsyncGenerator<Connection> {
-    const items = queryItems(this.deps.documents, {
-      TableName: this.table,
-      KeyConditionExpression: 'PK = :p',
-      ExpressionAttributeValues: { ':p': connectionsPartition },
-      ProjectionExpression: 'user_id, created_at',
-    });
-    for await (const item of items) yield { user_id: item.user_id as string, created_at: item.created_at as string };
-  }
-
   // --- helpers -------------------------------------------------------------------
-
-  private async get(key: Record<string, string>): Promise<Record<string, unknown> | undefined> {
-    const { Item } = await this.deps.documents.send(
-      new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }),
-    );
-    return Item;
-  }
-
-  /** A transaction whose refusal is an answer (false), not an error. */
-  private async applied(items: TransactItem[]): Promise<boolean> {
-    try {
-      await transactWrite(this.deps.documents, items);
-      return true;
-    } catch (err) {
-      if (err instanceof TransactionCancelledError) return false;
-      throw err;
-    }
-  }
-
-  private async updated(input: ConstructorParameters<typeof UpdateCommand>[0]): Promise<boolean> {
-    try {
-      await this.deps.documents.send(new UpdateCommand(input));
-      return true;
-    } catch (err) {
-      if (conditionFailed(err)) return false;
-      throw err;
-    }
-  }
 
   private putRecord(head: HourlyHead): TransactItem {
     return { Put: { TableName: this.table, Item: attemptItem(head) } };

@@ -25,3 +25,11 @@ export class UnsafeKeyPartError extends Error {
     this.name = 'UnsafeKeyPartError';
   }
 }
+
+export class MoneyError extends Error {
+  readonly code = 'BAD_MONEY';
+  constructor(message: string) {
+    super(message);
+    this.name = 'MoneyError';
+  }
+}

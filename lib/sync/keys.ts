@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isoTime, parseIsoTime } from '../clock';
+import { FieldSpec, pickFields, readItem } from '../util/item';
 import { UnsafeKeyPartError } from './errors';
 import type { HourlyHead, StepRow } from './model';
 import type { Account, BondEvent, Dividend, Instrument, Operation, Portfolio } from './tbank/contract';
@@ -36,7 +37,12 @@ import type { Account, BondEvent, Dividend, Instrument, Operation, Portfolio } f
 export const connectionKey = (user: string) => ({ PK: 'CONN', SK: `USER#${user}` });
 export const headKey = (user: string) => ({ PK: `USER#${user}`, SK: 'HOURLY' });
 export const attemptKey = (attempt: string) => ({ PK: `ATTEMPT#${attempt}`, SK: 'META' });
-export const stepKey = (attempt: string, section: string) => ({ PK: `ATTEMPT#${attempt}`, SK: `STEP#${section}` });
+/** Step rows sort under this prefix in their attempt's partition (beside its record, `META`). */
+export const STEP_SORT_PREFIX = 'STEP#';
+export const stepKey = (attempt: string, section: string) => ({
+  PK: `ATTEMPT#${attempt}`,
+  SK: `${STEP_SORT_PREFIX}${section}`,
+});
 export const userPartition = (user: string) => `USER#${user}`;
 export const attemptPartition = (attempt: string) => `ATTEMPT#${attempt}`;
 export const connectionsPartition = 'CONN';
@@ -116,27 +122,28 @@ function named<T extends object>(source: T, fields: readonly (keyof T)[]): Item 
 }
 
 const ACCOUNT_FIELDS = ['id', 'type', 'name', 'status', 'access_level', 'opened_date', 'closed_date'] as const;
-const OPERATION_FIELDS = [
-  'id',
-  'parent_operation_id',
-  'account_id',
-  'date',
-  'type',
-  'state',
-  'name',
-  'description',
-  'instrument_uid',
-  'figi',
-  'instrument_type',
-  'instrument_kind',
-  'payment',
-  'price',
-  'commission',
-  'accrued_int',
-  'quantity',
-  'quantity_rest',
-  'quantity_done',
-] as const;
+/** The fields of a stored operation: what its item is written from and read back through. */
+const OPERATION: FieldSpec<Operation> = {
+  id: 'string',
+  parent_operation_id: 'string?',
+  account_id: 'string',
+  date: 'string',
+  type: 'string',
+  state: 'string',
+  name: 'string?',
+  description: 'string?',
+  instrument_uid: 'string?',
+  figi: 'string?',
+  instrument_type: 'string?',
+  instrument_kind: 'string?',
+  payment: 'object?',
+  price: 'object?',
+  commission: 'object?',
+  accrued_int: 'object?',
+  quantity: 'string?',
+  quantity_rest: 'string?',
+  quantity_done: 'string?',
+};
 const POSITION_FIELDS = [
   'figi',
   'instrument_uid',
@@ -188,14 +195,13 @@ export const accountItem = (user: string, a: Account, syncedAt: number): Item =>
 });
 
 export const operationItem = (user: string, m: string, gen: string, seq: number, op: Operation): Item => ({
-  ...named(op, OPERATION_FIELDS),
+  ...pickFields(OPERATION, op),
   entity: 'operation',
   user_id: user,
   PK: opGenerationPartition(user, op.account_id, m, gen),
   SK: `${op.date}#${String(seq).padStart(6, '0')}`,
 });
-export const operationFromItem = (item: Item): Operation =>
-  named(item as unknown as Operation, OPERATION_FIELDS) as unknown as Operation;
+export const operationFromItem = (item: Item): Operation => readItem(OPERATION, item, 'operation');
 
 export const portfolioItem = (user: string, p: Portfolio, syncedAt: number): Item => ({
   account_id: p.account_id,
@@ -243,21 +249,22 @@ function storedTime(value: unknown): number | undefined {
 }
 const isoOrAbsent = (ms: number | undefined) => (ms === undefined ? undefined : isoTime(ms));
 
-const HEAD_FIELDS = [
-  'user_id',
-  'attempt_id',
-  'state',
-  'run_id',
-  'walk_completed',
-  'children',
-  'error_code',
-  'sections',
-  'revision',
-] as const;
+/** The head's and attempt record's fields besides its times (stored ISO, read from either form below). */
+const HEAD: FieldSpec<Omit<HourlyHead, 'started_at' | 'run_deadline' | 'finished_at' | 'due_at'>> = {
+  user_id: 'string',
+  attempt_id: 'string',
+  state: 'string',
+  run_id: 'string',
+  walk_completed: 'boolean',
+  children: 'object?',
+  error_code: 'string?',
+  sections: 'object?',
+  revision: 'number',
+};
 
 function headFields(head: HourlyHead): Item {
   return {
-    ...named(head, HEAD_FIELDS),
+    ...pickFields(HEAD, head),
     ...named(
       {
         started_at: isoTime(head.started_at),
@@ -287,9 +294,11 @@ export const attemptItem = (head: HourlyHead): Item => ({
 });
 
 export function headFromItem(item: Item): HourlyHead {
-  const head = named(item as unknown as HourlyHead, HEAD_FIELDS) as unknown as HourlyHead;
-  head.started_at = storedTime(item.started_at) ?? 0;
-  head.run_deadline = storedTime(item.run_deadline) ?? 0;
+  const head: HourlyHead = {
+    ...readItem(HEAD, item, 'hourly'),
+    started_at: storedTime(item.started_at) ?? 0,
+    run_deadline: storedTime(item.run_deadline) ?? 0,
+  };
   const finished = storedTime(item.finished_at);
   if (finished !== undefined) head.finished_at = finished;
   const due = storedTime(item.due_at);
@@ -298,20 +307,21 @@ export function headFromItem(item: Item): HourlyHead {
   return head;
 }
 
-const STEP_FIELDS = [
-  'attempt_id',
-  'step_id',
-  'section',
-  'state',
-  'error_code',
-  'tracking_id',
-  'unknown_values',
-  'unknown_names',
-  'skipped_accounts',
-] as const;
+/** A step row's fields besides its times. */
+const STEP: FieldSpec<Omit<StepRow, 'started_at' | 'finished_at'>> = {
+  attempt_id: 'string',
+  step_id: 'string',
+  section: 'string',
+  state: 'string',
+  error_code: 'string?',
+  tracking_id: 'string?',
+  unknown_values: 'number?',
+  unknown_names: 'array?',
+  skipped_accounts: 'array?',
+};
 
 export const stepItem = (row: StepRow): Item => ({
-  ...named(row, STEP_FIELDS),
+  ...pickFields(STEP, row),
   ...named({ started_at: isoTime(row.started_at), finished_at: isoOrAbsent(row.finished_at) }, [
     'started_at',
     'finished_at',
@@ -321,8 +331,7 @@ export const stepItem = (row: StepRow): Item => ({
 });
 
 export function stepFromItem(item: Item): StepRow {
-  const row = named(item as unknown as StepRow, STEP_FIELDS) as unknown as StepRow;
-  row.started_at = storedTime(item.started_at) ?? 0;
+  const row: StepRow = { ...readItem(STEP, item, 'step'), started_at: storedTime(item.started_at) ?? 0 };
   const finished = storedTime(item.finished_at);
   if (finished !== undefined) row.finished_at = finished;
   return row;

@@ -1,3 +1,5 @@
+import { MoneyError } from './errors';
+
 /**
  * Exact money and quantities. T-Bank sends MoneyValue {currency, units, nano}
  * and Quotation {units, nano}: value = units + nano / 1e9, units an int64 as a
@@ -5,14 +7,6 @@
  * the value as a canonical decimal string ("-1.5", "0.01", "120"), computed
  * through bigint nanos: no float ever holds money or a quantity.
  */
-
-export class MoneyError extends Error {
-  readonly code = 'BAD_MONEY';
-  constructor(message: string) {
-    super(message);
-    this.name = 'MoneyError';
-  }
-}
 
 /** An exact decimal with at most 9 fractional digits, canonical: no '+', no leading zeros, no trailing fractional zeros, no "-0". */
 export type Decimal = string & { readonly __decimal: unique symbol };

@@ -1,5 +1,6 @@
 import type { Logger } from '../log';
-import { TimeoutError, withTimeout } from '../util/timeout';
+import { TimeoutError } from '../util/errors';
+import { withTimeout } from '../util/timeout';
 import type { SyncDataStore } from './data-store';
 import { NoTokenError, StaleAttemptError } from './errors';
 import { UnsafeKeyPartError } from './errors';

@@ -8,7 +8,8 @@ import { InvalidIdError, parseId } from '../ident';
 import type { Logger } from '../log';
 import { TorrentClientError } from '../torrents/errors';
 import { grammyClientConfig, TelegramClientOptions } from './api';
-import { ButtonAction, parseCallback, StaleButtonError } from './callback';
+import { ButtonAction, parseCallback } from './callback';
+import { StaleButtonError } from './errors';
 import { cardText, cardUrl, clip, escapeHtml, fitLines, keyboard, notifiedOf } from './format';
 import { ChatMoves, servedChats, UpdateLedger } from './store';
 

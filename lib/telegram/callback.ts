@@ -1,4 +1,5 @@
 import { parseId } from '../ident';
+import { StaleButtonError } from './errors';
 
 /**
  * `callback_data` of our inline buttons: `<version>:<action>:<ulid>`, e.g.
@@ -12,14 +13,6 @@ export const MAX_CALLBACK_BYTES = 64;
 
 export const BUTTON_ACTIONS = { retry: 'r', cancel: 'c', open: 'o' } as const;
 export type ButtonAction = keyof typeof BUTTON_ACTIONS;
-
-export class StaleButtonError extends Error {
-  readonly code = 'BUTTON_EXPIRED';
-  constructor(reason: string) {
-    super(`button expired: ${reason}`);
-    this.name = 'StaleButtonError';
-  }
-}
 
 export function encodeCallback(action: ButtonAction, id: string): string {
   const data = `${CALLBACK_VERSION}:${BUTTON_ACTIONS[action]}:${parseId(id)}`;

@@ -14,9 +14,9 @@ import {
   moveKey,
   updateKey,
 } from './keys';
+import { ClaimLostError } from './errors';
 import {
   ChatMoves,
-  ClaimLostError,
   ClaimResult,
   DeliveryRef,
   DeliveryStatus,

@@ -1,4 +1,4 @@
-/** Typed failures of a call to the Bot API; the notifier branches on `retryable`. */
+/** Typed failures of the telegram module: a call to the Bot API (the notifier branches on `retryable`), a record or update we cannot read, a lost claim, a stale button. */
 
 export class TelegramApiError extends Error {
   readonly code = 'TELEGRAM_API_ERROR';
@@ -35,3 +35,36 @@ export class TelegramNetworkError extends Error {
 }
 
 export type TelegramSendError = TelegramApiError | TelegramNetworkError;
+
+export class StaleButtonError extends Error {
+  readonly code = 'BUTTON_EXPIRED';
+  constructor(reason: string) {
+    super(`button expired: ${reason}`);
+    this.name = 'StaleButtonError';
+  }
+}
+
+export class ClaimLostError extends Error {
+  readonly code = 'CLAIM_LOST';
+  /** A DeliveryRef's two key parts (store.ts imports this module through model.ts: named structurally, no cycle). */
+  constructor(ref: { eventId: string; chatId: number }) {
+    super(`delivery ${ref.eventId}/${ref.chatId}: claim taken over`);
+    this.name = 'ClaimLostError';
+  }
+}
+
+export class MalformedStreamRecordError extends Error {
+  readonly code = 'MALFORMED_STREAM_RECORD';
+  constructor(reason: string) {
+    super(`stream record refused: ${reason}`);
+    this.name = 'MalformedStreamRecordError';
+  }
+}
+
+export class MalformedUpdateError extends Error {
+  readonly code = 'MALFORMED_UPDATE';
+  constructor(reason: string) {
+    super(`not a Telegram Update: ${reason}`);
+    this.name = 'MalformedUpdateError';
+  }
+}

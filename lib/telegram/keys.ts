@@ -1,3 +1,4 @@
+import { FieldSpec, pickFields, readItem } from '../util/item';
 import type { DeliveryRef, Failure } from './store';
 
 /**
@@ -50,22 +51,23 @@ export function deliveryItem(ref: DeliveryRef, owner: string, leaseUntil: number
   };
 }
 
+/** The fields of a failure: what its item is written from and read back through. */
+const FAILURE_FIELDS: FieldSpec<Failure> = {
+  id: 'string',
+  event_id: 'string',
+  chat_id: 'number',
+  download_id: 'string',
+  kind: 'string',
+  reason: 'string',
+  failed_at: 'string',
+  retried_at: 'string?',
+  retry_message_id: 'number?',
+};
+
 export function failureToItem(f: Failure): Record<string, unknown> {
-  return { entity: 'failure', ...failureFromItem(f as unknown as Record<string, unknown>), ...failureKey(f.id) };
+  return { entity: 'failure', ...pickFields(FAILURE_FIELDS, f), ...failureKey(f.id) };
 }
 
 export function failureFromItem(item: Record<string, unknown>): Failure {
-  const { id, event_id, chat_id, download_id, kind, reason, failed_at, retried_at, retry_message_id } =
-    item as unknown as Failure;
-  return {
-    id,
-    event_id,
-    chat_id,
-    download_id,
-    kind,
-    reason,
-    failed_at,
-    ...(typeof retried_at === 'string' ? { retried_at } : {}),
-    ...(typeof retry_message_id === 'number' ? { retry_message_id } : {}),
-  };
+  return readItem(FAILURE_FIELDS, item, 'failure');
 }

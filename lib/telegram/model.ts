@@ -1,6 +1,7 @@
 import { downloadImages, type StreamImage } from '../downloads/change-stream';
 import { isDownloadState, isActive, DownloadState } from '../downloads/model';
 import { isId } from '../ident';
+import { MalformedStreamRecordError } from './errors';
 
 /**
  * What a person cares about in the life of a download, derived from one
@@ -46,14 +47,6 @@ export interface StreamRecord {
     NewImage?: StreamImage;
     OldImage?: StreamImage;
   };
-}
-
-export class MalformedStreamRecordError extends Error {
-  readonly code = 'MALFORMED_STREAM_RECORD';
-  constructor(reason: string) {
-    super(`stream record refused: ${reason}`);
-    this.name = 'MalformedStreamRecordError';
-  }
 }
 
 // eventIDs are AWS's (hex or uuid-like); they become part of a key, so their shape is checked.

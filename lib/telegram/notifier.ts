@@ -3,9 +3,9 @@ import { setTimeout as sleepFor } from 'node:timers/promises';
 import { Clock, systemClock } from '../clock';
 import type { Logger } from '../log';
 import type { TelegramSender } from './api';
-import { TelegramApiError, TelegramNetworkError } from './errors';
+import { MalformedStreamRecordError, TelegramApiError, TelegramNetworkError } from './errors';
 import { keyboard, notificationText } from './format';
-import { classify, DownloadEvent, MalformedStreamRecordError, StreamRecord } from './model';
+import { classify, DownloadEvent, StreamRecord } from './model';
 import type { Pacer } from './pacer';
 import { ChatMoves, DeliveryRef, DeliveryStore, resolveChat } from './store';
 

@@ -71,14 +71,6 @@ export interface DeliveryStore {
   releaseRetry(id: string, claimedAt: string): Promise<void>;
 }
 
-export class ClaimLostError extends Error {
-  readonly code = 'CLAIM_LOST';
-  constructor(ref: DeliveryRef) {
-    super(`delivery ${ref.eventId}/${ref.chatId}: claim taken over`);
-    this.name = 'ClaimLostError';
-  }
-}
-
 /**
  * Updates seen by the webhook, by `update_id`: Telegram delivers an Update
  * again when the bot was slow to answer, and the second delivery must not act.

@@ -1,5 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Update } from 'grammy/types';
+import { MalformedUpdateError } from './errors';
+
+/** functions/telegram/webhook.ts imports it from here (the handler edge's file): the class is errors.ts's. */
+export { MalformedUpdateError };
 
 /** The webhook's edge: the secret header and the shape of an Update, checked before anything runs. */
 
@@ -11,14 +15,6 @@ export function secretMatches(presented: string | undefined, secret: string): bo
   const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
   const ok = timingSafeEqual(digest(presented ?? ''), digest(secret));
   return ok && presented !== undefined;
-}
-
-export class MalformedUpdateError extends Error {
-  readonly code = 'MALFORMED_UPDATE';
-  constructor(reason: string) {
-    super(`not a Telegram Update: ${reason}`);
-    this.name = 'MalformedUpdateError';
-  }
 }
 
 const KINDS = ['message', 'callback_query'] as const;

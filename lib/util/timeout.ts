@@ -1,12 +1,4 @@
-export class TimeoutError extends Error {
-  constructor(
-    readonly ms: number,
-    what: string,
-  ) {
-    super(`${what} did not finish within ${ms} ms`);
-    this.name = 'TimeoutError';
-  }
-}
+import { TimeoutError } from './errors';
 
 /**
  * Runs `work` with an AbortSignal that fires after `ms`, and rejects at `ms`

@@ -47,6 +47,7 @@ export interface Violation {
     | 'runtime-imports-tooling'
     | 'shared-imports-domain'
     | 'handler-imports-storage'
+    | 'decision-imports-io'
     | 'cycle';
   from: string;
   to: string;
@@ -96,6 +97,15 @@ const isStorageInternal = (file: string) => /\/(keys|dynamodb[^/]*)\.ts$/.test(f
 const isStorage = (file: string) => /\/(keys|store|[^/]*-store|dynamodb[^/]*)\.ts$/.test(file);
 /** Adapters that may talk to AWS inside a domain: its DynamoDB store, its change stream and S3 access. */
 const mayUseSdk = (file: string) => /\/(dynamodb[^/]*|[^/]*-store|[^/]*-stream|s3[^/]*)\.ts$/.test(file);
+/**
+ * A domain's decision modules: its model (types and pure transitions), the
+ * downloads guards' plans, the sync outcome. Pure by rule: they take the rows
+ * read and return what to write, so they import no AWS client, no shared AWS
+ * helper and no store.
+ */
+const isDecision = (file: string) => /^lib\/[^/]+\/(model|guards|outcome)\.ts$/.test(file);
+const isIo = (to: string) =>
+  to.startsWith('@aws-sdk/') || to.startsWith('lib/aws/') || /\/(dynamodb[^/]*|[^/]*-store|store)\.ts$/.test(to);
 
 export function analyseImports(graph: ImportGraph): { violations: Violation[]; unclassified: string[] } {
   const violations: Violation[] = [];
@@ -117,6 +127,7 @@ export function analyseImports(graph: ImportGraph): { violations: Violation[]; u
         add('handler-imports-storage', from, to);
       }
       if (from.startsWith('functions/') && /\/keys\.ts$/.test(to)) add('handler-imports-storage', from, to);
+      if (isDomain(fromModule) && isDecision(from) && isIo(to)) add('decision-imports-io', from, to);
     }
   }
 

@@ -1,5 +1,5 @@
 import { createLogger } from '../../lib/log';
-import { MemorySyncDataStore } from '../../lib/sync/memory-data-store';
+import { MemorySyncDataStore } from '../../test/support/memory-sync-data-store';
 import { SharedCallBudget } from '../../lib/sync/rate-budget';
 import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS } from '../../lib/sync/sections';
 import { TBANK_PRODUCTION_URL, TBankClient } from '../../lib/sync/tbank/client';

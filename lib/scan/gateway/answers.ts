@@ -2,6 +2,7 @@ import { EnvelopeParts, EnvelopeStatus, envelope } from '../contract';
 import { AnswerNotReadyError } from '../errors';
 import type { AnswerFile } from '../hotfolder';
 import { mergeAnswers } from '../merge';
+import { rawAnswerKey } from '../keys';
 import type { ScanJob } from '../model';
 import { settle } from '../settle';
 import { GatewayDeps, idsOf, send } from './ports';
@@ -79,7 +80,7 @@ export async function checkSubmitted(
     }
     throw err;
   }
-  const rawKey = `raw/${job.job_id}.json`;
+  const rawKey = rawAnswerKey(job.job_id);
   try {
     await deps.files.writeRaw(rawKey, JSON.stringify(merged));
   } catch (err) {

@@ -1,4 +1,5 @@
-import { Decimal, Money, MoneyError, optionalMoney, optionalQuotation, quotation } from '../money';
+import { MoneyError } from '../errors';
+import { Decimal, Money, optionalMoney, optionalQuotation, quotation } from '../money';
 import { ContractError } from './errors';
 
 /**

@@ -8,7 +8,7 @@ import { DynamoDeliveryStore } from '../../../lib/telegram/dynamodb-store';
 import { DeliveryPolicy, NotifierDeps, notifyRecords } from '../../../lib/telegram/notifier';
 import { Pacer } from '../../../lib/telegram/pacer';
 import type { StreamRecord } from '../../../lib/telegram/model';
-import { ClaimLostError } from '../../../lib/telegram/store';
+import { ClaimLostError } from '../../../lib/telegram/errors';
 import { stackClients } from '../../support/stack';
 
 /**

@@ -36,6 +36,10 @@ describe('architecture: the import graph', () => {
     expect(report.violations.filter((v) => v.rule === 'handler-imports-storage')).toEqual([]);
   });
 
+  it('has no decision module (model, guards, outcome) importing the SDK, lib/aws or a store', () => {
+    expect(report.violations.filter((v) => v.rule === 'decision-imports-io')).toEqual([]);
+  });
+
   it('has no import cycle between files or between lib/ modules', () => {
     expect(report.violations.filter((v) => v.rule === 'cycle')).toEqual([]);
   });
@@ -83,6 +87,7 @@ describe('architecture: the checker itself finds each kind of violation', () => 
       'lib/downloads/service.ts',
       'lib/downloads/keys.ts',
       'lib/downloads/dynamodb-store.ts',
+      'lib/downloads/guards.ts',
       'lib/sync/service.ts',
       'lib/log/index.ts',
       'functions/sync/tick.ts',
@@ -93,6 +98,7 @@ describe('architecture: the checker itself finds each kind of violation', () => 
       ['lib/log/index.ts', ['lib/downloads/service.ts']],
       ['lib/downloads/service.ts', ['tools/stack/stack.ts', 'lib/log/index.ts']],
       ['functions/sync/tick.ts', ['lib/downloads/dynamodb-store.ts', 'lib/downloads/keys.ts']],
+      ['lib/downloads/guards.ts', ['lib/aws/transact.ts', 'lib/downloads/keys.ts']],
     ]),
   };
   const rules = new Set(analyseImports(graph).violations.map((v) => v.rule));
@@ -103,6 +109,7 @@ describe('architecture: the checker itself finds each kind of violation', () => 
     'runtime-imports-tooling',
     'shared-imports-domain',
     'handler-imports-storage',
+    'decision-imports-io',
     'cycle',
   ])('reports %s', (rule) => {
     expect(rules.has(rule)).toBe(true);

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
-import { InvalidInfohashError, kindOf, parseInfohash, parseInfohashes } from '../../../lib/downloads/infohash';
-import { formatMagnet, InvalidMagnetError, MAX_MAGNET_LENGTH, parseMagnet } from '../../../lib/downloads/magnet';
+import { InvalidInfohashError, InvalidMagnetError } from '../../../lib/downloads/errors';
+import { kindOf, parseInfohash, parseInfohashes } from '../../../lib/downloads/infohash';
+import { formatMagnet, MAX_MAGNET_LENGTH, parseMagnet } from '../../../lib/downloads/magnet';
 
 const hex = (bytes: number) =>
   fc.uint8Array({ minLength: bytes, maxLength: bytes }).map((a) => Buffer.from(a).toString('hex'));

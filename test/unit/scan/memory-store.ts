@@ -1,9 +1,26 @@
 import type { Envelope, ScanRequest } from '../../../lib/scan/contract';
-import { JobState, ScanJob, summaryOf } from '../../../lib/scan/model';
+import {
+  finished,
+  holdsSlot,
+  isInState,
+  JobState,
+  mayClaimPublish,
+  newJob,
+  polled,
+  PUBLISH_LEASE_MS,
+  ScanJob,
+  startSubmitted,
+  submitted,
+  summaryOf,
+} from '../../../lib/scan/model';
 import type { SettleState } from '../../../lib/scan/settle';
 import type { ScanJobStore } from '../../../lib/scan/store';
 
-/** An in-memory ScanJobStore for fast unit tests of the gateway's policy: same CAS and slot rules, no DynamoDB. */
+/**
+ * An in-memory ScanJobStore for fast unit tests of the gateway's policy: the
+ * same transitions (lib/scan/model.ts), applied as a CAS on the state and
+ * revision read, with the same slot rules; no DynamoDB.
+ */
 export class MemoryScanJobStore implements ScanJobStore {
   readonly jobs = new Map<string, ScanJob>();
   inUse = 0;
@@ -14,16 +31,7 @@ export class MemoryScanJobStore implements ScanJobStore {
     if (existing) return { created: false, job: clone(existing) };
     const slot = this.inUse < maxInflight;
     if (slot) this.inUse++;
-    const job: ScanJob = {
-      job_id: request.job_id,
-      request,
-      request_hash: requestHash,
-      state: slot ? 'starting' : 'queued',
-      created_at: now,
-      ...(slot ? { started_at: now } : {}),
-      published: false,
-      revision: 1,
-    };
+    const job = newJob(request, requestHash, now, slot);
     this.jobs.set(job.job_id, clone(job));
     return { created: true, job };
   }
@@ -32,10 +40,8 @@ export class MemoryScanJobStore implements ScanJobStore {
     return job && clone(job);
   }
   async inState(state: JobState | 'unpublished', limit = 100) {
-    const match = (j: ScanJob) =>
-      state === 'unpublished' ? j.state === 'finished' && !j.published : j.state === state;
     return [...this.jobs.values()]
-      .filter(match)
+      .filter((j) => isInState(j, state))
       .sort((a, b) => a.created_at - b.created_at)
       .slice(0, limit)
       .map(clone);
@@ -44,41 +50,27 @@ export class MemoryScanJobStore implements ScanJobStore {
     return (await this.inState(state, Infinity)).length;
   }
   async startSubmitted(job: ScanJob, now: number, maxInflight: number, inboxName: string, deadline: number) {
-    if (job.state !== 'queued' || this.inUse >= maxInflight) return undefined;
-    const next = this.cas(job, {
-      ...job,
-      state: 'submitted',
-      started_at: now,
-      submitted_at: now,
-      inbox_name: inboxName,
-      deadline,
-    });
-    if (next) this.inUse++;
-    return next;
+    const next = startSubmitted(job, now, inboxName, deadline);
+    if (!next || this.inUse >= maxInflight) return undefined;
+    const written = this.cas(job, next);
+    if (written) this.inUse++;
+    return written;
   }
   async submitted(job: ScanJob, inboxName: string, submittedAt: number, deadline: number) {
-    return this.cas(job, { ...job, state: 'submitted', inbox_name: inboxName, submitted_at: submittedAt, deadline });
+    return this.cas(job, submitted(job, inboxName, submittedAt, deadline));
   }
   async recordPoll(job: ScanJob, patch: { settle?: SettleState; poll_ok?: true; poll_failed?: true }) {
-    return this.cas(job, { ...job, ...patch });
+    return this.cas(job, polled(job, patch));
   }
   async finish(job: ScanJob, result: Envelope, now: number) {
-    const next = this.cas(job, {
-      ...job,
-      state: 'finished',
-      result,
-      finished_at: now,
-      published: false,
-      publish_lease: now + 30_000,
-    });
-    if (next && (job.state === 'starting' || job.state === 'submitted')) this.inUse--;
-    return next;
+    const written = this.cas(job, finished(job, result, now));
+    if (written && holdsSlot(job)) this.inUse--;
+    return written;
   }
   async claimPublish(job: ScanJob, now: number) {
     const current = this.jobs.get(job.job_id);
-    if (!current || current.state !== 'finished' || current.published || (current.publish_lease ?? 0) >= now)
-      return false;
-    current.publish_lease = now + 30_000;
+    if (!current || !mayClaimPublish(current, now)) return false;
+    current.publish_lease = now + PUBLISH_LEASE_MS;
     return true;
   }
   async markPublished(jobId: string, now: number) {
@@ -101,12 +93,12 @@ export class MemoryScanJobStore implements ScanJobStore {
     return this.counters.get(metric) ?? 0;
   }
 
+  /** `next` (a model transition of `job`) stored if nobody moved the job since it was read. */
   private cas(job: ScanJob, next: ScanJob): ScanJob | undefined {
     const current = this.jobs.get(job.job_id);
     if (!current || current.state !== job.state || current.revision !== job.revision) return undefined;
-    const written = { ...next, revision: job.revision + 1 };
-    this.jobs.set(job.job_id, clone(written));
-    return written;
+    this.jobs.set(job.job_id, clone(next));
+    return next;
   }
 }
 

@@ -2,12 +2,12 @@ import fc from 'fast-check';
 import {
   decimalToNanos,
   money,
-  MoneyError,
   nanosToDecimal,
   nanosToQuotation,
   quotation,
   quotationNanos,
 } from '../../../lib/sync/money';
+import { MoneyError } from '../../../lib/sync/errors';
 
 const INT64_MAX = 2n ** 63n - 1n;
 const nanos = fc.bigInt({ min: -(2n ** 63n) * 1_000_000_000n + 1_000_000_000n, max: INT64_MAX * 1_000_000_000n });

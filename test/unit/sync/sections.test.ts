@@ -1,5 +1,5 @@
 import { silentLogger } from '../../../lib/log';
-import { MemorySyncDataStore } from '../../../lib/sync/memory-data-store';
+import { MemorySyncDataStore } from '../../support/memory-sync-data-store';
 import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS, SectionContext } from '../../../lib/sync/sections';
 import type { TBankClient } from '../../../lib/sync/tbank/client';
 import type { Account, Operation } from '../../../lib/sync/tbank/contract';

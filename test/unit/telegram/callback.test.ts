@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { newId } from '../../../lib/ident';
-import { encodeCallback, MAX_CALLBACK_BYTES, parseCallback, StaleButtonError } from '../../../lib/telegram/callback';
+import { encodeCallback, MAX_CALLBACK_BYTES, parseCallback } from '../../../lib/telegram/callback';
+import { StaleButtonError } from '../../../lib/telegram/errors';
 
 describe('callback_data', () => {
   it('round-trips every action within 64 bytes', () => {

@@ -1,6 +1,7 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { newId } from '../../../lib/ident';
-import { classify, MalformedStreamRecordError, StreamRecord } from '../../../lib/telegram/model';
+import { MalformedStreamRecordError } from '../../../lib/telegram/errors';
+import { classify, StreamRecord } from '../../../lib/telegram/model';
 
 const id = newId();
 const item = (fields: Record<string, unknown>) =>

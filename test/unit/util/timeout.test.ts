@@ -1,4 +1,5 @@
-import { TimeoutError, withTimeout } from '../../../lib/util/timeout';
+import { TimeoutError } from '../../../lib/util/errors';
+import { withTimeout } from '../../../lib/util/timeout';
 
 describe('withTimeout', () => {
   it('rejects at the bound even when the work ignores its signal', async () => {

@@ -1,11 +1,13 @@
-import type { RateUse } from './model';
-import type { OperationWindow, SyncDataStore } from './data-store';
-import type { Account, Instrument, Operation, Portfolio } from './tbank/contract';
+import type { RateUse } from '../../lib/sync/model';
+import type { OperationWindow, SyncDataStore } from '../../lib/sync/data-store';
+import type { Account, Instrument, Operation, Portfolio } from '../../lib/sync/tbank/contract';
 
 /**
- * The synced data in process memory: for `npm run tbank:check` (a dry run on
- * the steps' own code path, nothing stored) and unit tests. Not for the
- * service: its budget and windows must outlive an invocation.
+ * The synced data in process memory: a test double (unit tests, the egress
+ * bench) and the store of `npm run tbank:check`'s dry run (the steps' own
+ * code path, nothing stored). Never the service's: its budget and windows
+ * must outlive an invocation, which is why it lives outside lib/
+ * (docs/decisions.md, 203).
  */
 export class MemorySyncDataStore implements SyncDataStore {
   readonly accounts = new Map<string, Account>();

@@ -1,0 +1,347 @@
+import { ActiveExistsError, InfohashTakenError, InvalidTransitionError, TooManyInfohashesError } from './errors';
+import { Infohash, MAX_INFOHASHES, sortHashes } from './infohash';
+import { downloadToItem, guardItem, guardKey, legacyIdItem, membershipItem } from './keys';
+import { ActiveState, Download, DownloadDetails, DownloadState, isActive, ReviewReason } from './model';
+
+/**
+ * The decisions behind "at most one active download per infohash", as pure
+ * functions: from the rows a store read to a PLAN of conditional writes, or a
+ * typed refusal. The store (dynamodb-store.ts) executes a plan as ONE
+ * transaction and turns a cancelled one back into a refusal here; it chooses
+ * nothing itself. Nothing in this file reads, writes or knows the SDK
+ * (test/unit/architecture checks it), so every branch is unit-tested on plain
+ * values (test/unit/downloads/guards.test.ts).
+ *
+ * A plan is data: the writes in transaction order, each with the condition
+ * that must hold for ALL of them to apply. The guard items' conditions ARE
+ * the invariant: `absent` on a new guard, `freeOrHeldBy` to hold one's own,
+ * `ownGuard` to release only one's own, `takenFrom` to move one in a merge.
+ */
+
+export type Item = Record<string, unknown>;
+
+/** What must hold for a write; the store spells each as a DynamoDB condition. */
+export type Condition =
+  /** No item under this key yet (`attribute_not_exists(PK)`). */
+  | { absent: true }
+  /** The download is still at the revision read (the CAS). */
+  | { revisionIs: number }
+  /** The guard is free or already this download's (a stuck download retried). */
+  | { freeOrHeldBy: string }
+  /** The guard is this download's own: releasing never frees another's. */
+  | { ownGuard: string }
+  /** The guard is still the absorbed download's: a merge moves only what it read. */
+  | { takenFrom: string };
+
+export type PlannedWrite = { put: Item; when?: Condition } | { delete: Record<string, string>; when: Condition };
+
+export interface WritePlan {
+  /** In transaction order. A CAS of the download, when there is one, is FIRST: its refusal means "moved, read again". */
+  writes: PlannedWrite[];
+  /** The typed refusal a failed guard condition becomes (none: the failure is rethrown as it is). */
+  guardRefusal?: 'ACTIVE_EXISTS' | 'INFOHASH_TAKEN';
+}
+
+/** A decision on the rows read: write this plan (and `next` is the result), nothing to write, or a typed refusal. */
+export type Decision = { write: WritePlan; next: Download } | { unchanged: Download } | { refused: Error };
+
+/** A guard whose condition refused a write, and the download it names. */
+export interface HeldGuard {
+  infohash: string;
+  ownerId: string;
+}
+
+// --- owner -----------------------------------------------------------------------
+
+/**
+ * The download that owns EVERY hash: `download` when the first hash's guard
+ * names it, and it is active and holds them all; else undefined (no owner, or
+ * the hashes are split). An active download that holds the hashes IS the
+ * guards' holder: guards move in the same transaction as the state.
+ */
+export function ownerOfAll(
+  guardHolder: string | undefined,
+  download: Download | undefined,
+  hashes: Infohash[],
+): Download | undefined {
+  if (!download || guardHolder !== download.id || !isActive(download.state)) return undefined;
+  const held = new Set(download.infohashes.map((h) => h.infohash));
+  return hashes.every((h) => held.has(h.infohash)) ? download : undefined;
+}
+
+/**
+ * What a refused create does next, from the guards that refused it:
+ * nothing explains it (`unexplained`: the failure is rethrown); one owner
+ * (`dedup` onto it); several (the call's hashes are split across active
+ * downloads, each ingested with one hash of this torrent: they are one
+ * torrent, so `merge` into the survivor).
+ */
+export function afterCreateRefused(
+  refused: HeldGuard[],
+): { unexplained: true } | { dedupOnto: string } | { merge: { survivorId: string; absorbed: string[] } } {
+  const owners = [...new Set(refused.map((g) => g.ownerId))];
+  if (owners.length === 0) return { unexplained: true };
+  if (owners.length === 1) return { dedupOnto: owners[0] };
+  return { merge: chooseSurvivor(owners) };
+}
+
+/** The typed refusal of a failed guard condition, naming the FIRST holder (transaction = hash order). */
+export function refusalOf(kind: WritePlan['guardRefusal'], refused: HeldGuard[]): Error | undefined {
+  const first = refused[0];
+  if (!kind || !first) return undefined;
+  return kind === 'ACTIVE_EXISTS'
+    ? new ActiveExistsError(first.infohash, first.ownerId)
+    : new InfohashTakenError(first.infohash, first.ownerId);
+}
+
+// --- survivor, moving hashes, cap ------------------------------------------------
+
+/**
+ * The oldest survives: ULIDs sort by creation time, and two owners never
+ * share an id, so the order is total and every racing caller picks the same
+ * survivor. The others are absorbed in the same (ascending) order.
+ */
+export function chooseSurvivor(ownerIds: string[]): { survivorId: string; absorbed: string[] } {
+  const [survivorId, ...absorbed] = [...new Set(ownerIds)].sort();
+  return { survivorId, absorbed };
+}
+
+/** The victim's hashes the survivor does not hold yet, in the victim's order. */
+export function movingHashes(survivor: Download, victim: Download): Infohash[] {
+  const held = new Set(survivor.infohashes.map((h) => h.infohash));
+  return victim.infohashes.filter((h) => !held.has(h.infohash));
+}
+
+/** True when `held` hashes plus `adding` stay within MAX_INFOHASHES (the boundary itself is allowed). */
+export function withinCap(held: number, adding: number): boolean {
+  return held + adding <= MAX_INFOHASHES;
+}
+
+// --- plans -------------------------------------------------------------------------
+
+/** A new active download: the download, and per hash its membership and its guard, all or nothing. */
+export function planCreate(download: Download): WritePlan {
+  return {
+    writes: [
+      { put: downloadToItem(download), when: { absent: true } },
+      ...download.infohashes.flatMap((h): PlannedWrite[] => [
+        { put: membershipItem(h, download.id) },
+        { put: guardItem(h.infohash, download.id, download.created_at), when: { absent: true } },
+      ]),
+    ],
+  };
+}
+
+/** Into the active set: every guard of the download held (free or already its own), the review marks cleared. */
+export function planActivate(current: Download, to: ActiveState, at: string): Decision {
+  const { review_reason: _r, missing_since: _m, ...rest } = current;
+  const next: Download = { ...rest, state: to, updated_at: at, revision: current.revision + 1 };
+  return {
+    next,
+    write: {
+      writes: [
+        casWrite(next, current.revision),
+        ...current.infohashes.map((h) => holdGuard(h.infohash, current.id, at)),
+      ],
+      guardRefusal: 'ACTIVE_EXISTS',
+    },
+  };
+}
+
+/**
+ * Appends the hashes the download lacks (sorted), with their memberships and,
+ * while it is active, their guards. `requireActive` is the dedup's: an owner
+ * that left the active set meanwhile is `notActive` (the caller creates again).
+ */
+export function planAppend(
+  current: Download,
+  hashes: Infohash[],
+  at: string,
+  requireActive: boolean,
+): Decision | { notActive: true } {
+  if (requireActive && !isActive(current.state)) return { notActive: true };
+  const held = new Set(current.infohashes.map((h) => h.infohash));
+  const missing = sortHashes(hashes).filter((h) => !held.has(h.infohash));
+  if (missing.length === 0) return { unchanged: current };
+  if (!withinCap(held.size, missing.length)) return { refused: new TooManyInfohashesError(current.id, MAX_INFOHASHES) };
+
+  const next: Download = {
+    ...current,
+    infohashes: sortHashes([...current.infohashes, ...missing]),
+    updated_at: at,
+    revision: current.revision + 1,
+  };
+  const active = isActive(current.state);
+  return {
+    next,
+    write: {
+      writes: [
+        casWrite(next, current.revision),
+        ...missing.flatMap((h): PlannedWrite[] => [
+          { put: membershipItem(h, current.id) },
+          ...(active ? [holdGuard(h.infohash, current.id, at)] : []),
+        ]),
+      ],
+      guardRefusal: 'INFOHASH_TAKEN',
+    },
+  };
+}
+
+/** Refused before any read: a finished download becomes active again only through retry (activate). */
+export function refuseReactivation(id: string, from: DownloadState, to: DownloadState): Error | undefined {
+  return !isActive(from) && isActive(to)
+    ? new InvalidTransitionError(id, from, to, 'a finished download becomes active again only through retry')
+    : undefined;
+}
+
+/** CAS from `from` to `to`; leaving the active set releases exactly the download's own guards. */
+export function planSetState(
+  current: Download,
+  from: DownloadState,
+  to: DownloadState,
+  review: ReviewReason | undefined,
+  at: string,
+): Decision {
+  if (current.state !== from)
+    return {
+      refused: new InvalidTransitionError(
+        current.id,
+        current.state,
+        to,
+        `the download is ${current.state}, not ${from}`,
+      ),
+    };
+  if (from === to) return { unchanged: current };
+  if (!isActive(from))
+    return { refused: new InvalidTransitionError(current.id, from, to, 'a finished download stays finished') };
+
+  const next: Download = {
+    ...current,
+    state: to,
+    updated_at: at,
+    revision: current.revision + 1,
+    ...(to === 'cancelled' ? { cancelled_at: at } : {}),
+    ...(review && !isActive(to) ? { review_reason: review } : {}),
+  };
+  return {
+    next,
+    write: {
+      writes: [
+        casWrite(next, current.revision),
+        ...(isActive(to)
+          ? []
+          : current.infohashes.map((h): PlannedWrite => ({
+              delete: guardKey(h.infohash),
+              when: { ownGuard: current.id },
+            }))),
+      ],
+    },
+  };
+}
+
+/** Progress and missing_since only (null clears): never the state, never a guard. */
+export function planDetails(current: Download, details: DownloadDetails, at: string): Decision {
+  const next: Download = { ...current };
+  if (details.progress !== undefined) next.progress = details.progress;
+  if (details.missing_since === null) delete next.missing_since;
+  else if (details.missing_since !== undefined) next.missing_since = details.missing_since;
+  if (next.progress === current.progress && next.missing_since === current.missing_since) return { unchanged: current };
+  next.updated_at = at;
+  next.revision = current.revision + 1;
+  return { next, write: { writes: [casWrite(next, current.revision)] } };
+}
+
+/**
+ * One absorbed download into the survivor: the victim turns `cancelled` with
+ * `merged_into`, and its hashes the survivor lacks (memberships and guards)
+ * move to the survivor. Both rows are CAS on their revision, each moved guard
+ * on its old holder. `stale` when either row is gone or no longer active
+ * (changed under us: the caller goes round and reads again).
+ */
+export function planMerge(
+  survivorId: string,
+  survivor: Download | undefined,
+  victim: Download | undefined,
+  at: string,
+): WritePlan | { stale: true } | { refused: Error } {
+  if (!survivor || !victim || !isActive(survivor.state) || !isActive(victim.state)) return { stale: true };
+  const moving = movingHashes(survivor, victim);
+  if (!withinCap(survivor.infohashes.length, moving.length))
+    return { refused: new TooManyInfohashesError(survivorId, MAX_INFOHASHES) };
+  return {
+    writes: [
+      casWrite(
+        {
+          ...survivor,
+          infohashes: sortHashes([...survivor.infohashes, ...moving]),
+          updated_at: at,
+          revision: survivor.revision + 1,
+        },
+        survivor.revision,
+      ),
+      casWrite(
+        { ...victim, state: 'cancelled', merged_into: survivorId, updated_at: at, revision: victim.revision + 1 },
+        victim.revision,
+      ),
+      ...moving.flatMap((h): PlannedWrite[] => [
+        { put: membershipItem(h, survivorId) },
+        { put: guardItem(h.infohash, survivorId, at), when: { takenFrom: victim.id } },
+      ]),
+    ],
+  };
+}
+
+// --- the legacy import -----------------------------------------------------------
+
+/** A legacy row as written: hashes sorted, 1..MAX_INFOHASHES of them, revision 1. */
+export function importable(download: Download): Download {
+  const hashes = sortHashes(download.infohashes);
+  if (hashes.length === 0 || hashes.length > MAX_INFOHASHES)
+    throw new RangeError(`1..${MAX_INFOHASHES} infohashes required`);
+  return { ...download, infohashes: hashes, revision: 1 };
+}
+
+/**
+ * An imported row in ONE transaction: its legacy-id item FIRST (a cancelled
+ * import names the item that refused it, and this one means "done before"),
+ * the download, its memberships and, when active, its guards.
+ */
+export function planImport(d: Download, legacyId: string): WritePlan {
+  return {
+    writes: [
+      { put: legacyIdItem(legacyId, d.id), when: { absent: true } },
+      { put: downloadToItem(d), when: { absent: true } },
+      ...d.infohashes.flatMap((h): PlannedWrite[] => [
+        { put: membershipItem(h, d.id) },
+        ...(isActive(d.state)
+          ? [{ put: guardItem(h.infohash, d.id, d.updated_at), when: { absent: true } } as PlannedWrite]
+          : []),
+      ]),
+    ],
+  };
+}
+
+/** An active legacy row whose hash another active download owns: the owner keeps it, the row arrives `failed`. */
+export function importedAsFailed(d: Download): Download {
+  return { ...d, state: 'failed' };
+}
+
+/** The rows of one import batch must not share a hash (each row's guards would refuse another's). */
+export function refuseSharedHashes(rows: Array<{ download: Download }>): Error | undefined {
+  const hashes = rows.flatMap((r) => r.download.infohashes.map((h) => h.infohash));
+  return new Set(hashes).size !== hashes.length
+    ? new RangeError('the rows of one import batch must not share an infohash')
+    : undefined;
+}
+
+// --- the two writes every plan is made of ------------------------------------------
+
+/** Rewrites the download if nobody else wrote it since `revision` was read. */
+function casWrite(next: Download, revision: number): PlannedWrite {
+  return { put: downloadToItem(next), when: { revisionIs: revision } };
+}
+
+/** The guard of `infohash` for `id`: passes when free or already `id`'s. */
+function holdGuard(infohash: string, id: string, at: string): PlannedWrite {
+  return { put: guardItem(infohash, id, at), when: { freeOrHeldBy: id } };
+}
