@@ -4,7 +4,8 @@ import { httpHandler } from '../../lib/http/handler';
 import { jsonBody } from '../../lib/http/request';
 import { json } from '../../lib/http/response';
 import { idempotency } from '../../lib/idempotency/middleware';
-import { downloadsDeps, idempotencyDeps, log } from './deps';
+import { downloadsDeps } from '../../lib/downloads/wiring';
+import { idempotencyDeps, log } from './deps';
 import { parseIngest } from '../../lib/downloads/requests';
 
 /**

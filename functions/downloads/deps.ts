@@ -1,34 +1,12 @@
 import { awsClients } from '../../lib/aws/clients';
 import { config } from '../../lib/config';
-import { loadTorrentClientConfig } from '../../lib/torrents/config';
-import { DynamoDownloadStore } from '../../lib/downloads/dynamodb-store';
-import type { DownloadsDeps } from '../../lib/downloads/service';
+import { downloadsLog } from '../../lib/downloads/wiring';
 import { DynamoIdempotencyStore } from '../../lib/idempotency/dynamodb-store';
 import type { IdempotencyDeps } from '../../lib/idempotency/service';
-import { createLogger } from '../../lib/log';
-import { torrentClientFor } from '../../lib/torrents/qbittorrent';
 
-/** The production wiring of the downloads functions, built once per container. */
+/** What the downloads API adds to the domain's wiring (lib/downloads/wiring.ts), built once per container. */
 
-export const log = createLogger({ domain: 'downloads' });
-
-let deps: (DownloadsDeps & { missingGraceMs: number }) | undefined;
-
-export function downloadsDeps(): DownloadsDeps & { missingGraceMs: number } {
-  if (!deps) {
-    const cfg = config();
-    const torrent = loadTorrentClientConfig();
-    deps = {
-      store: new DynamoDownloadStore({ documents: awsClients(cfg).documents, table: cfg.tables.downloads }),
-      // One client per container: its session, its Web API version and its sync/maindata rid live as long as the container.
-      torrents: torrentClientFor(torrent, log),
-      log,
-      cancel: { action: torrent.cancelAction, deleteFiles: torrent.cancelDeleteFiles },
-      missingGraceMs: torrent.missingGraceMs,
-    };
-  }
-  return deps;
-}
+export const log = downloadsLog;
 
 let idempotency: IdempotencyDeps | undefined;
 

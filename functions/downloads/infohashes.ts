@@ -3,7 +3,8 @@ import { addHashes } from '../../lib/downloads/service';
 import { httpHandler } from '../../lib/http/handler';
 import { jsonBody, pathId } from '../../lib/http/request';
 import { json } from '../../lib/http/response';
-import { downloadsDeps, log } from './deps';
+import { downloadsDeps } from '../../lib/downloads/wiring';
+import { log } from './deps';
 import { parseAddInfohashes } from '../../lib/downloads/requests';
 
 /** POST /downloads/{id}/infohashes {"infohashes": [...]} → 200; 409 INFOHASH_TAKEN with the owner. */

@@ -2,7 +2,8 @@ import { toDto } from '../../lib/downloads/model';
 import { listDownloads } from '../../lib/downloads/service';
 import { httpHandler } from '../../lib/http/handler';
 import { json } from '../../lib/http/response';
-import { downloadsDeps, log } from './deps';
+import { downloadsDeps } from '../../lib/downloads/wiring';
+import { log } from './deps';
 import { parseListQuery } from '../../lib/downloads/requests';
 
 /** GET /downloads?q=&limit=&cursor= → newest first; `q` is an infohash prefix (4+ hex) or a name fragment. */

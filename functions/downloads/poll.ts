@@ -1,6 +1,7 @@
 import { asyncHandler } from '../../lib/lambda/async-handler';
 import { reconcile } from '../../lib/downloads/reconcile';
-import { downloadsDeps, log } from './deps';
+import { downloadsDeps } from '../../lib/downloads/wiring';
+import { log } from './deps';
 
 /** Schedule (every minute): reconcile our downloads with the torrent client. */
 export const handler = asyncHandler(log, async () => reconcile(downloadsDeps()));

@@ -3,7 +3,8 @@ import { changeState } from '../../lib/downloads/service';
 import { httpHandler } from '../../lib/http/handler';
 import { jsonBody, pathId } from '../../lib/http/request';
 import { json } from '../../lib/http/response';
-import { downloadsDeps, log } from './deps';
+import { downloadsDeps } from '../../lib/downloads/wiring';
+import { log } from './deps';
 import { parseStateChange } from '../../lib/downloads/requests';
 
 /** POST /downloads/{id}/state {"state": ...} → 200; 409 INVALID_TRANSITION. */

@@ -1,6 +1,6 @@
 import { httpHandler } from '../../lib/http/handler';
 import { json } from '../../lib/http/response';
-import { deliveryStore, log } from './deps';
+import { deliveryStore, telegramLog as log } from '../../lib/telegram/wiring';
 
 /** GET /telegram/failures: the failure store, newest first (notifications given up on, unreadable records). */
 export const handler = httpHandler(log, async (event) => {

@@ -3,7 +3,8 @@ import { ErrorCode, HttpError } from '../../lib/http/errors';
 import { jsonBody } from '../../lib/http/request';
 import { json } from '../../lib/http/response';
 import { parseUpdate, secretMatches, SECRET_HEADER, MalformedUpdateError } from '../../lib/telegram/webhook';
-import { log, telegramBot, telegramConfig } from './deps';
+import { telegramConfig } from '../../lib/telegram/wiring';
+import { log, telegramBot } from './deps';
 
 /**
  * POST /telegram/webhook: Telegram's Updates. No bearer authorizer (Telegram

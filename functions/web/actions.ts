@@ -6,7 +6,8 @@ import { header } from '../../lib/http/request';
 import { webHandler, WebRequest, WebAnswer } from '../../lib/web/handler';
 import { noticeOf } from '../../lib/web/responses';
 import { cardPage, reviewPage } from '../../lib/web/pages';
-import { downloadsDeps, log } from '../downloads/deps';
+import { downloadsDeps } from '../../lib/downloads/wiring';
+import { createLogger } from '../../lib/log';
 import { parseAddInfohashes } from '../../lib/downloads/requests';
 import { needsReview } from './pages';
 
@@ -29,6 +30,8 @@ const parseReviewForm = validator<{ candidate_id: string }>({
   required: ['candidate_id'],
   additionalProperties: false,
 });
+
+const log = createLogger({ domain: 'web' });
 
 export const handler = webHandler(log, async (request) => {
   const { event, form } = request;

@@ -2,8 +2,8 @@ import { ErrorCode, HttpError } from '../../lib/http/errors';
 import { webHandler } from '../../lib/web/handler';
 import { parseFailureId } from '../../lib/web/console-requests';
 import { retryFailure, RetryOutcome } from '../../lib/telegram/retry';
-import { downloadsDeps } from '../downloads/deps';
-import { notifierDeps } from '../telegram/deps';
+import { downloadsDeps } from '../../lib/downloads/wiring';
+import { notifierDeps } from '../../lib/telegram/wiring';
 import { createLogger } from '../../lib/log';
 
 /**

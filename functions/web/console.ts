@@ -6,10 +6,11 @@ import { webHandler } from '../../lib/web/handler';
 import { parseConsoleQuery, parseJobId } from '../../lib/web/console-requests';
 import { failuresPage, scanJobPage, scanListPage, syncListPage, syncUserPage } from '../../lib/web/console';
 import { summaryOf } from '../../lib/scan/model';
-import { downloadsDeps } from '../downloads/deps';
-import { scanMaxInflight, scanStores } from '../scan/deps';
-import { syncDeps } from '../sync/deps';
-import { consoleDeliveries } from './deps';
+import { downloadsDeps } from '../../lib/downloads/wiring';
+import { rawAnswerOf } from '../../lib/scan/raw-answer';
+import { scanSettings, scanStores } from '../../lib/scan/wiring';
+import { syncServices } from '../../lib/sync/wiring';
+import { deliveryStore } from '../../lib/telegram/wiring';
 import { createLogger } from '../../lib/log';
 
 /**
@@ -49,7 +50,7 @@ export const handler = webHandler(
             phase: query.phase,
             prefix: query.prefix,
             page: query.page ?? 1,
-            slots: { inUse, max: scanMaxInflight() },
+            slots: { inUse, max: scanSettings().maxInflight },
           }),
         };
       }
@@ -60,16 +61,12 @@ export const handler = webHandler(
       }
       case 'GET /scan/{job_id}/raw': {
         const jobId = parseJobId(event);
-        const job = await scanStores().jobs.get(jobId);
-        // The key is ours (raw/<job_id>.json): a stored envelope naming anything else is not served.
-        const key = `raw/${jobId}.json`;
-        if (!job || job.result?.raw_s3_key !== key)
-          throw new HttpError(404, ErrorCode.NOT_FOUND, 'no raw answer for this job');
-        const body = await scanStores().files.read(scanStores().bucket, key);
-        return { file: { body: body.toString('utf8'), contentType: 'application/json', name: `${jobId}.raw.json` } };
+        const body = await rawAnswerOf(scanStores(), jobId);
+        if (body === undefined) throw new HttpError(404, ErrorCode.NOT_FOUND, 'no raw answer for this job');
+        return { file: { body, contentType: 'application/json', name: `${jobId}.raw.json` } };
       }
       case 'GET /sync': {
-        const { hourly, connections } = syncDeps();
+        const { hourly, connections } = syncServices();
         const page = await connections.connectionPage(100, query.after);
         const heads = new Map((await hourly.headsOf(page.items.map((c) => c.user_id))).map((h) => [h.user_id, h]));
         return {
@@ -82,7 +79,7 @@ export const handler = webHandler(
       }
       case 'GET /sync/{user}': {
         const user = pathId(event, 'user');
-        const { hourly, data } = syncDeps();
+        const { hourly, data } = syncServices();
         const attempts = await hourly.attempts(user, ATTEMPTS_READ);
         if (attempts.length === 0) throw new HttpError(404, ErrorCode.NOT_FOUND, 'no hourly sync for this user');
         // The list already holds the chosen attempt (the current one from the head): only its rows are read.
@@ -94,7 +91,7 @@ export const handler = webHandler(
       }
       default: {
         const [failures, stuck, failed] = await Promise.all([
-          consoleDeliveries().listFailures(100),
+          deliveryStore().listFailures(100),
           listDownloads(downloadsDeps(), { state: 'stuck', limit: 50 }),
           listDownloads(downloadsDeps(), { state: 'failed', limit: 50 }),
         ]);

@@ -3,7 +3,8 @@ import { pathId } from '../../lib/http/request';
 import { pageQuery } from '../../lib/web/forms';
 import { webHandler } from '../../lib/web/handler';
 import { cardPage, listPage, reviewPage } from '../../lib/web/pages';
-import { downloadsDeps, log } from '../downloads/deps';
+import { downloadsDeps } from '../../lib/downloads/wiring';
+import { createLogger } from '../../lib/log';
 import { parseListQuery } from '../../lib/downloads/requests';
 import type { Download } from '../../lib/downloads/model';
 
@@ -13,6 +14,8 @@ import type { Download } from '../../lib/downloads/model';
 export function needsReview(d: Download): boolean {
   return d.state === 'stuck' || d.state === 'failed' || Boolean(d.review_reason) || Boolean(d.source_added_at);
 }
+
+const log = createLogger({ domain: 'web' });
 
 export const handler = webHandler(log, async ({ event, viewer }) => {
   switch (event.routeKey) {

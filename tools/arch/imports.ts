@@ -48,6 +48,7 @@ export interface Violation {
     | 'shared-imports-domain'
     | 'handler-imports-storage'
     | 'decision-imports-io'
+    | 'handler-imports-other-folder'
     | 'cycle';
   from: string;
   to: string;
@@ -84,6 +85,11 @@ function resolve(root: string, from: string, spec: string): string {
     if (fs.existsSync(path.join(root, candidate)) && fs.statSync(path.join(root, candidate)).isFile()) return candidate;
   }
   return base;
+}
+
+/** `functions/<folder>/…` → folder. */
+function handlerFolder(file: string): string | undefined {
+  return /^functions\/([^/]+)\//.exec(file)?.[1];
 }
 
 /** `lib/<module>/…` → module; a file directly under lib/ is shared. */
@@ -128,6 +134,10 @@ export function analyseImports(graph: ImportGraph): { violations: Violation[]; u
       }
       if (from.startsWith('functions/') && /\/keys\.ts$/.test(to)) add('handler-imports-storage', from, to);
       if (isDomain(fromModule) && isDecision(from) && isIo(to)) add('decision-imports-io', from, to);
+      // A handler folder is one deployable surface: what two folders share lives in lib/ (a domain's wiring.ts).
+      const fromFolder = handlerFolder(from);
+      const toFolder = handlerFolder(to);
+      if (fromFolder && toFolder && fromFolder !== toFolder) add('handler-imports-other-folder', from, to);
     }
   }
 

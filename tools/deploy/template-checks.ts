@@ -351,7 +351,7 @@ export const BUNDLE_BUDGETS_KIB: Record<string, number> = {
   scanPoll: 930,
   syncTick: 590,
   syncTickShard: 590,
-  syncStep: 600,
+  syncStep: 610,
   syncConnections: 710,
   syncConnectionDelete: 710,
   syncHourly: 710,

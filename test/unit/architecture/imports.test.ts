@@ -40,6 +40,10 @@ describe('architecture: the import graph', () => {
     expect(report.violations.filter((v) => v.rule === 'decision-imports-io')).toEqual([]);
   });
 
+  it('has no handler folder importing another handler folder', () => {
+    expect(report.violations.filter((v) => v.rule === 'handler-imports-other-folder')).toEqual([]);
+  });
+
   it('has no import cycle between files or between lib/ modules', () => {
     expect(report.violations.filter((v) => v.rule === 'cycle')).toEqual([]);
   });
@@ -91,13 +95,17 @@ describe('architecture: the checker itself finds each kind of violation', () => 
       'lib/sync/service.ts',
       'lib/log/index.ts',
       'functions/sync/tick.ts',
+      'functions/scan/deps.ts',
       'tools/stack/stack.ts',
     ],
     imports: new Map<string, string[]>([
       ['lib/sync/service.ts', ['lib/downloads/keys.ts', '@aws-sdk/client-dynamodb']],
       ['lib/log/index.ts', ['lib/downloads/service.ts']],
       ['lib/downloads/service.ts', ['tools/stack/stack.ts', 'lib/log/index.ts']],
-      ['functions/sync/tick.ts', ['lib/downloads/dynamodb-store.ts', 'lib/downloads/keys.ts']],
+      [
+        'functions/sync/tick.ts',
+        ['lib/downloads/dynamodb-store.ts', 'lib/downloads/keys.ts', 'functions/scan/deps.ts'],
+      ],
       ['lib/downloads/guards.ts', ['lib/aws/transact.ts', 'lib/downloads/keys.ts']],
     ]),
   };

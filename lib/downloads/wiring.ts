@@ -1,0 +1,33 @@
+import { awsClients } from '../aws/clients';
+import { config } from '../config';
+import { createLogger } from '../log';
+import { loadTorrentClientConfig } from '../torrents/config';
+import { torrentClientFor } from '../torrents/qbittorrent';
+import { DynamoDownloadStore } from './dynamodb-store';
+import type { DownloadsDeps } from './service';
+
+/**
+ * The downloads domain as deployed: its DynamoDB store and the torrent client,
+ * from the environment, once per container. Every surface (the API, the web
+ * UI, the bot, the console) calls the service through this one wiring.
+ */
+
+export const downloadsLog = createLogger({ domain: 'downloads' });
+
+let deps: (DownloadsDeps & { missingGraceMs: number }) | undefined;
+
+export function downloadsDeps(): DownloadsDeps & { missingGraceMs: number } {
+  if (!deps) {
+    const cfg = config();
+    const torrent = loadTorrentClientConfig();
+    deps = {
+      store: new DynamoDownloadStore({ documents: awsClients(cfg).documents, table: cfg.tables.downloads }),
+      // One client per container: its session, its Web API version and its sync/maindata rid live as long as the container.
+      torrents: torrentClientFor(torrent, downloadsLog),
+      log: downloadsLog,
+      cancel: { action: torrent.cancelAction, deleteFiles: torrent.cancelDeleteFiles },
+      missingGraceMs: torrent.missingGraceMs,
+    };
+  }
+  return deps;
+}
