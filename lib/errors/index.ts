@@ -4,8 +4,47 @@
  * details safe to show (an owner's id, a limit). `lib/http/errors.ts` maps by
  * these fields, so the HTTP edge never imports a domain.
  */
+/**
+ * Every code a caller can receive: the HTTP edge's `{error:{code}}`, the same
+ * code in NATS envelopes and step rows. A domain error's code is one of these
+ * by its type, so the edge maps it without a cast.
+ */
+export const ErrorCode = {
+  INVALID_REQUEST: 'INVALID_REQUEST',
+  INVALID_MAGNET: 'INVALID_MAGNET',
+  INVALID_INFOHASH: 'INVALID_INFOHASH',
+  INVALID_NAME: 'INVALID_NAME',
+  TOO_MANY_INFOHASHES: 'TOO_MANY_INFOHASHES',
+  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  NOT_FOUND: 'NOT_FOUND',
+  INFOHASH_TAKEN: 'INFOHASH_TAKEN',
+  ACTIVE_EXISTS: 'ACTIVE_EXISTS',
+  INVALID_TRANSITION: 'INVALID_TRANSITION',
+  NOT_A_CANDIDATE: 'NOT_A_CANDIDATE',
+  FORBIDDEN: 'FORBIDDEN',
+  TORRENT_CLIENT_ERROR: 'TORRENT_CLIENT_ERROR',
+  BUSY: 'BUSY',
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  NOT_CONFIGURED: 'NOT_CONFIGURED',
+  INVALID_OBJECT_KEY: 'INVALID_OBJECT_KEY',
+  TORRENT_CLIENT_AUTH: 'TORRENT_CLIENT_AUTH',
+  TORRENT_CLIENT_VERSION: 'TORRENT_CLIENT_VERSION',
+  TORRENT_ADD_REFUSED: 'TORRENT_ADD_REFUSED',
+  TORRENT_CLIENT_ANSWER: 'TORRENT_CLIENT_ANSWER',
+  IDEMPOTENCY_KEY_INVALID: 'IDEMPOTENCY_KEY_INVALID',
+  IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
+  IDEMPOTENCY_IN_PROGRESS: 'IDEMPOTENCY_IN_PROGRESS',
+  UNAVAILABLE: 'UNAVAILABLE',
+  /** The console's retry of a failed Telegram delivery: at most once. */
+  ALREADY_RETRIED: 'ALREADY_RETRIED',
+  TELEGRAM_REFUSED: 'TELEGRAM_REFUSED',
+  INTERNAL: 'INTERNAL',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
 export abstract class DomainError extends Error {
-  abstract readonly code: string;
+  abstract readonly code: ErrorCode;
   abstract readonly status: number;
   readonly #details: Record<string, unknown>;
   constructor(message: string, details: Record<string, unknown> = {}) {

@@ -1,4 +1,4 @@
-import { isDomainError } from '../errors';
+import { ErrorCode, isDomainError } from '../errors';
 import { isStorageUnavailable } from '../aws/unavailable';
 
 /**
@@ -6,34 +6,7 @@ import { isStorageUnavailable } from '../aws/unavailable';
  * Anything not listed is a 500 whose message reveals nothing internal.
  */
 
-export const ErrorCode = {
-  INVALID_REQUEST: 'INVALID_REQUEST',
-  INVALID_MAGNET: 'INVALID_MAGNET',
-  INVALID_INFOHASH: 'INVALID_INFOHASH',
-  INVALID_NAME: 'INVALID_NAME',
-  TOO_MANY_INFOHASHES: 'TOO_MANY_INFOHASHES',
-  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
-  UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
-  NOT_FOUND: 'NOT_FOUND',
-  INFOHASH_TAKEN: 'INFOHASH_TAKEN',
-  ACTIVE_EXISTS: 'ACTIVE_EXISTS',
-  INVALID_TRANSITION: 'INVALID_TRANSITION',
-  NOT_A_CANDIDATE: 'NOT_A_CANDIDATE',
-  FORBIDDEN: 'FORBIDDEN',
-  TORRENT_CLIENT_ERROR: 'TORRENT_CLIENT_ERROR',
-  BUSY: 'BUSY',
-  UNAUTHORIZED: 'UNAUTHORIZED',
-  NOT_CONFIGURED: 'NOT_CONFIGURED',
-  IDEMPOTENCY_KEY_INVALID: 'IDEMPOTENCY_KEY_INVALID',
-  IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
-  IDEMPOTENCY_IN_PROGRESS: 'IDEMPOTENCY_IN_PROGRESS',
-  UNAVAILABLE: 'UNAVAILABLE',
-  /** The console's retry of a failed Telegram delivery: at most once. */
-  ALREADY_RETRIED: 'ALREADY_RETRIED',
-  TELEGRAM_REFUSED: 'TELEGRAM_REFUSED',
-  INTERNAL: 'INTERNAL',
-} as const;
-export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+export { ErrorCode } from '../errors';
 
 /** A refusal decided at the HTTP edge (bad body, size, media type...). */
 export class HttpError extends Error {
@@ -68,7 +41,7 @@ export function toHttpError(err: unknown): HttpErrorBody {
   });
   if (err instanceof HttpError) return answer(err.status, err.code, err.message, err.details);
   if (isDomainError(err)) {
-    const refused = answer(err.status, err.code as ErrorCode, err.publicMessage, err.details);
+    const refused = answer(err.status, err.code, err.publicMessage, err.details);
     const retryAfter = err.retryAfterS;
     return retryAfter === undefined ? refused : { ...refused, headers: { 'retry-after': String(retryAfter) } };
   }

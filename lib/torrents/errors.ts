@@ -1,10 +1,10 @@
-import { DomainError } from '../errors';
+import { DomainError, type ErrorCode } from '../errors';
 
 /** Typed failures of the torrent client; callers branch on the class. */
 
 /** The torrent client failed us: a 502 to our callers; `upstreamStatus` is what the client answered, if anything. */
 export class TorrentClientError extends DomainError {
-  readonly code: string = 'TORRENT_CLIENT_ERROR';
+  readonly code: ErrorCode = 'TORRENT_CLIENT_ERROR';
   readonly status = 502;
   constructor(
     message: string,
