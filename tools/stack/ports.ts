@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import net from 'node:net';
 
 /** `preferred` when it is free on 127.0.0.1, else a port the kernel picks. */
@@ -46,4 +47,25 @@ export async function httpAnswers(url: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * Runs a start again when it lost its port between `freePort`'s check and the
+ * process's bind (EADDRINUSE in its log): two stacks starting at the same
+ * moment (the tests' beside `npm start`, two checkouts) prefer the same ports.
+ */
+export async function retryLostPort<T>(start: () => Promise<T>, tries = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= tries || !lostPort(err)) throw err;
+    }
+  }
+}
+
+function lostPort(err: unknown): boolean {
+  const logFile = (err as { logFile?: unknown } | null)?.logFile;
+  if (typeof logFile !== 'string' || !fs.existsSync(logFile)) return false;
+  return /EADDRINUSE|address already in use/i.test(fs.readFileSync(logFile, 'utf8'));
 }

@@ -8,7 +8,7 @@ import { applyResources, planResources } from './resources';
 import { newKeyringEntry } from '../../lib/secrets/sealer';
 import { emulators } from './emulators';
 import { loadServiceDefinition, ServiceDefinition } from './definition';
-import { freePort } from './ports';
+import { freePort, retryLostPort } from './ports';
 import { RunningService, ServiceDeath } from './process';
 import {
   NatsTrigger,
@@ -140,7 +140,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     if (options.emulators ?? true) {
       for (const emulator of emulators) {
         if (options.useExternal && (await emulator.external?.(ctx, process.env))) continue;
-        const { service, env: contributed } = await emulator.start(ctx, env);
+        const { service, env: contributed } = await retryLostPort(() => emulator.start(ctx, env));
         if (service) services.push(service);
         Object.assign(env, contributed);
       }

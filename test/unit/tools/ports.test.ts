@@ -1,0 +1,53 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort, retryLostPort } from '../../../tools/stack/ports';
+
+/** Two stacks starting at once prefer the same emulator ports: the loser of the bind starts again elsewhere. */
+describe('retryLostPort', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ports-'));
+  const failure = (text: string) => {
+    const logFile = path.join(dir, `${Math.random()}.log`);
+    fs.writeFileSync(logFile, text);
+    return Object.assign(new Error('x failed to start: exited with code 1'), { logFile });
+  };
+
+  it('starts again, on the port freePort picks then, when the bind lost the race', async () => {
+    const held = net.createServer();
+    await new Promise<void>((r) => held.listen(0, '127.0.0.1', r));
+    const taken = (held.address() as net.AddressInfo).port;
+    const ports: number[] = [];
+    const port = await retryLostPort(async () => {
+      const chosen = await freePort(taken);
+      ports.push(chosen);
+      if (ports.length === 1) throw failure('Error: listen EADDRINUSE: address already in use 127.0.0.1:8090');
+      return chosen;
+    });
+    held.close();
+    expect(ports).toHaveLength(2);
+    expect(port).not.toBe(taken);
+  });
+
+  it('does not retry any other failure', async () => {
+    let runs = 0;
+    await expect(
+      retryLostPort(async () => {
+        runs++;
+        throw failure('TypeError: boom');
+      }),
+    ).rejects.toThrow('failed to start');
+    expect(runs).toBe(1);
+  });
+
+  it('gives up after its tries', async () => {
+    let runs = 0;
+    await expect(
+      retryLostPort(async () => {
+        runs++;
+        throw failure('EADDRINUSE');
+      }, 3),
+    ).rejects.toThrow();
+    expect(runs).toBe(3);
+  });
+});
