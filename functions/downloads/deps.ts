@@ -5,6 +5,7 @@ import type { DownloadsDeps } from '../../lib/downloads/service';
 import { DynamoIdempotencyStore } from '../../lib/idempotency/dynamodb-store';
 import type { IdempotencyDeps } from '../../lib/idempotency/service';
 import { createLogger } from '../../lib/log';
+import { DynamoLoginGateStore } from '../../lib/torrents/dynamodb-login-gate';
 import { torrentClientFor } from '../../lib/torrents/qbittorrent';
 
 /** The production wiring of the downloads functions, built once per container. */
@@ -17,10 +18,12 @@ export function downloadsDeps(): DownloadsDeps & { missingGraceMs: number } {
   if (!deps) {
     const cfg = config();
     const torrent = loadTorrentClientConfig();
+    const table = { documents: awsClients(cfg).documents, table: cfg.tables.downloads };
     deps = {
-      store: new DynamoDownloadStore({ documents: awsClients(cfg).documents, table: cfg.tables.downloads }),
+      store: new DynamoDownloadStore(table),
       // One client per container: its session, its Web API version and its sync/maindata rid live as long as the container.
-      torrents: torrentClientFor(torrent, log),
+      // The login gate is shared by all of them: refused logins back off across containers (decision 162).
+      torrents: torrentClientFor(torrent, log, undefined, new DynamoLoginGateStore(table)),
       log,
       cancel: { action: torrent.cancelAction, deleteFiles: torrent.cancelDeleteFiles },
       missingGraceMs: torrent.missingGraceMs,

@@ -16,7 +16,7 @@ export class TorrentClientError extends DomainError {
 
 /** The client refused our credentials (`Fails.`, 401, an unknown API key) or banned our address (403). */
 export class TorrentClientAuthError extends TorrentClientError {
-  override readonly code = 'TORRENT_CLIENT_AUTH';
+  override readonly code: string = 'TORRENT_CLIENT_AUTH';
 }
 
 /** The client's Web API is older than the oldest one we support. */
