@@ -469,8 +469,10 @@ export class QbittorrentEmulator {
     const headers: Record<string, string> = {};
     for (const name of ['cookie', 'content-type', 'authorization'])
       if (typeof req.headers[name] === 'string') headers[name] = req.headers[name] as string;
-    // The upstream's CSRF check compares Referer with its own host: name it.
+    // The upstream's CSRF check compares Referer with its own host: name it. A connection per call: qBittorrent
+    // closes idle ones on its own schedule, and a reused one fails with "other side closed".
     headers.referer = upstream.url;
+    headers.connection = 'close';
     const answer = await fetch(`${upstream.url}${url.pathname}${url.search}`, {
       method: req.method,
       headers,

@@ -303,7 +303,8 @@ export class QBittorrentClient implements TorrentClient {
     path: string,
     form: URLSearchParams | undefined,
     headers: Record<string, string>,
-  ) {
+    retried = false,
+  ): Promise<Response> {
     try {
       return await this.fetch(this.endpoint(path), {
         method,
@@ -316,9 +317,25 @@ export class QBittorrentClient implements TorrentClient {
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 5000),
       });
     } catch (err) {
-      throw new TorrentClientError(`${method} ${path} failed: ${err instanceof Error ? err.message : String(err)}`);
+      // A kept-alive connection the client closed meanwhile (qBittorrent closes idle ones on its own schedule):
+      // a GET changes nothing, so it is tried once more on a new connection. A timeout is not retried.
+      if (method === 'GET' && !retried && connectionDropped(err))
+        return this.request(method, path, form, headers, true);
+      throw new TorrentClientError(
+        `${method} ${path} failed: ${err instanceof Error ? `${err.message}${causeOf(err)}` : String(err)}`,
+      );
     }
   }
+}
+
+function connectionDropped(err: unknown): boolean {
+  const code = (err as { cause?: { code?: unknown } })?.cause?.code;
+  return err instanceof TypeError && (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE');
+}
+
+function causeOf(err: Error): string {
+  const cause = (err as { cause?: unknown }).cause;
+  return cause instanceof Error ? `: ${cause.message}` : '';
 }
 
 /** The client the settings describe (lib/config loadTorrentClientConfig). */

@@ -153,7 +153,8 @@ export class QbtSession {
   async login(): Promise<void> {
     const res = await fetch(`${this.url}/api/v2/auth/login`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', referer: this.url },
+      // qBittorrent closes idle connections on its own schedule: a reused one fails with "other side closed".
+      headers: { 'content-type': 'application/x-www-form-urlencoded', referer: this.url, connection: 'close' },
       body: new URLSearchParams({ username: this.username, password: this.password }),
       signal: AbortSignal.timeout(10_000),
     });
@@ -169,7 +170,7 @@ export class QbtSession {
     if (!this.cookie) await this.login();
     const res = await fetch(`${this.url}/api/v2/${route}`, {
       method,
-      headers: { cookie: this.cookie, referer: this.url },
+      headers: { cookie: this.cookie, referer: this.url, connection: 'close' },
       body,
       signal: AbortSignal.timeout(30_000),
     });
@@ -181,13 +182,24 @@ export class QbtSession {
     return (await (await this.call('GET', `torrents/info${query}`)).json()) as Array<Record<string, unknown>>;
   }
 
-  /** Seeds a .torrent whose content is already at savePath (no hash check: we just made it from that file). */
-  async seed(torrentFile: string, savePath: string): Promise<void> {
+  /**
+   * Seeds a .torrent whose content is already at savePath (no hash check: we just made it from that file), and
+   * returns once it is seeding: a peer that connects before the seeder has loaded the torrent is turned away, and
+   * libtorrent tries that peer again only about a minute later.
+   */
+  async seed(torrentFile: string, savePath: string, id: string): Promise<void> {
     const form = new FormData();
     form.set('torrents', new Blob([fs.readFileSync(torrentFile)]), path.basename(torrentFile));
     form.set('savepath', savePath);
     form.set('skip_checking', 'true');
     await this.call('POST', 'torrents/add', form);
+    const until = Date.now() + 30_000;
+    for (;;) {
+      const [t] = await this.torrents(`?hashes=${id}`);
+      if (t && t.progress === 1 && /UP$|^uploading$/.test(String(t.state))) return;
+      if (Date.now() > until) throw new Error(`${torrentFile} is not seeding after 30 s: ${JSON.stringify(t)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   async addPeers(hashes: string[], peers: string[]): Promise<void> {

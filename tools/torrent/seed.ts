@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { QbtSession, startQbittorrent } from '../stack/qbittorrent';
-import { magnetOf, makeTorrent, TorrentKind } from './torrent';
+import { clientIdOf, magnetOf, makeTorrent, TorrentKind } from './torrent';
 
 /**
  * `npm run torrent:seed -- <file> [--v1|--v2|--hybrid] [--btih-only]`: makes a
@@ -49,7 +49,7 @@ async function main() {
   };
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
-  await QbtSession.of(seeder).seed(made.torrentFile, path.dirname(file));
+  await QbtSession.of(seeder).seed(made.torrentFile, path.dirname(file), clientIdOf(made));
   const peer = `127.0.0.1:${seeder.torrentPort}`;
   say(`${kind} torrent of ${file} (${fs.statSync(file).size} bytes): ${made.torrentFile}`);
   if (made.v1) say(`  v1 ${made.v1}`);

@@ -176,7 +176,8 @@ describe('npm start with your own client (tools/stack checkTorrentClient)', () =
     expect(
       await checkTorrentClient({ TORRENT_CLIENT_URL: url, TORRENT_CLIENT_PASSWORD: 'wrong' }, (l) => lines.push(l)),
     ).toBe(false);
-    expect(lines[1]).toMatch(/FAILED the check with user admin: .*wrong username or password/);
+    // 5.2 answers 401 to a wrong password, as it does to a Host/Referer mismatch: the message names both.
+    expect(lines[1]).toMatch(/FAILED the check with user admin: .*Host\/Referer.*username or password.*next try at/);
     expect(
       await checkTorrentClient({ TORRENT_CLIENT_URL: url, TORRENT_CLIENT_API_KEY: 'nope' }, (l) => lines.push(l)),
     ).toBe(false);

@@ -198,3 +198,23 @@ describe('the emulator restarts like real 4.5.2', () => {
     });
   });
 });
+
+describe('a connection the client closed between two calls', () => {
+  beforeEach(() => start('4.6'));
+
+  it('a GET is tried once more on a new connection; a POST is not (it may have landed)', async () => {
+    let drops = 0;
+    const dropping =
+      (methods: string[]): typeof fetch =>
+      async (input, init) => {
+        if (methods.includes(init?.method ?? 'GET') && drops++ % 2 === 0)
+          throw new TypeError('fetch failed', {
+            cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }),
+          });
+        return fetch(input, init);
+      };
+    await expect(client({ fetch: dropping(['GET']) }).snapshot()).resolves.toMatchObject({ full: true });
+    drops = 0;
+    await expect(client({ fetch: dropping(['POST']) }).snapshot()).rejects.toThrow(/other side closed/);
+  });
+});
