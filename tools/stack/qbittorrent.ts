@@ -84,6 +84,8 @@ export function qbittorrentConf(o: {
     '',
     '[Preferences]',
     'Connection\\UPnP=false',
+    // Otherwise it downloads an IP geolocation database from the internet at start: nothing leaves the machine.
+    'Connection\\ResolvePeerCountries=false',
     'General\\UseRandomPort=false',
     'WebUI\\Address=127.0.0.1',
     `WebUI\\Port=${o.webuiPort}`,
