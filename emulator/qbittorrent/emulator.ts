@@ -469,17 +469,25 @@ export class QbittorrentEmulator {
     const headers: Record<string, string> = {};
     for (const name of ['cookie', 'content-type', 'authorization'])
       if (typeof req.headers[name] === 'string') headers[name] = req.headers[name] as string;
-    // The upstream's CSRF check compares Referer with its own host: name it. A connection per call: qBittorrent
-    // closes idle ones on its own schedule, and a reused one fails with "other side closed".
+    // The upstream's CSRF check compares Referer with its own host: name it.
     headers.referer = upstream.url;
-    headers.connection = 'close';
-    const answer = await fetch(`${upstream.url}${url.pathname}${url.search}`, {
-      method: req.method,
-      headers,
-      body: req.method === 'GET' || req.method === 'HEAD' ? undefined : payload,
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await answer.text();
+    let answer: Response;
+    let text: string;
+    try {
+      answer = await fetch(`${upstream.url}${url.pathname}${url.search}`, {
+        method: req.method,
+        headers,
+        body: req.method === 'GET' || req.method === 'HEAD' ? undefined : payload,
+        signal: AbortSignal.timeout(30_000),
+      });
+      text = await answer.text();
+    } catch (err) {
+      // The upstream is down (restarting) or broke off: a gateway's answer, as a reverse proxy in front of it gives.
+      const cause = (err as { cause?: unknown }).cause;
+      res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end(`upstream ${upstream.url}: ${String(err)}${cause ? ` (${String(cause)})` : ''}`);
+      return;
+    }
     this.calls.set(url.pathname, (this.calls.get(url.pathname) ?? 0) + 1);
     const out: Record<string, string | string[]> = {
       'content-type': answer.headers.get('content-type') ?? 'text/plain',

@@ -155,8 +155,7 @@ export class QbtSession {
   async login(): Promise<void> {
     const res = await fetch(`${this.url}/api/v2/auth/login`, {
       method: 'POST',
-      // qBittorrent closes idle connections on its own schedule: a reused one fails with "other side closed".
-      headers: { 'content-type': 'application/x-www-form-urlencoded', referer: this.url, connection: 'close' },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', referer: this.url },
       body: new URLSearchParams({ username: this.username, password: this.password }),
       signal: AbortSignal.timeout(10_000),
     });
@@ -172,7 +171,7 @@ export class QbtSession {
     if (!this.cookie) await this.login();
     const res = await fetch(`${this.url}/api/v2/${route}`, {
       method,
-      headers: { cookie: this.cookie, referer: this.url, connection: 'close' },
+      headers: { cookie: this.cookie, referer: this.url },
       body,
       signal: AbortSignal.timeout(30_000),
     });

@@ -90,16 +90,16 @@ function skip(buf: Buffer, at: number): number {
   throw new Error(`bad bencode at ${at}`);
 }
 
-/**
- * A magnet for a made torrent: both hashes (a hybrid), or `btihOnly` (only its
- * v1: the client learns the v2 from the metadata, and switches its id), with
- * the seeders as `x.pe` peers (the closed swarm has no DHT or tracker).
- */
 /** The id qBittorrent gives the torrent: its v1 hash, or its v2 hash truncated to 40 hex (v2-only and hybrid). */
 export function clientIdOf(t: Pick<MadeTorrent, 'v1' | 'v2'>): string {
   return t.v2 ? t.v2.slice(0, 40) : t.v1!;
 }
 
+/**
+ * A magnet for a made torrent: both hashes (a hybrid), or `btihOnly` (only its
+ * v1: the client learns the v2 from the metadata, and switches its id), with
+ * the seeders as `x.pe` peers (the closed swarm has no DHT or tracker).
+ */
 export function magnetOf(t: MadeTorrent, opts: { peers?: string[]; btihOnly?: boolean } = {}): string {
   const parts: string[] = [];
   if (t.v1) parts.push(`xt=urn:btih:${t.v1}`);
