@@ -317,8 +317,11 @@ export class QBittorrentClient implements TorrentClient {
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 5000),
       });
     } catch (err) {
-      // A kept-alive connection the client closed meanwhile (qBittorrent closes idle ones on its own schedule):
-      // a GET changes nothing, so it is tried once more on a new connection. A timeout is not retried.
+      // A kept-alive connection the server closed while this process could not run its timers (a Lambda
+      // container frozen between invocations, a held event loop): qBittorrent closes an idle connection after
+      // 7 to 9 s and says nothing of it in its headers, and undici, whose own 4 s idle timer did not fire, sends
+      // the next request on the dead socket ("other side closed"; decision 167). A GET changes nothing, so it is
+      // tried once more on a new connection; a POST may have landed and is not. A timeout is not retried.
       if (method === 'GET' && !retried && connectionDropped(err))
         return this.request(method, path, form, headers, true);
       throw new TorrentClientError(
