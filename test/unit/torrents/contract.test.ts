@@ -218,3 +218,24 @@ describe('a connection the client closed between two calls', () => {
     await expect(client({ fetch: dropping(['POST']) }).snapshot()).rejects.toThrow(/other side closed/);
   });
 });
+
+describe('the pass-through to a real client', () => {
+  beforeEach(() => start('5.1'));
+
+  it('answers 502 naming the upstream while it is down (a restart), as a reverse proxy does', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r)); // nothing listens there now
+    const upstream = `http://127.0.0.1:${port}`;
+    const put = await fetch(`${url}/emulator/upstream`, {
+      method: 'PUT',
+      body: JSON.stringify({ url: upstream, username: 'admin', password: 'real' }),
+    });
+    expect(put.status).toBe(200);
+    const res = await fetch(`${url}/api/v2/app/webapiVersion`);
+    expect(res.status).toBe(502);
+    expect(await res.text()).toContain(upstream);
+    await expect(client().snapshot()).rejects.toThrow(/answered 502/);
+  });
+});
