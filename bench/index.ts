@@ -1,6 +1,6 @@
 import { dynamodbWrites, reportDynamodbWrites } from './dynamodb-writes';
 import { downloadsIngest, reportDownloadsIngest } from './downloads-ingest';
-import { downloadsPoll, reportDownloadsPoll } from './downloads-poll';
+import { downloadsPoll, realClientPoll, reportDownloadsPoll, reportRealPoll } from './downloads-poll';
 import { edgeTokens, httpEdge, reportHttpEdge } from './http-edge';
 import { BenchStack, startBenchStack } from './support';
 import { freePort } from '../tools/stack/ports';
@@ -17,7 +17,10 @@ import { consolePages, reportConsolePages } from './console';
 const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
   writes: async (b) => reportDynamodbWrites(await dynamodbWrites(b)),
   ingest: async (b) => reportDownloadsIngest(await downloadsIngest(b)),
-  poll: async (b) => reportDownloadsPoll(await downloadsPoll(b)),
+  poll: async (b) => {
+    reportDownloadsPoll(await downloadsPoll(b));
+    reportRealPoll(await realClientPoll(b));
+  },
   sync: async (b) => {
     reportSyncTick(await syncTick(b));
     reportSyncEgress(await syncEgress());

@@ -19,6 +19,23 @@ import { parseMagnet } from '../../lib/downloads/magnet';
  *   DELETE /emulator/torrents[/<hash>]       remove all / one
  *   PUT    /emulator/faults                  {add: ok|fail, info: ok|html|truncated|500|hang, add_delay_ms}
  *   PUT    /emulator/profile                 {profile: 4.6|5.1|5.2}
+ *   GET    /emulator/auth                    {failed_logins, banned_until} per address
+ *   PUT    /emulator/auth                    {max_fail_count?, ban_duration_ms?}; DELETE lifts every ban
+ *   POST   /emulator/restart                 {checking_ms?}  the client restarts: sessions lost, every torrent
+ *                                            `checkingResumeData` with progress 0 for checking_ms (default 1000)
+ *   PUT    /emulator/upstream                {url, username, password}: pass /api/v2/* through to a REAL
+ *                                            qBittorrent (the real-client tests); DELETE ends it
+ *
+ * What real qBittorrent does that this emulator reproduces (docs/downloads.md):
+ * - MaxAuthenticationFailCount (5) refused logins ban the caller's address for
+ *   BanDuration (1 h): login answers 403; the count resets only on a success
+ *   or when the ban ends;
+ * - 5.2's torrents/add: 200 + JSON on success; 409 when nothing was added,
+ *   a duplicate OR a failure;
+ * - after a restart a finished torrent reports `checkingResumeData`, progress 0;
+ * - a hybrid added by a btih-only magnet has `hash` = v1 until its metadata
+ *   arrives, then the truncated v2 (POST …/metadata);
+ * - a login whose Referer/Origin names another host than Host is 401 (CSRF check).
  *
  * Torrents mirror what a real client reports: a v2-only (or hybrid with
  * metadata) torrent's `hash` is its v2 hash truncated to 40 hex; a legacy
@@ -107,6 +124,10 @@ export class QbittorrentEmulator {
   readonly calls = new Map<string, number>();
   bytesOut = 0;
   private readonly sessions = new Set<string>();
+  /** Refused logins and bans per caller address, as qBittorrent's AuthController keeps them. */
+  private readonly failedLogins = new Map<string, { count: number; bannedUntil: number }>();
+  readonly auth = { max_fail_count: 5, ban_duration_ms: 3_600_000 };
+  private upstream?: { url: string; username: string; password: string };
   private port = 0;
   private readonly server = http.createServer((req, res) => void this.handle(req, res));
 
@@ -232,13 +253,19 @@ export class QbittorrentEmulator {
       res.end(text);
     };
     try {
-      if (url.pathname.startsWith('/emulator/')) return this.control(method, url.pathname, body, send);
+      if (url.pathname.startsWith('/emulator/')) return await this.control(method, url.pathname, body, send);
+      if (this.upstream && url.pathname.startsWith('/api/v2/')) return await this.pass(req, url, body, res);
       const route = ROUTES[url.pathname];
       if (!route) return send(404, 'Not Found');
       this.calls.set(url.pathname, (this.calls.get(url.pathname) ?? 0) + 1);
       if (route !== method) return send(405, 'Method Not Allowed');
       const traits = TRAITS[this.profile];
-      if (url.pathname === '/api/v2/auth/login') return this.login(new URLSearchParams(body), send);
+      if (url.pathname === '/api/v2/auth/login') {
+        // qBittorrent's CSRF check: a Referer or Origin naming another host:port than Host is refused.
+        const claimed = req.headers.origin ?? req.headers.referer;
+        if (claimed && safeHost(claimed) !== req.headers.host) return send(401, 'Unauthorized');
+        return this.login(new URLSearchParams(body), req.socket.remoteAddress ?? '', send);
+      }
       if (!this.authorised(req)) return send(traits.modern ? 401 : 403, 'Forbidden');
       const form = new URLSearchParams(body);
       switch (url.pathname) {
@@ -283,12 +310,21 @@ export class QbittorrentEmulator {
 
   private login(
     form: URLSearchParams,
+    address: string,
     send: (status: number, payload: unknown, headers?: Record<string, string>) => void,
   ): void {
     const modern = TRAITS[this.profile].modern;
+    const failed = this.failedLogins.get(address);
+    if (failed && failed.bannedUntil > Date.now()) return send(403, 'Your IP address has been banned');
+    if (failed && failed.bannedUntil > 0) this.failedLogins.delete(address); // the ban is over: the count starts again
     if (form.get('username') !== this.options.username || form.get('password') !== this.options.password) {
+      const entry = this.failedLogins.get(address) ?? { count: 0, bannedUntil: 0 };
+      entry.count++;
+      if (entry.count >= this.auth.max_fail_count) entry.bannedUntil = Date.now() + this.auth.ban_duration_ms;
+      this.failedLogins.set(address, entry);
       return modern ? send(401, '') : send(200, 'Fails.');
     }
+    this.failedLogins.delete(address);
     const sid = randomBytes(16).toString('hex');
     this.sessions.add(sid);
     const cookie = `${this.cookieName()}=${sid}; HttpOnly; SameSite=Strict; path=/`;
@@ -361,9 +397,9 @@ export class QbittorrentEmulator {
         pending_count: added.length,
         failure_count: failures + duplicates,
       };
-      if (failures) return send(400, body);
-      if (duplicates && !added.length) return send(409, body);
-      return send(202, body);
+      // 5.2: nothing added (a duplicate or any failure) is 409; anything added is 200.
+      if (!added.length) return send(409, body);
+      return send(200, body);
     };
     if (this.faults.add === 'fail') return answer([], 0, 1);
     const added: string[] = [];
@@ -400,9 +436,112 @@ export class QbittorrentEmulator {
     return answer(added, duplicates, 0);
   }
 
-  private control(method: string, path: string, body: string, send: (status: number, payload: unknown) => void): void {
+  /** The client restarts: sessions are lost, and every torrent checks its resume data (progress 0) for a while. */
+  restart(checkingMs = 1000): void {
+    this.sessions.clear();
+    // A restarted client's rids start over: every rid a caller holds gets a full update.
+    this.oldestRid = this.rid + 1;
+    const before = [...this.tracked.values()].map((t) => ({
+      hash: t.torrent.hash,
+      state: t.torrent.state,
+      progress: t.torrent.progress,
+    }));
+    for (const t of before) this.update(t.hash, { state: 'checkingResumeData', progress: 0 });
+    const done = () => {
+      for (const t of before)
+        if (this.tracked.get(t.hash)?.torrent.state === 'checkingResumeData')
+          this.update(t.hash, { state: t.state, progress: t.progress });
+    };
+    if (checkingMs <= 0) done();
+    else setTimeout(done, checkingMs).unref();
+  }
+
+  /** Passes a call through to the real qBittorrent, logging in there with its own credentials. */
+  private async pass(req: http.IncomingMessage, url: URL, body: string, res: http.ServerResponse): Promise<void> {
+    const upstream = this.upstream!;
+    let payload = body;
+    if (url.pathname === '/api/v2/auth/login') {
+      const form = new URLSearchParams(body);
+      // Our credentials stand for the upstream's; anything else is passed on as it came (and refused there).
+      if (form.get('username') === this.options.username && form.get('password') === this.options.password)
+        payload = new URLSearchParams({ username: upstream.username, password: upstream.password }).toString();
+    }
+    const headers: Record<string, string> = {};
+    for (const name of ['cookie', 'content-type', 'authorization'])
+      if (typeof req.headers[name] === 'string') headers[name] = req.headers[name] as string;
+    // The upstream's CSRF check compares Referer with its own host: name it.
+    headers.referer = upstream.url;
+    let answer: Response;
+    let text: string;
+    try {
+      answer = await fetch(`${upstream.url}${url.pathname}${url.search}`, {
+        method: req.method,
+        headers,
+        body: req.method === 'GET' || req.method === 'HEAD' ? undefined : payload,
+        signal: AbortSignal.timeout(30_000),
+      });
+      text = await answer.text();
+    } catch (err) {
+      // The upstream is down (restarting) or broke off: a gateway's answer, as a reverse proxy in front of it gives.
+      const cause = (err as { cause?: unknown }).cause;
+      res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end(`upstream ${upstream.url}: ${String(err)}${cause ? ` (${String(cause)})` : ''}`);
+      return;
+    }
+    this.calls.set(url.pathname, (this.calls.get(url.pathname) ?? 0) + 1);
+    const out: Record<string, string | string[]> = {
+      'content-type': answer.headers.get('content-type') ?? 'text/plain',
+    };
+    const cookies = answer.headers.getSetCookie();
+    if (cookies.length) out['set-cookie'] = cookies;
+    res.writeHead(answer.status, out);
+    res.end(text);
+  }
+
+  private async control(
+    method: string,
+    path: string,
+    body: string,
+    send: (status: number, payload: unknown) => void,
+  ): Promise<void> {
     const parts = path.split('/').filter(Boolean); // ['emulator', 'torrents', hash?, 'metadata'?]
     const json = () => (body ? (JSON.parse(body) as Record<string, unknown>) : {});
+    if (parts[1] === 'auth') {
+      if (method === 'PUT') {
+        const given = json();
+        if (given.max_fail_count !== undefined) this.auth.max_fail_count = Math.max(1, Number(given.max_fail_count));
+        if (given.ban_duration_ms !== undefined) this.auth.ban_duration_ms = Math.max(0, Number(given.ban_duration_ms));
+      }
+      if (method === 'DELETE') this.failedLogins.clear();
+      return send(200, {
+        ...this.auth,
+        addresses: Object.fromEntries(
+          [...this.failedLogins].map(([a, f]) => [
+            a,
+            { failed_logins: f.count, banned_until: f.bannedUntil ? new Date(f.bannedUntil).toISOString() : null },
+          ]),
+        ),
+      });
+    }
+    if (parts[1] === 'restart' && method === 'POST') {
+      this.restart(Number(json().checking_ms ?? 1000));
+      return send(200, { restarted: true });
+    }
+    if (parts[1] === 'upstream') {
+      if (method === 'DELETE') {
+        this.upstream = undefined;
+        return send(200, { upstream: null });
+      }
+      if (method === 'PUT') {
+        const given = json();
+        if (typeof given.url !== 'string' || typeof given.username !== 'string' || typeof given.password !== 'string')
+          return send(400, { error: 'url, username and password are required' });
+        if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(given.url))
+          return send(400, { error: 'the upstream must be a qBittorrent on loopback (http://127.0.0.1:<port>)' });
+        this.upstream = { url: given.url, username: given.username, password: given.password };
+        return send(200, { upstream: given.url });
+      }
+    }
     if (parts[1] === 'torrents') {
       if (method === 'GET' && parts.length === 2)
         return send(
@@ -462,6 +601,14 @@ const ROUTES: Record<string, string> = {
   '/api/v2/torrents/stop': 'POST',
   '/api/v2/torrents/pause': 'POST',
 };
+
+function safeHost(url: string): string | undefined {
+  try {
+    return new URL(url).host;
+  } catch {
+    return undefined;
+  }
+}
 
 function pick(value: Record<string, unknown>, keys: string[]): Partial<EmulatedTorrent> {
   return Object.fromEntries(

@@ -12,9 +12,12 @@ import {
   hotFolderProbe,
   natsProbe,
   Probe,
-  runProbes,
+  ProbeProblem,
+  runProbesWithDetails,
   s3Probe,
 } from '../../lib/health/check';
+import { loginGateProblem } from '../../lib/torrents/login-gate';
+import { torrentLoginGate } from './deps';
 import type { HotFolder } from '../../lib/scan/hotfolder';
 import { hotFolderFrom } from '../../lib/scan/hotfolders';
 import { json } from '../../lib/http/response';
@@ -30,8 +33,8 @@ export interface HealthcheckDeps {
 
 /** Always answers: a down dependency is reported, never thrown. */
 export async function healthcheck(deps: HealthcheckDeps): Promise<HealthReport> {
-  const checks = await runProbes(deps.probes, deps.timeoutMs);
-  return healthReport(checks, deps.version, deps.now() - deps.startedAt);
+  const { checks, details } = await runProbesWithDetails(deps.probes, deps.timeoutMs);
+  return healthReport(checks, deps.version, deps.now() - deps.startedAt, details);
 }
 
 const startedAt = systemClock();
@@ -60,6 +63,11 @@ function defaultDeps(): HealthcheckDeps {
       s3: s3Probe(aws.s3, cfg.buckets.files),
       nats: natsProbe(() => natsConnection(cfg.nats)),
       hotfolder,
+      // The login gate, not a call to the client: a healthcheck must never spend one of the few logins it allows.
+      torrent_client: async () => {
+        const problem = await loginGateProblem(torrentLoginGate(aws.documents, cfg.tables.downloads));
+        if (problem) throw new ProbeProblem(problem);
+      },
     },
     timeoutMs: cfg.health.probeTimeoutMs,
     version: SERVICE_VERSION,

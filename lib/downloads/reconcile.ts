@@ -4,7 +4,7 @@ import { InvalidFileNameError, validateName } from '../names';
 import type { TorrentClient } from '../torrents/client';
 import type { TorrentInfo } from '../torrents/model';
 import { torrentHashes } from './torrent-hashes';
-import { mapClientState } from './torrent-states';
+import { isCheckingState, mapClientState } from './torrent-states';
 import { ActiveExistsError, InfohashTakenError, InvalidTransitionError, TorrentAnswerInvalidError } from './errors';
 import type { Infohash } from './infohash';
 import { Download, DownloadState, isActive } from './model';
@@ -21,6 +21,9 @@ import type { DownloadStore } from './store';
  *   resurrect that download (the guard decides) — except a download a person
  *   CANCELLED, which only a torrent added after the cancel (or a retry) brings back;
  * - never seen: adopt it as a new download, under a safe name.
+ * A torrent in a checking state (`checkingResumeData` after the client's
+ * restart, `checkingDL`/`checkingUP`) changes nothing: its state and progress
+ * are not known yet (torrent-states.ts).
  * On a full update it also looks for active downloads whose torrent is gone:
  * first sighting records `missing_since`; past the grace period the download
  * becomes `failed` with `review_reason: missing_in_client` (its guards released).
@@ -95,6 +98,12 @@ async function reconcileOne(deps: ReconcileDeps, torrent: TorrentInfo): Promise<
   const progress = Number.isNaN(torrent.progress) ? undefined : torrent.progress;
   if (progress !== undefined && !(progress >= 0 && progress <= 1))
     throw new TorrentAnswerInvalidError(`progress ${progress} is not within 0..1`);
+  // A restart's checkingResumeData (progress 0) moved finished downloads back to queued, with notifications:
+  // a checking state says nothing yet, whatever download it belongs to.
+  if (isCheckingState(torrent.state)) {
+    log.debug('torrent_checking_ignored', { state: torrent.state });
+    return 'unchanged';
+  }
 
   const owners = await Promise.all(hashes.map((h) => deps.store.findActiveByInfohash(h.infohash)));
   if (!owners.some(Boolean)) {

@@ -33,3 +33,17 @@ const MAP: Record<string, DownloadState> = {
 export function mapClientState(state: string): DownloadState | undefined {
   return Object.prototype.hasOwnProperty.call(MAP, state) ? MAP[state] : undefined;
 }
+
+/**
+ * States in which the client does not know yet what it holds: it is reading
+ * its resume data after a restart (real 4.5.2 reports a finished torrent as
+ * `checkingResumeData` with progress 0 for about a second), or hashing the
+ * files. Their state and progress are no news about the download: the poll
+ * changes nothing on them (no follow, no resurrection, no adoption) and
+ * waits for the state the check ends in, which sync/maindata reports as a change.
+ */
+const CHECKING = new Set(['checkingResumeData', 'checkingDL', 'checkingUP']);
+
+export function isCheckingState(state: string): boolean {
+  return CHECKING.has(state);
+}

@@ -2,7 +2,7 @@ import { awsClients } from '../aws/clients';
 import { config } from '../config';
 import { createLogger } from '../log';
 import { loadTorrentClientConfig } from '../torrents/config';
-import { torrentClientFor } from '../torrents/qbittorrent';
+import { deployedTorrentClient } from '../torrents/wiring';
 import { DynamoDownloadStore } from './dynamodb-store';
 import type { DownloadsDeps } from './service';
 
@@ -20,10 +20,11 @@ export function downloadsDeps(): DownloadsDeps & { missingGraceMs: number } {
   if (!deps) {
     const cfg = config();
     const torrent = loadTorrentClientConfig();
+    const table = { documents: awsClients(cfg).documents, table: cfg.tables.downloads };
     deps = {
-      store: new DynamoDownloadStore({ documents: awsClients(cfg).documents, table: cfg.tables.downloads }),
+      store: new DynamoDownloadStore(table),
       // One client per container: its session, its Web API version and its sync/maindata rid live as long as the container.
-      torrents: torrentClientFor(torrent, downloadsLog),
+      torrents: deployedTorrentClient(torrent, downloadsLog, table),
       log: downloadsLog,
       cancel: { action: torrent.cancelAction, deleteFiles: torrent.cancelDeleteFiles },
       missingGraceMs: torrent.missingGraceMs,

@@ -18,31 +18,52 @@ export interface HealthReport {
   version: string;
   uptime_s: number;
   checks: Record<string, CheckStatus>;
+  /** Why a check is down, when its probe says it in words meant for the operator (a ProbeProblem). */
+  details?: Record<string, string>;
 }
+
+/** A probe's refusal whose message is safe and useful to show ("credentials refused, next try at …"). */
+export class ProbeProblem extends Error {}
 
 export async function runProbes(
   probes: Record<string, Probe>,
   timeoutMs: number,
 ): Promise<Record<string, CheckStatus>> {
+  return (await runProbesWithDetails(probes, timeoutMs)).checks;
+}
+
+export async function runProbesWithDetails(
+  probes: Record<string, Probe>,
+  timeoutMs: number,
+): Promise<{ checks: Record<string, CheckStatus>; details: Record<string, string> }> {
+  const details: Record<string, string> = {};
   const entries = await Promise.all(
     Object.entries(probes).map(async ([name, probe]): Promise<[string, CheckStatus]> => {
       try {
         await withTimeout(timeoutMs, `${name} probe`, probe);
         return [name, 'ok'];
-      } catch {
+      } catch (err) {
+        // Only a ProbeProblem's words are shown: other errors may carry hosts, paths or secrets.
+        if (err instanceof ProbeProblem) details[name] = err.message;
         return [name, 'down'];
       }
     }),
   );
-  return Object.fromEntries(entries);
+  return { checks: Object.fromEntries(entries), details };
 }
 
-export function healthReport(checks: Record<string, CheckStatus>, version: string, uptimeMs: number): HealthReport {
+export function healthReport(
+  checks: Record<string, CheckStatus>,
+  version: string,
+  uptimeMs: number,
+  details: Record<string, string> = {},
+): HealthReport {
   return {
     status: Object.values(checks).every((c) => c === 'ok') ? 'ok' : 'degraded',
     version,
     uptime_s: Math.floor(uptimeMs / 1000),
     checks,
+    ...(Object.keys(details).length ? { details } : {}),
   };
 }
 

@@ -1,3 +1,4 @@
+import { isoTime } from '../clock';
 import { DomainError, type ErrorCode } from '../errors';
 
 /** Typed failures of the torrent client; callers branch on the class. */
@@ -16,7 +17,7 @@ export class TorrentClientError extends DomainError {
 
 /** The client refused our credentials (`Fails.`, 401, an unknown API key) or banned our address (403). */
 export class TorrentClientAuthError extends TorrentClientError {
-  override readonly code = 'TORRENT_CLIENT_AUTH';
+  override readonly code: ErrorCode = 'TORRENT_CLIENT_AUTH';
 }
 
 /** The client's Web API is older than the oldest one we support. */
@@ -41,4 +42,20 @@ export class TorrentAddRefusedError extends TorrentClientError {
 /** An answer we cannot read (HTML, truncated JSON, a wrong shape). */
 export class TorrentClientAnswerError extends TorrentClientError {
   override readonly code = 'TORRENT_CLIENT_ANSWER';
+}
+
+/** The gate is closed: no login is tried before `nextTryAt`. */
+export class TorrentLoginDeferredError extends TorrentClientAuthError {
+  override readonly code = 'TORRENT_CLIENT_LOGIN_DEFERRED';
+  constructor(
+    readonly nextTryAt: number,
+    readonly refusals: number,
+    reason: 'refused' | 'banned',
+  ) {
+    super(
+      reason === 'banned'
+        ? `the client banned this address; next try at ${isoTime(nextTryAt)}`
+        : `credentials refused, next try at ${isoTime(nextTryAt)} (${refusals} refused login${refusals === 1 ? '' : 's'}: check TORRENT_CLIENT_USERNAME / TORRENT_CLIENT_PASSWORD)`,
+    );
+  }
 }

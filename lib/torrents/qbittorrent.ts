@@ -1,4 +1,4 @@
-import { Clock, systemClock } from '../clock';
+import { Clock, isoTime, systemClock } from '../clock';
 import type { TorrentClientConfig } from './config';
 import type { Logger } from '../log';
 import type { TorrentClient } from './client';
@@ -9,6 +9,7 @@ import {
   TorrentClientError,
   TorrentClientVersionError,
 } from './errors';
+import { credentialsFingerprint, LoginGate, LoginGateStore, MemoryLoginGateStore } from './login-gate';
 import type { AddOptions, TorrentInfo, TorrentSnapshot } from './model';
 
 /**
@@ -16,11 +17,15 @@ import type { AddOptions, TorrentInfo, TorrentSnapshot } from './model';
  * - login answers `Ok.`/`Fails.` (up to 5.1) or 204/401 (5.2+); whatever
  *   cookies the server sets (`SID`, `QBT_SID_<port>`) are sent back as set;
  * - or an API key (`Authorization: Bearer qbt_…`, WebAPI 2.14.1+), no login;
- * - a 401 or 403 renews the session once;
+ * - a 401 or 403 renews the session once; every login passes the login gate
+ *   (login-gate.ts): a refused login closes it for 31 min and longer, so the
+ *   client's ban (5 refusals) is never reached by our polls;
+ * - a base URL with a path (a reverse proxy at `/qbt/`) keeps it on every call;
  * - `app/webapiVersion` is read once per instance (= per Lambda container),
  *   logged, and a version older than MIN_WEBAPI is refused by every call;
- * - `torrents/add` answers `Ok.`/`Fails.` or 5.2's JSON (202 pending, 409
- *   duplicate); a duplicate of a torrent already present counts as added;
+ * - `torrents/add` answers `Ok.`/`Fails.` (up to 5.1) or 5.2's 200 + JSON;
+ *   `Fails.` and 5.2's 409 mean "nothing added" (a duplicate OR a failure):
+ *   the torrent is looked up, present counts as added, absent is a refusal;
  * - the poll reads `sync/maindata` with the instance's last `rid` (changes
  *   only; a full update when the rid is stale, or every fullResyncMs), or
  *   `torrents/info` when the server has no maindata.
@@ -48,6 +53,8 @@ export interface QBittorrentOptions {
   fetch?: typeof fetch;
   log?: Logger;
   now?: Clock;
+  /** Where refused logins are recorded; shared by every container in production (DynamoLoginGateStore). */
+  loginGate?: LoginGateStore;
 }
 
 export class QBittorrentClient implements TorrentClient {
@@ -61,11 +68,23 @@ export class QBittorrentClient implements TorrentClient {
   private lastFull = 0;
   private known = new Map<string, TorrentInfo>();
   private maindata = true;
+  private readonly base: URL;
+  private readonly gate?: LoginGate;
 
   constructor(private readonly options: QBittorrentOptions) {
     this.fetch = options.fetch ?? fetch;
     this.category = options.category ?? DEFAULT_CATEGORY;
     this.now = options.now ?? systemClock;
+    // The path is the client's (a reverse proxy at /qbt/): calls are resolved under it, never from the origin.
+    this.base = new URL(options.baseUrl);
+    if (!this.base.pathname.endsWith('/')) this.base.pathname += '/';
+    const auth = options.auth;
+    if (auth.kind === 'password')
+      this.gate = new LoginGate(
+        options.loginGate ?? new MemoryLoginGateStore(),
+        () => credentialsFingerprint(this.base.href, auth.username, auth.password),
+        this.now,
+      );
   }
 
   /** The server's Web API version (read once), refused when older than MIN_WEBAPI. */
@@ -140,15 +159,17 @@ export class QBittorrentClient implements TorrentClient {
   async add(magnet: string, options: AddOptions = {}): Promise<void> {
     const form = new URLSearchParams({ urls: magnet, category: this.category });
     if (options.tags?.length) form.set('tags', options.tags.join(','));
-    const res = await this.call('POST', '/api/v2/torrents/add', form, { allow: [202, 400, 409, 415] });
-    const text = (await res.text()).trim();
-    if (res.status === 409) return; // 5.2+: a duplicate (already present)
-    if (res.status === 202 || (res.status === 200 && text === 'Ok.')) return;
-    if (res.status === 200 && text.startsWith('{')) {
+    const res = await this.call('POST', '/api/v2/torrents/add', form, { allow: [400, 409, 415] });
+    const text = (await this.readText(res, '/api/v2/torrents/add')).trim();
+    if (res.status === 200 && text === 'Ok.') return;
+    if (res.ok && text.startsWith('{')) {
+      // 5.2+: 200 {added_torrent_ids, success_count, pending_count, failure_count}; a magnet may be pending.
       const body = parseJson(text, 'torrents/add');
-      if (isObject(body) && typeof body.success_count === 'number' && body.success_count > 0) return;
+      const count = (k: string) => (isObject(body) && typeof body[k] === 'number' ? body[k] : 0);
+      if (count('success_count') + count('pending_count') > 0) return;
     }
-    // `Fails.` (up to 5.1) is a refusal OR a duplicate: the torrent being there decides.
+    // `Fails.` (up to 5.1) and 409 (5.2+) mean nothing was added: a duplicate OR any failure. Only the
+    // torrent being in the client makes it "added"; taking 409 as "present" recorded refused torrents as added.
     if (await this.present(magnet)) return;
     throw new TorrentAddRefusedError(text.slice(0, 200) || String(res.status), res.status);
   }
@@ -216,6 +237,7 @@ export class QBittorrentClient implements TorrentClient {
         : { cookie: await this.login() };
     const res = await this.request(method, path, form, headers);
     if ((res.status === 401 || res.status === 403) && !opts.renewed && this.options.auth.kind === 'password') {
+      await res.body?.cancel();
       this.session = undefined;
       return this.call(method, path, form, { ...opts, renewed: true });
     }
@@ -229,18 +251,34 @@ export class QBittorrentClient implements TorrentClient {
   /** The `Cookie` header to send: every cookie the login set, whatever its name. */
   private login(): Promise<string> {
     const auth = this.options.auth;
-    if (auth.kind !== 'password') return Promise.resolve('');
+    if (auth.kind !== 'password' || !this.gate) return Promise.resolve('');
+    const gate = this.gate;
     this.session ??= (async () => {
+      // Closed gate: fail now, with no call to the client (every call would add to its refusal count).
+      const { recorded } = await gate.permit();
       const form = new URLSearchParams({ username: auth.username, password: auth.password });
       const res = await this.request('POST', '/api/v2/auth/login', form, {});
       const text = (await this.readText(res, '/api/v2/auth/login')).trim();
-      if (res.status === 401 || (res.status === 200 && text === 'Fails.'))
-        throw new TorrentClientAuthError('login refused: wrong username or password', res.status);
-      if (res.status === 403)
+      if (res.status === 401 || (res.status === 200 && text === 'Fails.')) {
+        const next = isoTime(await gate.refused());
+        this.options.log?.warn('torrent_client_login_refused', { status: res.status, next_try_at: next });
         throw new TorrentClientAuthError(
-          'login refused: this address is banned by the client (too many failed logins)',
+          res.status === 401
+            ? // Up to 5.1 a wrong password is `Fails.`: a 401 is the Host/Referer/Origin check (a reverse proxy
+              // that rewrites Host, or a URL other than the one the WebUI expects). 5.2+ also answers 401 to a wrong password.
+              `login refused (401): the client refused our Host/Referer/Origin (a reverse proxy must forward Host; check TORRENT_CLIENT_URL) or, on qBittorrent 5.2+, the username or password; credentials refused, next try at ${next}`
+            : `login refused: wrong username or password; credentials refused, next try at ${next}`,
+          res.status,
+        );
+      }
+      if (res.status === 403) {
+        const next = isoTime(await gate.banned());
+        this.options.log?.warn('torrent_client_login_banned', { next_try_at: next });
+        throw new TorrentClientAuthError(
+          `login refused: this address is banned by the client (too many failed logins); next try at ${next}`,
           403,
         );
+      }
       if (!(res.status === 204 || (res.status === 200 && text === 'Ok.')))
         throw new TorrentClientError(`login answered ${res.status}`, res.status);
       const cookies = res.headers
@@ -248,10 +286,16 @@ export class QBittorrentClient implements TorrentClient {
         .map((c) => c.split(';')[0].trim())
         .filter((c) => c.includes('='));
       if (cookies.length === 0) throw new TorrentClientError('login succeeded but set no session cookie', res.status);
+      await gate.accepted(recorded);
       return cookies.join('; ');
     })();
     this.session.catch(() => (this.session = undefined));
     return this.session;
+  }
+
+  /** `/api/v2/…` under the base URL's path (`http://nas/qbt/` → `http://nas/qbt/api/v2/…`). */
+  endpoint(path: string): URL {
+    return new URL(path.replace(/^\/+/, ''), this.base);
   }
 
   private async request(
@@ -259,26 +303,51 @@ export class QBittorrentClient implements TorrentClient {
     path: string,
     form: URLSearchParams | undefined,
     headers: Record<string, string>,
-  ) {
+    retried = false,
+  ): Promise<Response> {
     try {
-      return await this.fetch(new URL(path, this.options.baseUrl), {
+      return await this.fetch(this.endpoint(path), {
         method,
         headers: {
           ...headers,
           ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-          referer: this.options.baseUrl,
+          referer: this.base.href,
         },
         body: form?.toString(),
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 5000),
       });
     } catch (err) {
-      throw new TorrentClientError(`${method} ${path} failed: ${err instanceof Error ? err.message : String(err)}`);
+      // A kept-alive connection the server closed while this process could not run its timers (a Lambda
+      // container frozen between invocations, a held event loop): qBittorrent closes an idle connection after
+      // 7 to 9 s and says nothing of it in its headers, and undici, whose own 4 s idle timer did not fire, sends
+      // the next request on the dead socket ("other side closed"; decision 167). A GET changes nothing, so it is
+      // tried once more on a new connection; a POST may have landed and is not. A timeout is not retried.
+      if (method === 'GET' && !retried && connectionDropped(err))
+        return this.request(method, path, form, headers, true);
+      throw new TorrentClientError(
+        `${method} ${path} failed: ${err instanceof Error ? `${err.message}${causeOf(err)}` : String(err)}`,
+      );
     }
   }
 }
 
+function connectionDropped(err: unknown): boolean {
+  const code = (err as { cause?: { code?: unknown } })?.cause?.code;
+  return err instanceof TypeError && (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE');
+}
+
+function causeOf(err: Error): string {
+  const cause = (err as { cause?: unknown }).cause;
+  return cause instanceof Error ? `: ${cause.message}` : '';
+}
+
 /** The client the settings describe (./config.ts loadTorrentClientConfig). */
-export function torrentClientFor(cfg: TorrentClientConfig, log?: Logger, fetchImpl?: typeof fetch): QBittorrentClient {
+export function torrentClientFor(
+  cfg: TorrentClientConfig,
+  log?: Logger,
+  fetchImpl?: typeof fetch,
+  loginGate?: LoginGateStore,
+): QBittorrentClient {
   return new QBittorrentClient({
     baseUrl: cfg.url,
     auth: cfg.auth,
@@ -288,6 +357,7 @@ export function torrentClientFor(cfg: TorrentClientConfig, log?: Logger, fetchIm
     fullResyncMs: cfg.fullResyncMs,
     log,
     fetch: fetchImpl,
+    loginGate,
   });
 }
 

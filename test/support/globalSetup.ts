@@ -28,6 +28,9 @@ export default async function globalSetup(): Promise<void> {
   process.env.TBANK_RATE_WINDOW_MS = '2000';
   process.env.SYNC_HISTORY_DAYS = '3650';
   delete process.env.TBANK_API_URL; // the tests always run against the emulator
+  // The service's torrent client is the emulator (faults, profiles); the real-client tests start their own
+  // qbittorrent-nox and route the emulator to it (test/e2e/real-qbittorrent.test.ts).
+  process.env.STACK_TORRENT_CLIENT = 'emulator';
   // One token per shape the tests need; the stack sees only their hashes.
   const tokens = {
     TEST_TOKEN_ALL: newToken(),

@@ -6,6 +6,7 @@ import { silentLogger } from '../../lib/log';
 import { torrentClientFor } from '../../lib/torrents/qbittorrent';
 import { freePort, httpAnswers } from './ports';
 import { RunningService, startProcess } from './process';
+import { startQbittorrent } from './qbittorrent';
 import type { ServiceContext } from './services';
 
 /**
@@ -75,6 +76,18 @@ export async function checkTorrentClient(env: NodeJS.ProcessEnv, say: (line: str
   }
 }
 
+/**
+ * Which torrent client the stack runs (STACK_TORRENT_CLIENT): `qbittorrent`
+ * (default), Debian's qbittorrent-nox with a profile under .stack/, or
+ * `emulator` (fault injection, the 4.6/5.1/5.2 profiles; the stack tests run it).
+ */
+export function stackTorrentClient(env: NodeJS.ProcessEnv = process.env): 'qbittorrent' | 'emulator' {
+  const chosen = env.STACK_TORRENT_CLIENT?.trim() || 'qbittorrent';
+  if (chosen !== 'qbittorrent' && chosen !== 'emulator')
+    throw new Error(`STACK_TORRENT_CLIENT must be 'qbittorrent' or 'emulator', got ${JSON.stringify(chosen)}`);
+  return chosen;
+}
+
 const qbittorrent: EmulatorSpec = {
   name: 'qbittorrent',
   async external(ctx, env) {
@@ -92,6 +105,31 @@ const qbittorrent: EmulatorSpec = {
       TORRENT_CLIENT_PASSWORD: randomBytes(12).toString('hex'),
       TORRENT_CLIENT_API_KEY: '',
     };
+    if (stackTorrentClient() === 'qbittorrent') {
+      const dataDir = process.env.STACK_DATA_DIR?.trim();
+      const publicSwarm = process.env.QBT_PUBLIC_SWARM === 'true';
+      const client = await startQbittorrent({
+        name: 'qbittorrent-nox',
+        // With STACK_DATA_DIR its torrents persist like the tables that name them; otherwise both start empty.
+        profileDir: dataDir
+          ? path.join(path.resolve(dataDir), 'qbittorrent')
+          : path.join(path.dirname(ctx.logDir), 'qbittorrent'),
+        keepTorrents: !!dataDir,
+        logDir: ctx.logDir,
+        webuiPort: port,
+        username: env.TORRENT_CLIENT_USERNAME,
+        password: env.TORRENT_CLIENT_PASSWORD,
+        publicSwarm,
+        say: ctx.say,
+      });
+      ctx.say(
+        `torrent client: qbittorrent-nox at ${url} (user admin, password TORRENT_CLIENT_PASSWORD in .stack/env), ` +
+          (publicSwarm
+            ? 'PUBLIC swarm (QBT_PUBLIC_SWARM=true): DHT, LSD and PeX on, any interface'
+            : `closed swarm: bound to lo, DHT, LSD and PeX off; peers by hand (npm run torrent:seed)`),
+      );
+      return { service: client, env };
+    }
     const profile = process.env.QBT_EMULATOR_PROFILE ?? '';
     const service = await tsProcess(
       ctx,

@@ -142,6 +142,20 @@ export async function functionsNodeVersion(env: NodeJS.ProcessEnv): Promise<stri
 }
 
 /**
+ * How long offline may take to answer (STACK_READY_TIMEOUT_MS, default 120 s):
+ * esbuild bundles every function first, which on a loaded 2-core machine can
+ * take longer than that.
+ */
+export function readyTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
+  const given = env.STACK_READY_TIMEOUT_MS?.trim();
+  if (!given) return 120_000;
+  const ms = Number(given);
+  if (!Number.isInteger(ms) || ms < 1000)
+    throw new Error(`STACK_READY_TIMEOUT_MS must be a whole number of milliseconds (1000 or more), got ${given}`);
+  return ms;
+}
+
+/**
  * `serverless offline start` (start, not plain offline: only `start` runs the
  * init/end hooks our NATS plugin needs). Ready when HTTP answers AND a
  * health.ping goes through NATS → bridge → function → reply.
@@ -169,7 +183,7 @@ export async function startOffline(ctx: ServiceContext, opts: OfflineOptions): P
       env: { ...opts.env, NATS_TRIGGER: opts.natsTrigger },
       logFile: log(ctx, 'serverless-offline'),
       url: `http://127.0.0.1:${opts.httpPort}`,
-      readyTimeoutMs: 120_000,
+      readyTimeoutMs: readyTimeoutMs(),
       ready: async () => (await httpAnswers(`http://127.0.0.1:${opts.httpPort}/healthcheck`)) && natsPingAnswers(),
     });
   } finally {

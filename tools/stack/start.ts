@@ -7,9 +7,12 @@ import { startStack, Stack } from './stack';
  *   STACK=localstack npm start   uses LocalStack (localstack/docker-compose.yml)
  *   STACK_DATA_DIR=dir           keeps DynamoDB's and S3's data across runs (default: both start empty)
  *   NATS_TRIGGER=connector       bridges NATS with the cloud connector process instead of offline's plugin
+ *   STACK_TORRENT_CLIENT=emulator the qBittorrent emulator instead of a real qbittorrent-nox (the default)
+ *   QBT_PUBLIC_SWARM=true        opens the real client's swarm to the internet (closed by default: loopback only)
  *   TORRENT_CLIENT_URL + TORRENT_CLIENT_PASSWORD (or TORRENT_CLIENT_API_KEY)
- *                                your own qBittorrent instead of the emulator (checked at start)
+ *                                your own qBittorrent instead of ours (checked at start)
  *   QBT_EMULATOR_PROFILE=4.6|5.1|5.2  which qBittorrent the emulator plays (default 5.1)
+ *   STACK_READY_TIMEOUT_MS=ms    how long serverless offline may take to come up (default 120000)
  * Writes .stack/env (the endpoints, for other terminals) and stops everything
  * it started on Ctrl-C.
  */
@@ -82,6 +85,11 @@ async function main() {
   say(`  NATS       ${stack.env.NATS_URL}`);
   for (const service of stack.services)
     say(`  ${service.name.padEnd(20)} ${service.url}  pid ${service.pid}  log ${path.relative(root, service.logFile)}`);
+  const qbt = stack.services.find((s) => s.name === 'qbittorrent-nox');
+  if (qbt)
+    say(
+      `  qBittorrent WebUI ${qbt.url}/   (user ${stack.env.TORRENT_CLIENT_USERNAME}, password ${stack.env.TORRENT_CLIENT_PASSWORD}; a magnet to try: npm run torrent:seed -- <file>)`,
+    );
   say(`  health     curl -s ${stack.services.find((s) => s.name === 'serverless-offline')?.url}/healthcheck`);
   say(
     `  web UI     ${stack.services.find((s) => s.name === 'serverless-offline')?.url}/   (sign in with an API token)`,

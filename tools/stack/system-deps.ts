@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { ensureDebianPackage } from './debian';
 
 /**
@@ -13,11 +14,22 @@ export const SYSTEM_DEPS = {
   smbd: { binary: 'smbd', pkg: 'samba' },
   // The web UI's browser tests drive Debian's Chromium (puppeteer-core never downloads one).
   chromium: { binary: 'chromium', pkg: 'chromium' },
+  // The stack's torrent client, the seeder of `npm run torrent:seed` and the real-client tests' swarm.
+  qbittorrent: { binary: 'qbittorrent-nox', pkg: 'qbittorrent-nox' },
+  // Makes v1, v2 and hybrid torrents (libtorrent's own create_torrent; mktorrent makes v1 only).
+  // Debian's python3: a python3 earlier on the PATH (pyenv) does not see Debian's modules.
+  libtorrent: { binary: '/usr/bin/python3', pkg: 'python3-libtorrent', module: 'libtorrent' },
 } as const;
 
 export function ensureSystemDep(name: keyof typeof SYSTEM_DEPS, say: (line: string) => void): string {
-  const dep = SYSTEM_DEPS[name];
-  return ensureDebianPackage(dep.binary, dep.pkg, say);
+  const dep: { binary: string; pkg: string; module?: string } = SYSTEM_DEPS[name];
+  const module = dep.module;
+  return ensureDebianPackage(
+    dep.binary,
+    dep.pkg,
+    say,
+    module ? (python) => spawnSync(python, ['-c', `import ${module}`], { stdio: 'ignore' }).status === 0 : undefined,
+  );
 }
 
 if (require.main === module) {

@@ -130,6 +130,44 @@ describe.each<Profile>(PROFILES)('qBittorrent %s profile', (profile) => {
     await assertOneActivePerHash(aws, table.name, [t.infohash_v1!]);
   });
 
+  it('a client restart (checkingResumeData, progress 0) flips no finished download back, and moves no active one', async () => {
+    const done = emulator.addTorrent(ours({ kind: 'hybrid', state: 'uploading', progress: 1 }));
+    const busy = emulator.addTorrent(ours({ kind: 'v1', state: 'downloading', progress: 0.5 }));
+    const { download: finished } = await ingest(deps(), { infohashes: [done.infohash_v1!, done.infohash_v2!] });
+    const { download: active } = await ingest(deps(), { infohashes: [busy.infohash_v1!] });
+    await reconcile(deps());
+    expect((await store.get(finished.id))?.state).toBe('completed');
+    const revisions = {
+      finished: (await store.get(finished.id))!.revision,
+      active: (await store.get(active.id))!.revision,
+    };
+    // What real 4.5.2 reports for about a second after a restart; then the check ends in the state it had.
+    emulator.restart(60_000);
+    expect(emulator.torrents.get(done.hash)).toMatchObject({ state: 'checkingResumeData', progress: 0 });
+    for (const checking of ['checkingResumeData', 'checkingUP', 'checkingDL']) {
+      emulator.update(done.hash, { state: checking });
+      emulator.update(busy.hash, { state: checking });
+      expect(await reconcile(deps())).toMatchObject({ resurrected: 0, adopted: 0, updated: 0, failed: 0 });
+    }
+    // A fresh container after the restart too (full update, nothing known).
+    expect(await reconcile(deps(client()))).toMatchObject({ full: true, resurrected: 0, adopted: 0, updated: 0 });
+    expect(await store.get(finished.id)).toMatchObject({
+      state: 'completed',
+      progress: 1,
+      revision: revisions.finished,
+    });
+    expect(await store.get(active.id)).toMatchObject({
+      state: 'downloading',
+      progress: 0.5,
+      revision: revisions.active,
+    });
+    emulator.update(done.hash, { state: 'stalledUP', progress: 1 });
+    emulator.update(busy.hash, { state: 'downloading', progress: 0.6 });
+    expect(await reconcile(deps())).toMatchObject({ resurrected: 0, failed: 0 });
+    expect((await store.get(finished.id))?.state).toBe('completed');
+    expect((await store.get(active.id))?.progress).toBe(0.6);
+  });
+
   it('a cancel removes the torrent; the poll does not resurrect it; a torrent added after the cancel does', async () => {
     const h = v1();
     const { download } = await ingest(deps(), { infohashes: [h.infohash] });
