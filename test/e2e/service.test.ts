@@ -19,7 +19,7 @@ describe('the service under serverless offline', () => {
       status: 'ok',
       version: SERVICE_VERSION,
       uptime_s: expect.any(Number),
-      checks: { dynamodb: 'ok', s3: 'ok', nats: 'ok', hotfolder: 'ok' },
+      checks: { dynamodb: 'ok', s3: 'ok', nats: 'ok', hotfolder: 'ok', torrent_client: 'ok' },
     });
   });
 

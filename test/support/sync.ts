@@ -4,7 +4,7 @@ import { ConnectionService } from '../../lib/sync/connections';
 import { DynamoSyncStore } from '../../lib/sync/dynamodb-store';
 import { HourlyService } from '../../lib/sync/service';
 
-/** The sync services over one table of DynamoDB Local, wired as functions/sync/deps.ts wires them. */
+/** The sync services over one table of DynamoDB Local, wired as lib/sync/wiring.ts wires them. */
 export function syncServices(opts: {
   documents: DynamoDBDocumentClient;
   table: string;
