@@ -2,7 +2,8 @@ import { asyncHandler } from '../../lib/lambda/async-handler';
 import type { Context, DynamoDBStreamEvent } from 'aws-lambda';
 import { BatchSummary, notifyRecords } from '../../lib/telegram/notifier';
 import type { StreamRecord } from '../../lib/telegram/model';
-import { notifierDeps, telegramConfig, telegramLog as log } from '../../lib/telegram/wiring';
+import { notifierDeps } from '../../lib/telegram/notifier-wiring';
+import { telegramConfig, telegramLog as log } from '../../lib/telegram/wiring';
 
 /** Time kept back from the invocation's end: one send (its timeout) and the writes that record it. */
 const SAFETY_MS = 3000;

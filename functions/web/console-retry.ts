@@ -3,7 +3,7 @@ import { webHandler } from '../../lib/web/handler';
 import { parseFailureId } from '../../lib/web/console-requests';
 import { retryFailure, RetryOutcome } from '../../lib/telegram/retry';
 import { downloadsDeps } from '../../lib/downloads/wiring';
-import { notifierDeps } from '../../lib/telegram/wiring';
+import { notifierDeps } from '../../lib/telegram/notifier-wiring';
 import { createLogger } from '../../lib/log';
 
 /**
