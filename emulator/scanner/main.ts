@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { hotFolderDirs } from '../../lib/scan/config';
-import { ConfigError, EnvReader } from '../../lib/config/env';
+import { EnvReader } from '../../lib/config/env';
+import { ConfigError } from '../../lib/config/errors';
 import { scanOnce } from './scanner';
 
 /**

@@ -1,4 +1,5 @@
-import { ConfigError, Env, EnvReader } from '../config/env';
+import { Env, EnvReader } from '../config/env';
+import { ConfigError } from '../config/errors';
 import { Keyring, parseKeyring } from '../secrets/sealer';
 import { parseTokenGrants, TokenGrant } from './tokens';
 

@@ -1,5 +1,6 @@
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import type { Decision } from './authorize';
+import { UnauthorizedError } from './errors';
 
 /**
  * A decision in API Gateway's terms (IAM policy form, not simple responses:
@@ -7,12 +8,6 @@ import type { Decision } from './authorize';
  * error message `Unauthorized` into a 401 and a Deny into a 403; serverless
  * offline does the same, so the local stack answers as AWS would.
  */
-export class UnauthorizedError extends Error {
-  constructor() {
-    super('Unauthorized');
-    this.name = 'UnauthorizedError';
-  }
-}
 
 export function gatewayAnswer(decision: Decision, routeArn: string): APIGatewayAuthorizerResult {
   if (decision.effect === 'unauthenticated') throw new UnauthorizedError();

@@ -1,19 +1,10 @@
 import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoff, type RetryPolicy } from './transact';
+import { UnprocessedItemsError } from './errors';
 
 type WriteRequest =
   { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: Record<string, unknown> } };
-
-export class UnprocessedItemsError extends Error {
-  constructor(
-    readonly remaining: number,
-    operation = 'BatchWriteItem',
-  ) {
-    super(`${operation} kept returning ${remaining} unprocessed items`);
-    this.name = 'UnprocessedItemsError';
-  }
-}
 
 const BATCH_RETRY: RetryPolicy = { attempts: 9, baseDelayMs: 20, maxDelayMs: 2_000 };
 

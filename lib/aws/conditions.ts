@@ -1,4 +1,5 @@
-import { TransactionCancelledError, TransactionConflictError } from './transact';
+import { TransactionConflictError } from './errors';
+import { TransactionCancelledError } from './errors';
 
 /**
  * The shared shapes of conditional writes: compare-and-swap on an item's

@@ -1,4 +1,3 @@
-import { DomainError } from '../errors';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   DynamoDBDocumentClient,
@@ -9,6 +8,7 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type CancelReason, TransactionCancelledError, TransactionConflictError } from './errors';
 
 /**
  * TransactWriteItems with what every guarded write needs:
@@ -28,34 +28,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
  */
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
-
-export interface CancelReason {
-  code: string;
-  item?: Record<string, unknown>;
-}
-
-export class TransactionCancelledError extends Error {
-  constructor(readonly reasons: CancelReason[]) {
-    super(`transaction cancelled: ${reasons.map((r) => r.code).join(', ')}`);
-    this.name = 'TransactionCancelledError';
-  }
-
-  /** Index of the transaction items whose condition failed. */
-  failedConditions(): number[] {
-    return this.reasons.flatMap((r, i) => (r.code === 'ConditionalCheckFailed' ? [i] : []));
-  }
-}
-
-export class TransactionConflictError extends DomainError {
-  readonly code = 'BUSY';
-  readonly status = 503;
-  override get publicMessage(): string {
-    return 'too many concurrent changes, retry';
-  }
-  constructor(attempts: number) {
-    super(`transaction still conflicting after ${attempts} attempts`);
-  }
-}
 
 export interface RetryPolicy {
   attempts: number;

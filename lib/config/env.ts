@@ -1,15 +1,8 @@
+import { ConfigError } from './errors';
 /**
  * Typed readers over an environment map. Each read records its problem instead
  * of throwing, so one ConfigError lists every bad variable at once, by name.
  */
-
-export class ConfigError extends Error {
-  readonly code = 'CONFIG_INVALID';
-  constructor(readonly problems: string[]) {
-    super(`invalid configuration: ${problems.join('; ')}`);
-    this.name = 'ConfigError';
-  }
-}
 
 export type Env = Record<string, string | undefined>;
 

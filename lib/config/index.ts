@@ -1,7 +1,7 @@
 import { Env, EnvReader } from './env';
 import { natsConfig, NatsConfig } from './nats';
 
-export { ConfigError } from './env';
+export { ConfigError } from './errors';
 export { loadNatsConfig, type NatsAuth, type NatsConfig } from './nats';
 
 /**

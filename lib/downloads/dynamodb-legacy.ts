@@ -3,7 +3,8 @@ import { batchGetAll } from '../aws/batch';
 import { conditionFailed } from '../aws/conditions';
 import { queryAll } from '../aws/query';
 import { isoTime, parseIsoTime } from '../clock';
-import { TransactionCancelledError, transactWrite, TransactItem } from '../aws/transact';
+import { transactWrite, TransactItem } from '../aws/transact';
+import { TransactionCancelledError } from '../aws/errors';
 import { refusedGuards, transactItems } from './dynamodb-plan';
 import { importable, importedAsFailed, planImport, refuseSharedHashes } from './guards';
 import {

@@ -1,4 +1,5 @@
-import { TransactionCancelledError, TransactItem } from '../aws/transact';
+import { TransactItem } from '../aws/transact';
+import { TransactionCancelledError } from '../aws/errors';
 import type { Condition, HeldGuard, WritePlan } from './guards';
 import { guardFromItem } from './keys';
 

@@ -3,13 +3,9 @@ import { withCas } from '../aws/conditions';
 import { Clock, isoTime, systemClock } from '../clock';
 import { newId } from '../ident';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  backoff,
-  DEFAULT_RETRY,
-  TransactionCancelledError,
-  TransactionConflictError,
-  transactWrite,
-} from '../aws/transact';
+import { backoff, DEFAULT_RETRY, transactWrite } from '../aws/transact';
+import { TransactionConflictError } from '../aws/errors';
+import { TransactionCancelledError } from '../aws/errors';
 import { DynamoDownloadReads } from './dynamodb-reads';
 import { DynamoLegacyImport } from './dynamodb-legacy';
 import { refusedGuards, transactItems } from './dynamodb-plan';

@@ -1,25 +1,5 @@
 import { Events, headers, NatsConnection } from 'nats';
-
-/**
- * Core NATS publish is fire-and-forget: a flush (PING/PONG) after it proves
- * the server has the message. Up to `retries` more tries after the first.
- *
- * Two ways a publish is lost without the flush failing are caught here:
- * - the server refuses it (a publish permission violation: `-ERR` on the
- *   connection, which stays up and answers the PONG), seen through the
- *   connection's status events, which the server sends before the PONG;
- * - the connection is stale (no TCP reset): the flush would wait for the
- *   client's ping timer (minutes), so each try is bounded by `flushTimeoutMs`.
- * While the client reconnects, a flush is rejected at the next dial attempt
- * (the client drops what it buffered), so a try fails within about
- * `reconnectTimeWait`.
- */
-export class PublishRefusedError extends Error {
-  constructor(subject: string) {
-    super(`the NATS server refused a publish to ${subject} (permissions violation)`);
-    this.name = 'PublishRefusedError';
-  }
-}
+import { PublishRefusedError } from './errors';
 
 export interface PublishOptions {
   /** Longest wait for one try's flush (ms). */

@@ -1,3 +1,4 @@
+import { InvalidNatsEventError } from './errors';
 /**
  * `nats` events as declared on functions in serverless.yml:
  *
@@ -13,13 +14,6 @@ export interface NatsRoute {
   functionName: string;
   subject: string;
   queue?: string;
-}
-
-export class InvalidNatsEventError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'InvalidNatsEventError';
-  }
 }
 
 export type FunctionDefs = Record<string, { name?: string; events?: Array<Record<string, unknown>> }>;

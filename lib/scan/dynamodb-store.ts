@@ -1,13 +1,9 @@
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionFailed } from '../aws/conditions';
 import { queryAll } from '../aws/query';
-import {
-  RetryPolicy,
-  TransactionCancelledError,
-  TransactionConflictError,
-  transactWrite,
-  TransactItem,
-} from '../aws/transact';
+import { RetryPolicy, transactWrite, TransactItem } from '../aws/transact';
+import { TransactionConflictError } from '../aws/errors';
+import { TransactionCancelledError } from '../aws/errors';
 import type { Envelope, ScanRequest } from './contract';
 import {
   createdSortTime,

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { SecretUnreadableError } from './errors';
 
 /**
  * Secrets at rest (the brokerage token of a sync connection): AES-256-GCM
@@ -14,14 +15,6 @@ export interface Keyring {
   /** Seals new values. */
   current: string;
   keys: ReadonlyMap<string, Buffer>;
-}
-
-export class SecretUnreadableError extends Error {
-  readonly code = 'SECRET_UNREADABLE';
-  constructor(reason: string) {
-    super(`sealed secret cannot be opened: ${reason}`);
-    this.name = 'SecretUnreadableError';
-  }
 }
 
 const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;

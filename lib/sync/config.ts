@@ -1,4 +1,5 @@
-import { ConfigError, Env, EnvReader } from '../config/env';
+import { Env, EnvReader } from '../config/env';
+import { ConfigError } from '../config/errors';
 import { Keyring, parseKeyring } from '../secrets/sealer';
 
 /** The sync domain's settings and the keyring of its sealed brokerage tokens (sync functions only). */

@@ -1,7 +1,8 @@
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionFailed } from '../aws/conditions';
 import { queryItems } from '../aws/query';
-import { TransactionCancelledError, transactWrite, TransactItem } from '../aws/transact';
+import { transactWrite, TransactItem } from '../aws/transact';
+import { TransactionCancelledError } from '../aws/errors';
 import { isoTime } from '../clock';
 import { connectionItem, connectionKey, connectionsPartition, dueShardKey, dueShardOf, headKey } from './keys';
 import type { Connection } from './model';

@@ -1,7 +1,8 @@
 import { runCli } from './run';
 import fs from 'node:fs';
 import { createAwsClients, TOOL_DYNAMODB_LIMITS } from '../../lib/aws/clients';
-import { ConfigError, EnvReader } from '../../lib/config/env';
+import { EnvReader } from '../../lib/config/env';
+import { ConfigError } from '../../lib/config/errors';
 import { DynamoDownloadStore } from '../../lib/downloads/dynamodb-store';
 import { importLegacyDownloads, LegacyImportReport } from '../../lib/downloads/legacy';
 import { checkLegacyImport, LegacyCheckReport } from '../../lib/downloads/legacy-check';

@@ -1,6 +1,7 @@
 import { runCli } from './run';
 import { createAwsClients, TOOL_DYNAMODB_LIMITS } from '../../lib/aws/clients';
-import { ConfigError, EnvReader } from '../../lib/config/env';
+import { EnvReader } from '../../lib/config/env';
+import { ConfigError } from '../../lib/config/errors';
 import { backfillDueIndex } from '../../lib/sync/connections';
 import { DynamoSyncStore } from '../../lib/sync/dynamodb-store';
 import { loadStackEnv } from './stack-env';

@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newId } from '../../../lib/ident';
-import { newKeyringEntry, parseKeyring, SecretSealer, SecretUnreadableError } from '../../../lib/secrets/sealer';
+import { newKeyringEntry, parseKeyring, SecretSealer } from '../../../lib/secrets/sealer';
+import { SecretUnreadableError } from '../../../lib/secrets/errors';
 import { connectionKey } from '../../../lib/sync/keys';
 import { syncServices } from '../../support/sync';
 import { isolatedTable, stackClients } from '../../support/stack';

@@ -1,5 +1,6 @@
 import { authorize } from '../../../lib/auth/authorize';
-import { gatewayAnswer, UnauthorizedError } from '../../../lib/auth/gateway';
+import { gatewayAnswer } from '../../../lib/auth/gateway';
+import { UnauthorizedError } from '../../../lib/auth/errors';
 import { grantJson, newToken, parseTokenGrants, SCOPES, tokenHash } from '../../../lib/auth/tokens';
 import { ConfigError } from '../../../lib/config';
 import { loadAuthConfig } from '../../../lib/auth/config';

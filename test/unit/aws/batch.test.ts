@@ -1,5 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { batchGetAll, UnprocessedItemsError } from '../../../lib/aws/batch';
+import { batchGetAll } from '../../../lib/aws/batch';
+import { UnprocessedItemsError } from '../../../lib/aws/errors';
 
 type GetInput = { RequestItems: Record<string, { Keys: Array<{ PK: string }>; ConsistentRead?: boolean }> };
 

@@ -1,7 +1,9 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { TransactionCancelledError, TransactionConflictError, transactWrite } from '../../../lib/aws/transact';
+import { transactWrite } from '../../../lib/aws/transact';
+import { TransactionConflictError } from '../../../lib/aws/errors';
+import { TransactionCancelledError } from '../../../lib/aws/errors';
 
 /** The retry policy is pure logic over the SDK's answers: a scripted client is an honest stand-in here. */
 function scripted(answers: Array<'ok' | { codes: string[]; item?: Record<string, unknown> }>) {

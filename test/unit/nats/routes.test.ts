@@ -1,4 +1,5 @@
-import { InvalidNatsEventError, natsRoutes } from '../../../lib/nats/routes';
+import { natsRoutes } from '../../../lib/nats/routes';
+import { InvalidNatsEventError } from '../../../lib/nats/errors';
 
 describe('natsRoutes', () => {
   it('takes every nats event of every function, with its queue group', () => {

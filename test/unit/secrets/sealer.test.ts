@@ -1,6 +1,7 @@
 import { ConfigError } from '../../../lib/config';
 import { loadTokenKeyring } from '../../../lib/sync/config';
-import { newKeyringEntry, parseKeyring, SecretSealer, SecretUnreadableError } from '../../../lib/secrets/sealer';
+import { newKeyringEntry, parseKeyring, SecretSealer } from '../../../lib/secrets/sealer';
+import { SecretUnreadableError } from '../../../lib/secrets/errors';
 
 const ring = (text: string) => new SecretSealer(parseKeyring(text).keyring!);
 const k1 = newKeyringEntry('k1');
