@@ -1,19 +1,8 @@
 import { Env, EnvReader } from '../config/env';
+import type { SmbShare } from './smb-hotfolder';
 
 /** The scan gateway's settings (scan functions only; lib/scan/README.md). Durations are seconds, fractions allowed. */
-export type HotFolderConfig =
-  | { kind: 'local'; root: string }
-  | {
-      kind: 'smb';
-      host: string;
-      port?: number;
-      share: string;
-      /** A folder inside the share (`dir/sub`), the hot folder's root there; absent: the share's root. */
-      dir?: string;
-      /** Absent: a guest share (no login). */
-      user?: string;
-      password?: string;
-    };
+export type HotFolderConfig = { kind: 'local'; root: string } | ({ kind: 'smb' } & SmbShare);
 
 export interface ScanConfig {
   resultSubject: string;

@@ -17,7 +17,8 @@ import { CONNECTION_LOST, SmbSession } from './smb-session';
  * that meets a broken session is tried once more on a new one.
  */
 
-export interface SmbOptions {
+/** Where the hot folder is: what SCAN_SMB_* configures (config.ts). */
+export interface SmbShare {
   host: string;
   port?: number;
   share: string;
@@ -26,6 +27,9 @@ export interface SmbOptions {
   /** Absent: a guest share (smbclient -N, no login). */
   user?: string;
   password?: string;
+}
+
+export interface SmbOptions extends SmbShare {
   dirs?: HotFolderDirs;
   timeoutMs?: number;
   smbclient?: string;
