@@ -21,9 +21,10 @@ export function idempotency(options: {
     name: 'idempotency',
     before: async (request) => {
       const clientKey = idempotencyKeyOf(request.event.headers);
-      const payload = options.payload(request.event);
       const principal = authorizedPrincipal(request.event);
+      // Without a key the core runs alone and validates the body itself: parsed once, as before.
       if (clientKey === undefined || principal === undefined) return;
+      const payload = options.payload(request.event);
       const begun = await begin(options.deps(), { route: options.route, principal, clientKey, payload });
       if ('replay' in begun) return begun.replay;
       if ('held' in begun) heldBy.set(request, begun.held);
