@@ -3,8 +3,9 @@ import { authorize, authorizeSession } from '../../lib/auth/authorize';
 import { gatewayAnswer } from '../../lib/auth/gateway';
 import { SESSION_ROUTES } from '../../lib/auth/scopes';
 import { systemClock } from '../../lib/clock';
-import { AuthConfig, loadAuthConfig, loadSessionKeyring } from '../../lib/auth/config';
-import type { Keyring } from '../../lib/secrets/sealer';
+import { loadAuthConfig, loadSessionKeyring } from '../../lib/auth/config';
+import { perEnvironment } from '../../lib/config';
+import { refreshSecrets } from '../../lib/secrets/runtime';
 import { createLogger } from '../../lib/log';
 import { header } from '../../lib/http/request';
 
@@ -17,16 +18,18 @@ import { header } from '../../lib/http/request';
 
 const log = createLogger({ domain: 'auth' });
 
-let settings: AuthConfig | undefined;
-let sessionKeys: Keyring | undefined;
+// Parsed again only after a secret changed (a revoked token, a rotated session key): lib/secrets/runtime.ts.
+const grants = perEnvironment(() => loadAuthConfig().grants);
+const sessionKeys = perEnvironment(loadSessionKeyring);
 
 export async function handler(event: APIGatewayRequestAuthorizerEventV2): Promise<APIGatewayAuthorizerResult> {
   const web = SESSION_ROUTES.includes(event.routeKey);
+  let settings;
   try {
-    settings ??= loadAuthConfig();
-    if (web) sessionKeys ??= loadSessionKeyring();
+    await refreshSecrets();
+    settings = { grants: grants(), sessionKeys: web ? sessionKeys() : undefined };
   } catch (err) {
-    // Fail closed: a bad AUTH_TOKENS (or SESSION_KEYS, for the UI) refuses everyone, loudly.
+    // Fail closed: a bad or unreadable AUTH_TOKENS (or SESSION_KEYS, for the UI) refuses everyone, loudly.
     log.error('auth_config_invalid', { err });
     throw err;
   }
@@ -34,7 +37,7 @@ export async function handler(event: APIGatewayRequestAuthorizerEventV2): Promis
   const decision = web
     ? authorizeSession(
         settings.grants,
-        sessionKeys!,
+        settings.sessionKeys!,
         event.cookies ?? header(event.headers, 'cookie'),
         event.routeKey,
         now,

@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import { Clock, systemClock } from '../../lib/clock';
-import { config } from '../../lib/config';
+import { config, perEnvironment } from '../../lib/config';
+import { runtimeSecrets } from '../../lib/secrets/runtime';
 import { loadScanConfig } from '../../lib/scan/config';
 import { awsClients } from '../../lib/aws/clients';
 import { natsConnection } from '../../lib/nats/connection';
@@ -39,18 +40,15 @@ export async function healthcheck(deps: HealthcheckDeps): Promise<HealthReport> 
 
 const startedAt = systemClock();
 
-// Built once per container (an SMB folder writes its auth file when created).
-let folder: HotFolder | undefined;
+// Built once per container and again after a secret changed (an SMB folder writes its auth file when created).
+const folder = perEnvironment((): HotFolder => {
+  const scan = loadScanConfig();
+  return hotFolderFrom(scan.hotFolder, scan.dirs);
+});
 
 // Cached 5 s so a probe storm cannot hammer the share; a scan config that does not load is a hot folder we cannot reach.
 const hotfolder = cachedProbe(
-  hotFolderProbe(async () => {
-    if (!folder) {
-      const scan = loadScanConfig();
-      folder = hotFolderFrom(scan.hotFolder, scan.dirs);
-    }
-    return folder.healthy();
-  }),
+  hotFolderProbe(async () => folder().healthy()),
   5000,
 );
 
@@ -76,4 +74,6 @@ function defaultDeps(): HealthcheckDeps {
   };
 }
 
-export const handler = middy().handler(async () => json(200, await healthcheck(defaultDeps())));
+export const handler = middy()
+  .use(runtimeSecrets())
+  .handler(async () => json(200, await healthcheck(defaultDeps())));

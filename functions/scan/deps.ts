@@ -1,7 +1,7 @@
 import { asyncInvoker } from '../../lib/aws/invoke';
 import { systemClock } from '../../lib/clock';
 import { awsClients } from '../../lib/aws/clients';
-import { config } from '../../lib/config';
+import { config, perEnvironment } from '../../lib/config';
 import { natsConnection } from '../../lib/nats/connection';
 import { publishWithRetries } from '../../lib/nats/publish';
 import type { GatewayDeps } from '../../lib/scan/gateway';
@@ -33,25 +33,21 @@ export function pollerDeps(): PollerDeps {
   return poller;
 }
 
-let wired: GatewayDeps | undefined;
-
-export function scanDeps(): GatewayDeps {
-  if (!wired) {
-    const cfg = config();
-    const scan = scanSettings();
-    wired = {
-      ...(scan.pollFunction ? { wakePoller: () => ensurePoller(pollerDeps(), systemClock(), log) } : {}),
-      jobs: scanStores().jobs,
-      files: scanStores().files,
-      hotFolder: hotFolderFrom(scan.hotFolder, scan.dirs),
-      publish: async (subject, data, msgId) =>
-        publishWithRetries(await natsConnection(cfg.nats), subject, data, msgId, scan.publishRetries),
-      normalizer: normalizerFor(scan.normalizer, scan.confidenceThreshold),
-      config: { ...scan, bucket: cfg.buckets.files },
-      service: { name: cfg.service, version: SERVICE_VERSION },
-      now: systemClock,
-      log,
-    };
-  }
-  return wired;
-}
+/** Built again after a secret changed (the SMB password, NATS credentials: lib/config/generation.ts). */
+export const scanDeps = perEnvironment((): GatewayDeps => {
+  const cfg = config();
+  const scan = scanSettings();
+  return {
+    ...(scan.pollFunction ? { wakePoller: () => ensurePoller(pollerDeps(), systemClock(), log) } : {}),
+    jobs: scanStores().jobs,
+    files: scanStores().files,
+    hotFolder: hotFolderFrom(scan.hotFolder, scan.dirs),
+    publish: async (subject, data, msgId) =>
+      publishWithRetries(await natsConnection(cfg.nats), subject, data, msgId, scan.publishRetries),
+    normalizer: normalizerFor(scan.normalizer, scan.confidenceThreshold),
+    config: { ...scan, bucket: cfg.buckets.files },
+    service: { name: cfg.service, version: SERVICE_VERSION },
+    now: systemClock,
+    log,
+  };
+});

@@ -1,4 +1,5 @@
 import type { Bot } from 'grammy';
+import { environmentGeneration } from '../../lib/config';
 import { downloadsDeps } from '../../lib/downloads/wiring';
 import { createBot } from '../../lib/telegram/bot';
 import { deliveryStore, telegramConfig, telegramLog } from '../../lib/telegram/wiring';
@@ -7,10 +8,13 @@ import { deliveryStore, telegramConfig, telegramLog } from '../../lib/telegram/w
 
 export const log = telegramLog;
 
-let bot: Promise<Bot> | undefined;
-/** The bot, initialised (getMe) once per container; a failed init is retried by the next update. */
+let bot: { ready: Promise<Bot>; generation: number } | undefined;
+/**
+ * The bot, initialised (getMe) once per container and again after its token was rotated
+ * (lib/config/generation.ts); a failed init is retried by the next update.
+ */
 export function telegramBot(): Promise<Bot> {
-  if (!bot) {
+  if (!bot || bot.generation !== environmentGeneration()) {
     const tg = telegramConfig();
     const created = createBot({
       client: { token: tg.token, apiRoot: tg.apiRoot, timeoutMs: tg.timeoutMs },
@@ -21,8 +25,11 @@ export function telegramBot(): Promise<Bot> {
       uiBase: tg.publicUiUrl,
       log,
     });
-    bot = created.init().then(() => created);
-    bot.catch(() => (bot = undefined));
+    const ready = created.init().then(() => created);
+    bot = { ready, generation: environmentGeneration() };
+    ready.catch(() => {
+      if (bot?.ready === ready) bot = undefined;
+    });
   }
-  return bot;
+  return bot.ready;
 }

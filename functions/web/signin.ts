@@ -1,10 +1,10 @@
 import { grantForToken } from '../../lib/auth/authorize';
 import { issueSession, sessionCookie } from '../../lib/auth/session';
 import { systemClock } from '../../lib/clock';
-import { AuthConfig, loadAuthConfig, loadSessionKeyring } from '../../lib/auth/config';
+import { loadAuthConfig, loadSessionKeyring } from '../../lib/auth/config';
+import { perEnvironment } from '../../lib/config';
 import { header, validator } from '../../lib/http/request';
 import { createLogger } from '../../lib/log';
-import type { Keyring } from '../../lib/secrets/sealer';
 import { webHandler } from '../../lib/web/handler';
 import { safeNext } from '../../lib/web/middlewares';
 import { signInPage } from '../../lib/web/pages';
@@ -18,8 +18,7 @@ import { signInPage } from '../../lib/web/pages';
 
 const log = createLogger({ domain: 'web' });
 
-let settings: { auth: AuthConfig; keys: Keyring } | undefined;
-const loadSettings = () => (settings ??= { auth: loadAuthConfig(), keys: loadSessionKeyring() });
+const loadSettings = perEnvironment(() => ({ auth: loadAuthConfig(), keys: loadSessionKeyring() }));
 
 const parseSignIn = validator<{ token: string; next?: string }>({
   type: 'object',

@@ -1,7 +1,9 @@
 import { Env, EnvReader } from './env';
+import { perEnvironment } from './generation';
 import { natsConfig, NatsConfig } from './nats';
 
 export { ConfigError } from './errors';
+export { environmentChanged, environmentGeneration, perEnvironment } from './generation';
 export { loadNatsConfig, type NatsAuth, type NatsConfig } from './nats';
 
 /**
@@ -73,10 +75,8 @@ export function loadConfig(env: Env = process.env): Config {
   return config;
 }
 
-let cached: Config | undefined;
-
-/** The process's config, loaded once (Lambda containers are reused across invocations). */
-export function config(): Config {
-  cached ??= loadConfig();
-  return cached;
-}
+/**
+ * The process's config, loaded once per environment generation (Lambda containers are reused across
+ * invocations; NATS credentials read at run time may be rotated: ./generation.ts).
+ */
+export const config: () => Config = perEnvironment(() => loadConfig());

@@ -1,5 +1,5 @@
 import { awsClients } from '../aws/clients';
-import { config } from '../config';
+import { config, perEnvironment } from '../config';
 import { createLogger } from '../log';
 import { loadTorrentClientConfig } from '../torrents/config';
 import { deployedTorrentClient } from '../torrents/wiring';
@@ -14,21 +14,17 @@ import type { DownloadsDeps } from './service';
 
 export const downloadsLog = createLogger({ domain: 'downloads' });
 
-let deps: (DownloadsDeps & { missingGraceMs: number }) | undefined;
-
-export function downloadsDeps(): DownloadsDeps & { missingGraceMs: number } {
-  if (!deps) {
-    const cfg = config();
-    const torrent = loadTorrentClientConfig();
-    const table = { documents: awsClients(cfg).documents, table: cfg.tables.downloads };
-    deps = {
-      store: new DynamoDownloadStore(table),
-      // One client per container: its session, its Web API version and its sync/maindata rid live as long as the container.
-      torrents: deployedTorrentClient(torrent, downloadsLog, table),
-      log: downloadsLog,
-      cancel: { action: torrent.cancelAction, deleteFiles: torrent.cancelDeleteFiles },
-      missingGraceMs: torrent.missingGraceMs,
-    };
-  }
-  return deps;
-}
+/** Built again after a secret changed: a rotated torrent-client password opens a new session (lib/config/generation.ts). */
+export const downloadsDeps = perEnvironment((): DownloadsDeps & { missingGraceMs: number } => {
+  const cfg = config();
+  const torrent = loadTorrentClientConfig();
+  const table = { documents: awsClients(cfg).documents, table: cfg.tables.downloads };
+  return {
+    store: new DynamoDownloadStore(table),
+    // One client per container: its session, its Web API version and its sync/maindata rid live as long as the container.
+    torrents: deployedTorrentClient(torrent, downloadsLog, table),
+    log: downloadsLog,
+    cancel: { action: torrent.cancelAction, deleteFiles: torrent.cancelDeleteFiles },
+    missingGraceMs: torrent.missingGraceMs,
+  };
+});

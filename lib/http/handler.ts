@@ -1,13 +1,14 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type { Logger } from '../log';
+import { runtimeSecrets } from '../secrets/runtime';
 import { httpErrors, type HttpMiddleware, requireAuthorizer } from './middlewares';
 import type { HttpResult } from './response';
 
 /**
  * The one way an HTTP handler is built: middy over a plain async function,
  * `httpErrors` outermost (its onError runs last, after any middleware's own
- * cleanup), then `requireAuthorizer`, then the route's own middlewares in
+ * cleanup), then the function's secrets read at run time (lib/secrets/runtime.ts), then `requireAuthorizer`, then the route's own middlewares in
  * order (e.g. lib/idempotency's `idempotency`).
  */
 export function httpHandler(
@@ -15,7 +16,10 @@ export function httpHandler(
   core: (event: APIGatewayProxyEventV2, context: Context) => Promise<HttpResult>,
   options: { publicRoute?: boolean; use?: HttpMiddleware[] } = {},
 ) {
-  const handler = middy<APIGatewayProxyEventV2, HttpResult>().use(httpErrors(log)).use(requireAuthorizer(log, options));
+  const handler = middy<APIGatewayProxyEventV2, HttpResult>()
+    .use(httpErrors(log))
+    .use(runtimeSecrets())
+    .use(requireAuthorizer(log, options));
   for (const middleware of options.use ?? []) handler.use(middleware);
   return handler.handler(core);
 }

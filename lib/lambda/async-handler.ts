@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { Logger } from '../log';
+import { runtimeSecrets } from '../secrets/runtime';
 
 /**
  * The one way an asynchronously invoked handler is built (schedules, `Event`
@@ -14,18 +15,22 @@ import type { Logger } from '../log';
  * destinations still see the failure. Every new async handler must use it.
  */
 export function asyncHandler<E = unknown, R = unknown>(log: Logger, core: (event: E, context: Context) => Promise<R>) {
-  return middy<E, R | null>()
-    .use({
-      onError: async (request) => {
-        log.error('async_handler_failed', {
-          function: request.context?.functionName,
-          request_id: request.context?.awsRequestId,
-          err: request.error,
-        });
-        if (process.env.IS_OFFLINE !== 'true') throw request.error;
-        // middy rethrows when the response is still undefined after onError: null marks it handled.
-        request.response = null;
-      },
-    })
-    .handler(core);
+  return (
+    middy<E, R | null>()
+      .use({
+        onError: async (request) => {
+          log.error('async_handler_failed', {
+            function: request.context?.functionName,
+            request_id: request.context?.awsRequestId,
+            err: request.error,
+          });
+          if (process.env.IS_OFFLINE !== 'true') throw request.error;
+          // middy rethrows when the response is still undefined after onError: null marks it handled.
+          request.response = null;
+        },
+      })
+      // Inside the logging: a secret that cannot be read fails the invocation, logged, like any other error.
+      .use(runtimeSecrets())
+      .handler(core)
+  );
 }

@@ -1,5 +1,5 @@
 import { awsClients } from '../aws/clients';
-import { config } from '../config';
+import { config, perEnvironment } from '../config';
 import { createLogger } from '../log';
 import { loadScanConfig, ScanConfig } from './config';
 import { DynamoDbScanJobStore } from './dynamodb-store';
@@ -28,5 +28,5 @@ export function scanStores() {
   return stores;
 }
 
-let settings: ScanConfig | undefined;
-export const scanSettings = (): ScanConfig => (settings ??= loadScanConfig());
+/** Loaded again after a secret changed (the SMB password: lib/config/generation.ts). */
+export const scanSettings: () => ScanConfig = perEnvironment(() => loadScanConfig());

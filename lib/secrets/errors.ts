@@ -7,3 +7,15 @@ export class SecretUnreadableError extends Error {
     this.name = 'SecretUnreadableError';
   }
 }
+
+/** A secret named in the function's configuration could not be read at run time (never its value). */
+export class SecretsUnavailableError extends Error {
+  readonly code = 'SECRETS_UNAVAILABLE';
+  constructor(
+    readonly secretId: string,
+    reason: string,
+  ) {
+    super(`secret ${JSON.stringify(secretId)} cannot be read: ${reason}`);
+    this.name = 'SecretsUnavailableError';
+  }
+}

@@ -1,5 +1,5 @@
 import { awsClients } from '../aws/clients';
-import { config } from '../config';
+import { config, perEnvironment } from '../config';
 import { createLogger } from '../log';
 import { loadTelegramConfig, TelegramConfig } from './config';
 import { DynamoDeliveryStore } from './dynamodb-store';
@@ -14,14 +14,9 @@ import { DynamoDeliveryStore } from './dynamodb-store';
 
 export const telegramLog = createLogger({ domain: 'telegram' });
 
-let settings: TelegramConfig | undefined;
-export function telegramConfig(): TelegramConfig {
-  settings ??= loadTelegramConfig();
-  return settings;
-}
+/** Loaded again after a secret changed (the bot token rotated: lib/config/generation.ts). */
+export const telegramConfig: () => TelegramConfig = perEnvironment(() => loadTelegramConfig());
 
-let deliveries: DynamoDeliveryStore | undefined;
-export function deliveryStore(): DynamoDeliveryStore {
-  deliveries ??= new DynamoDeliveryStore({ documents: awsClients(config()).documents, table: telegramConfig().table });
-  return deliveries;
-}
+export const deliveryStore = perEnvironment(
+  () => new DynamoDeliveryStore({ documents: awsClients(config()).documents, table: telegramConfig().table }),
+);

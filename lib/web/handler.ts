@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { runtimeSecrets } from '../secrets/runtime';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type { HttpResult } from '../http/response';
 import type { Logger } from '../log';
@@ -42,6 +43,7 @@ export function webHandler(
 ) {
   const handler = middy<APIGatewayProxyEventV2, HttpResult>()
     .use(htmlErrors(log, opts.notFound))
+    .use(runtimeSecrets())
     .use(refuseAuthorizerOverride())
     .use(sameOriginPost());
   if (!opts.public) handler.use(sessionOrSignIn());
