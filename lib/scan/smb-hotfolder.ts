@@ -76,6 +76,7 @@ export class SmbHotFolder implements HotFolder {
       ],
       timeoutMs: options.timeoutMs ?? 10_000,
       idleMs: options.idleMs ?? 30_000,
+      ...(options.user === undefined ? { env: guestLoginName() } : {}),
     });
   }
 
@@ -187,6 +188,22 @@ export class SmbHotFolder implements HotFolder {
     const file = path.join(os.tmpdir(), `smb-${randomBytes(8).toString('hex')}`);
     await fs.writeFile(file, bytes, { mode: 0o600 });
     return file;
+  }
+}
+
+/**
+ * For a guest share (`-N`), smbclient logs in as the process's account name (LOGNAME or USER, else the password
+ * database) and, when the server refuses that name, anonymously. An account the password database does not list,
+ * with neither variable set (a container's user; Lambda sets neither), makes smbclient give up before it asks the
+ * server (`NT_STATUS_INVALID_PARAMETER`): such a process logs in as `guest` (decision 264).
+ */
+function guestLoginName(): Record<string, string> | undefined {
+  if (process.env.LOGNAME || process.env.USER) return undefined;
+  try {
+    os.userInfo();
+    return undefined;
+  } catch {
+    return { USER: 'guest' };
   }
 }
 

@@ -32,6 +32,8 @@ export interface SmbSessionOptions {
   args: () => Promise<string[]>;
   timeoutMs: number;
   idleMs: number;
+  /** Variables added to smbclient's environment (the process's own otherwise). */
+  env?: Record<string, string>;
 }
 
 /** Statuses after which the connection under a session is gone. */
@@ -114,6 +116,7 @@ export class SmbSession {
     // "$@" passes every argument as it is: nothing here goes through the shell's parsing.
     const child = spawn('sh', ['-c', 'exec stdbuf -i0 -oL -eL "$@" 2>&1', 'sh', this.options.smbclient, ...args], {
       stdio: ['pipe', 'pipe', 'ignore'],
+      ...(this.options.env ? { env: { ...process.env, ...this.options.env } } : {}),
     });
     this.child = child;
     child.stdout!.setEncoding('utf8');
