@@ -7,7 +7,7 @@ import { SecretsUnavailableError } from './errors';
  * Secrets read at run time, never from configuration (docs/security.md).
  *
  * On AWS a function's environment names, for each secret variable it uses,
- * where the value lives: `<VAR>_SECRET=<secret id>` for a whole secret, or
+ * where the value lives: `<VAR>_SECRET_ID=<secret id>` for a whole secret, or
  * `<secret id>#<json key>` for one field of a JSON secret (the template's
  * plugin writes them from each function's `secrets:` list). Before every
  * invocation `refreshSecrets` reads them through Powertools Parameters, whose
@@ -22,7 +22,7 @@ import { SecretsUnavailableError } from './errors';
  * this reads nothing.
  */
 
-export const SECRET_SUFFIX = '_SECRET';
+export const SECRET_SUFFIX = '_SECRET_ID';
 const DEFAULT_CACHE_S = 60;
 const MAX_CACHE_S = 300;
 

@@ -18,12 +18,12 @@ function source(texts: Record<string, string | undefined>) {
 }
 
 describe('secretRefs', () => {
-  it('reads <VAR>_SECRET as a whole secret or one JSON field, and ignores empty ones', () => {
+  it('reads <VAR>_SECRET_ID as a whole secret or one JSON field, and ignores empty ones', () => {
     expect(
       secretRefs({
-        AUTH_TOKENS_SECRET: 'svc/prod/auth-tokens',
-        NATS_USER_SECRET: 'svc/prod/nats#user',
-        SCAN_SMB_PASSWORD_SECRET: '',
+        AUTH_TOKENS_SECRET_ID: 'svc/prod/auth-tokens',
+        NATS_USER_SECRET_ID: 'svc/prod/nats#user',
+        SCAN_SMB_PASSWORD_SECRET_ID: '',
         AUTH_TOKENS: 'ignored here',
       }),
     ).toEqual([
@@ -33,11 +33,15 @@ describe('secretRefs', () => {
   });
 
   it.each([['a#b#c'], ['../x y'], ['svc/prod/x\u0000']])('refuses a malformed reference %j, by name', (value) => {
-    expect(() => secretRefs({ NATS_USER_SECRET: value })).toThrow(/NATS_USER_SECRET must be/);
+    expect(() => secretRefs({ NATS_USER_SECRET_ID: value })).toThrow(/NATS_USER_SECRET_ID must be/);
+  });
+
+  it('takes a value whose own name ends in _SECRET for a value, not a reference', () => {
+    expect(secretRefs({ TELEGRAM_WEBHOOK_SECRET: 'a-webhook-secret-value' })).toEqual([]);
   });
 
   it('refuses a variable name that is not an environment name', () => {
-    expect(() => secretRefs({ 'lower-case_SECRET': 'svc/x' })).toThrow(SecretsUnavailableError);
+    expect(() => secretRefs({ 'lower-case_SECRET_ID': 'svc/x' })).toThrow(SecretsUnavailableError);
   });
 });
 
@@ -56,11 +60,11 @@ describe('applySecrets', () => {
     const src = source({ 'svc/nats': JSON.stringify({ user: 'u', password: 'p', jwt: '' }), 'svc/tokens': '[1]' });
     const env: Record<string, string | undefined> = { NATS_JWT: 'stale' };
     const refs = secretRefs({
-      NATS_USER_SECRET: 'svc/nats#user',
-      NATS_PASSWORD_SECRET: 'svc/nats#password',
-      NATS_JWT_SECRET: 'svc/nats#jwt',
-      NATS_NKEY_SEED_SECRET: 'svc/nats#nkey_seed',
-      AUTH_TOKENS_SECRET: 'svc/tokens',
+      NATS_USER_SECRET_ID: 'svc/nats#user',
+      NATS_PASSWORD_SECRET_ID: 'svc/nats#password',
+      NATS_JWT_SECRET_ID: 'svc/nats#jwt',
+      NATS_NKEY_SEED_SECRET_ID: 'svc/nats#nkey_seed',
+      AUTH_TOKENS_SECRET_ID: 'svc/tokens',
     });
     await expect(applySecrets(env, src, refs, 60)).resolves.toBe(true);
     expect(src.reads.sort()).toEqual(['svc/nats', 'svc/tokens']);
@@ -72,7 +76,7 @@ describe('applySecrets', () => {
   it('reads a prototype-named field as data, and never pollutes Object.prototype', async () => {
     const src = source({ 'svc/x': '{"__proto__":"p","constructor":"c"}' });
     const env: Record<string, string | undefined> = {};
-    await applySecrets(env, src, secretRefs({ A_SECRET: 'svc/x#__proto__', B_SECRET: 'svc/x#toString' }), 60);
+    await applySecrets(env, src, secretRefs({ A_SECRET_ID: 'svc/x#__proto__', B_SECRET_ID: 'svc/x#toString' }), 60);
     expect(env).toEqual({ A: 'p' });
     expect(({} as Record<string, unknown>).A).toBeUndefined();
   });
@@ -86,7 +90,7 @@ describe('applySecrets', () => {
     const err = await applySecrets(
       env,
       source({ 'svc/smb': text }),
-      secretRefs({ SCAN_SMB_PASSWORD_SECRET: 'svc/smb#password' }),
+      secretRefs({ SCAN_SMB_PASSWORD_SECRET_ID: 'svc/smb#password' }),
       60,
     ).catch((e: Error) => e);
     expect(err).toBeInstanceOf(SecretsUnavailableError);
@@ -98,7 +102,7 @@ describe('applySecrets', () => {
 
   it('names the secret that cannot be read, and changes nothing', async () => {
     const env: Record<string, string | undefined> = { AUTH_TOKENS: 'kept' };
-    const refs = secretRefs({ AUTH_TOKENS_SECRET: 'svc/gone', SESSION_KEYS_SECRET: 'svc/keys' });
+    const refs = secretRefs({ AUTH_TOKENS_SECRET_ID: 'svc/gone', SESSION_KEYS_SECRET_ID: 'svc/keys' });
     await expect(applySecrets(env, source({ 'svc/keys': 'k' }), refs, 60)).rejects.toThrow(
       /secret "svc\/gone" cannot be read: ResourceNotFoundException/,
     );
@@ -109,7 +113,7 @@ describe('applySecrets', () => {
 describe('refreshSecrets', () => {
   it('moves the generation only when a value changed, so what was built from it is built again', async () => {
     const src = source({ 'svc/auth': '["grant-a"]' });
-    const env: Record<string, string | undefined> = { AUTH_TOKENS_SECRET: 'svc/auth' };
+    const env: Record<string, string | undefined> = { AUTH_TOKENS_SECRET_ID: 'svc/auth' };
     let builds = 0;
     const grants = perEnvironment(() => {
       builds += 1;
@@ -134,7 +138,7 @@ describe('refreshSecrets', () => {
 
   it('shares one read between concurrent invocations', async () => {
     const src = source({ 'svc/auth': '["g"]' });
-    const env: Record<string, string | undefined> = { AUTH_TOKENS_SECRET: 'svc/auth' };
+    const env: Record<string, string | undefined> = { AUTH_TOKENS_SECRET_ID: 'svc/auth' };
     await Promise.all(Array.from({ length: 20 }, () => refreshSecrets(env, src)));
     expect(src.reads).toEqual(['svc/auth']);
   });
