@@ -19,6 +19,11 @@ export const handler = httpHandler(
   async (event) => {
     const tg = telegramConfig();
     if (!tg.enabled) throw new HttpError(503, ErrorCode.NOT_CONFIGURED, 'the Telegram bot is not configured');
+    // The secret is optional in the settings (only this function is given it): without it, nothing gets in.
+    if (!tg.webhookSecret) {
+      log.error('telegram_webhook_secret_missing');
+      throw new HttpError(503, ErrorCode.NOT_CONFIGURED, 'the Telegram webhook secret is not configured');
+    }
     if (!secretMatches(event.headers?.[SECRET_HEADER], tg.webhookSecret)) {
       log.warn('telegram_webhook_unauthorized', { source_ip: event.requestContext?.http?.sourceIp });
       throw new HttpError(401, ErrorCode.UNAUTHORIZED, 'missing or wrong secret token');

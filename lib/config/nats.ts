@@ -1,5 +1,8 @@
 import { Env, EnvReader } from './env';
 
+/** Inbox prefix tokens (lib/nats/inbox.ts says why): kept here, since lib/config imports nothing outside itself. */
+const INBOX_PREFIX = /^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*$/;
+
 /**
  * NATS is a shared client (lib/nats), so its settings are shared too: the
  * scan gateway publishes, the healthcheck pings, the connector and the offline
@@ -11,6 +14,8 @@ import { Env, EnvReader } from './env';
 export interface NatsConfig {
   servers: string[];
   auth: NatsAuth;
+  /** `NATS_INBOX_PREFIX`: the prefix of our own requests' inboxes, also accepted as a reply subject besides `_INBOX`. */
+  inboxPrefix?: string;
 }
 
 export type NatsAuth =
@@ -35,6 +40,16 @@ const NKEY_USER_SEED = /^SU[A-Z2-7]{56}$/;
  * connecting without the credentials one meant to give fails much later and less clearly.
  */
 export function natsConfig(r: EnvReader): NatsConfig {
+  const inboxPrefix = r.has('NATS_INBOX_PREFIX')
+    ? r.string('NATS_INBOX_PREFIX', {
+        pattern: INBOX_PREFIX,
+        hint: 'subject tokens without wildcards, e.g. _INBOX_scan',
+      })
+    : undefined;
+  return { ...natsServersAndAuth(r), ...(inboxPrefix ? { inboxPrefix } : {}) };
+}
+
+function natsServersAndAuth(r: EnvReader): NatsConfig {
   const servers = r.urlList('NATS_URL', ['nats', 'tls'], { default: 'nats://127.0.0.1:4222' });
   const userPass = r.has('NATS_USER') || r.has('NATS_PASSWORD');
   const keyed = r.has('NATS_NKEY_SEED') || r.has('NATS_JWT');

@@ -2,12 +2,18 @@ import { isId } from '../ident';
 import type { Logger } from '../log';
 import { validateName } from '../names';
 import type { TorrentClient } from '../torrents/client';
-import { InvalidTransitionError, DownloadNotFoundError, NotACandidateError, InvalidCursorError } from './errors';
+import {
+  InvalidTransitionError,
+  DownloadNotFoundError,
+  NotACandidateError,
+  InvalidCursorError,
+  InvalidMagnetError,
+} from './errors';
 
 /** test/unit/http/request.test.ts imports it from here (the HTTP edge's test): the class is errors.ts's. */
 export { InvalidCursorError };
 import { Infohash, parseInfohashes } from './infohash';
-import { formatMagnet, parseMagnet } from './magnet';
+import { clientMagnet, formatMagnet, parseMagnet } from './magnet';
 import { Download, DownloadState, isActive } from './model';
 import type { DownloadStore, ListPage } from './store';
 
@@ -78,7 +84,7 @@ async function activateAndAdd(
   const activated = await deps.store.activateIfNoOtherActive(id, 'queued');
   const log = deps.log.child({ download_id: id, infohash: before.infohashes[0]?.infohash });
   try {
-    await deps.torrents.add(before.magnet ?? formatMagnet(before.infohashes, before.name), { tags: [id] });
+    await deps.torrents.add(magnetOf(before), { tags: [id] });
     log.info(events.done, { from: before.state });
     return activated;
   } catch (err) {
@@ -215,11 +221,28 @@ function describeRequest(request: IngestRequest): { hashes: Infohash[]; name: st
     return {
       hashes: magnet.infohashes,
       name: safeName(magnet.name) ?? magnet.infohashes[0].infohash,
-      magnet: request.magnet,
+      // Stored and sent as rebuilt from its fields, never as the caller wrote it (decision 290).
+      magnet: clientMagnet(magnet),
     };
   }
   const hashes = parseInfohashes(request.infohashes);
   return { hashes, name: safeName(request.name?.trim()) ?? hashes[0].infohash };
+}
+
+/**
+ * The magnet a retry gives the client: a stored one is parsed and rebuilt again (rows written before
+ * decision 290, or by the legacy import, hold the caller's string); one that no longer parses is replaced
+ * by the download's own hashes and name.
+ */
+function magnetOf(download: Download): string {
+  if (download.magnet) {
+    try {
+      return clientMagnet(parseMagnet(download.magnet));
+    } catch (err) {
+      if (!(err instanceof InvalidMagnetError)) throw err;
+    }
+  }
+  return formatMagnet(download.infohashes, download.name);
 }
 
 // The torrent client saves under this name: the shared file-name rules apply (lib/names).

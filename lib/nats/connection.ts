@@ -23,6 +23,7 @@ export function natsOptions(nats: NatsConfig, name = 'torrent-scan-sync'): Conne
     timeout: 2000,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,
+    ...(nats.inboxPrefix ? { inboxPrefix: nats.inboxPrefix } : {}),
   };
   const enc = new TextEncoder();
   switch (nats.auth.kind) {

@@ -23,8 +23,9 @@ const DIR = /^[A-Za-z0-9][A-Za-z0-9 _-]{0,63}$/;
 
 export function loadScanConfig(env: Env = process.env): ScanConfig {
   const r = new EnvReader(env);
+  // The contract's slice 0: a recognised file is NOT_IMPLEMENTED until normalisation is specified (decision 295).
   const normalizer = r.string('SCAN_NORMALIZER', {
-    default: 'content-ai',
+    default: 'null',
     pattern: /^(content-ai|null)$/,
     hint: 'content-ai or null',
   });
@@ -70,24 +71,49 @@ const SMB_VARIABLES = ['SCAN_SMB_SHARE', 'SCAN_SMB_USER', 'SCAN_SMB_PASSWORD'];
 const SMB_PATH = /^(?:\/\/|\\\\)([A-Za-z0-9.-]+)[/\\]([^/\\]+)((?:[/\\][^/\\]+)*)[/\\]?$/;
 
 /**
- * A local folder (SCAN_HOTFOLDER_ROOT), or an SMB share when SCAN_SMB_SHARE is
- * set: the share path may name a folder inside the share (the hot folder's
- * root there); SCAN_SMB_USER with SCAN_SMB_PASSWORD, or neither for a guest share.
+ * The contract's settings: SCAN_HOTFOLDER_MODE (`local | smb`) and
+ * SCAN_HOTFOLDER_PATH (the local folder, or the share path). The names the
+ * project used first stay as aliases: SCAN_HOTFOLDER_ROOT for a local path,
+ * SCAN_SMB_SHARE for a share (decision 296). Without a mode, a share path (or
+ * SCAN_SMB_SHARE) means smb. A path given under both names must be the same.
+ */
+function hotFolderMode(r: EnvReader): { mode: 'local' | 'smb'; pathVariable: string } {
+  const pathGiven = r.has('SCAN_HOTFOLDER_PATH');
+  const mode = r.has('SCAN_HOTFOLDER_MODE')
+    ? (r.string('SCAN_HOTFOLDER_MODE', { pattern: /^(local|smb)$/, hint: 'local or smb' }) as 'local' | 'smb')
+    : r.has('SCAN_SMB_SHARE') || (pathGiven && /^(?:\/\/|\\\\)/.test(r.string('SCAN_HOTFOLDER_PATH')))
+      ? 'smb'
+      : 'local';
+  const [alias, other] =
+    mode === 'smb' ? ['SCAN_SMB_SHARE', 'SCAN_HOTFOLDER_ROOT'] : ['SCAN_HOTFOLDER_ROOT', 'SCAN_SMB_SHARE'];
+  if (r.has('SCAN_HOTFOLDER_MODE') && r.has(other)) r.refuse(other, `is set with SCAN_HOTFOLDER_MODE=${mode}`);
+  if (pathGiven && r.has(alias) && r.string(alias) !== r.string('SCAN_HOTFOLDER_PATH'))
+    r.refuse(alias, 'differs from SCAN_HOTFOLDER_PATH (the same setting under its older name): give one');
+  return { mode, pathVariable: pathGiven ? 'SCAN_HOTFOLDER_PATH' : alias };
+}
+
+/**
+ * A local folder, or an SMB share: the share path may name a folder inside
+ * the share (the hot folder's root there); SCAN_SMB_USER with
+ * SCAN_SMB_PASSWORD, or neither for a guest share.
  */
 function hotFolderConfig(r: EnvReader): HotFolderConfig {
-  if (!r.has('SCAN_SMB_SHARE')) {
-    for (const name of SMB_VARIABLES.filter((n) => r.has(n)))
-      r.refuse(name, 'is set without SCAN_SMB_SHARE (the share it logs in to)');
-    return { kind: 'local', root: r.string('SCAN_HOTFOLDER_ROOT', { pattern: /^\//, hint: 'an absolute path' }) };
+  const { mode, pathVariable } = hotFolderMode(r);
+  if (mode === 'local') {
+    for (const name of SMB_VARIABLES.filter((n) => n !== 'SCAN_SMB_SHARE' && r.has(n)))
+      r.refuse(name, 'is set without an SMB hot folder (SCAN_HOTFOLDER_MODE=smb, the share it logs in to)');
+    // `//host/share` is a share's path, not a local one: with mode local it is a mistake to name.
+    const root = r.string(pathVariable, { pattern: /^\/(?!\/)/, hint: 'an absolute path (not //host/share)' });
+    return { kind: 'local', root };
   }
-  const share = r.string('SCAN_SMB_SHARE', {
+  const share = r.string(pathVariable, {
     pattern: SMB_PATH,
     hint: '//host/share[/folder…] or \\\\host\\share[\\folder…]',
   });
   const [, host = '', name = '', rest = ''] = SMB_PATH.exec(share) ?? [];
   const dir = rest.split(/[/\\]/).filter(Boolean);
   if (dir.some((segment) => segment === '.' || segment === '..' || /["\u0000-\u001f*?<>|:]/.test(segment)))
-    r.refuse('SCAN_SMB_SHARE', 'has a folder part with `.`/`..` or a character a share path cannot hold');
+    r.refuse(pathVariable, 'has a folder part with `.`/`..` or a character a share path cannot hold');
   const port = r.int('SCAN_SMB_PORT', { default: 445, min: 1, max: 65535 });
   if (r.has('SCAN_SMB_PASSWORD') && !r.has('SCAN_SMB_USER'))
     r.refuse('SCAN_SMB_USER', 'is required with SCAN_SMB_PASSWORD (leave both unset for a guest share)');

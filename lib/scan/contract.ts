@@ -24,6 +24,19 @@ export const ScanErrorCode = {
 } as const;
 export type ScanErrorCode = (typeof ScanErrorCode)[keyof typeof ScanErrorCode];
 
+/**
+ * The texts the contract names for its errors, in Russian: the core system
+ * shows them to its operators as they are (decision 294).
+ */
+export const ContractMessage = {
+  /** RECOGNITION_FAILED: the hot folder could not be written or never answered a poll. */
+  HOT_FOLDER_UNAVAILABLE: 'горячая папка недоступна',
+  /** RECOGNITION_FAILED: the file's name cannot be put into the hot folder. */
+  INVALID_FILE_NAME: 'недопустимое имя файла',
+  /** NOT_IMPLEMENTED: a file was recognised, and the contract's slice 0 does not normalise it. */
+  NOT_IMPLEMENTED: 'нормализация ответа ИС Сканирование реализуется в Срезе 3',
+} as const;
+
 export function isScanErrorCode(code: unknown): code is ScanErrorCode {
   return typeof code === 'string' && Object.prototype.hasOwnProperty.call(ScanErrorCode, code);
 }
@@ -159,12 +172,54 @@ export interface EnvelopeParts {
   documents?: unknown[];
 }
 
+/** An envelope that would break the contract's rules between its status, error and documents. */
+export class EnvelopeInvariantError extends Error {
+  readonly code = 'ENVELOPE_INVARIANT';
+  constructor(status: string, rule: string) {
+    super(`a ${status} envelope ${rule}`);
+    this.name = 'EnvelopeInvariantError';
+  }
+}
+
+/**
+ * The contract's rules between status, error and documents, in this one place
+ * (the schema says the same in its `allOf`): `error` carries an error and
+ * forbids documents; `done` and `needs_check` carry no error and a non-empty
+ * list of documents; `processing` carries neither. An empty list given with
+ * `error` is dropped (a normaliser's "none"); anything else breaking a rule
+ * throws, before anything is stored or published.
+ */
+export function checkEnvelopeParts(status: EnvelopeStatus, parts: EnvelopeParts): EnvelopeParts {
+  const documents = parts.documents;
+  if (documents !== undefined && !Array.isArray(documents))
+    throw new EnvelopeInvariantError(status, 'has documents that are not a list');
+  switch (status) {
+    case 'error':
+      if (!parts.error) throw new EnvelopeInvariantError(status, 'needs an error');
+      if (documents && documents.length > 0) throw new EnvelopeInvariantError(status, 'forbids documents');
+      return { ...parts, documents: undefined };
+    case 'done':
+    case 'needs_check':
+      if (parts.error) throw new EnvelopeInvariantError(status, 'forbids an error');
+      if (!documents || documents.length === 0)
+        throw new EnvelopeInvariantError(status, 'needs a non-empty list of documents');
+      return parts;
+    case 'processing':
+      if (parts.error) throw new EnvelopeInvariantError(status, 'forbids an error');
+      if (documents) throw new EnvelopeInvariantError(status, 'forbids documents');
+      return parts;
+    default:
+      throw new EnvelopeInvariantError(String(status), 'has no status of the contract');
+  }
+}
+
 export function envelope(
   status: EnvelopeStatus,
   ids: EnvelopeIds,
   service: { name: string; version: string },
-  parts: EnvelopeParts = {},
+  given: EnvelopeParts = {},
 ): Envelope {
+  const parts = checkEnvelopeParts(status, given);
   return {
     schema_version: SCHEMA_VERSION,
     job_id: ids.job_id,

@@ -1,4 +1,4 @@
-import { isScanErrorCode, ScanErrorCode } from './contract';
+import { ContractMessage, isScanErrorCode, ScanErrorCode } from './contract';
 import type { Merged, MergedFile } from './merge';
 
 /**
@@ -72,7 +72,7 @@ export class NullNormalizer implements Normalizer {
     return normalizeWith(merged, () => ({
       status: 'error',
       documents: [],
-      error: { code: 'NOT_IMPLEMENTED', message: 'normalisation of recognised documents is not implemented' },
+      error: { code: 'NOT_IMPLEMENTED', message: ContractMessage.NOT_IMPLEMENTED },
     }));
   }
 }

@@ -25,7 +25,9 @@ import { ChatMoves, servedChats, UpdateLedger } from './store';
  *   spinner stops at once whatever the action costs; the outcome, success or
  *   refusal, is then written into the message (editMessageText).
  * - Served: the configured chats, the chats they moved to (a group that
- *   became a supergroup), and the configured users anywhere.
+ *   became a supergroup), and the configured users anywhere. Retry and Cancel
+ *   only for the configured users (`TELEGRAM_ALLOWED_USER_IDS`), wherever they
+ *   press: both checks come before any write, the update record included.
  */
 
 export interface BotDeps {
@@ -50,6 +52,11 @@ export const PENDING: Record<ButtonAction, string> = {
 };
 export const BUSY = 'Could not take this press now; nothing was changed. Try again.';
 export const REFUSAL = 'Sorry, this bot only serves the chats it was set up for.';
+export const NOT_ALLOWED = 'Only the people this bot was set up for can retry or cancel; nothing was changed.';
+/** Button actions that write; `open` only reads. */
+const CHANGING_ACTIONS: ReadonlySet<ButtonAction> = new Set<ButtonAction>(['retry', 'cancel']);
+/** Commands that write: none today (/find, /get, /help read); a new one that writes is listed here. */
+const CHANGING_COMMANDS: ReadonlySet<string> = new Set<string>();
 const FIND_LIMIT = 10;
 /** A name in a /find line; ten of them and the rest of their lines stay under Telegram's 4,096 characters. */
 const FIND_NAME_CHARS = 300;
@@ -71,21 +78,6 @@ export function createBot(deps: BotDeps): Bot {
 
   const now = deps.now ?? systemClock;
   const configured = new Set(deps.access.chats);
-
-  // A re-delivered Update (same update_id) was acted on already: nothing runs twice.
-  bot.use(async (ctx, next) => {
-    let first: boolean;
-    try {
-      first = await deps.updates.firstDelivery(ctx.update.update_id, now());
-    } catch (err) {
-      // Unknown whether it ran: refuse rather than risk a second Retry; the person can press again.
-      deps.log.error('telegram_update_ledger_failed', { update_id: ctx.update.update_id, err });
-      if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: BUSY });
-      return;
-    }
-    if (!first) return void deps.log.info('telegram_update_redelivered', { update_id: ctx.update.update_id });
-    return next();
-  });
 
   // The service message of a group's upgrade, in the new supergroup: the move is recorded when the old chat was served.
   bot.use(async (ctx, next) => {
@@ -119,6 +111,36 @@ export function createBot(deps: BotDeps): Bot {
     deps.log.warn('telegram_refused', { update_id: ctx.update.update_id, chat_id: chatId, user_id: userId });
     if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: REFUSAL });
     else if (ctx.message && chatId !== undefined) await ctx.reply(REFUSAL);
+  });
+
+  // What changes a download is for the configured people only, wherever they press (a group's other members
+  // may read, never retry or cancel); checked before any write, the update record included (decision 291).
+  bot.use(async (ctx, next) => {
+    const userId = ctx.from?.id;
+    if (!changesSomething(ctx) || (userId !== undefined && deps.access.users.has(userId))) return next();
+    deps.log.warn('telegram_refused_person', {
+      update_id: ctx.update.update_id,
+      chat_id: ctx.chat?.id,
+      user_id: userId,
+    });
+    if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: NOT_ALLOWED });
+    else if (ctx.message && ctx.chat) await ctx.reply(NOT_ALLOWED);
+  });
+
+  // A re-delivered Update (same update_id) was acted on already: nothing runs twice. Only
+  // updates let through above are recorded: a refused stranger writes nothing.
+  bot.use(async (ctx, next) => {
+    let first: boolean;
+    try {
+      first = await deps.updates.firstDelivery(ctx.update.update_id, now());
+    } catch (err) {
+      // Unknown whether it ran: refuse rather than risk a second Retry; the person can press again.
+      deps.log.error('telegram_update_ledger_failed', { update_id: ctx.update.update_id, err });
+      if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: BUSY });
+      return;
+    }
+    if (!first) return void deps.log.info('telegram_update_redelivered', { update_id: ctx.update.update_id });
+    return next();
   });
 
   bot.command(['help', 'start'], (ctx) => ctx.reply(HELP, { parse_mode: 'HTML' }));
@@ -159,6 +181,20 @@ export function createBot(deps: BotDeps): Bot {
 
   bot.catch((err) => deps.log.error('telegram_update_failed', { update_id: err.ctx.update.update_id, err: err.error }));
   return bot;
+}
+
+/** Whether the Update asks for a write: a Retry or Cancel press, or a command listed as changing. */
+function changesSomething(ctx: Context): boolean {
+  const data = ctx.callbackQuery?.data;
+  if (data !== undefined) {
+    try {
+      return CHANGING_ACTIONS.has(parseCallback(data).action);
+    } catch {
+      return false; // a stale button is answered "expired" and changes nothing
+    }
+  }
+  const command = /^\/([A-Za-z0-9_]+)/.exec(ctx.message?.text ?? '')?.[1]?.toLowerCase();
+  return command !== undefined && CHANGING_COMMANDS.has(command);
 }
 
 async function press(deps: BotDeps, ctx: Context, data: string): Promise<void> {

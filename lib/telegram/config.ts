@@ -8,6 +8,10 @@ export interface TelegramConfig {
   token: string;
   /** A local Bot API server (the emulator); unset: Telegram's own. */
   apiRoot?: string;
+  /**
+   * Only the webhook checks it, so only the webhook function is given it (decision 293): optional here,
+   * '' when absent; the webhook refuses every Update while it is ''.
+   */
   webhookSecret: string;
   /** Where notifications go; these chats may also press buttons and type commands. */
   chats: number[];
@@ -36,7 +40,7 @@ export function loadTelegramConfig(env: Env = process.env): TelegramConfig {
       ? r.string('TELEGRAM_BOT_TOKEN', { pattern: BOT_TOKEN, hint: 'a bot token <digits>:<secret>', secret: true })
       : '',
     apiRoot: r.url('TELEGRAM_API_ROOT', ['http', 'https'], { optional: true }),
-    webhookSecret: enabled
+    webhookSecret: r.has('TELEGRAM_WEBHOOK_SECRET')
       ? r.string('TELEGRAM_WEBHOOK_SECRET', {
           pattern: WEBHOOK_SECRET,
           hint: '16-256 characters of A-Za-z0-9_-',

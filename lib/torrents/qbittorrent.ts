@@ -157,6 +157,9 @@ export class QBittorrentClient implements TorrentClient {
   }
 
   async add(magnet: string, options: AddOptions = {}): Promise<void> {
+    // qBittorrent splits `urls` on line breaks: one magnet must stay one URL (decision 290; the domain rebuilds it).
+    if (!/^magnet:\?[^\u0000-\u001f\u007f-\u009f]*$/i.test(magnet))
+      throw new TorrentAddRefusedError('only a magnet without control characters is sent');
     const form = new URLSearchParams({ urls: magnet, category: this.category });
     if (options.tags?.length) form.set('tags', options.tags.join(','));
     const res = await this.call('POST', '/api/v2/torrents/add', form, { allow: [400, 409, 415] });

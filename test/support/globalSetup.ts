@@ -31,6 +31,9 @@ export default async function globalSetup(): Promise<void> {
   // The service's torrent client is the emulator (faults, profiles); the real-client tests start their own
   // qbittorrent-nox and route the emulator to it (test/e2e/real-qbittorrent.test.ts).
   process.env.STACK_TORRENT_CLIENT = 'emulator';
+  // The scan tests through the stack read documents: the content-ai normaliser, opt-in since the default became
+  // the contract's slice 0 (NOT_IMPLEMENTED, decision 295; its default is tested in test/unit/scan/config.test.ts).
+  process.env.SCAN_NORMALIZER = 'content-ai';
   // One token per shape the tests need; the stack sees only their hashes.
   const tokens = {
     TEST_TOKEN_ALL: newToken(),

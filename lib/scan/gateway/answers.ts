@@ -1,4 +1,4 @@
-import { EnvelopeParts, EnvelopeStatus, envelope } from '../contract';
+import { checkEnvelopeParts, ContractMessage, EnvelopeParts, EnvelopeStatus, envelope } from '../contract';
 import { AnswerNotReadyError } from '../errors';
 import type { AnswerFile } from '../hotfolder';
 import { mergeAnswers } from '../merge';
@@ -45,7 +45,7 @@ export async function checkSubmitted(
     // The inbox file is left in place: the scanning system may still be working on it.
     const error =
       job.poll_failed && !job.poll_ok
-        ? { code: 'RECOGNITION_FAILED' as const, message: 'hot folder unavailable' }
+        ? { code: 'RECOGNITION_FAILED' as const, message: ContractMessage.HOT_FOLDER_UNAVAILABLE }
         : {
             code: 'TIMEOUT' as const,
             message: job.settle ? 'the answer set never settled' : 'no answer before the deadline',
@@ -100,12 +100,13 @@ export async function checkSubmitted(
   try {
     const normalized = deps.normalizer.normalize(merged);
     status = normalized.status;
-    parts = {
+    // The contract's rules are checked here too, so a normaliser that breaks them ends the job UNKNOWN_ERROR.
+    parts = checkEnvelopeParts(status, {
       error: normalized.error,
       warnings: normalized.metrics.warnings,
       documents: normalized.documents,
       raw_s3_key: rawKey,
-    };
+    });
   } catch (err) {
     deps.log.error('scan_normalizer_failed', { job_id: job.job_id, err });
     status = 'error';

@@ -1,5 +1,5 @@
 import { InvalidFileNameError } from '../../names';
-import { EnvelopeParts, ScanRequest } from '../contract';
+import { ContractMessage, EnvelopeParts, ScanRequest } from '../contract';
 import { hotFolderName } from '../hotfolder';
 import type { ScanJob } from '../model';
 import { finishWith } from './answers';
@@ -63,7 +63,7 @@ async function prepare(deps: GatewayDeps, job: ScanJob, prefetched?: Promise<Buf
   try {
     return { ok: true, bytes, name: hotFolderName(request.job_id, request.original_name) };
   } catch {
-    return { ok: false, parts: { error: { code: 'RECOGNITION_FAILED', message: 'invalid file name' } } };
+    return { ok: false, parts: { error: { code: 'RECOGNITION_FAILED', message: ContractMessage.INVALID_FILE_NAME } } };
   }
 }
 
@@ -97,7 +97,8 @@ export async function write(deps: GatewayDeps, submitted: ScanJob, name: string,
   try {
     await deps.hotFolder.put(name, bytes);
   } catch (err) {
-    const message = err instanceof InvalidFileNameError ? 'invalid file name' : 'hot folder unavailable';
+    const message =
+      err instanceof InvalidFileNameError ? ContractMessage.INVALID_FILE_NAME : ContractMessage.HOT_FOLDER_UNAVAILABLE;
     deps.log.warn('scan_submit_failed', { job_id: request.job_id, err });
     await finishWith(deps, submitted, 'error', { error: { code: 'RECOGNITION_FAILED', message } });
     return;

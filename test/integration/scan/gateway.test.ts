@@ -118,7 +118,7 @@ describe('scan gateway', () => {
       fs.rmSync(h.root, { recursive: true }); // the share is gone
       await handleRequest(h.deps, JSON.stringify(request(await upload('aep_6.pdf'), 'aep_6.pdf')));
       await nats().flush();
-      expect(finals(h)[0].error).toEqual({ code: 'RECOGNITION_FAILED', message: 'hot folder unavailable' });
+      expect(finals(h)[0].error).toEqual({ code: 'RECOGNITION_FAILED', message: 'горячая папка недоступна' });
       expect(await h.deps.jobs.slotsInUse()).toBe(0);
     });
 

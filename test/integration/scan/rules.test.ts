@@ -69,7 +69,7 @@ describe('rule 29: a file name is rewritten for the share, never a reason to fai
       await handleRequest(h.deps, JSON.stringify(request(await upload('aep_6.pdf'), name)));
     await settleNats();
     expect(finals(h).map((e) => e.error)).toEqual(
-      Array(4).fill({ code: 'RECOGNITION_FAILED', message: 'invalid file name' }),
+      Array(4).fill({ code: 'RECOGNITION_FAILED', message: 'недопустимое имя файла' }),
     );
     expect(inputs(h.root)).toEqual([]);
   });
@@ -115,7 +115,7 @@ describe('a poll error is not the end', () => {
     await pollOnce(h.deps);
     await settleNats();
     const by = (id: string) => finals(h).find((e) => e.job_id === id);
-    expect(by(broken.job_id)?.error).toEqual({ code: 'RECOGNITION_FAILED', message: 'hot folder unavailable' });
+    expect(by(broken.job_id)?.error).toEqual({ code: 'RECOGNITION_FAILED', message: 'горячая папка недоступна' });
     expect(by(flaky.job_id)?.error?.code).toBe('TIMEOUT');
     expect(await h.deps.jobs.slotsInUse()).toBe(0);
   });

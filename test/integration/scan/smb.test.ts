@@ -246,7 +246,7 @@ describe('SMB rule 30: a share with restricted rights (no folder may be created 
       await handleRequest(h.deps, JSON.stringify(request(await upload('aep_6.pdf'), 'aep_6.pdf')));
       await settleNats();
       expect(finals(h)).toEqual([
-        expect.objectContaining({ error: { code: 'RECOGNITION_FAILED', message: 'hot folder unavailable' } }),
+        expect.objectContaining({ error: { code: 'RECOGNITION_FAILED', message: 'горячая папка недоступна' } }),
       ]);
       expect(fs.existsSync(tmp)).toBe(false);
     } finally {

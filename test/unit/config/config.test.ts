@@ -32,6 +32,12 @@ describe('loadConfig', () => {
     });
   });
 
+  it('takes an inbox prefix of plain subject tokens, and refuses wildcards', () => {
+    expect(loadConfig({ ...valid, NATS_INBOX_PREFIX: '_INBOX_scan.a' }).nats.inboxPrefix).toBe('_INBOX_scan.a');
+    expect(loadConfig(valid).nats.inboxPrefix).toBeUndefined();
+    expect(problems({ ...valid, NATS_INBOX_PREFIX: 'scan.>' }).join('\n')).toMatch(/NATS_INBOX_PREFIX/);
+  });
+
   it('takes the SDK endpoint variables and a NATS server list', () => {
     const cfg = loadConfig({
       ...valid,

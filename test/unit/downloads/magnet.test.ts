@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { InvalidInfohashError, InvalidMagnetError } from '../../../lib/downloads/errors';
 import { kindOf, parseInfohash, parseInfohashes } from '../../../lib/downloads/infohash';
-import { formatMagnet, MAX_MAGNET_LENGTH, parseMagnet } from '../../../lib/downloads/magnet';
+import { clientMagnet, formatMagnet, MAX_MAGNET_LENGTH, parseMagnet } from '../../../lib/downloads/magnet';
 
 const hex = (bytes: number) =>
   fc.uint8Array({ minLength: bytes, maxLength: bytes }).map((a) => Buffer.from(a).toString('hex'));
@@ -97,8 +97,53 @@ describe('parseMagnet', () => {
     ['bad percent-encoding', `magnet:?xt=urn:btih:${V1}&dn=%E0%A4%A`],
     ['oversize', `magnet:?xt=urn:btih:${V1}&dn=${'a'.repeat(MAX_MAGNET_LENGTH)}`],
     ['too many trackers', `magnet:?xt=urn:btih:${V1}${'&tr=http://t'.repeat(65)}`],
+    // qBittorrent splits `urls` on line breaks: the rest would be fetched as a second URL (issue 41).
+    ['a raw line break', `magnet:?xt=urn:btih:${V1}&x.pe=\nhttp://169.254.169.254/latest/meta-data/`],
+    ['a raw carriage return', `magnet:?xt=urn:btih:${V1}&dn=a\rb`],
+    ['a raw NUL', `magnet:?xt=urn:btih:${V1}\u0000`],
+    ['a raw DEL', `magnet:?xt=urn:btih:${V1}&dn=a\u007f`],
+    ['a raw C1 control', `magnet:?xt=urn:btih:${V1}&dn=a\u0085`],
+    ['an encoded line break in the name', `magnet:?xt=urn:btih:${V1}&dn=a%0Ahttp://evil/`],
+    ['an encoded line break in a tracker', `magnet:?xt=urn:btih:${V1}&tr=http://t/%0A`],
+    ['an encoded line break in an unknown key', `magnet:?xt=urn:btih:${V1}&x.pe=%0Ahttp://evil/`],
+    ['a file tracker', `magnet:?xt=urn:btih:${V1}&tr=file:///etc/passwd`],
+    ['a javascript tracker', `magnet:?xt=urn:btih:${V1}&tr=javascript:alert(1)`],
+    ['a tracker that is no URL', `magnet:?xt=urn:btih:${V1}&tr=tracker.example:80`],
+    ['a peer that is a URL', `magnet:?xt=urn:btih:${V1}&x.pe=http://10.0.0.1/`],
+    ['a peer without a port', `magnet:?xt=urn:btih:${V1}&x.pe=10.0.0.1`],
+    ['a peer with a port past 65535', `magnet:?xt=urn:btih:${V1}&x.pe=10.0.0.1:70000`],
+    ['a gopher tracker', `magnet:?xt=urn:btih:${V1}&tr=gopher://t.example/`],
   ])('rejects %s with a typed error', (_name, uri) => {
     expect(() => parseMagnet(uri)).toThrow(InvalidMagnetError);
+  });
+
+  it('keeps http, https and udp trackers as written and drops WebTorrent ones', () => {
+    const uri = `magnet:?xt=urn:btih:${V1}&tr=wss%3A%2F%2Fwt.example&tr=HTTPS://T.example/a?x=1&tr=udp://u.example:6969`;
+    expect(parseMagnet(uri).trackers).toEqual(['HTTPS://T.example/a?x=1', 'udp://u.example:6969']);
+  });
+
+  it('rebuilds the magnet from its fields only: unknown keys and their values never reach the client', () => {
+    const uri = `magnet:?xt=urn:btih:${V1}&x.pe=1.2.3.4:5&ws=http://seed/&dn=a%26b&tr=http://t/a?b=1%26c=2&x.pe=[::1]:6881`;
+    const rebuilt = clientMagnet(parseMagnet(uri));
+    expect(rebuilt).toBe(
+      `magnet:?xt=urn:btih:${V1}&dn=a%26b&tr=${encodeURIComponent('http://t/a?b=1&c=2')}` +
+        `&x.pe=1.2.3.4%3A5&x.pe=${encodeURIComponent('[::1]:6881')}`,
+    );
+    expect(parseMagnet(rebuilt)).toEqual(parseMagnet(uri));
+  });
+
+  it('never lets a line break or a control character through, whatever the input', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (tail) => {
+        try {
+          const rebuilt = clientMagnet(parseMagnet(`magnet:?xt=urn:btih:${V1}&${tail}`));
+          expect(rebuilt).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+        } catch (err) {
+          expect(err).toBeInstanceOf(InvalidMagnetError);
+        }
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it('never throws anything but InvalidMagnetError on arbitrary input', () => {

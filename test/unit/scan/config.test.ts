@@ -14,6 +14,47 @@ describe('loadScanConfig', () => {
     });
   });
 
+  it("answers as the contract's slice 0 by default: the null normaliser (NOT_IMPLEMENTED); content-ai on request", () => {
+    expect(loadScanConfig({ SCAN_HOTFOLDER_ROOT: '/x' }).normalizer).toBe('null');
+    expect(loadScanConfig({ SCAN_HOTFOLDER_ROOT: '/x', SCAN_NORMALIZER: 'content-ai' }).normalizer).toBe('content-ai');
+  });
+
+  it("takes the contract's SCAN_HOTFOLDER_MODE and SCAN_HOTFOLDER_PATH, the older names as aliases", () => {
+    const hot = (env: Record<string, string>) => loadScanConfig(env).hotFolder;
+    expect(hot({ SCAN_HOTFOLDER_MODE: 'local', SCAN_HOTFOLDER_PATH: '/srv/hot' })).toEqual({
+      kind: 'local',
+      root: '/srv/hot',
+    });
+    expect(hot({ SCAN_HOTFOLDER_PATH: '/srv/hot' })).toEqual({ kind: 'local', root: '/srv/hot' });
+    expect(hot({ SCAN_HOTFOLDER_MODE: 'smb', SCAN_HOTFOLDER_PATH: '//h/s/in', SCAN_SMB_USER: 'u' })).toEqual({
+      kind: 'smb',
+      host: 'h',
+      port: 445,
+      share: 's',
+      dir: 'in',
+      user: 'u',
+      password: '',
+    });
+    expect(hot({ SCAN_HOTFOLDER_PATH: '\\\\h\\s' })).toMatchObject({ kind: 'smb', host: 'h', share: 's' });
+    expect(hot({ SCAN_HOTFOLDER_MODE: 'smb', SCAN_SMB_SHARE: '//h/s' })).toMatchObject({ kind: 'smb', share: 's' });
+    expect(hot({ SCAN_HOTFOLDER_PATH: '/srv/hot', SCAN_HOTFOLDER_ROOT: '/srv/hot' })).toEqual({
+      kind: 'local',
+      root: '/srv/hot',
+    });
+  });
+
+  it.each([
+    [{ SCAN_HOTFOLDER_MODE: 'ftp', SCAN_HOTFOLDER_PATH: '/x' }, /SCAN_HOTFOLDER_MODE/],
+    [{ SCAN_HOTFOLDER_MODE: 'local', SCAN_HOTFOLDER_PATH: '//h/s' }, /SCAN_HOTFOLDER_PATH/],
+    [{ SCAN_HOTFOLDER_MODE: 'smb', SCAN_HOTFOLDER_PATH: '/srv/hot' }, /SCAN_HOTFOLDER_PATH/],
+    [{ SCAN_HOTFOLDER_MODE: 'smb' }, /SCAN_SMB_SHARE/],
+    [{ SCAN_HOTFOLDER_MODE: 'local', SCAN_HOTFOLDER_PATH: '/x', SCAN_SMB_SHARE: '//h/s' }, /SCAN_SMB_SHARE/],
+    [{ SCAN_HOTFOLDER_MODE: 'smb', SCAN_HOTFOLDER_PATH: '//h/s', SCAN_HOTFOLDER_ROOT: '/x' }, /SCAN_HOTFOLDER_ROOT/],
+    [{ SCAN_HOTFOLDER_PATH: '/a', SCAN_HOTFOLDER_ROOT: '/b' }, /SCAN_HOTFOLDER_ROOT differs/],
+  ])('refuses %j', (env, message) => {
+    expect(() => loadScanConfig(env as Record<string, string>)).toThrow(message);
+  });
+
   it('timing settings accept fractional seconds, and refuse what is not a duration', () => {
     expect(
       loadScanConfig({
@@ -66,7 +107,7 @@ describe('loadScanConfig', () => {
 
   it('refuses an SMB login without a share, a password without a user, a folder part that climbs', () => {
     expect(() => loadScanConfig({ SCAN_SMB_USER: 'u', SCAN_SMB_PASSWORD: 'p', SCAN_HOTFOLDER_ROOT: '/x' })).toThrow(
-      /SCAN_SMB_USER is set without SCAN_SMB_SHARE/,
+      /SCAN_SMB_USER is set without an SMB hot folder/,
     );
     expect(() => loadScanConfig({ SCAN_SMB_SHARE: '//h/s', SCAN_SMB_PASSWORD: 'p' })).toThrow(/SCAN_SMB_USER/);
     for (const bad of ['//h/s/../x', '//h/s/./x', '//h', '//h/', 'h/s', '//h/s//x', '//h/s/a:b'])

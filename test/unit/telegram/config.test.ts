@@ -21,6 +21,11 @@ describe('loadTelegramConfig', () => {
     expect(cfg).toMatchObject({ enabled: true, chats: [-1001, 42], users: [7], publicUiUrl: 'https://ui.example' });
   });
 
+  it('loads without the webhook secret: the notifier and the console retry are given only the bot token', () => {
+    const cfg = loadTelegramConfig({ ...base, TELEGRAM_BOT_TOKEN: token, TELEGRAM_CHAT_IDS: '-1001' });
+    expect(cfg).toMatchObject({ enabled: true, token, webhookSecret: '' });
+  });
+
   it('names every problem and never prints the token or the secret', () => {
     let err: unknown;
     try {

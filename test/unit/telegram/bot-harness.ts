@@ -1,0 +1,135 @@
+import type { Update, UserFromGetMe } from 'grammy/types';
+import { createBot, BotDeps } from '../../../lib/telegram/bot';
+import type { Download } from '../../../lib/downloads/model';
+import type { DownloadStore } from '../../../lib/downloads/store';
+import type { TorrentClient } from '../../../lib/torrents/client';
+import { silentLogger } from '../../../lib/log';
+
+/**
+ * The bot in-process, its Bot API calls answered here and recorded, its
+ * stores fakes that count every write: what a press reads, writes and says,
+ * without the stack.
+ */
+export const ME: UserFromGetMe = {
+  id: 1,
+  is_bot: true,
+  first_name: 'bot',
+  username: 'test_bot',
+  can_join_groups: true,
+  can_read_all_group_messages: false,
+  supports_inline_queries: false,
+  can_connect_to_business: false,
+  has_main_web_app: false,
+  has_topics_enabled: false,
+  allows_users_to_create_topics: false,
+} as UserFromGetMe;
+
+export const CHAT = -1001001;
+export const ALLOWED = 4242;
+export const MEMBER = 777;
+export const ID = '01jf0000000000000000000000';
+
+export interface Harness {
+  handle(update: Update): Promise<void>;
+  calls: Array<{ method: string; payload: Record<string, unknown> }>;
+  writes: string[];
+  download: Download | undefined;
+}
+
+export function harness(download?: Partial<Download>, users: number[] = [ALLOWED]): Harness {
+  const h: Harness = {
+    calls: [],
+    writes: [],
+    download: download
+      ? {
+          id: ID,
+          state: 'failed',
+          name: 'clip',
+          infohashes: [{ infohash: 'c12fe1c06bba254a9dc9f519b335aa7c1367a88a', kind: 'v1' }],
+          created_at: '2026-12-06T00:00:00.000Z',
+          updated_at: '2026-12-06T00:00:00.000Z',
+          revision: 1,
+          ...download,
+        }
+      : undefined,
+    handle: async () => undefined,
+  };
+  const write =
+    <T>(name: string, f: () => T) =>
+    async () => {
+      h.writes.push(name);
+      return f();
+    };
+  const store = {
+    get: async () => h.download,
+    activateIfNoOtherActive: write('activate', () => (h.download = { ...h.download!, state: 'queued' })),
+    setDownloadState: async (_id: string, _from: string, to: Download['state']) => {
+      h.writes.push(`state:${to}`);
+      return (h.download = { ...h.download!, state: to });
+    },
+  } as unknown as DownloadStore;
+  const torrents = {
+    add: write('torrent_add', () => undefined),
+    remove: write('torrent_remove', () => undefined),
+    stop: write('torrent_stop', () => undefined),
+  } as unknown as TorrentClient;
+  const deps: BotDeps = {
+    client: { token: '1:test', timeoutMs: 1000 },
+    downloads: { store, torrents, log: silentLogger },
+    access: { chats: [CHAT], users: new Set(users) },
+    updates: {
+      firstDelivery: async (updateId: number) => {
+        h.writes.push(`update:${updateId}`);
+        return true;
+      },
+    },
+    moves: { moves: async () => new Map(), recordMove: write('move', () => undefined) },
+    uiBase: 'https://ui.example',
+    log: silentLogger,
+    botInfo: ME,
+  };
+  const bot = createBot(deps);
+  bot.api.config.use(async (_prev, method, payload) => {
+    h.calls.push({ method, payload: payload as Record<string, unknown> });
+    const result =
+      method === 'answerCallbackQuery'
+        ? true
+        : { message_id: 99, date: 1_700_000_000, chat: { id: CHAT, type: 'supergroup', title: 'g' }, text: 'x' };
+    return { ok: true, result } as never;
+  });
+  h.handle = (update) => bot.handleUpdate(update);
+  return h;
+}
+
+let nextUpdate = 1;
+
+/** A press on a message the bot sent (accessible), or on one it can no longer reach (`date: 0`). */
+export function press(data: string, from: number, opts: { chat?: number; inaccessible?: boolean } = {}): Update {
+  const chat = { id: opts.chat ?? CHAT, type: 'supergroup' as const, title: 'g' };
+  return {
+    update_id: nextUpdate++,
+    callback_query: {
+      id: `q${nextUpdate}`,
+      from: { id: from, is_bot: false, first_name: 'p' },
+      chat_instance: 'ci',
+      data,
+      message: opts.inaccessible
+        ? { chat, message_id: 5, date: 0 }
+        : { chat, message_id: 5, date: 1_700_000_000, text: 'card', from: ME },
+    },
+  } as Update;
+}
+
+export function command(text: string, from: number, chat = CHAT): Update {
+  return {
+    update_id: nextUpdate++,
+    message: {
+      message_id: nextUpdate,
+      date: 1_700_000_000,
+      chat: { id: chat, type: 'supergroup', title: 'g' },
+      from: { id: from, is_bot: false, first_name: 'p' },
+      text,
+      entities: [{ type: 'bot_command', offset: 0, length: text.split(' ')[0].length }],
+    },
+  } as Update;
+}
