@@ -57,7 +57,7 @@ export async function syncEgress(
   const url = await emulator.listen();
   const store = new MemorySyncStore();
   const hourly = new HourlyService({ store, waitBoundMs: 15 * MINUTE });
-  const connections = new ConnectionService({ store, sealer: () => keyring });
+  const connections = new ConnectionService({ store, sealer: async () => keyring });
   const data = new MemorySyncDataStore();
   // A scaled clock: one window of real time is one minute of the hour (ticks and steps alike).
   let began = Infinity;

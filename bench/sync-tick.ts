@@ -5,7 +5,7 @@ import { batchWriteAll, putRequest } from '../lib/aws/batch';
 import { newId } from '../lib/ident';
 import { silentLogger } from '../lib/log';
 import { newKeyringEntry, parseKeyring, SecretSealer } from '../lib/secrets/sealer';
-import { ConnectionService } from '../lib/sync/connections';
+import { ConnectionService, tokenContext } from '../lib/sync/connections';
 import { DynamoSyncStore } from '../lib/sync/dynamodb-store';
 import { connectionItem, DUE_SHARDS, headFromItem, headItem } from '../lib/sync/keys';
 import { HOUR_MS, HourlyHead } from '../lib/sync/model';
@@ -32,7 +32,7 @@ import { BenchStack } from './support';
  */
 
 const keyring = new SecretSealer(parseKeyring(newKeyringEntry('bench')).keyring!);
-const sealer = () => keyring;
+const sealer = async () => keyring;
 const T0 = Date.UTC(2026, 11, 3, 12, 0, 0);
 const MINUTE = 60_000;
 
@@ -126,7 +126,7 @@ export async function syncTick(
           revision: 2,
           due_at: started + HOUR_MS,
         };
-        requests.push(putRequest(connectionItem(user, keyring.seal(`t.${user}`, `sync-connection:${user}`), started)));
+        requests.push(putRequest(connectionItem(user, await keyring.seal(`t.${user}`, tokenContext(user)), started)));
         requests.push(putRequest(headItem(head)));
       }
       // Eight batch writers at once: DynamoDB Local takes them in parallel.

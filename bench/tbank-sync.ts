@@ -35,7 +35,7 @@ export async function tbankSync(bench: BenchStack, windowMs = 60_000) {
   try {
     const store = new DynamoSyncStore({ documents, table: TableName });
     const hourly = new HourlyService({ store, waitBoundMs: 15 * 60_000 });
-    const connections = new ConnectionService({ store, sealer: () => keyring });
+    const connections = new ConnectionService({ store, sealer: async () => keyring });
     const data = new DynamoSyncDataStore({ documents, table: TableName });
     const user = newId();
     await connections.putConnection(user, `t.${user}`, Date.now());

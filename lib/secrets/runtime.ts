@@ -1,7 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import { environmentChanged } from '../config/generation';
 import type { Env } from '../config/env';
-import { SecretsUnavailableError } from './errors';
+import { SecretReadError } from './errors';
 
 /**
  * Secrets read at run time, never from configuration (docs/security.md).
@@ -45,7 +45,7 @@ export function secretRefs(env: Env): SecretRef[] {
     const variable = name.slice(0, -SECRET_SUFFIX.length);
     const [secretId, jsonKey, ...rest] = value.split('#');
     if (!/^[A-Z][A-Z0-9_]*$/.test(variable) || !/^[A-Za-z0-9/_+=.@-]{1,512}$/.test(secretId) || rest.length > 0)
-      throw new SecretsUnavailableError(value, `${name} must be <secret id>[#<json key>]`);
+      throw new SecretReadError(value, `${name} must be <secret id>[#<json key>]`);
     refs.push(jsonKey === undefined ? { variable, secretId } : { variable, secretId, jsonKey });
   }
   return refs;
@@ -57,10 +57,7 @@ export function cacheSeconds(env: Env): number {
   const value = Number(text);
   // Never longer than five minutes: the promise a revocation is held to (docs/security.md).
   if (!/^\d{1,3}$/.test(text) || value > MAX_CACHE_S)
-    throw new SecretsUnavailableError(
-      'SECRETS_CACHE_SECONDS',
-      `must be 0-${MAX_CACHE_S} seconds, got ${JSON.stringify(text)}`,
-    );
+    throw new SecretReadError('SECRETS_CACHE_SECONDS', `must be 0-${MAX_CACHE_S} seconds, got ${JSON.stringify(text)}`);
   return value;
 }
 
@@ -71,14 +68,13 @@ function valueOf(ref: SecretRef, text: string | undefined): string | undefined {
   try {
     doc = JSON.parse(text);
   } catch {
-    throw new SecretsUnavailableError(ref.secretId, 'is not a JSON object');
+    throw new SecretReadError(ref.secretId, 'is not a JSON object');
   }
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc))
-    throw new SecretsUnavailableError(ref.secretId, 'is not a JSON object');
+    throw new SecretReadError(ref.secretId, 'is not a JSON object');
   if (!Object.prototype.hasOwnProperty.call(doc, ref.jsonKey)) return undefined;
   const field = (doc as Record<string, unknown>)[ref.jsonKey];
-  if (typeof field !== 'string')
-    throw new SecretsUnavailableError(ref.secretId, `field ${ref.jsonKey} is not a string`);
+  if (typeof field !== 'string') throw new SecretReadError(ref.secretId, `field ${ref.jsonKey} is not a string`);
   return field || undefined;
 }
 
@@ -98,7 +94,7 @@ export async function applySecrets(
       texts.set(
         id,
         source.get(id, maxAgeS).catch((err: unknown) => {
-          throw new SecretsUnavailableError(id, (err as Error)?.message ?? String(err));
+          throw new SecretReadError(id, (err as Error)?.message ?? String(err));
         }),
       );
     return texts.get(id)!;

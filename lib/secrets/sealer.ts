@@ -1,12 +1,14 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { SecretUnreadableError } from './errors';
+import type { TokenSealer } from './token-sealer';
 
 /**
- * Secrets at rest (the brokerage token of a sync connection): AES-256-GCM
- * under a keyring from config. The first key seals; every key opens, so a
- * key can be rotated in without a flag day (docs/security.md). The sealed
- * form names its key and binds a context (e.g. the user), so a sealed value
- * copied onto another row does not open.
+ * Secrets at rest under a keyring from config: AES-256-GCM, the local
+ * TokenSealer (on AWS, KMS seals: kms-sealer.ts; this one then only opens
+ * legacy values). The first key seals; every key opens, so a key can be
+ * rotated in without a flag day (docs/security.md). The sealed form names its
+ * key and binds a context (e.g. the user), so a sealed value copied onto
+ * another row does not open.
  *
  *   sealed = "v1.<key id>.<iv>.<ciphertext>.<tag>"   (base64url parts)
  */
@@ -47,10 +49,10 @@ export function newKeyringEntry(id: string): string {
   return `${id}:${randomBytes(32).toString('base64')}`;
 }
 
-export class SecretSealer {
+export class SecretSealer implements TokenSealer {
   constructor(private readonly keyring: Keyring) {}
 
-  seal(plaintext: string, context: string): string {
+  async seal(plaintext: string, context: string): Promise<string> {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.keyring.keys.get(this.keyring.current)!, iv);
     cipher.setAAD(Buffer.from(context, 'utf8'));
@@ -64,14 +66,15 @@ export class SecretSealer {
     ].join('.');
   }
 
-  open(sealed: string, context: string): string {
+  async open(sealed: string, context: string): Promise<string> {
     const [version, keyId, iv, body, tag, ...rest] = sealed.split('.');
     if (version !== 'v1' || rest.length > 0 || tag === undefined)
       throw new SecretUnreadableError('not a v1 sealed value');
     const key = this.keyring.keys.get(keyId);
     if (!key) throw new SecretUnreadableError(`key ${JSON.stringify(keyId)} is not in the keyring`);
     try {
-      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+      // authTagLength: GCM would otherwise accept a tag cut to 4 bytes, a forgery 2^32 tries away.
+      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'), { authTagLength: 16 });
       decipher.setAAD(Buffer.from(context, 'utf8'));
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
       return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
@@ -80,8 +83,13 @@ export class SecretSealer {
     }
   }
 
-  /** Sealed under a key other than the current one: rotation will re-seal it. */
-  isStale(sealed: string): boolean {
-    return sealed.split('.')[1] !== this.keyring.current;
+  opens(sealed: string): boolean {
+    return sealed.startsWith('v1.');
+  }
+
+  /** Under the current key; a value under an older one is re-sealed by the reseal (rotation). */
+  isCurrent(sealed: string): boolean {
+    const [version, keyId] = sealed.split('.', 2);
+    return version === 'v1' && keyId === this.keyring.current;
   }
 }

@@ -2,7 +2,7 @@ import { Env, EnvReader } from '../config/env';
 import { ConfigError } from '../config/errors';
 import { Keyring, parseKeyring } from '../secrets/sealer';
 
-/** The sync domain's settings and the keyring of its sealed brokerage tokens (sync functions only). */
+/** The sync domain's settings, and how its brokerage tokens are sealed (sync functions only). */
 
 /** The hourly sync's settings (sync functions only). */
 export interface SyncConfig {
@@ -53,12 +53,44 @@ export function loadSyncConfig(env: Env = process.env): SyncConfig {
   return config;
 }
 
-/** SYNC_TOKEN_KEYS: the keyring sealing brokerage tokens at rest (sync functions that touch tokens only). */
-export function loadTokenKeyring(env: Env = process.env): Keyring {
+/**
+ * How brokerage tokens are sealed at rest (sync functions that touch tokens only):
+ * KMS when SYNC_TOKEN_KMS_KEY is set (the keyring, if given too, only opens the
+ * values sealed before), else the SYNC_TOKEN_KEYS keyring. The one reader of
+ * both variables: `env` may be the process's or one with secrets read at run time.
+ */
+export interface TokenSealing {
+  /** KMS key ARNs or ids, newest first: the first seals, every one opens. Empty: no KMS. */
+  kmsKeys: string[];
+  keyring?: Keyring;
+}
+
+// A key ARN, alias ARN, key id (a UUID or mrk-…) or alias name (docs/sync.md#settings).
+const KMS_KEY =
+  /^(arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)\/[A-Za-z0-9/_-]+|(mrk-)?[0-9a-f-]{32,36}|alias\/[A-Za-z0-9/_-]+)$/;
+
+export function loadTokenSealing(env: Env = process.env): TokenSealing {
   const r = new EnvReader(env);
-  const text = r.string('SYNC_TOKEN_KEYS', { hint: '<id>:<base64 of 32 bytes>, newest first' });
+  const kmsKeys = r.has('SYNC_TOKEN_KMS_KEY')
+    ? r
+        .string('SYNC_TOKEN_KMS_KEY')
+        .split(',')
+        .map((k) => k.trim())
+    : [];
+  for (const key of kmsKeys)
+    if (!KMS_KEY.test(key))
+      r.refuse('SYNC_TOKEN_KMS_KEY', `must be KMS key ARNs or ids, newest first; got ${JSON.stringify(key)}`);
+  if (new Set(kmsKeys).size < kmsKeys.length) r.refuse('SYNC_TOKEN_KMS_KEY', 'names a key twice');
+  const keyringText =
+    kmsKeys.length > 0 && !r.has('SYNC_TOKEN_KEYS')
+      ? undefined
+      : r.string('SYNC_TOKEN_KEYS', {
+          hint: '<id>:<base64 of 32 bytes>, newest first; or SYNC_TOKEN_KMS_KEY',
+          secret: true,
+        });
   r.done();
-  const { keyring, problems } = parseKeyring(text);
+  if (keyringText === undefined) return { kmsKeys };
+  const { keyring, problems } = parseKeyring(keyringText);
   if (!keyring) throw new ConfigError(problems.map((p) => `SYNC_TOKEN_KEYS ${p}`));
-  return keyring;
+  return { kmsKeys, keyring };
 }

@@ -1,5 +1,5 @@
 import { isoTime } from '../clock';
-import type { SecretSealer } from '../secrets/sealer';
+import type { TokenSealer } from '../secrets/token-sealer';
 import type { Connection } from './model';
 import type { ConnectionStore, HourlyStore } from './store';
 
@@ -14,19 +14,19 @@ import type { ConnectionStore, HourlyStore } from './store';
 
 export interface ConnectionServiceDeps {
   store: ConnectionStore;
-  /** Seals brokerage tokens at rest; asked for only when a token is written or read. */
-  sealer: () => SecretSealer;
+  /** Seals brokerage tokens at rest (KMS on AWS, the keyring locally); asked for only when a token is written or read. */
+  sealer: () => Promise<TokenSealer>;
 }
 
-// Binds a sealed token to its row: copied onto another user's connection, it does not open.
-const tokenContext = (user: string) => `sync-connection:${user}`;
+/** Binds a sealed token to its row: copied onto another user's connection, it does not open. */
+export const tokenContext = (user: string) => `sync-connection:${user}`;
 
 export class ConnectionService {
   constructor(private readonly deps: ConnectionServiceDeps) {}
 
   /** Creates or re-keys (PUT again with another token) a connection. */
   async putConnection(user: string, token: string, now: number): Promise<Connection> {
-    const sealed = this.deps.sealer().seal(token, tokenContext(user));
+    const sealed = await (await this.deps.sealer()).seal(token, tokenContext(user));
     // A head appearing or disappearing between the two puts (a reservation, a removal) fails the one we try: try again.
     for (let turn = 0; turn < 8; turn++) {
       if (await this.deps.store.putConnectionIfNoHead(user, sealed, now, now)) break;
@@ -38,18 +38,14 @@ export class ConnectionService {
 
   /**
    * The stored token, for the tick and the steps only: no read API returns it.
-   * A token sealed under an older key is re-sealed under the current one (a
-   * conditional write, so a newer token is never overwritten): every
-   * connection is read hourly, so a rotation completes within the hour.
+   * Reading never re-seals: a value in an older form stays until the reseal
+   * (lib/sync/reseal.ts) migrates it, so the functions that only read need
+   * only kms:Decrypt (docs/decisions.md, 242).
    */
   async connectionToken(user: string): Promise<string | undefined> {
     const sealed = await this.deps.store.sealedToken(user);
     if (!sealed) return undefined;
-    const sealer = this.deps.sealer();
-    const token = sealer.open(sealed, tokenContext(user));
-    if (sealer.isStale(sealed))
-      await this.deps.store.replaceSealedToken(user, sealed, sealer.seal(token, tokenContext(user)));
-    return token;
+    return (await this.deps.sealer()).open(sealed, tokenContext(user));
   }
 
   /** One page of connections by user id (the console): never a token. */

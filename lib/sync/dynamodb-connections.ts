@@ -6,7 +6,7 @@ import { TransactionCancelledError } from '../aws/errors';
 import { isoTime } from '../clock';
 import { connectionItem, connectionKey, connectionsPartition, dueShardKey, dueShardOf, headKey } from './keys';
 import type { Connection } from './model';
-import type { ConnectionStore } from './store';
+import type { ConnectionStore, SealedToken } from './store';
 
 export interface DynamoSyncStoreDeps {
   documents: DynamoDBDocumentClient;
@@ -94,6 +94,24 @@ export class DynamoConnectionStore implements ConnectionStore {
       }),
     );
     const items = (page.Items ?? []).map((i) => ({ user_id: i.user_id as string, created_at: i.created_at as string }));
+    return { items, next: page.LastEvaluatedKey ? items[items.length - 1]?.user_id : undefined };
+  }
+
+  async sealedTokenPage(limit: number, after?: string): Promise<{ items: SealedToken[]; next?: string }> {
+    const page = await this.deps.documents.send(
+      new QueryCommand({
+        TableName: this.table,
+        KeyConditionExpression: 'PK = :p',
+        ExpressionAttributeValues: { ':p': connectionsPartition },
+        ProjectionExpression: 'user_id, token_sealed',
+        Limit: limit,
+        ...(after ? { ExclusiveStartKey: connectionKey(after) } : {}),
+      }),
+    );
+    const items = (page.Items ?? []).map((i) => ({
+      user_id: i.user_id as string,
+      sealed: typeof i.token_sealed === 'string' ? i.token_sealed : '',
+    }));
     return { items, next: page.LastEvaluatedKey ? items[items.length - 1]?.user_id : undefined };
   }
 

@@ -33,3 +33,12 @@ export class MoneyError extends Error {
     this.name = 'MoneyError';
   }
 }
+
+/** The reseal's input (the operator's event or flags) is not `{cursor?, limit?, all?}`. */
+export class ResealInputError extends Error {
+  readonly code = 'RESEAL_INPUT_INVALID';
+  constructor(problem: string) {
+    super(`reseal input: ${problem}`);
+    this.name = 'ResealInputError';
+  }
+}

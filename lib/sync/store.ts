@@ -85,10 +85,18 @@ export interface ConnectionStore {
   removeConnection(user: string): Promise<boolean>;
   /** One page of connections by user id, after `after` (the console). */
   connectionPage(limit: number, after?: string): Promise<{ items: Connection[]; next?: string }>;
+  /** One page of sealed tokens by user id, after `after` (the reseal); never the tick's path. */
+  sealedTokenPage(limit: number, after?: string): Promise<{ items: SealedToken[]; next?: string }>;
   /** Every connection (the backfill of the due index); never the tick's path. */
   connections(): AsyncGenerator<Connection>;
   /** Gives a connection without a head (written before the due index existed) its due entry; false once a head exists. */
   markConnectionDue(user: string, dueAt: number): Promise<boolean>;
+}
+
+/** A connection's stored token, as sealed. */
+export interface SealedToken {
+  user_id: string;
+  sealed: string;
 }
 
 /** An entry of the due index: the user and the instant it is due (epoch ms), in due order within a shard. */

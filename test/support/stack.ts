@@ -7,8 +7,9 @@ import { createAwsClients, AwsClients, TOOL_DYNAMODB_LIMITS } from '../../lib/aw
 import { planResources } from '../../tools/stack/resources';
 import type { ServiceDefinition } from '../../tools/stack/definition';
 import { Config, loadConfig } from '../../lib/config';
-import { loadTokenKeyring } from '../../lib/sync/config';
+import { loadTokenSealing } from '../../lib/sync/config';
 import { SecretSealer } from '../../lib/secrets/sealer';
+import type { TokenSealer } from '../../lib/secrets/token-sealer';
 import { connect, NatsConnection } from 'nats';
 import { natsOptions } from '../../lib/nats/connection';
 
@@ -26,10 +27,10 @@ export function stackNats(name = 'test'): Promise<NatsConnection> {
   return connect(natsOptions(stackConfig().nats, name));
 }
 
-/** The run's keyring for brokerage tokens, as the sync functions use it. */
-export function stackSealer(): () => SecretSealer {
-  const sealer = new SecretSealer(loadTokenKeyring(process.env));
-  return () => sealer;
+/** The run's keyring for brokerage tokens, as the sync functions use it (the stack has no KMS). */
+export function stackSealer(): () => Promise<TokenSealer> {
+  const sealer = new SecretSealer(loadTokenSealing(process.env).keyring!);
+  return async () => sealer;
 }
 
 export function httpUrl(path: string): string {

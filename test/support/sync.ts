@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { SecretSealer } from '../../lib/secrets/sealer';
+import type { TokenSealer } from '../../lib/secrets/token-sealer';
 import { ConnectionService } from '../../lib/sync/connections';
 import { DynamoSyncStore } from '../../lib/sync/dynamodb-store';
 import { HourlyService } from '../../lib/sync/service';
@@ -9,7 +9,7 @@ export function syncServices(opts: {
   documents: DynamoDBDocumentClient;
   table: string;
   waitBoundMs: number;
-  sealer: () => SecretSealer;
+  sealer: () => Promise<TokenSealer>;
 }) {
   const store = new DynamoSyncStore({ documents: opts.documents, table: opts.table });
   return {

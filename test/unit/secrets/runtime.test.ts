@@ -1,5 +1,5 @@
 import { environmentGeneration, perEnvironment } from '../../../lib/config';
-import { SecretsUnavailableError } from '../../../lib/secrets/errors';
+import { SecretReadError } from '../../../lib/secrets/errors';
 import { applySecrets, cacheSeconds, refreshSecrets, SecretSource, secretRefs } from '../../../lib/secrets/runtime';
 
 /** A Secrets Manager stand-in: the texts by id, and every read counted. */
@@ -41,7 +41,7 @@ describe('secretRefs', () => {
   });
 
   it('refuses a variable name that is not an environment name', () => {
-    expect(() => secretRefs({ 'lower-case_SECRET_ID': 'svc/x' })).toThrow(SecretsUnavailableError);
+    expect(() => secretRefs({ 'lower-case_SECRET_ID': 'svc/x' })).toThrow(SecretReadError);
   });
 });
 
@@ -93,7 +93,7 @@ describe('applySecrets', () => {
       secretRefs({ SCAN_SMB_PASSWORD_SECRET_ID: 'svc/smb#password' }),
       60,
     ).catch((e: Error) => e);
-    expect(err).toBeInstanceOf(SecretsUnavailableError);
+    expect(err).toBeInstanceOf(SecretReadError);
     expect((err as Error).message).toMatch(message);
     expect((err as Error).message).toContain('svc/smb');
     expect((err as Error).message).not.toContain(text);

@@ -181,6 +181,12 @@ export class MemorySyncStore implements HourlyStore, ConnectionStore {
       .map((u) => ({ user_id: u, created_at: new Date(this.conns.get(u)!.created_at).toISOString() }));
     return { items, next: users.length > limit ? items[items.length - 1].user_id : undefined };
   }
+  async sealedTokenPage(limit: number, after?: string) {
+    this.count('sealedTokenPage');
+    const users = [...this.conns.keys()].sort().filter((u) => !after || u > after);
+    const items = users.slice(0, limit).map((u) => ({ user_id: u, sealed: this.conns.get(u)!.sealed }));
+    return { items, next: users.length > limit ? items[items.length - 1].user_id : undefined };
+  }
   async *connections(): AsyncGenerator<Connection> {
     this.count('connections');
     for (const [user, c] of this.conns) yield { user_id: user, created_at: new Date(c.created_at).toISOString() };

@@ -16,7 +16,7 @@ const T0 = Date.UTC(2026, 11, 3, 9, 0, 0);
 function setup() {
   const store = new MemorySyncStore();
   const hourly = new HourlyService({ store, waitBoundMs: WAIT });
-  const connections = new ConnectionService({ store, sealer: () => keyring });
+  const connections = new ConnectionService({ store, sealer: async () => keyring });
   let clock = T0;
   const dispatched: string[] = [];
   const deps = (over: Partial<TickDeps> = {}): TickDeps => ({
