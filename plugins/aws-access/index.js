@@ -153,10 +153,9 @@ class AwsAccess {
       });
       problems.push(...secrets.problems.map((p) => `${key}: ${p}`));
       fn.environment = { ...(fn.environment ?? {}), ...secrets.environment };
-      for (const [keyId, actions] of Object.entries(fn.keyUse ?? {})) {
+      for (const keyId of Object.keys(fn.keyUse ?? {})) {
         if (!keys[keyId]) problems.push(`${key}: keyUse names ${keyId}, which is not in custom.keys`);
         else if (this.target === 'aws') fn.environment[keys[keyId].environment] = { 'Fn::GetAtt': [keyId, 'Arn'] };
-        void actions;
       }
       if (fn.privateNetwork && network.vpc) fn.vpc = network.vpc;
       fn.role = this.roleId(key);
