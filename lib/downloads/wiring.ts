@@ -14,17 +14,27 @@ import type { DownloadsDeps } from './service';
 
 export const downloadsLog = createLogger({ domain: 'downloads' });
 
-/** Built again after a secret changed: a rotated torrent-client password opens a new session (lib/config/generation.ts). */
-export const downloadsDeps = perEnvironment((): DownloadsDeps & { missingGraceMs: number } => {
-  const cfg = config();
-  const torrent = loadTorrentClientConfig();
-  const table = { documents: awsClients(cfg).documents, table: cfg.tables.downloads };
-  return {
-    store: new DynamoDownloadStore(table),
-    // One client per container: its session, its Web API version and its sync/maindata rid live as long as the container.
-    torrents: deployedTorrentClient(torrent, downloadsLog, table),
-    log: downloadsLog,
-    cancel: { action: torrent.cancelAction, deleteFiles: torrent.cancelDeleteFiles },
-    missingGraceMs: torrent.missingGraceMs,
-  };
-});
+const table = () => ({ documents: awsClients(config()).documents, table: config().tables.downloads });
+const torrentSettings = perEnvironment(() => loadTorrentClientConfig());
+// One client per container and credentials: its session, its Web API version and its sync/maindata rid live as long as both.
+const torrentClient = perEnvironment(() => deployedTorrentClient(torrentSettings(), downloadsLog, table()));
+
+/**
+ * Built again after a secret changed (lib/config/generation.ts). The torrent client and its settings are
+ * loaded at first use: the functions that only read downloads (list, get, the pages, the console) are given
+ * no torrent-client secret on AWS, and never touch the client.
+ */
+export const downloadsDeps = perEnvironment((): DownloadsDeps & { missingGraceMs: number } => ({
+  store: new DynamoDownloadStore(table()),
+  get torrents() {
+    return torrentClient();
+  },
+  log: downloadsLog,
+  get cancel() {
+    const torrent = torrentSettings();
+    return { action: torrent.cancelAction, deleteFiles: torrent.cancelDeleteFiles };
+  },
+  get missingGraceMs() {
+    return torrentSettings().missingGraceMs;
+  },
+}));

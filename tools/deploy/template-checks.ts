@@ -10,7 +10,10 @@ import { PUBLIC_ROUTES } from '../../lib/auth/scopes';
 import { runtimeRefusal } from './runtimes';
 
 export type Cfn = {
-  Resources: Record<string, { Type: string; Condition?: string; Properties?: any }>;
+  Resources: Record<
+    string,
+    { Type: string; Condition?: string; Properties?: any; DependsOn?: string | string[]; [key: string]: any }
+  >;
   Conditions?: Record<string, unknown>;
 };
 
@@ -26,6 +29,8 @@ export interface TemplateContext {
   functions: Record<string, PackagedFunction>;
   /** Values planted in the packaging environment that must not appear anywhere in the template. */
   plantedSecrets: string[];
+  /** custom.secretCatalog: each secret's name and the variables it fills (a JSON key, or '' for the whole string). */
+  secretCatalog: Record<string, Record<string, string>>;
   /** The day of the check (YYYY-MM-DD) for the runtime rule; today when absent. */
   today?: string;
 }
@@ -36,12 +41,45 @@ export interface Violation {
 }
 
 export type Rule =
-  'authorizer' | 'iam' | 'on-failure' | 'tables' | 'bucket' | 'secrets' | 'stream' | 'connector' | 'bundle' | 'runtime';
+  | 'authorizer'
+  | 'iam'
+  | 'roles'
+  | 'access'
+  | 'public'
+  | 'keys'
+  | 'loopback'
+  | 'on-failure'
+  | 'tables'
+  | 'bucket'
+  | 'secrets'
+  | 'stream'
+  | 'connector'
+  | 'bundle'
+  | 'runtime';
 
 const DEV_STAGES = new Set(['dev', 'test']);
-// Variables carrying a credential: each must be a Secrets Manager or SSM reference in the template.
-const SECRET_VARIABLE = /(TOKEN|PASSWORD|SECRET|SEED|JWT|_KEYS$|^NATS_USER$)/;
-const DYNAMIC_REFERENCE = /^\{\{resolve:(secretsmanager|ssm):[^}]+\}\}$/;
+// Names that say "credential": such a variable is never in a function's configuration, only
+// `<VAR>_SECRET_ID`, the name of the secret holding it (lib/secrets/runtime.ts reads it at run time).
+const SECRET_VARIABLE = /(TOKEN|PASSWORD|SECRET|SEED|JWT|API_KEY|_KEYS$|^NATS_USER$)/;
+// Variables whose names look like a credential and are not one, each with what it must be.
+const NOT_SECRET: Record<string, (value: unknown, t: Cfn) => boolean> = {
+  // How long a secret read at run time is kept (lib/secrets/runtime.ts): seconds, or empty for its default.
+  SECRETS_CACHE_SECONDS: (value) => typeof value === 'string' && /^\d{0,4}$/.test(value),
+  // The KMS key that seals brokerage tokens: its ARN, from the stack's own key.
+  SYNC_TOKEN_KMS_KEY: (value, t) => {
+    const id = (value as any)?.['Fn::GetAtt']?.[0];
+    return typeof id === 'string' && t.Resources[id]?.Type === 'AWS::KMS::Key';
+  },
+};
+// EC2's ENI actions, which Lambda needs for a function in a VPC and EC2 scopes to no resource Lambda names.
+const VPC_ACTIONS = new Set([
+  'ec2:CreateNetworkInterface',
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeSubnets',
+  'ec2:DeleteNetworkInterface',
+  'ec2:AssignPrivateIpAddresses',
+  'ec2:UnassignPrivateIpAddresses',
+]);
 
 /** The serverless logical id of a function key (osls: first letter upper-cased, '-' and '_' spelled out). */
 export function functionLogicalId(key: string): string {
@@ -72,8 +110,8 @@ export function checkAuthorizer(t: Cfn): Violation[] {
 /**
  * Every resource of every IAM statement is one the stack owns: Ref/GetAtt of
  * its own logical ids, or an ARN naming this service-stage's functions or
- * secrets. No '*' but the framework's own log groups (`/aws/lambda/<service>-<stage>*`)
- * and object keys under the service's bucket.
+ * secrets. No '*' but object keys under the service's bucket, and EC2's ENI
+ * actions (a function in a VPC), which EC2 cannot scope.
  */
 export function checkIam(t: Cfn, ctx: TemplateContext): Violation[] {
   const out: Violation[] = [];
@@ -86,6 +124,7 @@ export function checkIam(t: Cfn, ctx: TemplateContext): Violation[] {
       for (const st of policy.PolicyDocument.Statement) {
         if (st.Effect !== 'Allow') continue;
         const actions: string[] = [st.Action].flat();
+        if (st.Resource === '*' && actions.every((a) => VPC_ACTIONS.has(a))) continue;
         for (const resource of [st.Resource].flat()) {
           const problem = resourceProblem(resource, actions, {
             own,
@@ -214,22 +253,301 @@ export function checkBuckets(t: Cfn): Violation[] {
   return out;
 }
 
+/**
+ * No secret in any function's configuration: no planted value anywhere in the
+ * template, no dynamic reference (`{{resolve:…}}`, which CloudFormation would
+ * resolve into the configuration), no credential variable but as
+ * `<VAR>_SECRET_ID`, the name of the secret holding it, which must be an entry of
+ * custom.secretCatalog filling that variable. The role of each function may
+ * read exactly the secrets its variables name. The connector takes its NATS
+ * login as ECS task secrets, never as plain environment.
+ */
 export function checkSecrets(t: Cfn, ctx: TemplateContext): Violation[] {
   const out: Violation[] = [];
   const text = JSON.stringify(t);
   for (const planted of ctx.plantedSecrets)
     if (text.includes(planted))
       out.push({ rule: 'secrets', message: `a secret from the environment is written into the template` });
-  for (const [id, r] of of(t, 'AWS::Lambda::Function')) {
-    for (const [name, value] of Object.entries<unknown>(r.Properties.Environment?.Variables ?? {}))
-      if (SECRET_VARIABLE.test(name) && !(typeof value === 'string' && DYNAMIC_REFERENCE.test(value)))
-        out.push({ rule: 'secrets', message: `${id} ${name} is not a Secrets Manager/SSM reference` });
+  if (text.includes('{{resolve:'))
+    out.push({ rule: 'secrets', message: 'a dynamic reference ({{resolve:…}}) is in the template' });
+  const prefix = `${ctx.service}/${ctx.stage}/`;
+  for (const [key, fn] of Object.entries(ctx.functions)) {
+    const id = functionLogicalId(key);
+    const variables: Record<string, unknown> = t.Resources[id]?.Properties?.Environment?.Variables ?? {};
+    const named = new Set<string>();
+    for (const [name, value] of Object.entries(variables)) {
+      if (name.endsWith('_SECRET_ID') && typeof value === 'string' && value.startsWith(prefix)) {
+        const problem = secretNameProblem(name.slice(0, -'_SECRET_ID'.length), value.slice(prefix.length), ctx);
+        if (problem) out.push({ rule: 'secrets', message: `${key} ${name}: ${problem}` });
+        else named.add(value.slice(prefix.length).split('#')[0]);
+        continue;
+      }
+      if (NOT_SECRET[name]) {
+        if (!NOT_SECRET[name](value, t))
+          out.push({ rule: 'secrets', message: `${key} ${name} is not what it must be` });
+        continue;
+      }
+      const catalogued = Object.values(ctx.secretCatalog).some((vars) => name in vars);
+      if (catalogued || SECRET_VARIABLE.test(name))
+        out.push({ rule: 'secrets', message: `${key} ${name} is in the configuration: only ${name}_SECRET_ID may be` });
+    }
+    const granted = new Set(roleSecrets(t, id));
+    const sorted = (set: Set<string>) => [...set].sort().join(', ');
+    if (sorted(granted) !== sorted(named))
+      out.push({
+        rule: 'secrets',
+        message: `${key} (${fn.name}) may read [${sorted(granted)}] but its variables name [${sorted(named)}]`,
+      });
   }
   for (const [id, r] of of(t, 'AWS::ECS::TaskDefinition'))
     for (const c of r.Properties.ContainerDefinitions ?? [])
       for (const e of c.Environment ?? [])
         if (SECRET_VARIABLE.test(e.Name))
           out.push({ rule: 'secrets', message: `${id} ${e.Name} is plain task environment, not a secret` });
+  return out;
+}
+
+/** Why `<variable>_SECRET_ID=<service>/<stage>/<reference>` is not one the catalog makes, if it is not. */
+function secretNameProblem(variable: string, reference: string, ctx: TemplateContext): string | undefined {
+  const [name, key = ''] = reference.split('#');
+  const entry = Object.prototype.hasOwnProperty.call(ctx.secretCatalog, name) ? ctx.secretCatalog[name] : undefined;
+  if (!entry) return `secret ${name} is not in custom.secretCatalog`;
+  if (!(variable in entry)) return `secret ${name} does not fill ${variable}`;
+  if (entry[variable] !== key)
+    return `${variable} is key ${JSON.stringify(entry[variable])} of ${name}, not ${JSON.stringify(key)}`;
+  return undefined;
+}
+
+/** The secrets (by name) a function's role may read. */
+function roleSecrets(t: Cfn, functionId: string): string[] {
+  return accessLines(t, functionId, {})
+    .filter((line) => line.startsWith('secret:'))
+    .map((line) => line.split(' ')[0].slice('secret:'.length));
+}
+
+const LOOPBACK = /(^|[/@,\s[])(127\.\d+\.\d+\.\d+|localhost|::1|0\.0\.0\.0)(?=$|[:/\],\s])/i;
+
+/**
+ * No function's environment names this machine: a loopback address in Lambda
+ * reaches nothing (the local target's defaults must never be packaged for AWS).
+ */
+export function checkLoopback(t: Cfn): Violation[] {
+  const out: Violation[] = [];
+  for (const [id, r] of of(t, 'AWS::Lambda::Function'))
+    for (const [name, value] of Object.entries<unknown>(r.Properties.Environment?.Variables ?? {}))
+      for (const text of literals(value))
+        if (LOOPBACK.test(text))
+          out.push({ rule: 'loopback', message: `${id} ${name} is a loopback address: ${text}` });
+  return out;
+}
+
+/** The literal strings of a value, intrinsic functions included. */
+function literals(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  if (Array.isArray(value)) return value.flatMap(literals);
+  if (value && typeof value === 'object') return Object.values(value).flatMap(literals);
+  return [];
+}
+
+/**
+ * A role per function, no shared role: each function of ours runs as a role
+ * of the stack's own that no other function uses, that writes only its own
+ * log group, and that carries no managed policy (whose statements the checks
+ * could not see).
+ */
+export function checkRoles(t: Cfn, ctx: TemplateContext): Violation[] {
+  const out: Violation[] = [];
+  const users = new Map<string, string[]>();
+  for (const key of Object.keys(ctx.functions)) {
+    const id = functionLogicalId(key);
+    const roleId = t.Resources[id]?.Properties?.Role?.['Fn::GetAtt']?.[0];
+    if (typeof roleId !== 'string' || t.Resources[roleId]?.Type !== 'AWS::IAM::Role') {
+      out.push({ rule: 'roles', message: `${key} does not run as a role of this stack` });
+      continue;
+    }
+    users.set(roleId, [...(users.get(roleId) ?? []), key]);
+    const role = t.Resources[roleId];
+    if (role.Properties.ManagedPolicyArns?.length)
+      out.push({ rule: 'roles', message: `${roleId} carries managed policies` });
+    const logGroup = `${id.slice(0, -'LambdaFunction'.length)}LogGroup`;
+    for (const st of statementsOf(role))
+      if ([st.Action].flat().some((a: string) => a.startsWith('logs:')))
+        for (const resource of [st.Resource].flat())
+          if (resource?.['Fn::GetAtt']?.[0] !== logGroup || resource?.['Fn::GetAtt']?.[1] !== 'Arn')
+            out.push({
+              rule: 'roles',
+              message: `${roleId} writes logs outside ${logGroup}: ${JSON.stringify(resource)}`,
+            });
+  }
+  for (const [roleId, keys] of users)
+    if (keys.length > 1) out.push({ rule: 'roles', message: `${roleId} is shared by ${keys.join(', ')}` });
+  if (t.Resources.IamRoleLambdaExecution)
+    out.push({ rule: 'roles', message: "the framework's shared role IamRoleLambdaExecution is in the template" });
+  return out;
+}
+
+const statementsOf = (role: { Properties?: any }): any[] =>
+  (role.Properties?.Policies ?? []).flatMap((p: any) => p.PolicyDocument.Statement);
+
+/**
+ * What a function may do, one line per resource: `<resource> <action> …`,
+ * sorted. Resources are written as the stack names them: a logical id
+ * (`DownloadsTable`), an index or key prefix under it (`DownloadsTable/index/GSI1`,
+ * `FilesBucket/raw/*`), `DownloadsTable.StreamArn`, `function:<key>`,
+ * `secret:<name>`, `*`. Its own log group is left out (checkRoles); each key
+ * whose policy names its role is a line (`SyncTokenKey kms:Decrypt`).
+ */
+export function accessOf(t: Cfn, ctx: Pick<TemplateContext, 'functions'>): Record<string, string[]> {
+  const byName = Object.fromEntries(Object.entries(ctx.functions).map(([key, f]) => [f.name, key]));
+  return Object.fromEntries(
+    Object.keys(ctx.functions).map((key) => [key, accessLines(t, functionLogicalId(key), byName)]),
+  );
+}
+
+function accessLines(t: Cfn, functionId: string, functionKeys: Record<string, string>): string[] {
+  const roleId = t.Resources[functionId]?.Properties?.Role?.['Fn::GetAtt']?.[0];
+  const role = roleId ? t.Resources[roleId] : undefined;
+  const logGroup = `${functionId.slice(0, -'LambdaFunction'.length)}LogGroup`;
+  const grants = new Map<string, Set<string>>();
+  const grant = (resource: string, actions: string[]) => {
+    const set = grants.get(resource) ?? new Set<string>();
+    for (const a of actions) set.add(a);
+    grants.set(resource, set);
+  };
+  for (const st of role ? statementsOf(role) : []) {
+    if (st.Effect !== 'Allow') continue;
+    for (const resource of [st.Resource].flat()) {
+      if (resource?.['Fn::GetAtt']?.[0] === logGroup) continue;
+      grant(resourceName(resource, functionKeys), [st.Action].flat());
+    }
+  }
+  for (const [keyId, key] of of(t, 'AWS::KMS::Key'))
+    for (const st of key.Properties?.KeyPolicy?.Statement ?? [])
+      if (st.Effect === 'Allow' && JSON.stringify(principalsOf(st)).includes(JSON.stringify(roleId ?? '')))
+        grant(keyId, [st.Action].flat());
+  return [...grants.entries()].map(([resource, actions]) => `${resource} ${[...actions].sort().join(' ')}`).sort();
+}
+
+const principalsOf = (st: any): unknown[] =>
+  [st.Principal?.AWS ?? st.Principal].flat().map((p: any) => p?.['Fn::GetAtt']?.[0] ?? p);
+
+function resourceName(resource: any, functionKeys: Record<string, string>): string {
+  if (resource === '*') return '*';
+  const att = resource?.['Fn::GetAtt'];
+  if (att) return att[1] === 'Arn' ? att[0] : `${att[0]}.${att[1]}`;
+  const join = resource?.['Fn::Join'];
+  if (join) {
+    const [sep, parts] = join as [string, any[]];
+    const last = String(parts[parts.length - 1]);
+    if (sep === '/' && parts[0]?.['Fn::GetAtt']) return `${parts[0]['Fn::GetAtt'][0]}/${parts.slice(1).join('/')}`;
+    if (sep === ':' && parts.includes('function')) return `function:${functionKeys[last] ?? last}`;
+    if (sep === ':' && parts.includes('secretsmanager'))
+      return `secret:${last.replace(/^.*\//, '').replace(/-\?{6}$/, '')}`;
+  }
+  return JSON.stringify(resource);
+}
+
+/**
+ * The functions anyone on the network reaches without a token: what each may
+ * read and write, besides its own log group. The authorizer, the healthcheck
+ * and sign-in write nothing; the webhook writes only its own update records and
+ * the downloads its buttons retry or cancel. A wider grant is a finding.
+ */
+export const PUBLIC_FUNCTIONS: Record<string, { secrets: string[]; writes: string[]; why: string }> = {
+  authorizer: { secrets: ['auth-tokens', 'session-keys'], writes: [], why: 'checks tokens and session cookies' },
+  healthcheck: { secrets: ['nats', 'scan-smb'], writes: [], why: 'probes NATS and the hot folder' },
+  webSignIn: { secrets: ['auth-tokens', 'session-keys'], writes: [], why: 'turns a token into a session cookie' },
+  telegramWebhook: {
+    secrets: ['telegram', 'torrent-client'],
+    writes: ['TelegramTable', 'DownloadsTable'],
+    why: "the bot's update records; its buttons retry and cancel downloads in the torrent client",
+  },
+};
+
+const WRITE_ACTION =
+  /^(dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem|PartiQL(Insert|Update|Delete))|s3:(PutObject|DeleteObject)|sqs:SendMessage|lambda:InvokeFunction|kms:(Encrypt|GenerateDataKey|ReEncrypt)|secretsmanager:(PutSecretValue|UpdateSecret|DeleteSecret)|.*:\*)/;
+
+export function checkPublicFunctions(t: Cfn, ctx: TemplateContext): Violation[] {
+  const out: Violation[] = [];
+  const access = accessOf(t, ctx);
+  for (const [key, allowed] of Object.entries(PUBLIC_FUNCTIONS)) {
+    if (!access[key]) {
+      out.push({ rule: 'public', message: `${key} is not in the template` });
+      continue;
+    }
+    for (const line of access[key]) {
+      const [resource, ...actions] = line.split(' ');
+      if (resource.startsWith('secret:') && !allowed.secrets.includes(resource.slice('secret:'.length)))
+        out.push({ rule: 'public', message: `${key} may read ${resource}, which it does not use` });
+      const writes = actions.filter((a) => WRITE_ACTION.test(a));
+      if (writes.length && !allowed.writes.includes(resource.split(/[/.]/)[0]))
+        out.push({ rule: 'public', message: `${key} may ${writes.join(', ')} on ${resource}, which it does not own` });
+    }
+  }
+  return out;
+}
+
+/**
+ * Each function may do exactly what the table says (`accessOf` lines): a
+ * wider grant, a missing one, or a function without a row is reported.
+ */
+export function checkAccess(t: Cfn, ctx: TemplateContext, expected: Record<string, string[]>): Violation[] {
+  const out: Violation[] = [];
+  const actual = accessOf(t, ctx);
+  for (const key of new Set([...Object.keys(actual), ...Object.keys(expected)])) {
+    if (!expected[key]) {
+      out.push({ rule: 'access', message: `${key} has no row in the expected access table` });
+      continue;
+    }
+    if (!actual[key]) {
+      out.push({ rule: 'access', message: `the access table names ${key}, which is no function` });
+      continue;
+    }
+    const want = new Set(expected[key]);
+    const have = new Set(actual[key]);
+    for (const line of have) if (!want.has(line)) out.push({ rule: 'access', message: `${key} may: ${line}` });
+    for (const line of want) if (!have.has(line)) out.push({ rule: 'access', message: `${key} lacks: ${line}` });
+  }
+  return out;
+}
+
+// What using a key is (the account root administers a key but never uses it).
+const KEY_USE =
+  /^kms:(\*|Encrypt|Decrypt|ReEncrypt.*|GenerateDataKey.*|CreateGrant|Sign|Verify|GenerateMac|VerifyMac|DeriveSharedSecret)$/;
+
+/**
+ * Every customer-managed key rotates, survives the stack, and its policy
+ * lets the account administer it and only the roles of our functions use it.
+ */
+export function checkKeys(t: Cfn, ctx: TemplateContext): Violation[] {
+  const out: Violation[] = [];
+  const functionRoles = new Set(
+    Object.keys(ctx.functions).map((key) => t.Resources[functionLogicalId(key)]?.Properties?.Role?.['Fn::GetAtt']?.[0]),
+  );
+  for (const [id, key] of of(t, 'AWS::KMS::Key')) {
+    if (key.Properties?.EnableKeyRotation !== true) out.push({ rule: 'keys', message: `${id} does not rotate` });
+    if (key.DeletionPolicy !== 'Retain' || key.UpdateReplacePolicy !== 'Retain')
+      out.push({ rule: 'keys', message: `${id} is not retained when the stack or the resource goes` });
+    const statements: any[] = key.Properties?.KeyPolicy?.Statement ?? [];
+    if (statements.length === 0) out.push({ rule: 'keys', message: `${id} has no key policy` });
+    for (const st of statements) {
+      if (st.Effect !== 'Allow') continue;
+      const actions: string[] = [st.Action].flat();
+      const uses = actions.filter((a) => KEY_USE.test(a));
+      for (const principal of principalsOf(st)) {
+        const root = typeof principal !== 'string' && /:root"/.test(JSON.stringify(principal));
+        if (root) {
+          if (uses.length) out.push({ rule: 'keys', message: `${id}: the account root may ${uses.join(', ')}` });
+          if (actions.some((a) => a.endsWith('*')))
+            out.push({ rule: 'keys', message: `${id}: a wildcard action for the root` });
+        } else if (typeof principal !== 'string' || !functionRoles.has(principal))
+          out.push({
+            rule: 'keys',
+            message: `${id}: ${JSON.stringify(principal)} is not the role of one of our functions`,
+          });
+      }
+    }
+  }
   return out;
 }
 
@@ -267,7 +585,10 @@ export function checkStream(t: Cfn, ctx: TemplateContext): Violation[] {
   return out;
 }
 
-/** The connector's task role invokes exactly the functions with a `nats` event, and its logs go to CloudWatch. */
+/**
+ * The connector's task role invokes exactly the functions with a `nats` event,
+ * and its logs go to CloudWatch; without the connector, none of its resources.
+ */
 export function checkConnector(t: Cfn, ctx: TemplateContext): Violation[] {
   const out: Violation[] = [];
   const natsFunctions = Object.entries(ctx.functions)
@@ -275,7 +596,16 @@ export function checkConnector(t: Cfn, ctx: TemplateContext): Violation[] {
     .map(([key]) => functionLogicalId(key))
     .sort();
   const task = of(t, 'AWS::ECS::TaskDefinition')[0];
-  if (!task) return [{ rule: 'connector', message: 'no connector task definition' }];
+  if (!task) {
+    // Not deployed (NATS_CONNECTOR_DEPLOY unset): then none of its resources is in the template.
+    const left = Object.entries(t.Resources).filter(
+      ([id, r]) => r.Type.startsWith('AWS::ECS::') || id.startsWith('Connector'),
+    );
+    return left.map(([id]) => ({
+      rule: 'connector' as const,
+      message: `${id} is packaged without the connector's task`,
+    }));
+  }
   const roleId = task[1].Properties.TaskRoleArn?.['Fn::GetAtt']?.[0];
   const statements = (t.Resources[roleId]?.Properties?.Policies ?? []).flatMap((p: any) => p.PolicyDocument.Statement);
   const invokable = statements
@@ -305,6 +635,8 @@ export function checkRuntimes(t: Cfn, ctx: Pick<TemplateContext, 'today'>): Viol
   if (functions.length === 0) return [{ rule: 'runtime', message: 'no Lambda functions in the template' }];
   return functions.flatMap(([id, r]) => {
     const runtime = r.Properties?.Runtime;
+    // A container image brings its own runtime: the scan image's base is Node.js 24 (images/scan/Dockerfile).
+    if (r.Properties?.PackageType === 'Image') return [];
     if (typeof runtime !== 'string') return [{ rule: 'runtime' as const, message: `${id} names no runtime` }];
     const refusal = runtimeRefusal(runtime, today);
     return refusal ? [{ rule: 'runtime' as const, message: `${id}: ${refusal}` }] : [];
@@ -316,6 +648,10 @@ export function checkTemplate(t: Cfn, ctx: TemplateContext): Violation[] {
     ...checkRuntimes(t, ctx),
     ...checkAuthorizer(t),
     ...checkIam(t, ctx),
+    ...checkRoles(t, ctx),
+    ...checkPublicFunctions(t, ctx),
+    ...checkKeys(t, ctx),
+    ...checkLoopback(t),
     ...checkOnFailure(t, ctx),
     ...checkTables(t, ctx),
     ...checkBuckets(t),
@@ -353,6 +689,8 @@ export const BUNDLE_BUDGETS_KIB: Record<string, number> = {
   syncTickShard: 610,
   syncStep: 620,
   syncConnections: 720,
+  // Set with the reseal's first real build (issue 39): the KMS client and the sync store, like syncConnections.
+  syncReseal: 760,
   syncConnectionDelete: 610,
   syncHourly: 610,
   syncAttempt: 610,

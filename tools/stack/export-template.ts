@@ -12,7 +12,9 @@ import { loadServiceDefinition } from './definition';
 async function main() {
   const root = path.resolve(__dirname, '..', '..');
   const stage = process.env.STAGE ?? 'dev';
-  const definition = await loadServiceDefinition(root, { ...process.env, SLS_TELEMETRY_DISABLED: '1' }, stage);
+  // LocalStack is a local target: the aws one has no bucket name without FILES_BUCKET (docs/deploy.md section 3).
+  const env = { ...process.env, DEPLOY_TARGET: 'local', SLS_TELEMETRY_DISABLED: '1' };
+  const definition = await loadServiceDefinition(root, env, stage);
   const all = definition.resources.Resources;
   const plan = planResources(all); // validates: fails here, not inside the container
   const keep = [...plan.tables, ...plan.buckets].map((r) => r.logicalId);

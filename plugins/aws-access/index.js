@@ -1,0 +1,267 @@
+// @ts-check
+'use strict';
+/**
+ * What each function may reach, and the refusal of a stage that could not
+ * work on AWS (docs/deploy.md sections 2, 3 and 6; decisions 250-259). Loaded
+ * on both targets, dependency-free like plugins/nats-event (no tsx on `aws`).
+ *
+ * - Function properties: `secrets` (names of custom.secretCatalog), `policy`
+ *   (the IAM statements its handler needs), `privateNetwork` (runs in the VPC
+ *   of custom.vpc), `keyUse` (what it does with a key of custom.keys).
+ * - Every command (`initialize`): each function's secrets in its environment
+ *   (`<VAR>_SECRET_ID` names on `aws`, values from the environment on `local`),
+ *   its role's logical id, its VPC; the connector's resources only with
+ *   NATS_CONNECTOR_DEPLOY=true; on `aws` each key's ARN to its users, locally
+ *   no key at all.
+ * - Packaging on `aws`: refuses a stage whose endpoint settings are missing,
+ *   loopback or plaintext (naming each), then writes one IAM role per
+ *   function, each key's policy, and drops DependsOn that a Ref already
+ *   implies; every log group keeps its logs LOG_RETENTION_DAYS.
+ */
+const rules = require('./rules');
+
+/** @typedef {import('./rules').Statement} Statement */
+
+/**
+ * @typedef {{
+ *   name: string,
+ *   environment?: Record<string, unknown>,
+ *   events?: Array<Record<string, any>>,
+ *   destinations?: { onFailure?: unknown },
+ *   secrets?: string[],
+ *   policy?: unknown[],
+ *   privateNetwork?: boolean,
+ *   keyUse?: Record<string, string[]>,
+ *   role?: unknown,
+ *   vpc?: unknown,
+ *   handler?: string,
+ *   runtime?: string,
+ *   image?: { uri: string, command: string[] },
+ * }} FunctionDef
+ */
+
+const STATEMENT_SCHEMA = {
+  type: 'object',
+  properties: {
+    Sid: { type: 'string' },
+    Effect: { enum: ['Allow'] },
+    Action: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+    Resource: {},
+    Condition: { type: 'object' },
+  },
+  required: ['Effect', 'Action', 'Resource'],
+  additionalProperties: false,
+};
+
+const FUNCTION_PROPERTIES = {
+  properties: {
+    // A whole secret (`telegram`), or one of its fields (`telegram#bot_token`) for a function that needs no other.
+    secrets: {
+      type: 'array',
+      items: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]*(#[a-z0-9_]+)?$' },
+      uniqueItems: true,
+    },
+    policy: {
+      type: 'array',
+      items: { anyOf: [STATEMENT_SCHEMA, { type: 'array', items: STATEMENT_SCHEMA }] },
+    },
+    privateNetwork: { type: 'boolean' },
+    keyUse: {
+      type: 'object',
+      additionalProperties: { type: 'array', items: { type: 'string', pattern: '^kms:[A-Za-z]+$' }, minItems: 1 },
+    },
+  },
+};
+
+class AwsAccess {
+  /**
+   * @param {any} serverless
+   * @param {unknown} _options
+   * @param {{ log?: { warning(message: string): void, notice(message: string): void } }} [utils]
+   */
+  constructor(serverless, _options, utils) {
+    this.serverless = serverless;
+    this.log = utils?.log;
+    serverless.configSchemaHandler.defineFunctionProperties('aws', FUNCTION_PROPERTIES);
+    this.hooks = {
+      initialize: () => this.configure(),
+      'before:package:initialize': () => this.refuseIncompleteStage(),
+      'before:deploy:function:initialize': () => this.refuseIncompleteStage(),
+      'before:aws:package:finalize:saveServiceState': () => this.writeAccess(),
+    };
+  }
+
+  get custom() {
+    return this.serverless.service.custom ?? {};
+  }
+
+  get target() {
+    return String(this.custom.target ?? 'aws');
+  }
+
+  get resources() {
+    const service = this.serverless.service;
+    service.resources ??= {};
+    service.resources.Resources ??= {};
+    return /** @type {Record<string, any>} */ (service.resources.Resources);
+  }
+
+  /** @returns {Array<[string, FunctionDef]>} */
+  functions() {
+    const service = this.serverless.service;
+    return service.getAllFunctions().map((/** @type {string} */ key) => [key, service.getFunction(key)]);
+  }
+
+  /** @param {string} key */
+  normalized(key) {
+    return this.serverless.getProvider('aws').naming.getNormalizedFunctionName(key);
+  }
+
+  /** @param {string} key */
+  roleId(key) {
+    return `${this.normalized(key)}IamRole`;
+  }
+
+  /** @param {string[]} problems */
+  fail(problems) {
+    const stage = this.serverless.getProvider('aws').getStage();
+    throw new this.serverless.classes.Error(
+      `Refusing to package stage ${stage} for AWS (docs/deploy.md section 3):\n` +
+        problems.map((p) => `  - ${p}`).join('\n'),
+    );
+  }
+
+  configure() {
+    const service = this.serverless.service;
+    const stage = this.serverless.getProvider('aws').getStage();
+    /** @type {string[]} */
+    const problems = [];
+
+    const connector = this.custom.connector ?? {};
+    if (String(connector.deploy) !== 'true') for (const id of connector.resources ?? []) delete this.resources[id];
+
+    /** @type {Record<string, { environment: string, alias?: string }>} */
+    const keys = this.custom.keys ?? {};
+    if (this.target !== 'aws')
+      for (const [keyId, key] of Object.entries(keys)) {
+        delete this.resources[keyId];
+        if (key.alias) delete this.resources[key.alias];
+      }
+
+    const network = rules.privateNetwork(this.custom.vpc ?? {});
+    for (const [key, fn] of this.functions()) {
+      const names = rules.effectiveSecrets(fn.secrets ?? [], this.custom.awsSecretSwitches ?? {}, this.target);
+      const secrets = rules.secretEnvironment({
+        names,
+        catalog: this.custom.secretCatalog ?? {},
+        target: this.target,
+        service: service.service,
+        stage,
+        env: process.env,
+      });
+      problems.push(...secrets.problems.map((p) => `${key}: ${p}`));
+      fn.environment = { ...(fn.environment ?? {}), ...secrets.environment };
+      for (const keyId of Object.keys(fn.keyUse ?? {})) {
+        if (!keys[keyId]) problems.push(`${key}: keyUse names ${keyId}, which is not in custom.keys`);
+        else if (this.target === 'aws') fn.environment[keys[keyId].environment] = { 'Fn::GetAtt': [keyId, 'Arn'] };
+      }
+      if (fn.privateNetwork && network.vpc) fn.vpc = network.vpc;
+      if (this.target === 'aws' && rules.runsFromImage(key, this.custom.scanImage)) {
+        // Lambda starts the image's handler: the function becomes `image`, with no zip and no runtime of its own.
+        fn.image = { uri: String(this.custom.scanImage.uri), command: [String(fn.handler)] };
+        delete fn.handler;
+        delete fn.runtime;
+      }
+      fn.role = this.roleId(key);
+    }
+    // A wrong name is a mistake in serverless.yml, whatever the command.
+    if (problems.length) throw new this.serverless.classes.Error(problems.join('\n'));
+  }
+
+  refuseIncompleteStage() {
+    if (this.target !== 'aws') return;
+    const custom = this.custom;
+    const allowPlaintext = String(custom.allowPlaintextPrivateNetwork) === 'true';
+    const settings = rules.settingProblems({
+      required: custom.requiredSettings ?? {},
+      refused: custom.refusedSettings ?? {},
+      allowPlaintext,
+    });
+    const problems = [...settings.problems, ...rules.privateNetwork(custom.vpc ?? {}).problems];
+    const retention = rules.logRetention(custom.logRetentionDays);
+    if (retention.problem) problems.push(retention.problem);
+    if (String(custom.connector?.deploy) === 'true')
+      problems.push(...rules.connectorProblems(custom.connector?.settings ?? {}));
+    for (const warning of settings.warnings) this.warn(warning);
+    if (problems.length) this.fail(problems);
+  }
+
+  /** @param {string} message */
+  warn(message) {
+    if (this.log) this.log.warning(message);
+    else process.stderr.write(`Warning: ${message}\n`);
+  }
+
+  writeAccess() {
+    const service = this.serverless.service;
+    const stage = this.serverless.getProvider('aws').getStage();
+    const naming = this.serverless.getProvider('aws').naming;
+    const template = service.provider.compiledCloudFormationTemplate;
+    const resources = /** @type {Record<string, any>} */ (template.Resources);
+    /** @type {Map<string, Array<{ roleId: string, actions: string[] }>>} */
+    const keyUsers = new Map();
+
+    for (const [key, fn] of this.functions()) {
+      const roleId = this.roleId(key);
+      /** @type {unknown[]} */
+      const failureQueues = [];
+      /** @type {unknown[]} */
+      const streams = [];
+      const onFailure = /** @type {any} */ (fn.destinations?.onFailure);
+      if (onFailure) failureQueues.push(destinationArn(onFailure, key));
+      for (const event of fn.events ?? []) {
+        if (!event.stream) continue;
+        streams.push(typeof event.stream === 'string' ? event.stream : event.stream.arn);
+        const streamFailure = event.stream.destinations?.onFailure;
+        if (streamFailure) failureQueues.push(destinationArn(streamFailure, key));
+      }
+      const names = rules.effectiveSecrets(fn.secrets ?? [], this.custom.awsSecretSwitches ?? {}, this.target);
+      resources[roleId] = rules.functionRole({
+        logGroupId: naming.getLogGroupLogicalId(key),
+        statements: rules.flattenStatements(fn.policy),
+        secrets: names,
+        service: service.service,
+        stage,
+        failureQueues,
+        streams,
+        inVpc: Boolean(resources[naming.getLambdaLogicalId(key)]?.Properties?.VpcConfig),
+      });
+      for (const [keyId, actions] of Object.entries(fn.keyUse ?? {}))
+        keyUsers.set(keyId, [...(keyUsers.get(keyId) ?? []), { roleId, actions }]);
+    }
+
+    for (const keyId of Object.keys(this.custom.keys ?? {})) {
+      if (!resources[keyId]) continue;
+      resources[keyId].Properties.KeyPolicy = rules.keyPolicy(keyUsers.get(keyId) ?? []);
+    }
+    // One retention for every log group of the stage: the functions' and the connector's.
+    const retention = rules.logRetention(this.custom.logRetentionDays);
+    for (const resource of Object.values(resources))
+      if (resource.Type === 'AWS::Logs::LogGroup' && retention.days)
+        resource.Properties = { ...resource.Properties, RetentionInDays: retention.days };
+    rules.dropImpliedDependsOn(resources);
+  }
+}
+
+/**
+ * The ARN of an on-failure destination; only an SQS queue is used here.
+ * @param {any} destination
+ * @param {string} key
+ */
+function destinationArn(destination, key) {
+  if (destination && typeof destination === 'object' && destination.type === 'sqs' && destination.arn)
+    return destination.arn;
+  throw new Error(`${key}: only an SQS on-failure destination ({ type: sqs, arn }) is supported by plugins/aws-access`);
+}
+
+module.exports = AwsAccess;

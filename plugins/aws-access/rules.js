@@ -1,0 +1,433 @@
+// @ts-check
+'use strict';
+/**
+ * The decisions of plugins/aws-access as pure functions of the resolved
+ * configuration: what a function's environment carries for its secrets, which
+ * deploy settings a stage lacks or gets wrong, the network a function runs in,
+ * and the IAM role and key policy written into the template. The plugin
+ * (index.js) applies them; test/unit/deploy tests them directly.
+ */
+
+/** @typedef {Record<string, Record<string, string>>} SecretCatalog  name -> { VAR: json key, or '' for the whole string } */
+/** @typedef {{ Effect: string, Action: string | string[], Resource: unknown, Sid?: string, Principal?: unknown, Condition?: unknown }} Statement */
+
+const { URL } = require('node:url');
+
+const SECRET_NAME = /^[a-z0-9][a-z0-9-]*$/;
+
+/**
+ * The secrets a function keeps on a target: on `aws` a name with a switch in
+ * `switches` stays only while that switch is 'true' (the legacy keyring).
+ * @param {string[]} names
+ * @param {Record<string, string>} switches
+ * @param {string} target
+ */
+function effectiveSecrets(names, switches, target) {
+  if (target !== 'aws') return names;
+  return names.filter((name) => !(name in switches) || String(switches[name]) === 'true');
+}
+
+/**
+ * What a function's environment carries for its secrets: on `aws` the name
+ * (`<VAR>_SECRET_ID=<service>/<stage>/<name>[#<key>]`), never the value; locally
+ * the value from the environment (as the local stack always gave it).
+ * @param {{ names: string[], catalog: SecretCatalog, target: string, service: string, stage: string, env: Record<string, string | undefined> }} input
+ * @returns {{ environment: Record<string, string>, problems: string[] }}
+ */
+function secretEnvironment({ names, catalog, target, service, stage, env }) {
+  /** @type {Record<string, string>} */
+  const environment = {};
+  /** @type {string[]} */
+  const problems = [];
+  for (const entry of names) {
+    const [name, field] = entry.split('#');
+    const variables = Object.prototype.hasOwnProperty.call(catalog, name) ? catalog[name] : undefined;
+    if (!variables || !SECRET_NAME.test(name)) {
+      problems.push(`secret "${name}" is not in custom.secretCatalog`);
+      continue;
+    }
+    const fields = Object.entries(variables).filter(([, key]) => field === undefined || key === field);
+    if (fields.length === 0) problems.push(`secret "${name}" has no field "${field}" in custom.secretCatalog`);
+    for (const [variable, key] of fields) {
+      if (target === 'aws') environment[`${variable}_SECRET_ID`] = `${service}/${stage}/${name}${key ? `#${key}` : ''}`;
+      else environment[variable] = env[variable] ?? '';
+    }
+  }
+  return { environment, problems };
+}
+
+/**
+ * Whether a function runs from the scan image on the aws target: named in `scanImage.functions`, with an image
+ * URI set (an ECR URI: `<account>.dkr.ecr.<region>.amazonaws.com/<name>[:tag|@sha256:…]`).
+ * @param {string} key
+ * @param {{ uri?: unknown, functions?: string[] } | undefined} scanImage
+ */
+function runsFromImage(key, scanImage) {
+  return Boolean(scanImage && String(scanImage.uri ?? '').trim() && (scanImage.functions ?? []).includes(key));
+}
+
+const LOOPBACK_HOST = /^(127\.\d+\.\d+\.\d+|localhost|\[?::1\]?|0\.0\.0\.0)$/i;
+
+/** Whether a host name or address is this machine's own. @param {string} host */
+function isLoopback(host) {
+  return LOOPBACK_HOST.test(host) || /\.localhost$/i.test(host);
+}
+
+/**
+ * @typedef {{ value?: unknown, schemes?: string[], plaintext?: string[] }} RequiredSetting
+ * @typedef {{ value?: unknown, reason: string }} RefusedSetting
+ */
+
+/**
+ * Every problem with a stage's endpoint settings on the aws target, one per
+ * setting, and the warnings of the plaintext opt-out in use.
+ * @param {{ required: Record<string, RequiredSetting>, refused?: Record<string, RefusedSetting>, allowPlaintext: boolean, optOutName?: string }} input
+ * @returns {{ problems: string[], warnings: string[] }}
+ */
+function settingProblems({ required, refused = {}, allowPlaintext, optOutName = 'ALLOW_PLAINTEXT_PRIVATE_NETWORK' }) {
+  /** @type {string[]} */
+  const problems = [];
+  /** @type {string[]} */
+  const plaintextUsed = [];
+  for (const [name, rule] of Object.entries(required)) {
+    const value = typeof rule.value === 'string' ? rule.value.trim() : '';
+    if (!value) {
+      problems.push(`${name} is not set: it has no default on AWS`);
+      continue;
+    }
+    if (!rule.schemes) {
+      if (isLoopback(value)) problems.push(`${name} is a loopback name (${value})`);
+      continue;
+    }
+    for (const entry of value.split(',').map((v) => v.trim())) {
+      let url;
+      try {
+        url = new URL(entry);
+      } catch {
+        problems.push(`${name} is not a URL: ${JSON.stringify(entry)}`);
+        continue;
+      }
+      const scheme = url.protocol.replace(/:$/, '');
+      if (isLoopback(url.hostname)) {
+        problems.push(`${name} points at a loopback address (${entry}): nothing in Lambda listens there`);
+      } else if (rule.schemes.includes(scheme)) {
+        continue;
+      } else if ((rule.plaintext ?? []).includes(scheme)) {
+        if (allowPlaintext) plaintextUsed.push(`${name} (${scheme}://)`);
+        else
+          problems.push(
+            `${name} must be ${rule.schemes.map((s) => `${s}://`).join(' or ')} (got ${scheme}://); ` +
+              `on a private network without TLS set ${optOutName}=true`,
+          );
+      } else {
+        problems.push(`${name} must be ${rule.schemes.map((s) => `${s}://`).join(' or ')} (got ${scheme}://)`);
+      }
+    }
+  }
+  for (const [name, rule] of Object.entries(refused)) {
+    const value = typeof rule.value === 'string' ? rule.value.trim() : '';
+    if (value) problems.push(`${name} is set: ${rule.reason}`);
+  }
+  const warnings = plaintextUsed.length
+    ? [
+        `${optOutName}=true: ${[...new Set(plaintextUsed)].join(', ')} without TLS. ` +
+          'Credentials and T-Bank tokens cross that network in the clear: keep it private.',
+      ]
+    : [];
+  return { problems, warnings };
+}
+
+const SUBNET_ID = /^subnet-([0-9a-f]{8}|[0-9a-f]{17})$/;
+const SECURITY_GROUP_ID = /^sg-([0-9a-f]{8}|[0-9a-f]{17})$/;
+
+/** @param {unknown} value */
+const idList = (value) =>
+  String(value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/**
+ * The VPC of the functions marked `privateNetwork`: both settings, or neither.
+ * @param {{ subnetIds?: unknown, securityGroupIds?: unknown }} settings
+ * @returns {{ vpc?: { subnetIds: string[], securityGroupIds: string[] }, problems: string[] }}
+ */
+function privateNetwork(settings) {
+  const subnetIds = idList(settings.subnetIds);
+  const securityGroupIds = idList(settings.securityGroupIds);
+  /** @type {string[]} */
+  const problems = [];
+  if (subnetIds.length === 0 && securityGroupIds.length === 0) return { problems };
+  if (subnetIds.length === 0)
+    problems.push('VPC_SUBNET_IDS is not set, and VPC_SECURITY_GROUP_IDS is: set both or neither');
+  if (securityGroupIds.length === 0)
+    problems.push('VPC_SECURITY_GROUP_IDS is not set, and VPC_SUBNET_IDS is: set both or neither');
+  for (const id of subnetIds)
+    if (!SUBNET_ID.test(id)) problems.push(`VPC_SUBNET_IDS: ${JSON.stringify(id)} is not a subnet id (subnet-…)`);
+  for (const id of securityGroupIds)
+    if (!SECURITY_GROUP_ID.test(id))
+      problems.push(`VPC_SECURITY_GROUP_IDS: ${JSON.stringify(id)} is not a security group id (sg-…)`);
+  return problems.length ? { problems } : { vpc: { subnetIds, securityGroupIds }, problems };
+}
+
+/**
+ * The connector's settings, required only when it is deployed.
+ * @param {Record<string, unknown>} settings
+ */
+function connectorProblems(settings) {
+  /** @type {string[]} */
+  const problems = [];
+  for (const [name, value] of Object.entries(settings)) {
+    if (!String(value ?? '').trim()) problems.push(`${name} is not set (NATS_CONNECTOR_DEPLOY=true needs it)`);
+  }
+  for (const id of idList(settings.NATS_CONNECTOR_SUBNETS))
+    if (!SUBNET_ID.test(id))
+      problems.push(`NATS_CONNECTOR_SUBNETS: ${JSON.stringify(id)} is not a subnet id (subnet-…)`);
+  for (const id of idList(settings.NATS_CONNECTOR_SECURITY_GROUP))
+    if (!SECURITY_GROUP_ID.test(id))
+      problems.push(`NATS_CONNECTOR_SECURITY_GROUP: ${JSON.stringify(id)} is not a security group id (sg-…)`);
+  return problems;
+}
+
+// What CloudWatch Logs accepts (PutRetentionPolicy).
+const RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+];
+
+/** @param {unknown} value @returns {{ days?: number, problem?: string }} */
+function logRetention(value) {
+  const days = Number(String(value ?? '').trim());
+  if (RETENTION_DAYS.includes(days)) return { days };
+  return {
+    problem: `LOG_RETENTION_DAYS must be one of CloudWatch's ${RETENTION_DAYS.join(', ')} (got ${JSON.stringify(value)})`,
+  };
+}
+
+/**
+ * A function's `policy` as a flat list: an entry may be a statement or a
+ * list of them (a shared group of custom.access).
+ * @param {unknown} policy
+ * @returns {Statement[]}
+ */
+function flattenStatements(policy) {
+  if (policy === undefined || policy === null) return [];
+  if (!Array.isArray(policy)) throw new TypeError('policy must be a list of statements');
+  return policy.flatMap((entry) =>
+    Array.isArray(entry) ? flattenStatements(entry) : [/** @type {Statement} */ (entry)],
+  );
+}
+
+const ref = (/** @type {string} */ name) => ({ Ref: name });
+
+/** The ARN of one secret of this stage; Secrets Manager appends 6 random characters. */
+function secretArn(/** @type {string} */ service, /** @type {string} */ stage, /** @type {string} */ name) {
+  return {
+    'Fn::Join': [
+      ':',
+      [
+        'arn',
+        ref('AWS::Partition'),
+        'secretsmanager',
+        ref('AWS::Region'),
+        ref('AWS::AccountId'),
+        'secret',
+        `${service}/${stage}/${name}-??????`,
+      ],
+    ],
+  };
+}
+
+// What Lambda needs to attach a function to its subnets (AWSLambdaVPCAccessExecutionRole's EC2 half,
+// without its logs:* on every log group). EC2 scopes none of these to a resource Lambda names.
+const VPC_ACTIONS = [
+  'ec2:CreateNetworkInterface',
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeSubnets',
+  'ec2:DeleteNetworkInterface',
+  'ec2:AssignPrivateIpAddresses',
+  'ec2:UnassignPrivateIpAddresses',
+];
+
+// What Lambda's event source mapping reads a DynamoDB stream with (the framework's statement).
+const STREAM_ACTIONS = [
+  'dynamodb:DescribeStream',
+  'dynamodb:GetRecords',
+  'dynamodb:GetShardIterator',
+  'dynamodb:ListStreams',
+];
+
+/**
+ * @typedef {{
+ *   logGroupId: string,
+ *   statements: Statement[],
+ *   secrets: string[],
+ *   service: string,
+ *   stage: string,
+ *   failureQueues: unknown[],
+ *   streams: unknown[],
+ *   inVpc: boolean,
+ * }} RoleInput
+ */
+
+/**
+ * One function's role: its own log group, its `policy`, its secrets, its
+ * on-failure queue, the stream it reads, its network's ENIs. Nothing shared.
+ * @param {RoleInput} input
+ */
+function functionRole(input) {
+  /** @type {Statement[]} */
+  const statements = [
+    {
+      Effect: 'Allow',
+      Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+      Resource: [{ 'Fn::GetAtt': [input.logGroupId, 'Arn'] }],
+    },
+    ...input.statements,
+  ];
+  if (input.secrets.length)
+    statements.push({
+      Effect: 'Allow',
+      Action: ['secretsmanager:GetSecretValue'],
+      // A field (`telegram#bot_token`) is read through its whole secret: IAM cannot grant less.
+      Resource: [...new Set(input.secrets.map((name) => name.split('#')[0]))].map((name) =>
+        secretArn(input.service, input.stage, name),
+      ),
+    });
+  if (input.failureQueues.length)
+    statements.push({ Effect: 'Allow', Action: ['sqs:SendMessage'], Resource: uniqueJson(input.failureQueues) });
+  if (input.streams.length)
+    statements.push({ Effect: 'Allow', Action: STREAM_ACTIONS, Resource: uniqueJson(input.streams) });
+  if (input.inVpc) statements.push({ Effect: 'Allow', Action: VPC_ACTIONS, Resource: '*' });
+  return {
+    Type: 'AWS::IAM::Role',
+    Properties: {
+      AssumeRolePolicyDocument: {
+        Version: '2012-10-17',
+        Statement: [{ Effect: 'Allow', Principal: { Service: ['lambda.amazonaws.com'] }, Action: ['sts:AssumeRole'] }],
+      },
+      Policies: [{ PolicyName: 'function', PolicyDocument: { Version: '2012-10-17', Statement: statements } }],
+    },
+  };
+}
+
+/** @param {unknown[]} values */
+function uniqueJson(values) {
+  const seen = new Map(values.map((v) => [JSON.stringify(v), v]));
+  return [...seen.values()];
+}
+
+// The account root administers a key (so it never becomes unmanageable) and cannot use it:
+// no Encrypt, Decrypt, GenerateDataKey, ReEncrypt, nor CreateGrant (a grant would hand use to anyone).
+const KEY_ADMINISTRATION = [
+  'kms:CreateAlias',
+  'kms:DeleteAlias',
+  'kms:UpdateAlias',
+  'kms:DescribeKey',
+  'kms:EnableKey',
+  'kms:DisableKey',
+  'kms:EnableKeyRotation',
+  'kms:DisableKeyRotation',
+  'kms:RotateKeyOnDemand',
+  'kms:GetKeyPolicy',
+  'kms:GetKeyRotationStatus',
+  'kms:ListAliases',
+  'kms:ListGrants',
+  'kms:ListKeyPolicies',
+  'kms:ListKeyRotations',
+  'kms:ListResourceTags',
+  'kms:PutKeyPolicy',
+  'kms:UpdateKeyDescription',
+  'kms:RevokeGrant',
+  'kms:TagResource',
+  'kms:UntagResource',
+  'kms:ScheduleKeyDeletion',
+  'kms:CancelKeyDeletion',
+];
+
+/**
+ * A key's policy: administration by the account root, and each use granted to
+ * exactly the roles of the functions whose `keyUse` names it.
+ * @param {Array<{ roleId: string, actions: string[] }>} users
+ */
+function keyPolicy(users) {
+  /** @type {Map<string, string[]>} */
+  const byAction = new Map();
+  for (const { roleId, actions } of users)
+    for (const action of actions) byAction.set(action, [...(byAction.get(action) ?? []), roleId]);
+  return {
+    Version: '2012-10-17',
+    Statement: [
+      {
+        Sid: 'AdministrationByTheAccount',
+        Effect: 'Allow',
+        Principal: {
+          AWS: { 'Fn::Join': ['', ['arn:', ref('AWS::Partition'), ':iam::', ref('AWS::AccountId'), ':root']] },
+        },
+        Action: KEY_ADMINISTRATION,
+        Resource: '*',
+      },
+      ...[...byAction.entries()]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([action, roles]) => ({
+          Sid: `${action.replace(/^kms:/, '')}ByTheFunctions`,
+          Effect: 'Allow',
+          Principal: { AWS: [...new Set(roles)].sort().map((roleId) => ({ 'Fn::GetAtt': [roleId, 'Arn'] })) },
+          Action: action,
+          Resource: '*',
+        })),
+    ],
+  };
+}
+
+/** Every logical id a value names through Ref or Fn::GetAtt. @param {unknown} value @param {Set<string>} out */
+function referencedIds(value, out = new Set()) {
+  if (Array.isArray(value)) for (const v of value) referencedIds(v, out);
+  else if (value && typeof value === 'object') {
+    for (const [key, v] of Object.entries(value)) {
+      if (key === 'Ref' && typeof v === 'string') out.add(v);
+      else if (key === 'Fn::GetAtt') {
+        const target = Array.isArray(v) ? v[0] : String(v).split('.')[0];
+        if (typeof target === 'string') out.add(target);
+      } else referencedIds(v, out);
+    }
+  }
+  return out;
+}
+
+/**
+ * Drops the DependsOn entries a resource's own Ref or GetAtt already enforces
+ * (the framework writes them for HTTP API routes; cfn-lint's W3005).
+ * @param {Record<string, { DependsOn?: string | string[], Properties?: unknown }>} resources
+ * @returns {number} how many entries were dropped
+ */
+function dropImpliedDependsOn(resources) {
+  let dropped = 0;
+  for (const resource of Object.values(resources)) {
+    if (resource.DependsOn === undefined) continue;
+    const implied = referencedIds(resource.Properties);
+    const list = [resource.DependsOn].flat();
+    const kept = list.filter((id) => !implied.has(id));
+    dropped += list.length - kept.length;
+    if (kept.length === 0) delete resource.DependsOn;
+    else resource.DependsOn = kept;
+  }
+  return dropped;
+}
+
+module.exports = {
+  runsFromImage,
+  effectiveSecrets,
+  secretEnvironment,
+  isLoopback,
+  settingProblems,
+  privateNetwork,
+  connectorProblems,
+  logRetention,
+  flattenStatements,
+  functionRole,
+  keyPolicy,
+  dropImpliedDependsOn,
+  VPC_ACTIONS,
+  STREAM_ACTIONS,
+  KEY_ADMINISTRATION,
+};
