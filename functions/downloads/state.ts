@@ -2,7 +2,9 @@ import { toDto } from '../../lib/downloads/model';
 import { changeState } from '../../lib/downloads/service';
 import { httpHandler } from '../../lib/http/handler';
 import { jsonBody, pathId } from '../../lib/http/request';
+import { authorizedPrincipal } from '../../lib/http/middlewares';
 import { json } from '../../lib/http/response';
+import { audit, AUDIT_EVENTS } from '../../lib/log/audit';
 import { downloadsDeps } from '../../lib/downloads/wiring';
 import { log } from './deps';
 import { parseStateChange } from '../../lib/downloads/requests';
@@ -11,5 +13,13 @@ import { parseStateChange } from '../../lib/downloads/requests';
 export const handler = httpHandler(log, async (event) => {
   const id = pathId(event);
   const { state } = parseStateChange(jsonBody(event));
-  return json(200, toDto(await changeState(downloadsDeps(), id, state)));
+  const changed = await changeState(downloadsDeps(), id, state);
+  if (state === 'cancelled')
+    audit(
+      log,
+      AUDIT_EVENTS.downloadCancelled,
+      { principal: authorizedPrincipal(event), via: 'api' },
+      { download_id: id },
+    );
+  return json(200, toDto(changed));
 });

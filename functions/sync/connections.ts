@@ -1,15 +1,20 @@
 import { parseId } from '../../lib/ident';
 import { httpHandler } from '../../lib/http/handler';
 import { jsonBody } from '../../lib/http/request';
+import { authorizedPrincipal } from '../../lib/http/middlewares';
 import { json } from '../../lib/http/response';
+import { audit, AUDIT_EVENTS } from '../../lib/log/audit';
 import { log, syncDeps } from './deps';
 import { parseConnection } from '../../lib/sync/requests';
 
-/** POST /sync/connections {user_id, token} → 201 {user_id, created_at}; the token is never returned. */
+/**
+ * POST /sync/connections {user_id, token} → 201 {user_id, created_at}; the token is never returned.
+ * Who saved it is logged (a new connection or a replaced token: the same write).
+ */
 export const handler = httpHandler(log, async (event) => {
   const body = parseConnection(jsonBody(event));
   const user = parseId(body.user_id);
   const connection = await syncDeps().connections.putConnection(user, body.token, Date.now());
-  log.info('sync_connection_saved', { user_id: user });
+  audit(log, AUDIT_EVENTS.connectionSaved, { principal: authorizedPrincipal(event), via: 'api' }, { user_id: user });
   return json(201, connection);
 });

@@ -8,6 +8,7 @@ import { noticeOf } from '../../lib/web/responses';
 import { cardPage, reviewPage } from '../../lib/web/pages';
 import { downloadsDeps } from '../../lib/downloads/wiring';
 import { createLogger } from '../../lib/log';
+import { audit, AUDIT_EVENTS } from '../../lib/log/audit';
 import { parseAddInfohashes } from '../../lib/downloads/requests';
 import { needsReview } from './pages';
 
@@ -47,7 +48,15 @@ export const handler = webHandler(log, async (request) => {
       return onCard(request, id, () => retry(downloadsDeps(), id));
     case 'POST /download/{id}/cancel':
       parseEmpty(form);
-      return onCard(request, id, () => changeState(downloadsDeps(), id, 'cancelled'));
+      return onCard(request, id, async () => {
+        await changeState(downloadsDeps(), id, 'cancelled');
+        audit(
+          log,
+          AUDIT_EVENTS.downloadCancelled,
+          { principal: request.viewer?.principal, via: 'web' },
+          { download_id: id },
+        );
+      });
     case 'POST /download/{id}/infohashes': {
       const { infohashes } = parseAddInfohashes({
         infohashes: parseHashesForm(form)

@@ -5,6 +5,7 @@ import { retryFailure, RetryOutcome } from '../../lib/telegram/retry';
 import { downloadsDeps } from '../../lib/downloads/wiring';
 import { notifierDeps } from '../../lib/telegram/notifier-wiring';
 import { createLogger } from '../../lib/log';
+import { audit, AUDIT_EVENTS } from '../../lib/log/audit';
 
 /**
  * POST /failures/{id}/retry: the operator console's one write, a failed
@@ -26,9 +27,10 @@ const RETRY_REFUSED: Record<Exclude<RetryOutcome['outcome'], 'sent'>, [number, E
 
 export const handler = webHandler(
   log,
-  async ({ event }) => {
+  async ({ event, viewer }) => {
     const id = parseFailureId(event);
     const n = notifierDeps();
+    const who = { principal: viewer?.principal, via: 'console' as const };
     const done = await retryFailure(
       {
         deliveries: n.deliveries,
@@ -39,7 +41,11 @@ export const handler = webHandler(
         now: Date.now,
       },
       id,
-    );
+    ).catch((err: unknown) => {
+      audit(log, AUDIT_EVENTS.failureRetried, who, { failure_id: id, outcome: 'error' });
+      throw err;
+    });
+    audit(log, AUDIT_EVENTS.failureRetried, who, { failure_id: id, outcome: done.outcome });
     if (done.outcome !== 'sent') {
       const [status, code, message] = RETRY_REFUSED[done.outcome];
       throw new HttpError(status, code, 'reason' in done ? `${message} (${done.reason})` : message);

@@ -6,6 +6,7 @@ import { Download, isActive } from '../downloads/model';
 import { changeState, DownloadsDeps, getDownload, listDownloads, retry } from '../downloads/service';
 import { InvalidIdError, parseId } from '../ident';
 import type { Logger } from '../log';
+import { audit, AUDIT_EVENTS, telegramPrincipal } from '../log/audit';
 import { TorrentClientError } from '../torrents/errors';
 import { grammyClientConfig, TelegramClientOptions } from './api';
 import { ButtonAction, parseCallback } from './callback';
@@ -217,6 +218,13 @@ async function press(deps: BotDeps, ctx: Context, data: string): Promise<void> {
   try {
     ({ download, answer: note } = await act(deps, action, id));
     log.info('telegram_button_done', { state: download.state });
+    if (action === 'cancel')
+      audit(
+        log,
+        AUDIT_EVENTS.downloadCancelled,
+        { principal: telegramPrincipal(ctx.from?.id), via: 'telegram' },
+        { update_id: ctx.update.update_id },
+      );
   } catch (err) {
     const text = refusal(err);
     (text ? log.info : log.error)('telegram_button_refused', { err });

@@ -10,12 +10,12 @@ export interface ProgressOutput {
   isTTY?: boolean;
 }
 
-export function progressText(done: number, total: number, elapsedMs: number): string {
+export function progressText(done: number, total: number, elapsedMs: number, unit = 'rows'): string {
   const rate = elapsedMs > 0 ? (done * 1000) / elapsedMs : 0;
   const percent = total > 0 ? Math.floor((done * 100) / total) : 100;
   const eta =
     rate > 0 && total > done ? `ETA ${formatSeconds((total - done) / rate)}` : total > done ? 'ETA ?' : 'done';
-  return `${done}/${total} rows ${String(percent).padStart(3)}%  ${rate.toFixed(0)} rows/s  ${eta}`;
+  return `${done}/${total} ${unit} ${String(percent).padStart(3)}%  ${rate.toFixed(0)} ${unit}/s  ${eta}`;
 }
 
 export function progressBar(done: number, total: number, width = 24): string {
@@ -29,7 +29,13 @@ function formatSeconds(s: number): string {
   return m < 60 ? `${m} min ${Math.ceil(s - m * 60)} s` : `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
-export function progressReporter(out: ProgressOutput, total: number, clock: Clock = systemClock, lineEveryMs = 5000) {
+export function progressReporter(
+  out: ProgressOutput,
+  total: number,
+  clock: Clock = systemClock,
+  lineEveryMs = 5000,
+  unit = 'rows',
+) {
   const began = clock();
   let shown = began;
   const tty = out.isTTY === true;
@@ -38,14 +44,14 @@ export function progressReporter(out: ProgressOutput, total: number, clock: Cloc
       const now = clock();
       if (tty && (now - shown >= 100 || done === total)) {
         shown = now;
-        out.write(`\r${progressBar(done, total)} ${progressText(done, total, now - began)}\x1b[K`);
+        out.write(`\r${progressBar(done, total)} ${progressText(done, total, now - began, unit)}\x1b[K`);
       } else if (!tty && now - shown >= lineEveryMs) {
         shown = now;
-        out.write(`${progressText(done, total, now - began)}\n`);
+        out.write(`${progressText(done, total, now - began, unit)}\n`);
       }
     },
     end(done: number): void {
-      const text = progressText(done, total, clock() - began);
+      const text = progressText(done, total, clock() - began, unit);
       out.write(tty ? `\r${progressBar(done, total)} ${text}\x1b[K\n` : `${text}\n`);
     },
   };

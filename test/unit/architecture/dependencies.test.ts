@@ -3,8 +3,9 @@ import path from 'node:path';
 
 /**
  * package.json's `dependencies` are exactly what deployed code imports (lib/,
- * functions/, connector/) and what the operator CLIs (tools/cli/, run from a
- * production install: `npm ci --omit=dev`, then e.g. `npm run import:legacy`)
+ * functions/, connector/) and what the operator CLIs (tools/cli/ and the
+ * runbooks' tools/ops/, run from a production install: `npm ci --omit=dev`,
+ * then e.g. `npm run import:legacy`)
  * import, with their runner (tsx): tooling there would be installed with every
  * production install, and a deployed import of a devDependency would fail
  * only at deploy time. Each one has its line in docs/architecture.md; the
@@ -72,7 +73,7 @@ export function duplicatedSdkPackages(lock: Lock): string[] {
 }
 
 function deployedSources(): string[] {
-  return ['lib', 'functions', 'connector', 'tools/cli'].flatMap((dir) =>
+  return ['lib', 'functions', 'connector', 'tools/cli', 'tools/ops'].flatMap((dir) =>
     fs
       .readdirSync(path.join(ROOT, dir), { withFileTypes: true, recursive: true })
       .filter((e) => e.isFile() && e.name.endsWith('.ts'))
@@ -86,7 +87,7 @@ describe('runtime dependencies', () => {
   for (const file of deployedSources()) for (const name of importedPackages(read(file))) imported.set(name, file);
   // The program an operator CLI's script runs it with (`tsx tools/cli/x.ts`) is a runtime dependency too.
   for (const [script, line] of Object.entries(manifest.scripts ?? {}))
-    if (/^\S+ tools\/cli\//.test(line)) imported.set(line.split(' ')[0], `package.json scripts.${script}`);
+    if (/^\S+ tools\/(cli|ops)\//.test(line)) imported.set(line.split(' ')[0], `package.json scripts.${script}`);
   const architecture = read('docs/architecture.md');
 
   it('are exactly what deployed code imports, pinned, documented, the SDK clients on one release', () => {

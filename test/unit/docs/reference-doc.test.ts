@@ -4,7 +4,7 @@ import path from 'node:path';
 /**
  * The reference in docs/ cannot fall behind the code: every setting the code
  * reads (lib/config's reader, `process.env` and `env.X` reads in lib/,
- * functions/, connector/, tools/stack/, tools/cli/ and plugins/; the emulators'
+ * functions/, connector/, tools/stack/, tools/cli/, tools/ops/ and plugins/; the emulators'
  * own knobs are test fixtures) is named in README.md or a docs/*.md page, and
  * every HTTP route of serverless.yml is documented there as `METHOD /path`.
  */
@@ -80,7 +80,9 @@ function docsText(): string {
 describe('the reference in docs/', () => {
   const docs = docsText();
   // What ships or runs the service: handlers and their library, the connector, the stack, the CLIs, the plugins.
-  const files = ['lib', 'functions', 'connector', 'tools/stack', 'tools/cli', 'plugins'].flatMap(sourceFiles);
+  const files = ['lib', 'functions', 'connector', 'tools/stack', 'tools/cli', 'tools/ops', 'plugins'].flatMap(
+    sourceFiles,
+  );
   const read_ = new Map<string, string[]>();
   for (const file of files)
     for (const name of settingsRead(read(file))) read_.set(name, [...(read_.get(name) ?? []), file]);
