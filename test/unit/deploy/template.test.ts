@@ -588,7 +588,10 @@ describe('the packaged CloudFormation template', () => {
       [(v) => (v.AUTH_TOKENS = '[]'), /authorizer AUTH_TOKENS is in the configuration/],
       [(v) => (v.SESSION_KEYS = '{{resolve:secretsmanager:x}}'), /dynamic reference|SESSION_KEYS is in the/],
       [(v) => (v.AUTH_TOKENS_SECRET_ID = 'torrent-scan-sync/prod/no-such-secret'), /no-such-secret is not in custom/],
-      [(v) => (v.AUTH_TOKENS_SECRET_ID = 'torrent-scan-sync/prod/session-keys'), /session-keys does not fill AUTH_TOKENS/],
+      [
+        (v) => (v.AUTH_TOKENS_SECRET_ID = 'torrent-scan-sync/prod/session-keys'),
+        /session-keys does not fill AUTH_TOKENS/,
+      ],
       [(v) => (v.AUTH_TOKENS_SECRET_ID = 'torrent-scan-sync/prod/auth-tokens#x'), /is key "" of auth-tokens, not "x"/],
       [(v) => (v.TORRENT_CLIENT_API_KEY = 'qbt_x'), /TORRENT_CLIENT_API_KEY is in the configuration/],
       [(v) => (v.SYNC_TOKEN_KMS_KEY = 'k1:abc'), /SYNC_TOKEN_KMS_KEY is not what it must be/],
