@@ -235,6 +235,7 @@ class AwsAccess {
         failureQueues,
         streams,
         inVpc: Boolean(resources[naming.getLambdaLogicalId(key)]?.Properties?.VpcConfig),
+        tracing: resources[naming.getLambdaLogicalId(key)]?.Properties?.TracingConfig?.Mode === 'Active',
       });
       for (const [keyId, actions] of Object.entries(fn.keyUse ?? {}))
         keyUsers.set(keyId, [...(keyUsers.get(keyId) ?? []), { roleId, actions }]);

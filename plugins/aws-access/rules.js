@@ -266,6 +266,7 @@ const STREAM_ACTIONS = [
  *   failureQueues: unknown[],
  *   streams: unknown[],
  *   inVpc: boolean,
+ *   tracing?: boolean,
  * }} RoleInput
  */
 
@@ -298,6 +299,8 @@ function functionRole(input) {
   if (input.streams.length)
     statements.push({ Effect: 'Allow', Action: STREAM_ACTIONS, Resource: uniqueJson(input.streams) });
   if (input.inVpc) statements.push({ Effect: 'Allow', Action: VPC_ACTIONS, Resource: '*' });
+  // X-Ray takes no resource-level permission: its two write actions on '*', only while tracing is on.
+  if (input.tracing) statements.push({ Effect: 'Allow', Action: XRAY_ACTIONS, Resource: '*' });
   return {
     Type: 'AWS::IAM::Role',
     Properties: {
@@ -318,6 +321,9 @@ function uniqueJson(values) {
 
 // The account root administers a key (so it never becomes unmanageable) and cannot use it:
 // no Encrypt, Decrypt, GenerateDataKey, ReEncrypt, nor CreateGrant (a grant would hand use to anyone).
+/** What a traced function writes to X-Ray (the Lambda runtime sends its segments with the function's role). */
+const XRAY_ACTIONS = ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'];
+
 const KEY_ADMINISTRATION = [
   'kms:CreateAlias',
   'kms:DeleteAlias',
@@ -428,6 +434,7 @@ module.exports = {
   keyPolicy,
   dropImpliedDependsOn,
   VPC_ACTIONS,
+  XRAY_ACTIONS,
   STREAM_ACTIONS,
   KEY_ADMINISTRATION,
 };

@@ -71,6 +71,8 @@ const NOT_SECRET: Record<string, (value: unknown, t: Cfn) => boolean> = {
     return typeof id === 'string' && t.Resources[id]?.Type === 'AWS::KMS::Key';
   },
 };
+// X-Ray's write actions, which take no resource: a traced function's role grants them on '*'.
+const XRAY_ACTIONS = new Set(['xray:PutTraceSegments', 'xray:PutTelemetryRecords']);
 // EC2's ENI actions, which Lambda needs for a function in a VPC and EC2 scopes to no resource Lambda names.
 const VPC_ACTIONS = new Set([
   'ec2:CreateNetworkInterface',
@@ -124,7 +126,7 @@ export function checkIam(t: Cfn, ctx: TemplateContext): Violation[] {
       for (const st of policy.PolicyDocument.Statement) {
         if (st.Effect !== 'Allow') continue;
         const actions: string[] = [st.Action].flat();
-        if (st.Resource === '*' && actions.every((a) => VPC_ACTIONS.has(a))) continue;
+        if (st.Resource === '*' && actions.every((a) => VPC_ACTIONS.has(a) || XRAY_ACTIONS.has(a))) continue;
         for (const resource of [st.Resource].flat()) {
           const problem = resourceProblem(resource, actions, {
             own,
@@ -418,7 +420,9 @@ function accessLines(t: Cfn, functionId: string, functionKeys: Record<string, st
     if (st.Effect !== 'Allow') continue;
     for (const resource of [st.Resource].flat()) {
       if (resource?.['Fn::GetAtt']?.[0] === logGroup) continue;
-      grant(resourceName(resource, functionKeys), [st.Action].flat());
+      // Tracing is the stage's setting, not the handler's access (checkTracing checks it apart).
+      const actions = [st.Action].flat().filter((a: string) => !XRAY_ACTIONS.has(a));
+      if (actions.length) grant(resourceName(resource, functionKeys), actions);
     }
   }
   for (const [keyId, key] of of(t, 'AWS::KMS::Key'))
