@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { ensureDebianPackage } from './debian';
+import { missingMotoTools, PIP_INSTALL } from '../deploy/moto';
+import { ensureDebianPackage, findBinary } from './debian';
 
 /**
  * The Debian packages the local stack runs, in one list. `npm run setup`
@@ -37,4 +38,13 @@ if (require.main === module) {
     const path = ensureSystemDep(name, (line) => process.stdout.write(`[setup] ${line}\n`));
     process.stdout.write(`[setup] ${SYSTEM_DEPS[name].binary}: ${path}\n`);
   }
+  // The deploy test's (test/aws/): Python packages, not Debian ones. The machine images ship them; PyPI is not
+  // reachable from them, so setup installs nothing here and the deploy test skips, naming what is missing.
+  const missing = missingMotoTools();
+  for (const binary of ['moto_server', 'cfn-lint'])
+    if (!missing.includes(binary)) process.stdout.write(`[setup] ${binary}: ${findBinary(binary)}\n`);
+  if (missing.length)
+    process.stdout.write(
+      `[setup] ${missing.join(', ')} missing: the deploy test (npm run test:aws) skips; install with ${PIP_INSTALL}\n`,
+    );
 }
