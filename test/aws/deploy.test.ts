@@ -1,5 +1,6 @@
 import {
   CloudFormationClient,
+  CreateStackCommand,
   DescribeStacksCommand,
   GetTemplateCommand,
   ListStackResourcesCommand,
@@ -565,6 +566,58 @@ suite(title, () => {
         say("syncConnections: a T-Bank token sealed under the deployed KMS key, opened through moto's KMS");
       },
     );
+  });
+});
+
+suite("moto's KMS under CloudFormation, as shipped and as tools/deploy/moto-server.py fixes it", () => {
+  // A key as a template declares one: its policy a JSON object.
+  const template = JSON.stringify({
+    Resources: {
+      Key: {
+        Type: 'AWS::KMS::Key',
+        Properties: {
+          EnableKeyRotation: true,
+          KeyPolicy: {
+            Version: '2012-10-17',
+            Statement: [
+              { Effect: 'Allow', Principal: { AWS: 'arn:aws:iam::123456789012:root' }, Action: 'kms:*', Resource: '*' },
+            ],
+          },
+        },
+      },
+    },
+  });
+  const describeKeyOfStack = async (patched: boolean) => {
+    const server = await startMoto({ patched });
+    try {
+      const config = {
+        endpoint: server.endpoint,
+        region: REGION,
+        credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+      };
+      const cfn = new CloudFormationClient(config);
+      await cfn.send(new CreateStackCommand({ StackName: 'kms-policy', TemplateBody: template }));
+      const { StackResourceSummaries } = await cfn.send(new ListStackResourcesCommand({ StackName: 'kms-policy' }));
+      const kms = new KMSClient({ ...config, maxAttempts: 1 });
+      const KeyId = StackResourceSummaries![0].PhysicalResourceId;
+      const { KeyMetadata } = await kms.send(new DescribeKeyCommand({ KeyId }));
+      const { KeyRotationEnabled } = await kms.send(new GetKeyRotationStatusCommand({ KeyId }));
+      return { ...KeyMetadata, KeyRotationEnabled };
+    } finally {
+      await server.stop();
+    }
+  };
+
+  it('as shipped, every call naming the key fails (HTTP 500): when this fails, moto caught up and the fix can go', async () => {
+    await expect(describeKeyOfStack(false)).rejects.toMatchObject({ $metadata: { httpStatusCode: 500 } });
+  });
+
+  it('fixed, the key answers with its rotation on', async () => {
+    expect(await describeKeyOfStack(true)).toMatchObject({
+      Enabled: true,
+      KeyUsage: 'ENCRYPT_DECRYPT',
+      KeyRotationEnabled: true,
+    });
   });
 });
 

@@ -11,33 +11,48 @@ import { startProcess } from '../stack/process';
  * APIs (CloudFormation, Lambda, DynamoDB, S3, SQS, IAM, KMS, Secrets Manager,
  * Logs…) on one loopback port, in memory. The deploy test (test/aws/) deploys
  * the service into it with `serverless deploy` (docs/deploy.md, "Proven in moto").
+ * It runs through tools/deploy/moto-server.py: moto as shipped, with one fix
+ * (a KMS key created by CloudFormation with a JSON-object policy).
  *
  * moto and cfn-lint are Python packages, not Debian ones: the machine images
  * this project runs on ship them (pip, Python 3.11); PyPI is not reachable from
  * those machines, so nothing here installs them. `npm run setup` says how when
- * they are missing, and the deploy test skips, naming the missing tool.
+ * they are missing, and the deploy test skips, naming the missing package.
  */
 
-/** The versions the deploy test was written against (moto's CloudFormation lints templates with cfn-lint). */
+/** The versions the deploy test was written against (moto's CloudFormation lints templates with cfn-lint, in-process). */
 export const PYTHON_TOOLS = {
-  moto: { binary: 'moto_server', pip: 'moto[server]==5.2.1' },
-  cfnLint: { binary: 'cfn-lint', pip: 'cfn-lint==1.51.0' },
+  moto: { module: 'moto.server', pip: 'moto[server]==5.2.1' },
+  cfnLint: { module: 'cfnlint', pip: 'cfn-lint==1.51.0' },
 } as const;
 
 export const PIP_INSTALL = `python3 -m pip install '${PYTHON_TOOLS.moto.pip}' '${PYTHON_TOOLS.cfnLint.pip}'`;
 
-/** The tools the deploy test needs that this machine lacks (empty: it can run). */
-export function missingMotoTools(): string[] {
-  const missing: string[] = [];
-  for (const tool of Object.values(PYTHON_TOOLS)) if (!findBinary(tool.binary)) missing.push(tool.binary);
-  // moto's server imports flask (its `server` extra): a bare `pip install moto` has the binary but cannot serve.
-  const moto = findBinary(PYTHON_TOOLS.moto.binary);
-  if (moto && !motoServes(moto)) missing.push('flask (moto[server])');
-  return missing;
+const imports = (python: string, module: string) =>
+  spawnSync(python, ['-c', `import ${module}`], { stdio: 'ignore', timeout: 60_000 }).status === 0;
+
+let chosen: string | undefined;
+
+/**
+ * The Python that runs moto: MOTO_PYTHON when set; else the first of python3 on
+ * the PATH and pyenv's python3 (where the machine images install pip packages,
+ * and which a non-interactive shell may not have on its PATH) that imports it.
+ */
+export function motoPython(): string {
+  if (process.env.MOTO_PYTHON) return process.env.MOTO_PYTHON;
+  const candidates = ['python3', path.join(os.homedir(), '.pyenv', 'shims', 'python3')];
+  chosen ??= candidates.find((python) => findBinary(python) && imports(python, PYTHON_TOOLS.moto.module)) ?? 'python3';
+  return chosen;
 }
 
-function motoServes(binary: string): boolean {
-  return spawnSync(binary, ['--help'], { stdio: 'ignore', timeout: 30_000 }).status === 0;
+/** The Python packages the deploy test needs that this machine lacks (empty: it can run). */
+export function missingMotoTools(): string[] {
+  const python = motoPython();
+  if (!findBinary(python)) return [python];
+  // moto's server imports flask (its `server` extra): a bare `pip install moto` cannot serve.
+  return Object.values(PYTHON_TOOLS)
+    .filter((tool) => !imports(python, tool.module))
+    .map((tool) => tool.pip);
 }
 
 export interface Moto {
@@ -50,16 +65,22 @@ export interface Moto {
 }
 
 /**
- * Starts moto_server on a free loopback port and resolves once it answers.
+ * Starts moto's server on a free loopback port and resolves once it answers.
  * It runs in a directory of its own (it may write scratch files in its working
  * directory), logs to `logFile` (a temporary file by default), and stop() ends
  * it by its process group.
  */
 export async function startMoto(
-  options: { port?: number; logFile?: string; readyTimeoutMs?: number } = {},
+  options: {
+    port?: number;
+    logFile?: string;
+    readyTimeoutMs?: number;
+    /** false: moto as shipped (`python3 -m moto.server`), without tools/deploy/moto-server.py's fix. */
+    patched?: boolean;
+  } = {},
 ): Promise<Moto> {
-  const binary = findBinary(PYTHON_TOOLS.moto.binary);
-  if (!binary) throw new Error(`moto_server is missing: ${PIP_INSTALL}`);
+  const python = motoPython();
+  const launcher = options.patched === false ? ['-m', 'moto.server'] : [path.join(__dirname, 'moto-server.py')];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tss-moto-'));
   const logFile = options.logFile ?? path.join(dir, 'moto.log');
   return retryLostPort(async () => {
@@ -67,8 +88,8 @@ export async function startMoto(
     const endpoint = `http://127.0.0.1:${port}`;
     const service = await startProcess({
       name: 'moto_server',
-      command: binary,
-      args: ['-H', '127.0.0.1', '-p', String(port)],
+      command: python,
+      args: [...launcher, '-H', '127.0.0.1', '-p', String(port)],
       logFile,
       url: endpoint,
       cwd: dir,
@@ -107,7 +128,7 @@ if (require.main === module) {
   void startMoto({ port: Number(process.env.MOTO_PORT) || undefined }).then((moto) => {
     process.stdout.write(
       [
-        `[moto] moto_server pid ${moto.pid}, log ${moto.logFile}`,
+        `[moto] moto's server pid ${moto.pid}, log ${moto.logFile}`,
         `[moto] export AWS_ENDPOINT_URL=${moto.endpoint} AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing`,
         '[moto] Ctrl-C stops it',
         '',

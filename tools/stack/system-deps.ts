@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { missingMotoTools, PIP_INSTALL } from '../deploy/moto';
-import { ensureDebianPackage, findBinary } from './debian';
+import { missingMotoTools, motoPython, PIP_INSTALL } from '../deploy/moto';
+import { ensureDebianPackage } from './debian';
 
 /**
  * The Debian packages the local stack runs, in one list. `npm run setup`
@@ -41,10 +41,9 @@ if (require.main === module) {
   // The deploy test's (test/aws/): Python packages, not Debian ones. The machine images ship them; PyPI is not
   // reachable from them, so setup installs nothing here and the deploy test skips, naming what is missing.
   const missing = missingMotoTools();
-  for (const binary of ['moto_server', 'cfn-lint'])
-    if (!missing.includes(binary)) process.stdout.write(`[setup] ${binary}: ${findBinary(binary)}\n`);
-  if (missing.length)
-    process.stdout.write(
-      `[setup] ${missing.join(', ')} missing: the deploy test (npm run test:aws) skips; install with ${PIP_INSTALL}\n`,
-    );
+  process.stdout.write(
+    missing.length
+      ? `[setup] ${missing.join(', ')} missing for ${motoPython()}: the deploy test (npm run test:aws) skips; install with ${PIP_INSTALL}\n`
+      : `[setup] moto's server and cfn-lint: importable by ${motoPython()}\n`,
+  );
 }
