@@ -331,6 +331,37 @@ suite(title, () => {
     say(`${Object.keys(functions).length} functions on nodejs24.x`);
   });
 
+  it('puts the functions that reach private hosts in the exported subnets and security group, and no other', () => {
+    const exported = (name: string) =>
+      exportsUsed
+        .find(([k]) => k === name)?.[1]
+        .split(',')
+        .sort() ?? [];
+    const [subnets, groups] = [exported('VPC_SUBNET_IDS'), exported('VPC_SECURITY_GROUP_IDS')];
+    const inVpc = ofType('AWS::Lambda::Function')
+      .filter(([, r]) => r.Properties.VpcConfig)
+      .map(([, r]) => r.Properties.FunctionName as string);
+    const placed = Object.values(functions)
+      .filter((fn) => fn.VpcConfig?.SubnetIds?.length)
+      .map((fn) => fn.FunctionName!);
+    expect(placed.sort()).toEqual(inVpc.sort());
+    if (subnets.length === 0) expect(placed).toEqual([]);
+    else expect(placed.length).toBeGreaterThan(0);
+    for (const name of placed)
+      expect({
+        name,
+        subnets: [...functions[name].VpcConfig!.SubnetIds!].sort(),
+        groups: [...functions[name].VpcConfig!.SecurityGroupIds!].sort(),
+      }).toEqual({
+        name,
+        subnets,
+        groups,
+      });
+    say(
+      `${placed.length} functions in the VPC: ${placed.map((n) => n.replace(`${stackName}-`, '')).join(', ') || 'none'}`,
+    );
+  });
+
   it('keeps every secret out of every function configuration: no value, no dynamic reference', () => {
     expect(filled.secretValues.length).toBeGreaterThan(3);
     const leaks: string[] = [];

@@ -20,7 +20,7 @@ export interface Runbook {
   stage: string;
   /** The secrets section's commands, in the document's order. */
   steps: RunbookStep[];
-  /** The deploy section's `export NAME=value` settings, in order, placeholders kept. */
+  /** The deploy section's `export NAME=value` settings (its blocks that only export, then the deploy block's), placeholders kept. */
   exports: Array<[name: string, value: string]>;
   /** The deploy command line itself (`npx serverless deploy --stage prod`). */
   deploy: string;
@@ -97,7 +97,14 @@ export function readRunbook(markdown: string): Runbook {
   if (!deployBlock) throw new RunbookError('no code block exports the settings and runs `serverless deploy --stage …`');
   const exports: Array<[string, string]> = [];
   let deploy: string | undefined;
-  for (const raw of deployBlock.lines) {
+  // The deploy block's exports, and those of the blocks of the same section that only export (the VPC's).
+  const sectionExports = blocks.filter(
+    (b) =>
+      b !== deployBlock &&
+      b.heading === deployBlock.heading &&
+      b.lines.every((l) => !withoutComment(l) || withoutComment(l).startsWith('export ')),
+  );
+  for (const raw of [...sectionExports.flatMap((b) => b.lines), ...deployBlock.lines]) {
     const line = withoutComment(raw);
     if (line.startsWith('export ')) {
       // NAME=value pairs; a value holding a space is written in one <placeholder> (e.g. <globally unique name>).
