@@ -59,7 +59,14 @@ export function operatorEnv(endpoint: string): NodeJS.ProcessEnv {
 
 /** A shell line run as the operator types it, in `cwd`; its output, or an error carrying it. */
 export function runLine(line: string, cwd: string, env: NodeJS.ProcessEnv, logFile?: string): string {
-  const result = spawnSync('bash', ['-euo', 'pipefail', '-c', line], { cwd, env, encoding: 'utf8', timeout: 600_000 });
+  // No standard input: on a socket (node's pipes are), bash takes itself for a remote shell and reads bash.bashrc.
+  const result = spawnSync('bash', ['-euo', 'pipefail', '-c', line], {
+    cwd,
+    env,
+    encoding: 'utf8',
+    timeout: 600_000,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
   if (logFile) fs.appendFileSync(logFile, `$ ${line}\n${output}\n`);
   if (result.status !== 0)
