@@ -106,7 +106,8 @@ export async function startMoto(
       logFile,
       async stop() {
         await service.stop();
-        if (!options.logFile) fs.rmSync(dir, { recursive: true, force: true });
+        // Its working directory (and the log, unless the caller placed it elsewhere).
+        fs.rmSync(dir, { recursive: true, force: true });
       },
     };
   });
