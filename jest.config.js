@@ -1,7 +1,9 @@
 /**
- * Two projects: `unit` needs nothing running; `stack` (integration + e2e)
+ * Three projects: `unit` needs nothing running; `stack` (integration + e2e)
  * shares ONE embedded stack per jest run, started on free ports by
- * test/support/globalSetup so it never collides with `npm start`.
+ * test/support/globalSetup so it never collides with `npm start`; `aws`
+ * deploys the service into moto's server, which it starts itself, and needs
+ * no stack (test/aws/, docs/deploy.md "Proven in moto").
  */
 
 // @middy/core 6 is ESM-only: Node 24 can require() it, jest's runtime cannot, so swc compiles it too.
@@ -40,6 +42,13 @@ module.exports = {
       globalSetup: '<rootDir>/test/support/globalSetup.ts',
       globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
       setupFiles: ['<rootDir>/test/support/env.ts'],
+    },
+    {
+      displayName: 'aws',
+      transform,
+      transformIgnorePatterns,
+      testEnvironment: 'node',
+      testMatch: ['<rootDir>/test/aws/**/*.test.ts'],
     },
   ],
 };

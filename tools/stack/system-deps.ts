@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { missingMotoTools, motoPython, PIP_INSTALL } from '../deploy/moto';
 import { ensureDebianPackage } from './debian';
 
 /**
@@ -37,4 +38,12 @@ if (require.main === module) {
     const path = ensureSystemDep(name, (line) => process.stdout.write(`[setup] ${line}\n`));
     process.stdout.write(`[setup] ${SYSTEM_DEPS[name].binary}: ${path}\n`);
   }
+  // The deploy test's (test/aws/): Python packages, not Debian ones. The machine images ship them; PyPI is not
+  // reachable from them, so setup installs nothing here and the deploy test skips, naming what is missing.
+  const missing = missingMotoTools();
+  process.stdout.write(
+    missing.length
+      ? `[setup] ${missing.join(', ')} missing for ${motoPython()}: the deploy test (npm run test:aws) skips; install with ${PIP_INSTALL}\n`
+      : `[setup] moto's server and cfn-lint: importable by ${motoPython()}\n`,
+  );
 }
