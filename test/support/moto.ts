@@ -8,9 +8,12 @@ import { RunningService, startProcess } from '../../tools/stack/process';
 /**
  * moto's server (an independent implementation of the AWS APIs:
  * `pip install 'moto[server]'`, installed on this project's machines) on a free
- * loopback port, for tests that need real AWS behaviour (KMS, Secrets Manager, …)
- * without an account. Point a client at `endpoint` (AWS_ENDPOINT_URL or a
- * service's AWS_ENDPOINT_URL_<SERVICE>); any credentials do.
+ * loopback port, for tests that need real AWS behaviour (KMS, Secrets Manager,
+ * SQS, …) without an account: one server answers every service moto has. Point
+ * a client at `endpoint` (AWS_ENDPOINT_URL or a service's
+ * AWS_ENDPOINT_URL_<SERVICE>); any credentials do. Its log goes to `dir`
+ * (created when missing; a fresh temporary folder by default). One process per
+ * test file; `stop()` ends it by its process group.
  *
  * `kmsKeyState: 'aws'` (the default) starts it through moto-kms.py, which adds
  * the one KMS rule moto 5.2 lacks: a disabled key, or one pending deletion,
@@ -37,6 +40,7 @@ function motoPython(): string {
 export async function startMoto(opts: { kmsKeyState?: 'aws' | 'as-shipped'; dir?: string } = {}): Promise<Moto> {
   const python = motoPython();
   const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'tss-moto-'));
+  fs.mkdirSync(dir, { recursive: true });
   const launcher =
     (opts.kmsKeyState ?? 'aws') === 'aws' ? [path.join(__dirname, 'moto-kms.py')] : ['-m', 'moto.server'];
   const service = await retryLostPort(async () => {

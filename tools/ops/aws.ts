@@ -1,43 +1,78 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import type { Credentials } from './sigv4';
-import { SqsClient } from './sqs';
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageCommand,
+  GetQueueUrlCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { TOOL_DYNAMODB_LIMITS } from '../../lib/aws/clients';
 import { FailureQueue, Invoke, InvokeRefusedError } from './replay';
 
 /**
- * The ops tools' AWS ports over real clients. Endpoints follow the SDK's
- * convention everywhere: AWS_ENDPOINT_URL_<SERVICE> (DynamoDB Local, offline's
- * Lambda port, moto's SQS), else the region's.
+ * The ops tools' AWS ports over real clients. Endpoints are not passed: the
+ * SDK reads AWS_ENDPOINT_URL_<SERVICE> (DynamoDB Local, offline's Lambda port,
+ * moto's SQS) or AWS_ENDPOINT_URL itself, else the region's.
  */
 
-/** The SDK's default credential chain (environment, profile, SSO, instance role), as every client of ours uses it. */
-export function defaultCredentials(region: string): () => Promise<Credentials> {
-  const client = new LambdaClient({ region });
-  return async () => {
-    const c = await client.config.credentials();
-    return { accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey, sessionToken: c.sessionToken };
-  };
-}
-
-export function sqsClient(region: string, env: NodeJS.ProcessEnv = process.env): SqsClient {
-  return new SqsClient({
+/**
+ * The failure queue's client, bounded as an operator tool's (lib/aws/clients.ts,
+ * TOOL_DYNAMODB_LIMITS: the longest answer is a 1 s long poll). The SDK's own
+ * retries are fine here, unlike the invoke's: every call the replay sends is
+ * safe to send again (a receive whose answer was lost only hides its messages
+ * until their visibility passes; a delete and a visibility change are
+ * idempotent). The endpoint is the
+ * configured one even for a `--queue <url>` on another host: the SDK would
+ * otherwise send the signed call to whatever host the URL names.
+ */
+export function createSqsClient(region: string, limits = TOOL_DYNAMODB_LIMITS): SQSClient {
+  return new SQSClient({
     region,
-    endpoint: env.AWS_ENDPOINT_URL_SQS || env.AWS_ENDPOINT_URL || undefined,
-    credentials: defaultCredentials(region),
+    maxAttempts: limits.maxAttempts,
+    useQueueUrlAsEndpoint: false,
+    requestHandler: {
+      connectionTimeout: limits.connectionTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      throwOnRequestTimeout: true,
+    },
   });
 }
 
-export function sqsFailureQueue(sqs: SqsClient, queueUrl: string): FailureQueue {
+export async function sqsQueueUrl(sqs: SQSClient, name: string): Promise<string> {
+  const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: name }));
+  if (!QueueUrl) throw new Error(`SQS gave no URL for the queue ${name}`);
+  return QueueUrl;
+}
+
+/** SQS always returns a received message's id, receipt handle and body; the SDK types every output member optional. */
+export function sqsFailureQueue(sqs: SQSClient, queueUrl: string): FailureQueue {
   return {
-    receive: async (max, visibilitySeconds) =>
-      (await sqs.receive(queueUrl, max, visibilitySeconds, 1)).map((m) => ({
-        id: m.MessageId,
-        receiptHandle: m.ReceiptHandle,
-        body: m.Body,
+    receive: async (max, visibilitySeconds) => {
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: max,
+          VisibilityTimeout: visibilitySeconds,
+          WaitTimeSeconds: 1,
+          MessageSystemAttributeNames: ['SentTimestamp', 'ApproximateReceiveCount'],
+        }),
+      );
+      return Messages.map((m) => ({
+        id: m.MessageId!,
+        receiptHandle: m.ReceiptHandle!,
+        body: m.Body ?? '',
         sentAt: m.Attributes?.SentTimestamp ? Number(m.Attributes.SentTimestamp) : undefined,
         receiveCount: m.Attributes?.ApproximateReceiveCount ? Number(m.Attributes.ApproximateReceiveCount) : undefined,
-      })),
-    delete: (receiptHandle) => sqs.deleteMessage(queueUrl, receiptHandle),
-    makeVisible: (receiptHandle) => sqs.changeVisibility(queueUrl, receiptHandle, 0),
+      }));
+    },
+    delete: async (receiptHandle) => {
+      await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle }));
+    },
+    makeVisible: async (receiptHandle) => {
+      await sqs.send(
+        new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: 0 }),
+      );
+    },
   };
 }
 

@@ -6,7 +6,7 @@ import { ConfigError } from '../../lib/config/errors';
 import { progressReporter, ProgressOutput } from '../cli/progress';
 import { runCli } from '../cli/run';
 import { loadStackEnv } from '../cli/stack-env';
-import { lambdaAsyncInvoke, sqsClient, sqsFailureQueue } from './aws';
+import { createSqsClient, lambdaAsyncInvoke, sqsFailureQueue, sqsQueueUrl } from './aws';
 import { DynamoReplayMarkers, ReplayMarkers } from './replay-markers';
 import { FailureQueue, Invoke, Received, receiveAll, replayOne, ReplayOutcome, select, streamAdvice } from './replay';
 
@@ -293,12 +293,12 @@ async function main(): Promise<number> {
   });
   const dynamodb = r.url('AWS_ENDPOINT_URL_DYNAMODB', ['http', 'https'], { optional: true });
   r.done();
-  const sqs = sqsClient(region);
   const name = options.queue ?? `${service}-${stage}-async-failures`;
-  const queueUrl = /^https?:\/\//.test(name) ? name : await sqs.queueUrl(name);
+  const sqs = createSqsClient(region);
   const aws = createAwsClients({ region, endpoints: { dynamodb } }, TOOL_DYNAMODB_LIMITS);
   const lambda = lambdaAsyncInvoke(region);
   try {
+    const queueUrl = /^https?:\/\//.test(name) ? name : await sqsQueueUrl(sqs, name);
     return await runReplay(options, {
       queue: sqsFailureQueue(sqs, queueUrl),
       queueName: name,
@@ -313,6 +313,7 @@ async function main(): Promise<number> {
   } finally {
     lambda.close();
     aws.dynamodb.destroy();
+    sqs.destroy();
   }
 }
 

@@ -2,13 +2,13 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { CreateQueueCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { NatsConnection, Subscription } from 'nats';
-import { lambdaAsyncInvoke, sqsFailureQueue } from '../../../tools/ops/aws';
+import { createSqsClient, lambdaAsyncInvoke, sqsFailureQueue } from '../../../tools/ops/aws';
 import { DynamoReplayMarkers } from '../../../tools/ops/replay-markers';
 import { parseReplayArgs, ReplayRunDeps, runReplay } from '../../../tools/ops/replay-failures';
 import type { FailureQueue, Invoke } from '../../../tools/ops/replay';
-import { SqsClient } from '../../../tools/ops/sqs';
-import { Moto, startMoto } from '../../support/moto-ops';
+import { Moto, startMoto } from '../../support/moto';
 import { stackClients, stackConfig, stackNats } from '../../support/stack';
 
 /**
@@ -27,7 +27,7 @@ const aws = stackClients();
 const markers = new DynamoReplayMarkers({ documents: aws.documents, table: stackConfig().tables.downloads });
 const lambda = lambdaAsyncInvoke(REGION);
 let moto: Moto;
-let sqs: SqsClient;
+let sqs: SQSClient;
 let nc: NatsConnection;
 let inbox: string;
 let sub: Subscription;
@@ -35,12 +35,10 @@ let sub: Subscription;
 const replies = new Map<string, number>();
 
 beforeAll(async () => {
-  moto = await startMoto();
-  sqs = new SqsClient({
-    region: REGION,
-    endpoint: moto.url,
-    credentials: async () => ({ accessKeyId: 'test', secretAccessKey: 'test' }),
-  });
+  moto = await startMoto({ dir: path.join(process.env.TEST_STATE_DIR!, 'logs') });
+  // The tool's own client, its endpoint read by the SDK as the CLI's is (this file's environment only).
+  process.env.AWS_ENDPOINT_URL_SQS = moto.endpoint;
+  sqs = createSqsClient(REGION);
   nc = await stackNats('replay-test');
   inbox = `_INBOX.replay.${randomUUID()}`;
   sub = nc.subscribe(inbox, {
@@ -56,6 +54,7 @@ afterAll(async () => {
   await nc?.drain();
   lambda.close();
   aws.dynamodb.destroy();
+  sqs?.destroy();
   await moto?.stop();
 });
 
@@ -104,8 +103,15 @@ function streamRecord(arrivedAgoMs: number): string {
 const ping = (echo: string) => ({ source: 'nats', subject: 'health.ping', reply: inbox, headers: {}, data: echo });
 
 async function newQueue(): Promise<{ url: string; queue: FailureQueue }> {
-  const url = await sqs.createQueue(`${PREFIX}async-failures-${randomUUID().slice(0, 8)}`);
-  return { url, queue: sqsFailureQueue(sqs, url) };
+  const { QueueUrl } = await sqs.send(
+    new CreateQueueCommand({ QueueName: `${PREFIX}async-failures-${randomUUID().slice(0, 8)}` }),
+  );
+  return { url: QueueUrl!, queue: sqsFailureQueue(sqs, QueueUrl!) };
+}
+
+/** A record put on the queue as Lambda's on-failure destination sends it; its message id. */
+async function send(url: string, body: string): Promise<string> {
+  return (await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body }))).MessageId!;
 }
 
 async function run(queue: FailureQueue, args: string[], overrides: Partial<ReplayRunDeps> = {}) {
@@ -134,17 +140,19 @@ async function invocations(echo: string, count: number): Promise<number> {
 }
 
 async function visibleIds(url: string): Promise<string[]> {
-  const got = await sqs.receive(url, 10, 0, 0);
-  return got.map((m) => m.MessageId).sort();
+  const { Messages = [] } = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: 0, WaitTimeSeconds: 0 }),
+  );
+  return Messages.map((m) => m.MessageId!).sort();
 }
 
 describe('ops:replay-failures', () => {
   it('lists each record with its function, condition, age and attempts; a dry run changes nothing', async () => {
     const { url, queue } = await newQueue();
     const echo = randomUUID();
-    const a = await sqs.sendMessage(url, asyncRecord(`${PREFIX}natsPing`, ping(echo)));
-    const s = await sqs.sendMessage(url, streamRecord(30 * 3_600_000));
-    const u = await sqs.sendMessage(url, 'not json at all');
+    const a = await send(url, asyncRecord(`${PREFIX}natsPing`, ping(echo)));
+    const s = await send(url, streamRecord(30 * 3_600_000));
+    const u = await send(url, 'not json at all');
 
     const listed = await run(queue, []);
     expect(listed.code).toBe(0);
@@ -173,7 +181,7 @@ describe('ops:replay-failures', () => {
   it('replays a record exactly once: invoked with its payload, marked, deleted; a second run finds nothing', async () => {
     const { url, queue } = await newQueue();
     const echo = randomUUID();
-    const id = await sqs.sendMessage(url, asyncRecord(`${PREFIX}natsPing`, ping(echo)));
+    const id = await send(url, asyncRecord(`${PREFIX}natsPing`, ping(echo)));
 
     const first = await run(queue, ['--function', 'natsPing', '--execute']);
     expect(first.code).toBe(0);
@@ -190,7 +198,7 @@ describe('ops:replay-failures', () => {
   it('killed after Lambda took the invoke, before the delete: the next run deletes and does not invoke', async () => {
     const { url, queue } = await newQueue();
     const echo = randomUUID();
-    const id = await sqs.sendMessage(url, asyncRecord(`${PREFIX}natsPing`, ping(echo)));
+    const id = await send(url, asyncRecord(`${PREFIX}natsPing`, ping(echo)));
     // The process dies at the delete: nothing after it runs (not even giving the visibility back).
     const dying: FailureQueue = {
       ...queue,
@@ -215,8 +223,8 @@ describe('ops:replay-failures', () => {
     const { url, queue } = await newQueue();
     const ran = randomUUID();
     const notRan = randomUUID();
-    const tookIt = await sqs.sendMessage(url, asyncRecord(`${PREFIX}natsPing`, ping(ran)));
-    const lost = await sqs.sendMessage(url, asyncRecord(`${PREFIX}natsPing`, ping(notRan)));
+    const tookIt = await send(url, asyncRecord(`${PREFIX}natsPing`, ping(ran)));
+    const lost = await send(url, asyncRecord(`${PREFIX}natsPing`, ping(notRan)));
     // One invoke reaches Lambda and its answer is lost; the other never leaves (the connection timed out).
     const unanswered: Invoke = async (target, payload) => {
       if ((payload as { data: string }).data === ran) await lambda.invoke(target, payload);
@@ -252,7 +260,7 @@ describe('ops:replay-failures', () => {
   it('two runs at once, both holding every record: each record is invoked exactly once', async () => {
     const { url, queue } = await newQueue();
     const echoes = Array.from({ length: 6 }, () => randomUUID());
-    for (const echo of echoes) await sqs.sendMessage(url, asyncRecord(`${PREFIX}natsPing`, ping(echo)));
+    for (const echo of echoes) await send(url, asyncRecord(`${PREFIX}natsPing`, ping(echo)));
     // Visibility 0: SQS hides nothing, so both runs receive all six and only the markers stand between them.
     const [a, b] = await Promise.all([
       run(sqsFailureQueue(sqs, url), ['--all', '--execute', '--visibility', '0']),
@@ -269,7 +277,7 @@ describe('ops:replay-failures', () => {
 
   it('a record Lambda refuses (no such function) is kept and its claim given back', async () => {
     const { url, queue } = await newQueue();
-    const id = await sqs.sendMessage(url, asyncRecord(`${PREFIX}noSuchFunction`, { x: 1 }));
+    const id = await send(url, asyncRecord(`${PREFIX}noSuchFunction`, { x: 1 }));
     const out = await run(queue, ['--all', '--execute']);
     expect(out.code).toBe(1);
     expect(out.text).toMatch(new RegExp(`refused +${id} noSuchFunction Lambda refused \\(ResourceNotFoundException`));
@@ -279,7 +287,7 @@ describe('ops:replay-failures', () => {
 
   it('a stream record is never invoked; after the Failures page, --discard removes it', async () => {
     const { url, queue } = await newQueue();
-    const id = await sqs.sendMessage(url, streamRecord(3_600_000));
+    const id = await send(url, streamRecord(3_600_000));
     const out = await run(queue, ['--function', 'telegramNotify', '--execute']);
     expect(out.code).toBe(1);
     expect(out.text).toMatch(
@@ -294,8 +302,8 @@ describe('ops:replay-failures', () => {
   it('the CLI, as an operator runs it: --help, then a listing and a replay', async () => {
     const { url } = await newQueue();
     const echo = randomUUID();
-    const id = await sqs.sendMessage(url, asyncRecord(`${PREFIX}natsPing`, ping(echo)));
-    await sqs.sendMessage(url, streamRecord(30 * 3_600_000));
+    const id = await send(url, asyncRecord(`${PREFIX}natsPing`, ping(echo)));
+    await send(url, streamRecord(30 * 3_600_000));
     const cli = (...args: string[]) =>
       promisify(execFile)(
         process.execPath,
@@ -304,7 +312,7 @@ describe('ops:replay-failures', () => {
           cwd: ROOT,
           env: {
             ...process.env,
-            AWS_ENDPOINT_URL_SQS: moto.url,
+            AWS_ENDPOINT_URL_SQS: moto.endpoint,
             AWS_ACCESS_KEY_ID: 'test',
             AWS_SECRET_ACCESS_KEY: 'test',
           },
