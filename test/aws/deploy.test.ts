@@ -13,6 +13,9 @@ import {
   DynamoDBClient,
   GetItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { KmsSealer } from '../../lib/secrets/kms-sealer';
+import { TOKEN_PURPOSE } from '../../lib/sync/wiring';
+import { tokenContext } from '../../lib/sync/connections';
 import { GetRoleCommand, IAMClient } from '@aws-sdk/client-iam';
 import {
   DescribeKeyCommand,
@@ -99,17 +102,6 @@ const MOTO_SKIPS = new Set([
   'AWS::Lambda::EventInvokeConfig',
   'AWS::S3::BucketPolicy',
 ]);
-// The KMS piece of issue 39 (SyncTokenKey, lib/secrets/kms-sealer.ts): its checks run once both are in the checkout.
-// TODO(lead, issue 39 kms): once issue-39-kms is merged, make withKms plain `it`, so a lost key fails instead of skipping.
-const KMS_LANDED =
-  /\bSyncTokenKey:/.test(fs.readFileSync(path.join(ROOT, 'serverless.yml'), 'utf8')) &&
-  fs.existsSync(path.join(ROOT, 'lib', 'secrets', 'kms-sealer.ts'));
-const withKms = KMS_LANDED ? it : it.skip;
-if (!KMS_LANDED)
-  process.stdout.write(
-    '[aws] KMS checks pending: SyncTokenKey (serverless.yml) and lib/secrets/kms-sealer.ts not in this checkout\n',
-  );
-
 const say = (line: string) => process.stdout.write(`[aws] ${line}\n`);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
@@ -254,7 +246,13 @@ suite(title, () => {
     const state = JSON.parse(fs.readFileSync(path.join(work, '.serverless', 'serverless-state.json'), 'utf8'));
     service = state.service.service;
     stackName = `${service}-${runbook.stage}`;
-    ctx = { service, stage: runbook.stage, functions: state.service.functions, plantedSecrets: filled.secretValues };
+    ctx = {
+      service,
+      stage: runbook.stage,
+      functions: state.service.functions,
+      plantedSecrets: filled.secretValues,
+      secretCatalog: state.service.custom.secretCatalog,
+    };
     template = JSON.parse((await clients.cfn.send(new GetTemplateCommand({ StackName: stackName }))).TemplateBody!);
     resources = [];
     let next: string | undefined;
@@ -459,39 +457,36 @@ suite(title, () => {
     expect(Attributes).toMatchObject({ MessageRetentionPeriod: '1209600', SqsManagedSseEnabled: 'true' });
   });
 
-  withKms(
-    'creates the KMS key for T-Bank tokens, rotation on, with its alias, given to the sync functions',
-    async () => {
-      const keyId = physicalId('SyncTokenKey');
-      expect(keyId).toBeDefined();
-      const { KeyMetadata } = await clients.kms.send(new DescribeKeyCommand({ KeyId: keyId }));
-      expect(KeyMetadata).toMatchObject({ Enabled: true, KeyUsage: 'ENCRYPT_DECRYPT', KeySpec: 'SYMMETRIC_DEFAULT' });
-      expect((await clients.kms.send(new GetKeyRotationStatusCommand({ KeyId: keyId }))).KeyRotationEnabled).toBe(true);
-      const { Aliases } = await clients.kms.send(new ListAliasesCommand({ KeyId: KeyMetadata!.KeyId }));
-      expect(Aliases?.map((a) => a.AliasName)).toContain(`alias/${service}-${runbook.stage}-sync-tokens`);
-      const policy = JSON.parse(
-        (await clients.kms.send(new GetKeyPolicyCommand({ KeyId: keyId, PolicyName: 'default' }))).Policy!,
-      );
-      // The functions that seal or open tokens carry the key's ARN, and the key policy lets exactly their roles use it.
-      const withKey = Object.values(functions).filter((fn) => fn.Environment?.Variables?.SYNC_TOKEN_KMS_KEY);
-      expect(withKey.map((fn) => fn.FunctionName)).toContain(fnOf('syncConnections').FunctionName);
-      for (const fn of withKey) expect(fn.Environment!.Variables!.SYNC_TOKEN_KMS_KEY).toBe(KeyMetadata!.Arn);
-      const list = (value: unknown): string[] =>
-        value === undefined ? [] : Array.isArray(value) ? value.map(String) : [String(value)];
-      const users = new Set<string>();
-      for (const statement of policy.Statement as Array<{
-        Effect: string;
-        Action: unknown;
-        Principal?: { AWS?: unknown };
-      }>)
-        if (
-          statement.Effect === 'Allow' &&
-          list(statement.Action).some((a) => ['kms:*', 'kms:Decrypt', 'kms:GenerateDataKey'].includes(a))
-        )
-          for (const principal of list(statement.Principal?.AWS)) users.add(principal);
-      expect([...users].sort()).toEqual([...new Set(withKey.map((fn) => fn.Role!))].sort());
-    },
-  );
+  it('creates the KMS key for T-Bank tokens, rotation on, with its alias, given to the sync functions', async () => {
+    const keyId = physicalId('SyncTokenKey');
+    expect(keyId).toBeDefined();
+    const { KeyMetadata } = await clients.kms.send(new DescribeKeyCommand({ KeyId: keyId }));
+    expect(KeyMetadata).toMatchObject({ Enabled: true, KeyUsage: 'ENCRYPT_DECRYPT', KeySpec: 'SYMMETRIC_DEFAULT' });
+    expect((await clients.kms.send(new GetKeyRotationStatusCommand({ KeyId: keyId }))).KeyRotationEnabled).toBe(true);
+    const { Aliases } = await clients.kms.send(new ListAliasesCommand({ KeyId: KeyMetadata!.KeyId }));
+    expect(Aliases?.map((a) => a.AliasName)).toContain(`alias/${service}-${runbook.stage}-sync-tokens`);
+    const policy = JSON.parse(
+      (await clients.kms.send(new GetKeyPolicyCommand({ KeyId: keyId, PolicyName: 'default' }))).Policy!,
+    );
+    // The functions that seal or open tokens carry the key's ARN, and the key policy lets exactly their roles use it.
+    const withKey = Object.values(functions).filter((fn) => fn.Environment?.Variables?.SYNC_TOKEN_KMS_KEY);
+    expect(withKey.map((fn) => fn.FunctionName)).toContain(fnOf('syncConnections').FunctionName);
+    for (const fn of withKey) expect(fn.Environment!.Variables!.SYNC_TOKEN_KMS_KEY).toBe(KeyMetadata!.Arn);
+    const list = (value: unknown): string[] =>
+      value === undefined ? [] : Array.isArray(value) ? value.map(String) : [String(value)];
+    const users = new Set<string>();
+    for (const statement of policy.Statement as Array<{
+      Effect: string;
+      Action: unknown;
+      Principal?: { AWS?: unknown };
+    }>)
+      if (
+        statement.Effect === 'Allow' &&
+        list(statement.Action).some((a) => ['kms:*', 'kms:Decrypt', 'kms:GenerateDataKey'].includes(a))
+      )
+        for (const principal of list(statement.Principal?.AWS)) users.add(principal);
+    expect([...users].sort()).toEqual([...new Set(withKey.map((fn) => fn.Role!))].sort());
+  });
 
   describe('the deployed code, run under Node.js 24 with the configuration the deploy gave it', () => {
     it('loads every handler from its deployed zip', async () => {
@@ -535,7 +530,7 @@ suite(title, () => {
       const config = fnOf('authorizer');
       // The configuration names the secret (lib/secrets/runtime.ts), never holds its value.
       expect(config.Environment?.Variables).toMatchObject({
-        AUTH_TOKENS_SECRET: `${service}/${runbook.stage}/auth-tokens`,
+        AUTH_TOKENS_SECRET_ID: `${service}/${runbook.stage}/auth-tokens`,
       });
       expect(config.Environment?.Variables?.AUTH_TOKENS).toBeUndefined();
       const codeBefore = config.CodeSha256;
@@ -574,52 +569,42 @@ suite(title, () => {
       authorized = allowed.result!.context;
     }, 120_000);
 
-    withKms(
-      "syncConnections seals a T-Bank token through moto's KMS; the stored item opens only with the deployed key and its user",
-      async () => {
-        if (!authorized) {
-          // Run alone (-t): the authorizer's answer for the runbook's token, as the test above gets it.
-          const token = filled.tokens.find((t) => t.token)!.token!;
-          const authorizer = await start('authorizer');
-          const answer = await authorizer.invoke(authorizerEvent('POST /sync/connections', token));
-          authorized = succeeded(answer, authorizer).context;
-        }
-        const user = newId();
-        const tbankToken = `t.moto-${newToken()}`;
-        const fn = await start('syncConnections');
-        const answer = await fn.invoke({
-          ...httpEvent('POST', '/sync/connections', JSON.stringify({ user_id: user, token: tbankToken })),
-          routeKey: 'POST /sync/connections',
-          requestContext: {
-            ...httpEvent('POST', '/sync/connections').requestContext,
-            authorizer: { lambda: authorized },
-          },
-        });
-        keepLogs('syncConnections', fn);
-        expect(succeeded(answer, fn)).toMatchObject({ statusCode: 201 });
-        const table = fnOf('syncConnections').Environment!.Variables!.TABLE_SYNC;
-        const { Item } = await clients.dynamodb.send(
-          new GetItemCommand({ TableName: table, Key: marshallKey(connectionKey(user)) }),
-        );
-        const sealed: string = unmarshall(Item!).token_sealed;
-        expect(sealed).not.toContain(tbankToken);
-        expect(sealed).toMatch(/^k1\./);
-        // TODO(lead, issue 39 kms): required by path while this branch has no KMS code; passed against issue-39-kms
-        // f2ebb65 (KmsSealer({kms, keyIds, purpose}), TOKEN_PURPOSE, tokenContext). Once merged: static imports.
-        /* eslint-disable @typescript-eslint/no-require-imports */
-        const { KmsSealer } = require(path.join(ROOT, 'lib/secrets/kms-sealer'));
-        const { TOKEN_PURPOSE } = require(path.join(ROOT, 'lib/sync/wiring'));
-        const { tokenContext } = require(path.join(ROOT, 'lib/sync/connections'));
-        /* eslint-enable @typescript-eslint/no-require-imports */
-        const keyArn = fnOf('syncConnections').Environment!.Variables!.SYNC_TOKEN_KMS_KEY;
-        const sealer = new KmsSealer({ kms: clients.kms, keyIds: [keyArn], purpose: TOKEN_PURPOSE });
-        expect(await sealer.open(sealed, tokenContext(user))).toBe(tbankToken);
-        // Bound to its user: KMS refuses the data key under another user's context.
-        const other = new KmsSealer({ kms: clients.kms, keyIds: [keyArn], purpose: TOKEN_PURPOSE });
-        await expect(other.open(sealed, tokenContext(newId()))).rejects.toThrow();
-        say("syncConnections: a T-Bank token sealed under the deployed KMS key, opened through moto's KMS");
-      },
-    );
+    it("syncConnections seals a T-Bank token through moto's KMS; the stored item opens only with the deployed key and its user", async () => {
+      if (!authorized) {
+        // Run alone (-t): the authorizer's answer for the runbook's token, as the test above gets it.
+        const token = filled.tokens.find((t) => t.token)!.token!;
+        const authorizer = await start('authorizer');
+        const answer = await authorizer.invoke(authorizerEvent('POST /sync/connections', token));
+        authorized = succeeded(answer, authorizer).context;
+      }
+      const user = newId();
+      const tbankToken = `t.moto-${newToken()}`;
+      const fn = await start('syncConnections');
+      const answer = await fn.invoke({
+        ...httpEvent('POST', '/sync/connections', JSON.stringify({ user_id: user, token: tbankToken })),
+        routeKey: 'POST /sync/connections',
+        requestContext: {
+          ...httpEvent('POST', '/sync/connections').requestContext,
+          authorizer: { lambda: authorized },
+        },
+      });
+      keepLogs('syncConnections', fn);
+      expect(succeeded(answer, fn)).toMatchObject({ statusCode: 201 });
+      const table = fnOf('syncConnections').Environment!.Variables!.TABLE_SYNC;
+      const { Item } = await clients.dynamodb.send(
+        new GetItemCommand({ TableName: table, Key: marshallKey(connectionKey(user)) }),
+      );
+      const sealed: string = unmarshall(Item!).token_sealed;
+      expect(sealed).not.toContain(tbankToken);
+      expect(sealed).toMatch(/^k1\./);
+      const keyArn = fnOf('syncConnections').Environment!.Variables!.SYNC_TOKEN_KMS_KEY;
+      const sealer = new KmsSealer({ kms: clients.kms, keyIds: [keyArn], purpose: TOKEN_PURPOSE });
+      expect(await sealer.open(sealed, tokenContext(user))).toBe(tbankToken);
+      // Bound to its user: KMS refuses the data key under another user's context.
+      const other = new KmsSealer({ kms: clients.kms, keyIds: [keyArn], purpose: TOKEN_PURPOSE });
+      await expect(other.open(sealed, tokenContext(newId()))).rejects.toThrow();
+      say("syncConnections: a T-Bank token sealed under the deployed KMS key, opened through moto's KMS");
+    });
   });
 });
 
