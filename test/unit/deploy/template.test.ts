@@ -1,3 +1,13 @@
+import {
+  checkEdge,
+  checkOperations,
+  checkTracing,
+  dashboardMetrics,
+  type OperationsContext,
+  PUBLIC_FUNCTIONS,
+  REQUIRED_ALARMS,
+} from '../../../tools/deploy/operations-checks';
+import { METRICS, NAMESPACE } from '../../../lib/metrics/catalog';
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -382,7 +392,12 @@ describe('the packaged CloudFormation template', () => {
 
   it('was packaged without tsx or serverless-offline: the deploy target loads neither', () => {
     const state = JSON.parse(fs.readFileSync(path.join(out, 'full', 'serverless-state.json'), 'utf8'));
-    expect(state.service.plugins).toEqual(['serverless-esbuild', './plugins/nats-event', './plugins/aws-access']);
+    expect(state.service.plugins).toEqual([
+      'serverless-esbuild',
+      './plugins/nats-event',
+      './plugins/aws-access',
+      './plugins/aws-operations',
+    ]);
   });
 
   it('authorizer: a route without it, or a guarded healthcheck, is reported', () => {
@@ -665,7 +680,8 @@ describe('the packaged CloudFormation template', () => {
       .filter(([, r]) => r.Type === 'AWS::Logs::LogGroup')
       .map(([, r]) => r.Properties.RetentionInDays);
     expect(new Set(retention)).toEqual(new Set([90]));
-    expect(retention).toHaveLength(Object.keys(ctx.functions).length + 1); // + the connector's
+    // + the connector's and the HTTP API's access log
+    expect(retention).toHaveLength(Object.keys(ctx.functions).length + 2);
   });
 
   it('stream: a declared consumer without a mapping, or on a table without a stream, is reported', () => {
@@ -744,5 +760,123 @@ describe('docs/deploy.md against the template', () => {
     expect(named(full)).toEqual(new Set([...created, 'sync-token-keys']));
     expect(new Set(Object.keys(ctx.secretCatalog))).toEqual(named(full));
     expect(doc).toMatch(/SYNC_LEGACY_TOKEN_KEYS=true/);
+  });
+});
+
+describe('what the on-call person gets (tools/deploy/operations-checks.ts, plugins/aws-operations)', () => {
+  const operationsDoc = fs.readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8');
+  const octx: OperationsContext = {
+    functions: ctx.functions,
+    metrics: new Set(Object.keys(METRICS)),
+    anchors: new Set([...operationsDoc.matchAll(/<a id="([a-z0-9-]+)"><\/a>/g)].map((m) => m[1])),
+    namespace: NAMESPACE,
+  };
+
+  it('passes on both packaged variants', () => {
+    expect(checkOperations(plain.template, octx)).toEqual([]);
+    expect(checkOperations(template, octx)).toEqual([]);
+  });
+
+  it('every alarm notifies the topic, names a runbook section that exists, and watches an emitted metric', () => {
+    const alarms = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::CloudWatch::Alarm');
+    // Two a function, and the seven of the runbooks.
+    expect(alarms).toHaveLength(Object.keys(ctx.functions).length * 2 + REQUIRED_ALARMS.length);
+    expect(template.Resources.SyncNotSucceededAlarm.Properties).toMatchObject({
+      Namespace: NAMESPACE,
+      MetricName: 'SyncAttemptsNotSucceeded',
+      Period: 3600,
+      AlarmActions: [{ Ref: 'AlarmTopic' }],
+    });
+    expect(template.Resources.AuthorizerErrorsAlarm.Properties.Threshold).toBe(100);
+    expect(template.Resources.DownloadsPollErrorsAlarm.Properties.Threshold).toBe(1);
+  });
+
+  it('reports an alarm without an action, a runbook section or a metric nobody emits, and a missing alarm', () => {
+    const t = copy();
+    delete t.Resources.SyncStepThrottlesAlarm;
+    delete t.Resources.FailureQueueAgeAlarm;
+    t.Resources.ScanAnswersLateAlarm.Properties.AlarmActions = [];
+    t.Resources.ScanAnswerDelayAlarm.Properties.AlarmDescription = 'slow. Runbook: docs/operations.md#nowhere';
+    t.Resources.SyncNotSucceededAlarm.Properties.MetricName = 'SyncAttemptsThatNobodyEmits';
+    t.Resources.Dashboard.Properties.DashboardBody['Fn::Sub'][0] = t.Resources.Dashboard.Properties.DashboardBody[
+      'Fn::Sub'
+    ][0].replace('"NotifierLag"', '"NotifierLagNobodyEmits"');
+    expect(
+      checkOperations(t, octx)
+        .map((v) => v.message)
+        .sort(),
+    ).toEqual(
+      [
+        'FailureQueueAgeAlarm is missing',
+        'ScanAnswerDelayAlarm names runbook section #nowhere, which docs/operations.md lacks',
+        'ScanAnswersLateAlarm notifies no one (no AlarmActions to the alarm topic)',
+        'SyncNotSucceededAlarm watches SyncAttemptsThatNobodyEmits, which no handler emits',
+        'Dashboard shows NotifierLagNobodyEmits, which no handler emits',
+        'syncStep has no Throttles alarm',
+      ].sort(),
+    );
+  });
+
+  it("the dashboard shows the alarms' figures, its references live", () => {
+    const names = dashboardMetrics(template.Resources.Dashboard.Properties.DashboardBody).map((m) => m.name);
+    for (const name of [
+      'Errors',
+      'Throttles',
+      'ApproximateNumberOfMessagesVisible',
+      'SyncAttemptsNotSucceeded',
+      'ScanAnswerDelay',
+      'NotifierLag',
+      'TorrentLoginRefused',
+    ])
+      expect(names).toContain(name);
+    const [, refs] = template.Resources.Dashboard.Properties.DashboardBody['Fn::Sub'];
+    expect(Object.values(refs)).toContainEqual({ Ref: 'TelegramNotifyLambdaFunction' });
+  });
+
+  it('the edge: access log with the principal and request id, stage throttling, reserved concurrency, a route-keyed cache', () => {
+    const stage = template.Resources.HttpApiStage.Properties;
+    expect(stage.DefaultRouteSettings).toMatchObject({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 });
+    expect(stage.AccessLogSettings.Format).toContain('"principal":"$context.authorizer.principalId"');
+    for (const key of PUBLIC_FUNCTIONS)
+      expect(
+        template.Resources[`${key[0].toUpperCase()}${key.slice(1)}LambdaFunction`].Properties
+          .ReservedConcurrentExecutions,
+      ).toBeGreaterThan(0);
+    const authorizers = Object.values(template.Resources).filter((r) => r.Type === 'AWS::ApiGatewayV2::Authorizer');
+    const bearer = authorizers.find((a) => a.Properties.Name === 'bearer')!.Properties;
+    expect(bearer).toMatchObject({ AuthorizerResultTtlInSeconds: 30 });
+    expect(bearer.IdentitySource).toEqual(['$request.header.Authorization', '$context.routeKey']);
+    // The session authorizer has no identity source (a browser without a cookie must reach it): never cached.
+    expect(authorizers.find((a) => a.Properties.Name === 'session')!.Properties.AuthorizerResultTtlInSeconds).toBe(0);
+
+    const t = copy();
+    t.Resources.HttpApiStage.Properties.DefaultRouteSettings = {};
+    delete t.Resources.WebSignInLambdaFunction.Properties.ReservedConcurrentExecutions;
+    const cached = Object.values(t.Resources).find((r: any) => r.Properties?.Name === 'bearer') as any;
+    cached.Properties.IdentitySource = ['$request.header.Authorization'];
+    expect(
+      checkEdge(t)
+        .map((v) => v.message)
+        .sort(),
+    ).toEqual(
+      [
+        'HttpApiAuthorizerBearer caches decisions without the route in its key',
+        'HttpApiStage has no stage throttling',
+        'webSignIn is public and has no reserved concurrency',
+      ].sort(),
+    );
+  });
+
+  it('tracing: every function traced, each role able to write its segments', () => {
+    const traced = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
+    expect(traced.every((r) => r.Properties.TracingConfig?.Mode === 'Active')).toBe(true);
+    const t = copy();
+    t.Resources.SyncStepIamRole.Properties.Policies[0].PolicyDocument.Statement = statements(
+      t,
+      'SyncStepIamRole',
+    ).filter((st) => ![st.Action].flat().includes('xray:PutTraceSegments'));
+    expect(checkTracing(t).map((v) => v.message)).toEqual([
+      'SyncStepLambdaFunction is traced but its role cannot write to X-Ray',
+    ]);
   });
 });
