@@ -23,6 +23,10 @@ export interface InvocationFields {
   cold_start: boolean;
   /** The X-Ray trace's root id (`1-5759e988-bd862e3fe1be46a994272793`), when Lambda gave one. */
   trace_id?: string;
+  /** An HTTP API request's own id (the access log's `requestId`), when the event came through the API. */
+  api_request_id?: string;
+  /** Who the authorizer resolved the request to (a grant's name), when it did. */
+  principal?: string;
 }
 
 export interface Invocation {
@@ -76,8 +80,24 @@ export function invocationScope<E, C, R, Rest extends unknown[]>(
       function: typeof lambda.functionName === 'string' ? lambda.functionName : process.env.AWS_LAMBDA_FUNCTION_NAME,
       cold_start: cold,
       trace_id: traceRoot(process.env._X_AMZN_TRACE_ID),
+      ...fromApiEvent(event),
     };
     cold = false;
     return runInvocation(fields, () => handler(event, context as C, ...rest));
+  };
+}
+
+const SHORT_TEXT = /^[A-Za-z0-9._@=:-]{1,128}$/;
+
+/** An HTTP API event's request id and resolved principal (payload 2.0); nothing for other events. */
+function fromApiEvent(event: unknown): Pick<InvocationFields, 'api_request_id' | 'principal'> {
+  const context = (
+    event as { requestContext?: { requestId?: unknown; authorizer?: { lambda?: { principal?: unknown } } } }
+  )?.requestContext;
+  const id = context?.requestId;
+  const principal = context?.authorizer?.lambda?.principal;
+  return {
+    ...(typeof id === 'string' && SHORT_TEXT.test(id) ? { api_request_id: id } : {}),
+    ...(typeof principal === 'string' && SHORT_TEXT.test(principal) ? { principal } : {}),
   };
 }

@@ -94,6 +94,26 @@ describe('the invocation scope', () => {
     expect(lines[0]).not.toHaveProperty('request_id');
   });
 
+  it('an HTTP API event adds its own request id and the principal the authorizer resolved', async () => {
+    const { lines, log } = capture();
+    const handler = invocationScope(async () => log.info('x'));
+    await handler(
+      { requestContext: { requestId: 'Y2kFYj3KoAMEVqw=', authorizer: { lambda: { principal: 'ops@example' } } } },
+      context('req-api'),
+    );
+    await handler(
+      { requestContext: { requestId: '<script>', authorizer: { lambda: { principal: 42 } } } },
+      context('r'),
+    );
+    expect(lines[0]).toMatchObject({
+      request_id: 'req-api',
+      api_request_id: 'Y2kFYj3KoAMEVqw=',
+      principal: 'ops@example',
+    });
+    expect(lines[1]).not.toHaveProperty('api_request_id');
+    expect(lines[1]).not.toHaveProperty('principal');
+  });
+
   it('reads only the Root of the trace header', () => {
     expect(traceRoot(TRACE)).toBe('1-5759e988-bd862e3fe1be46a994272793');
     expect(traceRoot('Parent=1;Sampled=0')).toBeUndefined();
