@@ -6,14 +6,16 @@ import { systemClock } from '../../lib/clock';
 import { loadAuthConfig, loadSessionKeyring } from '../../lib/auth/config';
 import { perEnvironment } from '../../lib/config';
 import { refreshSecrets } from '../../lib/secrets/runtime';
-import { createLogger } from '../../lib/log';
+import { createLogger, invocationScope, redactValue } from '../../lib/log';
+import { emitMetric } from '../../lib/metrics';
 import { header } from '../../lib/http/request';
 
 /**
  * The HTTP API's Lambda authorizer (REQUEST, payload 2.0, no caching: the
  * decision depends on the route). API routes take the bearer token; UI routes
  * (SESSION_ROUTES) take the session cookie. Logs who was refused and why,
- * never the token or the cookie.
+ * never the token or the cookie: both are registered with the log's
+ * redaction for the invocation, so not even an error's message can print them.
  */
 
 const log = createLogger({ domain: 'auth' });
@@ -22,11 +24,20 @@ const log = createLogger({ domain: 'auth' });
 const grants = perEnvironment(() => loadAuthConfig().grants);
 const sessionKeys = perEnvironment(loadSessionKeyring);
 
-export async function handler(event: APIGatewayRequestAuthorizerEventV2): Promise<APIGatewayAuthorizerResult> {
+export const handler = invocationScope(authorizer);
+
+async function authorizer(event: APIGatewayRequestAuthorizerEventV2): Promise<APIGatewayAuthorizerResult> {
   const web = SESSION_ROUTES.includes(event.routeKey);
+  const credential = web
+    ? (event.cookies ?? header(event.headers, 'cookie'))
+    : (event.identitySource?.[0] ?? header(event.headers, 'authorization'));
+  for (const part of credentialParts(credential)) redactValue(part);
   let settings;
   try {
-    await refreshSecrets();
+    await refreshSecrets().catch((err: unknown) => {
+      emitMetric('SecretsReadFailures', 1, {}, { error: (err as Error)?.name });
+      throw err;
+    });
     settings = { grants: grants(), sessionKeys: web ? sessionKeys() : undefined };
   } catch (err) {
     // Fail closed: a bad or unreadable AUTH_TOKENS (or SESSION_KEYS, for the UI) refuses everyone, loudly.
@@ -35,19 +46,8 @@ export async function handler(event: APIGatewayRequestAuthorizerEventV2): Promis
   }
   const now = systemClock();
   const decision = web
-    ? authorizeSession(
-        settings.grants,
-        settings.sessionKeys!,
-        event.cookies ?? header(event.headers, 'cookie'),
-        event.routeKey,
-        now,
-      )
-    : authorize(
-        settings.grants,
-        event.identitySource?.[0] ?? header(event.headers, 'authorization'),
-        event.routeKey,
-        now,
-      );
+    ? authorizeSession(settings.grants, settings.sessionKeys!, credential, event.routeKey, now)
+    : authorize(settings.grants, credential as string | undefined, event.routeKey, now);
   if (decision.effect !== 'allow') {
     log.warn('auth_refused', {
       route: event.routeKey,
@@ -57,4 +57,14 @@ export async function handler(event: APIGatewayRequestAuthorizerEventV2): Promis
     });
   }
   return gatewayAnswer(decision, event.routeArn);
+}
+
+/** The header, the bearer token, each cookie and its value: what no line of this invocation may print. */
+function credentialParts(credential: string | string[] | undefined): string[] {
+  const texts = Array.isArray(credential) ? credential : credential ? [credential] : [];
+  const parts = texts.flatMap((text) =>
+    text.split(/[;\s]+/).flatMap((part) => [part, part.slice(part.indexOf('=') + 1)]),
+  );
+  // Words like `Bearer` are not secrets: only what is long enough to be a token or a cookie's value.
+  return [...texts, ...parts].filter((part) => part.length >= 16);
 }

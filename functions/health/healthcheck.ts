@@ -1,7 +1,8 @@
 import middy from '@middy/core';
 import { Clock, systemClock } from '../../lib/clock';
 import { config, perEnvironment } from '../../lib/config';
-import { runtimeSecrets } from '../../lib/secrets/runtime';
+import { secretsBeforeInvocation } from '../../lib/lambda/secrets';
+import { invocationScope } from '../../lib/log';
 import { loadScanConfig } from '../../lib/scan/config';
 import { awsClients } from '../../lib/aws/clients';
 import { natsConnection } from '../../lib/nats/connection';
@@ -74,6 +75,8 @@ function defaultDeps(): HealthcheckDeps {
   };
 }
 
-export const handler = middy()
-  .use(runtimeSecrets())
-  .handler(async () => json(200, await healthcheck(defaultDeps())));
+export const handler = invocationScope(
+  middy()
+    .use(secretsBeforeInvocation())
+    .handler(async () => json(200, await healthcheck(defaultDeps()))),
+);

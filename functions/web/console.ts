@@ -12,6 +12,7 @@ import { scanSettings, scanStores } from '../../lib/scan/wiring';
 import { syncServices } from '../../lib/sync/wiring';
 import { deliveryStore } from '../../lib/telegram/wiring';
 import { createLogger } from '../../lib/log';
+import { localMetrics } from '../../lib/metrics/local';
 
 /**
  * The operator console's pages (lib/web/console.ts): GET /scan, /scan/{job_id},
@@ -35,6 +36,8 @@ export const handler = webHandler(
   async ({ event, viewer }) => {
     const now = Date.now();
     const query = parseConsoleQuery(pageQuery(event.queryStringParameters));
+    // The same EMF lines an alarm is fed, read back from the local stack's log (none on AWS: CloudWatch has them).
+    const metrics = { points: localMetrics()?.read(), now };
     switch (event.routeKey) {
       case 'GET /scan': {
         const [jobs, inUse] = await Promise.all([
@@ -51,6 +54,7 @@ export const handler = webHandler(
             prefix: query.prefix,
             page: query.page ?? 1,
             slots: { inUse, max: scanSettings().maxInflight },
+            metrics: { ...metrics, answerBoundMs: scanSettings().settleMs + scanSettings().pollEveryMs + 1000 },
           }),
         };
       }
@@ -74,6 +78,7 @@ export const handler = webHandler(
             users: page.items.map((c) => ({ ...c, head: heads.get(c.user_id) })),
             next: page.next,
             paged: Boolean(query.after),
+            metrics,
           }),
         };
       }
@@ -101,6 +106,7 @@ export const handler = webHandler(
             review: [...stuck.items, ...failed.items],
             viewer: viewer!,
             retried: query.retried,
+            metrics,
           }),
         };
       }

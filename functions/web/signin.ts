@@ -4,7 +4,7 @@ import { systemClock } from '../../lib/clock';
 import { loadAuthConfig, loadSessionKeyring } from '../../lib/auth/config';
 import { perEnvironment } from '../../lib/config';
 import { header, validator } from '../../lib/http/request';
-import { createLogger } from '../../lib/log';
+import { createLogger, redactValue } from '../../lib/log';
 import { webHandler } from '../../lib/web/handler';
 import { safeNext } from '../../lib/web/middlewares';
 import { signInPage } from '../../lib/web/pages';
@@ -39,6 +39,7 @@ export const handler = webHandler(
       return { page: signInPage({ next: safeNext(parseSignInQuery(event.queryStringParameters ?? {}).next) }) };
     }
     const { token, next } = parseSignIn(form);
+    redactValue(token.trim());
     const { auth, keys } = loadSettings();
     const now = systemClock();
     const grant = grantForToken(auth.grants, token.trim(), now);

@@ -2,6 +2,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { withCas } from '../aws/conditions';
 import { Clock, isoTime, systemClock } from '../clock';
 import { newId } from '../ident';
+import { emitMetric } from '../metrics';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoff, DEFAULT_RETRY, transactWrite } from '../aws/transact';
 import { TransactionConflictError } from '../aws/errors';
@@ -122,6 +123,7 @@ export class DynamoDownloadStore
       try {
         // A conflict is another writer on our guards: read what it wrote rather than queue behind it.
         await this.execute(planCreate(download), `create:${download.id}`, { conflictAttempts: 1 });
+        transitioned(download, undefined);
         return this.remember({ created: true, download });
       } catch (err) {
         if (err instanceof TransactionConflictError) {
@@ -151,7 +153,9 @@ export class DynamoDownloadStore
 
   async activateIfNoOtherActive(id: string, to: ActiveState): Promise<Download> {
     if (!isActive(to)) throw new RangeError(`activate needs an active state, not ${to}`);
-    return this.cas(id, (current) => this.decided(planActivate(current, to, isoTime(this.now())), 'activate'));
+    return this.cas(id, (current) =>
+      this.decided(planActivate(current, to, isoTime(this.now())), 'activate', current.state),
+    );
   }
 
   async addInfohashes(id: string, hashes: Infohash[]): Promise<Download> {
@@ -169,7 +173,7 @@ export class DynamoDownloadStore
     const refused = refuseReactivation(id, from, to);
     if (refused) throw refused;
     return this.cas(id, (current) =>
-      this.decided(planSetState(current, from, to, review, isoTime(this.now())), 'state'),
+      this.decided(planSetState(current, from, to, review, isoTime(this.now())), 'state', current.state),
     );
   }
 
@@ -206,11 +210,12 @@ export class DynamoDownloadStore
   // --- executing plans --------------------------------------------------------------
 
   /** A decision carried out: the refusal thrown, nothing written, or the plan written and its result returned. */
-  private async decided(decision: Decision, operation: string): Promise<Download> {
+  private async decided(decision: Decision, operation: string, from?: DownloadState): Promise<Download> {
     if ('refused' in decision) throw decision.refused;
     if ('unchanged' in decision) return decision.unchanged;
     const { id, revision } = decision.next;
     await this.execute(decision.write, `${operation}:${id}@${revision - 1}`);
+    if (from !== undefined) transitioned(decision.next, from);
     return decision.next;
   }
 
@@ -244,6 +249,7 @@ export class DynamoDownloadStore
       if ('refused' in plan) throw plan.refused;
       try {
         await this.execute(plan, `merge:${victimId}@${victim!.revision}`);
+        transitioned({ ...victim!, state: 'cancelled' }, victim!.state);
       } catch (err) {
         if (err instanceof TransactionCancelledError) return;
         throw err;
@@ -274,4 +280,13 @@ export class DynamoDownloadStore
     }
     return result;
   }
+}
+
+/**
+ * A download's state moved, as a committed transaction wrote it (the only place every move passes:
+ * ingest, the poll, the UI, the bot, merges): DownloadTransitions by the state entered.
+ */
+function transitioned(download: Pick<Download, 'id' | 'state'>, from: DownloadState | undefined): void {
+  if (from === download.state) return;
+  emitMetric('DownloadTransitions', 1, { state: download.state }, { download_id: download.id, from });
 }

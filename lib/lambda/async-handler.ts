@@ -1,12 +1,16 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import type { Logger } from '../log';
-import { runtimeSecrets } from '../secrets/runtime';
+import { invocationScope, type Logger } from '../log';
+import { emitMetric } from '../metrics';
+import { secretsBeforeInvocation } from './secrets';
 
 /**
  * The one way an asynchronously invoked handler is built (schedules, `Event`
- * invokes, the NATS bridge): middy over a plain async function whose failure
- * is always logged (`async_handler_failed`, with the function and request id).
+ * invokes, the NATS bridge, streams): middy over a plain async function, run
+ * in its own log scope (request id, function, cold start, trace id on every
+ * line: lib/log/context.ts), whose failure is always logged
+ * (`async_handler_failed`, with the stack and cause chain) and counted
+ * (`AsyncHandlerFailures` by function).
  *
  * Locally (serverless offline sets IS_OFFLINE) the error is then swallowed:
  * offline does not catch a rejected `Event` invocation, so one throwing
@@ -15,22 +19,19 @@ import { runtimeSecrets } from '../secrets/runtime';
  * destinations still see the failure. Every new async handler must use it.
  */
 export function asyncHandler<E = unknown, R = unknown>(log: Logger, core: (event: E, context: Context) => Promise<R>) {
-  return (
+  return invocationScope(
     middy<E, R | null>()
       .use({
         onError: async (request) => {
-          log.error('async_handler_failed', {
-            function: request.context?.functionName,
-            request_id: request.context?.awsRequestId,
-            err: request.error,
-          });
+          log.error('async_handler_failed', { err: request.error });
+          emitMetric('AsyncHandlerFailures', 1, {}, { error: request.error?.name });
           if (process.env.IS_OFFLINE !== 'true') throw request.error;
           // middy rethrows when the response is still undefined after onError: null marks it handled.
           request.response = null;
         },
       })
       // Inside the logging: a secret that cannot be read fails the invocation, logged, like any other error.
-      .use(runtimeSecrets())
-      .handler(core)
+      .use(secretsBeforeInvocation())
+      .handler(core),
   );
 }

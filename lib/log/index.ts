@@ -1,9 +1,18 @@
 /**
  * Structured logs: one JSON object per line, so `grep <id>` on a bare entity
- * id finds every event about it (fields are named `<entity>_id`).
+ * id finds every event about it (fields are named `<entity>_id`). A line
+ * written during an invocation also carries `request_id`, `function`,
+ * `cold_start` and `trace_id` (context.ts); an error field carries its stack
+ * and cause chain (errors.ts); no line prints a known secret (redact.ts).
  */
 
 import { Clock, isoTime, systemClock } from '../clock';
+import { currentInvocation } from './context';
+import { serialiseError } from './errors';
+import { safeStringify } from './redact';
+
+export { currentInvocation, invocationScope, runInvocation, type InvocationFields } from './context';
+export { redactValue } from './redact';
 
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 export type Fields = Record<string, unknown>;
@@ -25,14 +34,19 @@ export interface LoggerOptions {
   now?: Clock;
 }
 
+/** Where lines go by default: stdout, one per write (Lambda sends each to CloudWatch Logs as one event). */
+export const stdoutLine = (line: string): void => void process.stdout.write(line + '\n');
+
 export function createLogger(base: Fields = {}, options: LoggerOptions = {}): Logger {
   const min = RANK[options.level ?? envLevel()];
-  const write = options.write ?? ((line: string) => process.stdout.write(line + '\n'));
+  const write = options.write ?? stdoutLine;
   const now = options.now ?? systemClock;
 
   const emit = (level: Level, event: string, fields?: Fields) => {
     if (RANK[level] < min) return;
-    write(JSON.stringify({ level, time: isoTime(now()), event, ...base, ...serialise(fields) }));
+    // The invocation's fields first: a call site naming one of them (e.g. `function`) says it more precisely.
+    const context = currentInvocation()?.fields;
+    write(safeStringify({ level, time: isoTime(now()), event, ...context, ...base, ...serialise(fields) }));
   };
 
   return {
@@ -49,16 +63,11 @@ function envLevel(): Level {
   return level && level in RANK ? (level as Level) : 'info';
 }
 
-// Errors do not survive JSON.stringify; keep their class name, which callers branch on.
+// Errors do not survive JSON.stringify; keep their class name (callers branch on it), stack and causes.
 function serialise(fields?: Fields): Fields | undefined {
   if (!fields) return fields;
   const out: Fields = {};
-  for (const [key, value] of Object.entries(fields)) {
-    out[key] =
-      value instanceof Error
-        ? { name: value.name, message: value.message, code: (value as { code?: unknown }).code }
-        : value;
-  }
+  for (const [key, value] of Object.entries(fields)) out[key] = value instanceof Error ? serialiseError(value) : value;
   return out;
 }
 

@@ -50,6 +50,9 @@ export function admissionsPerMinute(addresses: number, callsPerSync: number): nu
 }
 
 export class SharedCallBudget implements CallBudget {
+  /** Time spent waiting for a window, by budget: the step reports it (TbankBudgetWait). */
+  readonly waitedMs = { token: 0, egress: 0 };
+
   constructor(
     private readonly deps: {
       data: Pick<SyncDataStore, 'takeRateSlot'>;
@@ -69,15 +72,25 @@ export class SharedCallBudget implements CallBudget {
   async acquire(service: TBankService, signal: AbortSignal, remainingMs: () => number): Promise<void> {
     const { windowMs, egressAddresses } = this.deps;
     const limit = Math.max(1, Math.floor(TBANK_LIMITS[service] * (1 - (this.deps.headroom ?? 0.05))));
-    await this.take(this.deps.user, service, limit, windowMs, signal, remainingMs, "the token's budget");
+    await this.take(this.deps.user, service, limit, windowMs, signal, remainingMs, "the token's budget", 'token');
     if (!egressAddresses) return;
     // The addresses' budget: the second, then the minute last, right before the call is sent. No
     // minute slot is taken in the window's last 3 %: a call sent then could land in the next window.
     const egress = egressLimits(egressAddresses, this.deps.addressLimits);
     const what = 'the egress addresses’ budget';
     const second = Math.max(1, Math.round(windowMs / 60));
-    await this.take(EGRESS_BUDGET, 'second', egress.perSecond, second, signal, remainingMs, what);
-    await this.take(EGRESS_BUDGET, 'minute', egress.perMinute, windowMs, signal, remainingMs, what, windowMs * 0.03);
+    await this.take(EGRESS_BUDGET, 'second', egress.perSecond, second, signal, remainingMs, what, 'egress');
+    await this.take(
+      EGRESS_BUDGET,
+      'minute',
+      egress.perMinute,
+      windowMs,
+      signal,
+      remainingMs,
+      what,
+      'egress',
+      windowMs * 0.03,
+    );
   }
 
   /** One slot of one budget, waiting for the next window while this one is spent. */
@@ -89,6 +102,7 @@ export class SharedCallBudget implements CallBudget {
     signal: AbortSignal,
     remainingMs: () => number,
     what: string,
+    budget: keyof SharedCallBudget['waitedMs'],
     guardMs = 0,
   ): Promise<void> {
     const clock = this.deps.clock ?? (() => performance.timeOrigin + performance.now());
@@ -101,9 +115,14 @@ export class SharedCallBudget implements CallBudget {
       const wait = start + windowMs - now + 10;
       if (wait >= remainingMs())
         throw new TBankError('rate-limited', `${counter}: ${what} of ${limit} calls is spent until the window resets`);
-      await sleep(wait, undefined, { signal }).catch(() => {
-        throw signal.reason;
-      });
+      const began = performance.now();
+      try {
+        await sleep(wait, undefined, { signal }).catch(() => {
+          throw signal.reason;
+        });
+      } finally {
+        this.waitedMs[budget] += performance.now() - began;
+      }
     }
   }
 }

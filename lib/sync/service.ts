@@ -1,4 +1,5 @@
 import { newId } from '../ident';
+import { emitMetrics } from '../metrics';
 import { HOUR_MS, HourlyHead, Section, StepReport, StepRow, StepState, SyncErrorCode } from './model';
 import {
   barrierReached,
@@ -121,12 +122,17 @@ export class HourlyService {
         rows,
         records: next ? [closedHead, next] : [closedHead],
       });
-      return written ? { branch: 'restart', head: next, closed } : { branch: 'raced' };
+      if (!written) return { branch: 'raced' };
+      settledMetrics(head, closed);
+      if (next) startedMetrics(head, next);
+      return { branch: 'restart', head: next, closed };
     }
     if (!due) return { branch: 'not-due', current: head };
     const next = fresh();
     const written = await this.store.replaceHead(head, next, { whileRunning: false, records: [next] });
-    return written ? { branch: 'due', head: next, previous: head.state } : { branch: 'raced' };
+    if (!written) return { branch: 'raced' };
+    startedMetrics(head, next);
+    return { branch: 'due', head: next, previous: head.state };
   }
 
   /** Writes the step id onto the attempt right after dispatch, before any wait. */
@@ -194,8 +200,10 @@ export class HourlyService {
       if (!cause && !barrierReached(head, rows, now, this.deps.waitBoundMs)) return { skipped: 'waiting' };
       const settled = deriveOutcome({ head, rows, cause });
       const closed = this.closedHead(head, settled, now);
-      if (await this.store.replaceHead(head, closed, { whileRunning: true, rows, records: [closed] }))
+      if (await this.store.replaceHead(head, closed, { whileRunning: true, rows, records: [closed] })) {
+        settledMetrics(head, settled);
         return { settled };
+      }
     }
     throw new Error(`settleHourly ${attemptId}: rows kept changing`);
   }
@@ -287,4 +295,24 @@ export class HourlyService {
       due_at: head.started_at + HOUR_MS,
     };
   }
+}
+
+// --- metrics (lib/metrics/catalog.ts): emitted once per write that won, so a raced visit counts nothing ---
+
+/** An attempt settled: its outcome, its first problem, and whether it counts against the hour's alarm. */
+function settledMetrics(head: HourlyHead, settled: Derived): void {
+  emitMetrics(
+    { SyncAttempts: 1, SyncAttemptsNotSucceeded: settled.state === 'succeeded' ? 0 : 1 },
+    { outcome: settled.state, cause: settled.error_code ?? 'none' },
+    { user_id: head.user_id, attempt_id: head.attempt_id },
+  );
+}
+
+/** A new attempt of a user seen before: how late it starts against its hour (the previous start + 1 h). */
+function startedMetrics(previous: HourlyHead, next: HourlyHead): void {
+  emitMetrics(
+    { SyncAttemptLateness: next.started_at - (previous.started_at + HOUR_MS) },
+    {},
+    { user_id: next.user_id, attempt_id: next.attempt_id },
+  );
 }

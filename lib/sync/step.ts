@@ -1,4 +1,5 @@
-import type { Logger } from '../log';
+import { redactValue, type Logger } from '../log';
+import { emitMetrics } from '../metrics';
 import { TimeoutError } from '../util/errors';
 import { withTimeout } from '../util/timeout';
 import type { SyncDataStore } from './data-store';
@@ -89,28 +90,25 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
   let trackingId: string | undefined;
   const skipped: SkippedAccount[] = [];
   let api: TBankClient | undefined;
+  let budget: SharedCallBudget | undefined;
   try {
     const token = await deps.connections.connectionToken(input.user_id);
     if (!token) throw new NoTokenError();
+    // Opened from its seal for this step: no line of this invocation may print it (an error's message included).
+    redactValue(token);
     const run = (deps.runners ?? SECTION_RUNNERS)[input.section];
     // Monotonic: the remaining time of the step's own bound, whatever the wall clock does.
     const started = performance.now();
     const remainingMs = () => deps.timeoutMs - (performance.now() - started);
     const stored = await withTimeout(deps.timeoutMs, `step ${input.section}`, (signal) => {
-      api = new TBankClient({
-        ...deps.tbank,
-        token,
-        signal,
-        remainingMs,
-        log,
-        budget: new SharedCallBudget({
-          data: deps.data,
-          user: input.user_id,
-          windowMs: deps.tbank.rateWindowMs,
-          egressAddresses: deps.tbank.egressAddresses,
-          addressLimits: deps.tbank.addressLimits,
-        }),
+      budget = new SharedCallBudget({
+        data: deps.data,
+        user: input.user_id,
+        windowMs: deps.tbank.rateWindowMs,
+        egressAddresses: deps.tbank.egressAddresses,
+        addressLimits: deps.tbank.addressLimits,
       });
+      api = new TBankClient({ ...deps.tbank, token, signal, remainingMs, log, budget });
       const client = api;
       return run({
         api: client,
@@ -135,6 +133,7 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
     log.warn('sync_step_failed', { error_code: code, tracking_id: trackingId, err });
   }
 
+  stepMetrics(input, api, budget);
   const report = stepReport(api, skipped);
   if (report.unknown_values)
     log.warn('sync_unknown_enum_values', { count: report.unknown_values, names: report.unknown_names });
@@ -165,6 +164,15 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
     log.error('sync_settle_failed', { err }); // the next tick's recovery settles it
   }
   return result;
+}
+
+/** What the step met on the way: T-Bank's 429s, and its waits for a budget's window, by budget. */
+function stepMetrics(input: StepInput, api: TBankClient | undefined, budget: SharedCallBudget | undefined): void {
+  if (!api) return; // no call was made (no token)
+  const ids = { user_id: input.user_id, attempt_id: input.attempt_id, step_id: input.step_id, section: input.section };
+  emitMetrics({ TbankRateLimited: api.rateLimited }, {}, ids);
+  for (const [name, ms] of Object.entries(budget?.waitedMs ?? {}))
+    emitMetrics({ TbankBudgetWait: ms }, { budget: name }, ids);
 }
 
 /** What the row says besides state and code: unknown enum values kept raw, accounts skipped. */

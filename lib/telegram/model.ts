@@ -1,5 +1,6 @@
 import { downloadImages, type StreamImage } from '../downloads/change-stream';
 import { isDownloadState, isActive, DownloadState } from '../downloads/model';
+import { parseIsoTime } from '../clock';
 import { isId } from '../ident';
 import { MalformedStreamRecordError } from './errors';
 
@@ -27,6 +28,12 @@ export interface DownloadEvent {
   sequence: string;
   kind: EventKind;
   download: NotifiedDownload;
+  /**
+   * When the change was written, epoch ms: the later of the item's `updated_at` (written with the change, to
+   * the ms) and the record's ApproximateCreationDateTime (whole seconds; a write that left `updated_at` alone).
+   * A message's lag at send counts from here.
+   */
+  createdAt?: number;
 }
 
 /** The fields a notification shows; read from the image by name, nothing else is copied. */
@@ -43,6 +50,8 @@ export interface StreamRecord {
   eventID?: string;
   eventName?: 'INSERT' | 'MODIFY' | 'REMOVE' | string;
   dynamodb?: {
+    /** Epoch seconds, as Lambda hands it over. */
+    ApproximateCreationDateTime?: number;
     SequenceNumber?: string;
     NewImage?: StreamImage;
     OldImage?: StreamImage;
@@ -71,16 +80,32 @@ export function classify(record: StreamRecord): DownloadEvent | undefined {
   const next = readDownload(images.next);
   const old = images.old ? readDownload(images.old) : undefined;
   const kind = eventKind(old, next, record.eventName === 'INSERT');
-  return kind ? { eventId: record.eventID, sequence, kind, download: next.shown } : undefined;
+  if (!kind) return undefined;
+  const created = writtenAt(record.dynamodb?.ApproximateCreationDateTime, next.updatedAt);
+  return {
+    eventId: record.eventID,
+    sequence,
+    kind,
+    download: next.shown,
+    ...(created !== undefined ? { createdAt: created } : {}),
+  };
 }
 
 interface ReadDownload {
   shown: NotifiedDownload;
   sourceAddedAt?: string;
+  updatedAt?: number;
+}
+
+function writtenAt(approximateS: unknown, updatedAt: number | undefined): number | undefined {
+  const approximate =
+    typeof approximateS === 'number' && Number.isFinite(approximateS) ? approximateS * 1000 : undefined;
+  if (approximate === undefined) return updatedAt;
+  return updatedAt === undefined ? approximate : Math.max(approximate, updatedAt);
 }
 
 function readDownload(item: Record<string, unknown>): ReadDownload {
-  const { id, name, state, infohashes, review_reason, source_added_at } = item;
+  const { id, name, state, infohashes, review_reason, source_added_at, updated_at } = item;
   if (!isId(id)) throw new MalformedStreamRecordError('download id is not an id');
   if (!isDownloadState(state)) throw new MalformedStreamRecordError(`download ${id}: unknown state`);
   const first = Array.isArray(infohashes) ? (infohashes[0] as { infohash?: unknown } | undefined)?.infohash : undefined;
@@ -93,6 +118,7 @@ function readDownload(item: Record<string, unknown>): ReadDownload {
       reviewReason: typeof review_reason === 'string' && review_reason !== '' ? review_reason : undefined,
     },
     sourceAddedAt: typeof source_added_at === 'string' ? source_added_at : undefined,
+    updatedAt: parseIsoTime(updated_at),
   };
 }
 

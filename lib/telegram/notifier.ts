@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { Clock, systemClock } from '../clock';
 import type { Logger } from '../log';
+import { emitMetric } from '../metrics';
 import type { TelegramSender } from './api';
 import { MalformedStreamRecordError, TelegramApiError, TelegramNetworkError } from './errors';
 import { keyboard, notificationText } from './format';
@@ -171,6 +172,7 @@ async function deliver(deps: NotifierDeps, run: Run, event: DownloadEvent, chatI
         log.error('notification_uncertain', {
           reason: 'the sender crashed between sending and recording; not resent (at most once)',
         });
+        sendFailed('uncertain', ref);
         return 'failed';
       }
       if (claim.status === 'sending' || claim.status === 'retrying') {
@@ -235,6 +237,7 @@ async function deliver(deps: NotifierDeps, run: Run, event: DownloadEvent, chatI
             `${retryable ? `gave up after ${failures} attempts` : 'refused'}: ${reason}`,
           );
           log.error('notification_failed', { attempts: failures, err });
+          sendFailed('failed', ref);
           return 'failed';
         }
         if (now() + wait > run.deadline) {
@@ -249,6 +252,8 @@ async function deliver(deps: NotifierDeps, run: Run, event: DownloadEvent, chatI
         await sleep(wait);
         continue;
       }
+      if (event.createdAt !== undefined)
+        emitMetric('NotifierLag', now() - event.createdAt, {}, { download_id: ref.downloadId, kind: ref.kind });
       await deps.afterSend?.(ref, messageId);
       await deps.deliveries.markSent(ref, owner, messageId);
       log.info('notification_sent', { message_id: messageId, attempts: failures + 1, target_chat_id: target });
@@ -257,13 +262,20 @@ async function deliver(deps: NotifierDeps, run: Run, event: DownloadEvent, chatI
   } catch (err) {
     // Storage trouble or a lost claim: logged, never thrown; the claim's lease settles it on redelivery.
     log.error('notification_error', { err });
+    sendFailed('error', ref);
     return 'error';
   }
+}
+
+/** A notification that will not be delivered (the console's /failures lists it): NotifierSendFailures. */
+function sendFailed(outcome: 'failed' | 'uncertain' | 'error', ref: DeliveryRef): void {
+  emitMetric('NotifierSendFailures', 1, { outcome }, { download_id: ref.downloadId, kind: ref.kind });
 }
 
 async function poisonRecord(deps: NotifierDeps, record: StreamRecord, err: unknown): Promise<void> {
   const eventId = typeof record.eventID === 'string' ? record.eventID.slice(0, 128) : 'unknown';
   deps.log.error('stream_record_refused', { event_id: eventId, err });
+  emitMetric('NotifierSendFailures', 1, { outcome: 'refused' }, { event_id: eventId });
   const reason =
     err instanceof MalformedStreamRecordError
       ? err.message

@@ -1,5 +1,6 @@
 import { pbkdf2Sync } from 'node:crypto';
 import { Clock, isoTime, systemClock } from '../clock';
+import { emitMetric } from '../metrics';
 import { TorrentLoginDeferredError } from './errors';
 
 /**
@@ -97,6 +98,7 @@ export class LoginGate {
     const state = await this.store.read();
     const refusals = (state?.refusals ?? 0) + 1;
     const nextTryAt = this.now() + waitAfterRefusals(refusals);
+    emitMetric('TorrentLoginRefused', 1, { outcome: 'refused' }, { refusals });
     await this.store.put({ refusals, nextTryAt, reason: 'refused', fingerprint: this.fingerprint() });
     return nextTryAt;
   }
@@ -105,6 +107,7 @@ export class LoginGate {
   async banned(): Promise<number> {
     const state = await this.store.read();
     const nextTryAt = this.now() + BAN_WAIT_MS;
+    emitMetric('TorrentLoginRefused', 1, { outcome: 'banned' });
     await this.store.put({
       refusals: Math.max(1, state?.refusals ?? 0),
       nextTryAt,

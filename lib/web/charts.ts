@@ -31,39 +31,105 @@ const H = 96;
 const PAD_TOP = 14;
 const PAD_BOTTOM = 14;
 
+export interface QuantileOptions {
+  /** The upper quantile drawn as a tick: 0.9 (the console's phase times) or 0.99 (an alarm's p99). */
+  upper?: 0.9 | 0.99;
+  /** What one bucket is, in the text equivalent: "hour", "5 minutes". */
+  per?: string;
+  /** What a bucket counts, in the text equivalent: "jobs", "values". */
+  unit?: string;
+}
+
 /**
- * Median (bar) and p90 (tick) per bucket, one small chart: buckets without
- * values draw nothing. The y scale is the largest p90, labelled at the top.
+ * Median (bar) and p90 or p99 (tick) per bucket, one small chart: buckets
+ * without values draw nothing. The y scale is the largest upper quantile,
+ * labelled at the top.
  */
-export function quantileChart(title: string, buckets: readonly Bucket[]): Html {
+export function quantileChart(title: string, buckets: readonly Bucket[], opts: QuantileOptions = {}): Html {
+  const upper = opts.upper ?? 0.9;
+  const name = upper === 0.99 ? 'p99' : 'p90';
+  const per = opts.per ?? 'hour';
+  const unit = opts.unit ?? 'jobs';
   const stats = buckets.map((b) => {
     const sorted = [...b.values].sort((x, y) => x - y);
-    return { label: b.label, n: sorted.length, median: quantile(sorted, 0.5), p90: quantile(sorted, 0.9) };
+    return { label: b.label, n: sorted.length, median: quantile(sorted, 0.5), high: quantile(sorted, upper) };
   });
-  const top = Math.max(1, ...stats.map((s) => s.p90 ?? 0));
+  const top = Math.max(1, ...stats.map((s) => s.high ?? 0));
   const slot = W / Math.max(1, stats.length);
   const y = (v: number) => PAD_TOP + (H - PAD_TOP - PAD_BOTTOM) * (1 - v / top);
   const base = H - PAD_BOTTOM;
   const marks = stats.map((s, i) => {
-    if (s.median === undefined || s.p90 === undefined) return '';
+    if (s.median === undefined || s.high === undefined) return '';
     const x = i * slot + slot * 0.15;
     const w = Math.max(1, slot * 0.7);
-    return html`<rect class="bar" x="${x.toFixed(1)}" y="${y(s.median).toFixed(1)}" width="${w.toFixed(1)}" height="${(base - y(s.median)).toFixed(1)}"></rect><line class="p90" x1="${x.toFixed(1)}" x2="${(x + w).toFixed(1)}" y1="${y(s.p90).toFixed(1)}" y2="${y(s.p90).toFixed(1)}"></line>`;
+    return html`<rect class="bar" x="${x.toFixed(1)}" y="${y(s.median).toFixed(1)}" width="${w.toFixed(1)}" height="${(base - y(s.median)).toFixed(1)}"></rect><line class="p90" x1="${x.toFixed(1)}" x2="${(x + w).toFixed(1)}" y1="${y(s.high).toFixed(1)}" y2="${y(s.high).toFixed(1)}"></line>`;
   });
-  const ticks = stats.map((s, i) =>
-    i % 6 === 0
-      ? html`<text class="axis" x="${(i * slot + slot / 2).toFixed(1)}" y="${H - 2}" text-anchor="middle">${s.label}</text>`
-      : '',
-  );
   const seen = stats.filter((s) => s.n > 0);
   const summary = seen.length
-    ? `${title}: median and 90th percentile per hour, the highest p90 ${duration(top)}`
-    : `${title}: no jobs in this period`;
+    ? `${title}: median and ${upper === 0.99 ? '99th' : '90th'} percentile per ${per}, the highest ${name} ${duration(top)}`
+    : `${title}: no ${unit} in this period`;
   return html`<figure class="chart"><figcaption>${title}</figcaption>
 <svg viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="${summary}" preserveAspectRatio="none"><title>${summary}</title>
 <line class="axisline" x1="0" x2="${W}" y1="${base}" y2="${base}"></line>
-<text class="axis" x="2" y="10">${duration(top)}</text>${marks}${ticks}</svg>
-<table class="visually-hidden"><caption>${title} by hour</caption><thead><tr><th scope="col">hour</th><th scope="col">jobs</th><th scope="col">median</th><th scope="col">p90</th></tr></thead><tbody>${seen.map(
-    (s) => html`<tr><td>${s.label}</td><td>${s.n}</td><td>${duration(s.median!)}</td><td>${duration(s.p90!)}</td></tr>`,
+<text class="axis" x="2" y="10">${duration(top)}</text>${marks}${ticks(stats, slot)}</svg>
+<table class="visually-hidden"><caption>${title} by ${per}</caption><thead><tr><th scope="col">${per}</th><th scope="col">${unit}</th><th scope="col">median</th><th scope="col">${name}</th></tr></thead><tbody>${seen.map(
+    (s) =>
+      html`<tr><td>${s.label}</td><td>${s.n}</td><td>${duration(s.median!)}</td><td>${duration(s.high!)}</td></tr>`,
+  )}</tbody></table></figure>`;
+}
+
+/** Every sixth bucket's label under the axis. */
+function ticks(stats: ReadonlyArray<{ label: string }>, slot: number): Html[] {
+  return stats.map((s, i) =>
+    i % 6 === 0
+      ? html`<text class="axis" x="${(i * slot + slot / 2).toFixed(1)}" y="${H - 2}" text-anchor="middle">${s.label}</text>`
+      : html``,
+  );
+}
+
+export interface CountBucket {
+  label: string;
+  /** Count per series, in the series' order. */
+  counts: number[];
+}
+
+/**
+ * Counts per bucket as stacked bars, one colour per series (`series` names
+ * them, each with a class `s-<name>` the page styles); the text equivalent is
+ * a table of every bucket with counts.
+ */
+export function countChart(
+  title: string,
+  series: readonly string[],
+  buckets: readonly CountBucket[],
+  per: string,
+): Html {
+  const totals = buckets.map((b) => b.counts.reduce((a, c) => a + c, 0));
+  const top = Math.max(1, ...totals);
+  const slot = W / Math.max(1, buckets.length);
+  const scale = (H - PAD_TOP - PAD_BOTTOM) / top;
+  const base = H - PAD_BOTTOM;
+  const bars = buckets.map((b, i) => {
+    let y = base;
+    const x = i * slot + slot * 0.15;
+    const w = Math.max(1, slot * 0.7);
+    return b.counts.map((c, k) => {
+      if (c <= 0) return html``;
+      y -= c * scale;
+      return html`<rect class="s-${series[k]}" x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${w.toFixed(1)}" height="${(c * scale).toFixed(1)}"></rect>`;
+    });
+  });
+  const seen = buckets.filter((_, i) => totals[i] > 0);
+  const summary = seen.length
+    ? `${title}: ${series.join(', ')} per ${per}, at most ${top} in one`
+    : `${title}: none in this period`;
+  return html`<figure class="chart"><figcaption>${title}</figcaption>
+<svg viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="${summary}" preserveAspectRatio="none"><title>${summary}</title>
+<line class="axisline" x1="0" x2="${W}" y1="${base}" y2="${base}"></line>
+<text class="axis" x="2" y="10">${top}</text>${bars}${ticks(buckets, slot)}</svg>
+<table class="visually-hidden"><caption>${title} by ${per}</caption><thead><tr><th scope="col">${per}</th>${series.map(
+    (name) => html`<th scope="col">${name}</th>`,
+  )}</tr></thead><tbody>${seen.map(
+    (b) => html`<tr><td>${b.label}</td>${b.counts.map((c) => html`<td>${c}</td>`)}</tr>`,
   )}</tbody></table></figure>`;
 }

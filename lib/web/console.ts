@@ -4,6 +4,7 @@ import type { Download } from '../downloads/model';
 import { TBANK_LIMITS } from '../sync/rate-budget';
 import { HOUR_MS, HourlyHead, MANDATORY_SECTIONS, RateUse, StepRow } from '../sync/model';
 import { Bucket, duration, quantileChart } from './charts';
+import { failureMetricsPanel, MetricsView, scanMetricsPanel, syncMetricsPanel } from './console-metrics';
 import { Html, html, raw } from './html';
 import { csrfField, Page, stateBadge, time, Viewer } from './pages';
 
@@ -128,6 +129,8 @@ export interface ScanListView {
   truncated: boolean;
   /** The gateway's in-flight slots: taken now, and its SCAN_MAX_INFLIGHT. */
   slots?: { inUse: number; max: number };
+  /** The scan metrics panel's data, and the gateway's bound on answer → envelope (settle + poll + 1 s). */
+  metrics?: MetricsView & { answerBoundMs: number };
 }
 
 export function scanListPage(v: ScanListView): Page {
@@ -145,6 +148,7 @@ export function scanListPage(v: ScanListView): Page {
 <p class="muted">The last ${v.hours} hours: ${v.jobs.length}${v.truncated ? '+' : ''} ${v.jobs.length === 1 ? 'job' : 'jobs'}, newest first.${
       v.slots ? html` Slots in use: <strong>${v.slots.inUse}</strong> of ${v.slots.max}.` : ''
     }</p>
+${v.metrics ? scanMetricsPanel(v.metrics) : ''}
 <ul class="counts" aria-label="Jobs by phase">${JOB_PHASES.map(
       (p) => html`<li>${pill(p, PHASE_TEXT[p])} <strong>${counts.get(p) ?? 0}</strong></li>`,
     )}</ul>
@@ -226,6 +230,7 @@ export interface SyncListView {
   users: Array<{ user_id: string; created_at: string; head?: HourlyHead }>;
   next?: string;
   paged: boolean;
+  metrics?: MetricsView;
 }
 
 export function syncListPage(v: SyncListView): Page {
@@ -233,6 +238,7 @@ export function syncListPage(v: SyncListView): Page {
     title: 'Hourly sync',
     body: html`<h1>Hourly sync</h1>
 <p class="muted">Connected users by id, with their latest attempt. Tokens are never shown.</p>
+${v.metrics ? syncMetricsPanel(v.metrics) : ''}
 ${
   v.users.length === 0
     ? html`<p class="empty">No connections yet.</p>`
@@ -321,6 +327,7 @@ export interface FailuresView {
   review: Download[];
   viewer: Viewer;
   retried?: string;
+  metrics?: MetricsView;
 }
 
 /** Retried once at most: then its outcome, never the button again. */
@@ -338,6 +345,7 @@ export function failuresPage(v: FailuresView): Page {
     title: 'Failures',
     body: html`<h1>Failures</h1>
 ${v.retried ? html`<div class="ok" role="status"><p>Delivery sent again: ${v.retried}.</p></div>` : ''}
+${v.metrics ? failureMetricsPanel(v.metrics) : ''}
 <section class="card" aria-labelledby="tg"><h2 id="tg">Telegram deliveries given up on</h2>${
       v.failures.length === 0
         ? html`<p class="muted">None.</p>`

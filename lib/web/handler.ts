@@ -1,8 +1,8 @@
 import middy from '@middy/core';
-import { runtimeSecrets } from '../secrets/runtime';
+import { secretsBeforeInvocation } from '../lambda/secrets';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type { HttpResult } from '../http/response';
-import type { Logger } from '../log';
+import { invocationScope, type Logger } from '../log';
 import {
   csrfOnPost,
   htmlErrors,
@@ -15,10 +15,11 @@ import { htmlResult, newNonce, redirect, SECURITY_HEADERS } from './responses';
 import { layout, Page, Viewer } from './pages';
 
 /**
- * The one way a UI page function is built: the middlewares of
- * middlewares.ts in their order (errors outermost; the override header, the
- * origin, the session, the form token), then the page code, whose answer is
- * rendered here with this response's CSP nonce.
+ * The one way a UI page function is built: in its own log scope
+ * (lib/log/context.ts), the middlewares of middlewares.ts in their order
+ * (errors outermost; the secrets, the override header, the origin, the
+ * session, the form token), then the page code, whose answer is rendered
+ * here with this response's CSP nonce.
  */
 
 export interface WebRequest {
@@ -43,15 +44,17 @@ export function webHandler(
 ) {
   const handler = middy<APIGatewayProxyEventV2, HttpResult>()
     .use(htmlErrors(log, opts.notFound))
-    .use(runtimeSecrets())
+    .use(secretsBeforeInvocation())
     .use(refuseAuthorizerOverride())
     .use(sameOriginPost());
   if (!opts.public) handler.use(sessionOrSignIn());
-  return handler.use(csrfOnPost()).handler(async (event: APIGatewayProxyEventV2, _context: Context) => {
-    const { viewer, form } = webState(event);
-    const nonce = newNonce();
-    return render(await core({ event, viewer, form, nonce }), viewer, nonce);
-  });
+  return invocationScope(
+    handler.use(csrfOnPost()).handler(async (event: APIGatewayProxyEventV2, _context: Context) => {
+      const { viewer, form } = webState(event);
+      const nonce = newNonce();
+      return render(await core({ event, viewer, form, nonce }), viewer, nonce);
+    }),
+  );
 }
 
 function render(answer: WebAnswer, viewer: Viewer | undefined, nonce: string): HttpResult {

@@ -325,8 +325,11 @@ fieldset{border:0;padding:0;margin:0}legend{font-weight:600;margin-bottom:8px}
 .sections{display:flex;gap:14px;flex:1 1 auto;margin-left:16px}.sections a{color:#fff}
 .counts{list-style:none;display:flex;flex-wrap:wrap;gap:8px 16px;padding:0;margin:8px 0 16px}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(240px,1fr));gap:16px}
-.chart{margin:0}.chart figcaption{font-weight:600;font-size:.9rem}.chart svg{height:96px;display:block;background:#f6f8fa;border-radius:4px}
+.chart{margin:0;position:relative;overflow:hidden}.chart figcaption{font-weight:600;font-size:.9rem}.chart svg{height:96px;display:block;background:#f6f8fa;border-radius:4px}
 .chart .bar{fill:#218bff}.chart .p90{stroke:#a40e26;stroke-width:2}.chart .axis{font-size:9px;fill:#57606a}.chart .axisline{stroke:#8c959f}
+.chart .s-succeeded{fill:#2da44e}.chart .s-partial{fill:#d4a72c}.chart .s-failed{fill:#cf222e}
+.swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-left:8px}.swatch.s-succeeded{background:#2da44e}.swatch.s-partial{background:#d4a72c}.swatch.s-failed{background:#cf222e}
+.figures{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:12px;margin:8px 0 16px}.figures div{border:1px solid var(--line);border-radius:6px;padding:8px 12px}.figures dt{font-size:.85rem}.figures dd{margin:2px 0 0;font-size:1.3rem;font-weight:600}.figures dd.muted{font-size:.75rem;font-weight:400;overflow-wrap:anywhere}.figures .over{border-color:var(--bad);background:#fff5f5}.flag{font-size:.8rem;color:#a40e26;font-weight:600}
 .st-queued,.st-starting,.st-in-input,.st-running{color:#0550ae;background:#ddf4ff}
 .st-settling,.st-publishing{color:#0a5d63;background:#d8f3f1}
 .st-done,.st-succeeded{color:#116329;background:#dafbe1}

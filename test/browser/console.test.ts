@@ -8,7 +8,9 @@ import { awsClients } from '../../lib/aws/clients';
 import { config } from '../../lib/config';
 import { newId } from '../../lib/ident';
 import { DynamoDeliveryStore } from '../../lib/telegram/dynamodb-store';
-import { launchBrowser, screenshot, seriousViolations } from '../support/browser';
+import fs from 'node:fs';
+import path from 'node:path';
+import { launchBrowser, screenshot, SCREENSHOTS, seriousViolations } from '../support/browser';
 import { call } from '../support/http';
 import { v1 } from '../support/downloads';
 import { httpUrl, invokeScheduled, stackClients, stackDefinition, stackNats } from '../support/stack';
@@ -122,7 +124,8 @@ describe('scan', () => {
       },
     });
     nc.publish('scan.requests', JSON.stringify(scan));
-    for (let i = 0; i < 10 && !published.includes(`${job}:done`); i++) {
+    // The scanner emulator takes 6-8 s for aep_6.pdf on a loaded 2-core machine (the gateway's own part is ~2 s).
+    for (let i = 0; i < 30 && !published.includes(`${job}:done`); i++) {
       await new Promise((r) => setTimeout(r, 500));
       expect((await invokeScheduled('scanPoll')).FunctionError).toBeUndefined();
     }
@@ -133,7 +136,7 @@ describe('scan', () => {
     await go(operator, '/scan');
     const row = await operator.$eval(`a[href="/scan/${job}"]`, (a) => a.closest('tr')!.innerText);
     expect(row).toContain('Done');
-    expect(await operator.$$eval('figure.chart svg', (s) => s.length)).toBe(4);
+    expect(await operator.$$eval('section[aria-labelledby="times"] figure.chart svg', (s) => s.length)).toBe(4);
     // Filtered by its id prefix: this job alone or with a few sharing the prefix.
     await go(operator, `/scan?prefix=${job.slice(0, 8)}&phase=done`);
     expect(await operator.$$eval('table.list tbody tr', (r) => r.length)).toBeGreaterThanOrEqual(1);
@@ -257,6 +260,60 @@ describe('failures', () => {
     });
     expect(status).toBe(409);
     expect(await retried()).toHaveLength(1);
+  });
+});
+
+describe('metrics', () => {
+  /** A panel's figures: label → the value shown, and whether it is marked above its alarm's line. */
+  const figures = (id: string) =>
+    operator.$$eval(`section[aria-labelledby="${id}"] .figures > div`, (divs) =>
+      Object.fromEntries(
+        divs.map((d) => [
+          d.querySelector('dt')!.textContent!.trim(),
+          { value: d.querySelector('dd')!.firstChild!.textContent!.trim(), over: d.classList.contains('over') },
+        ]),
+      ),
+    );
+  const number = (text: string) => Number(text);
+
+  it('each list page opens with its metrics, from the EMF lines the run’s functions wrote; screenshots of each', async () => {
+    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+    await go(operator, '/scan');
+    const scan = await figures('m-scan');
+    expect(scan['Request → envelope, p99'].value).toMatch(/^\d+(\.\d)? (ms|s)$/);
+    expect(scan['Answer seen → envelope, p99'].value).toMatch(/^\d+(\.\d)? (ms|s)$/);
+    expect(scan['Envelopes after the deadline']).toEqual({ value: '0', over: false });
+    expect(number(scan['Slots held, max'].value)).toBeGreaterThanOrEqual(0);
+    expect(await operator.$$eval('section[aria-labelledby="m-scan"] figure.chart svg', (s) => s.length)).toBe(2);
+    await (await operator.$('section[aria-labelledby="m-scan"]'))!.screenshot({
+      path: path.join(SCREENSHOTS, 'console-metrics-scan-1280.png'),
+    });
+
+    await go(operator, '/sync');
+    const sync = await figures('m-sync');
+    expect(number(sync['Attempts settled'].value)).toBeGreaterThanOrEqual(1);
+    // The faulted attempt above: partial, its cause the failed section's code.
+    expect(number(sync['Attempts not succeeded'].value)).toBeGreaterThanOrEqual(1);
+    expect(sync['Attempts not succeeded'].over).toBe(true);
+    expect(await operator.$eval('section[aria-labelledby="m-sync"]', (s) => s.textContent)).toContain('UPSTREAM_ERROR');
+    expect(await operator.$$eval('section[aria-labelledby="m-sync"] rect.s-partial', (r) => r.length)).toBeGreaterThan(
+      0,
+    );
+    await (await operator.$('section[aria-labelledby="m-sync"]'))!.screenshot({
+      path: path.join(SCREENSHOTS, 'console-metrics-sync-1280.png'),
+    });
+
+    // The download made above is announced by the notifier through the stream: its lag becomes a data point.
+    let failures: Awaited<ReturnType<typeof figures>> = {};
+    for (let i = 0; i < 40 && !/\d/.test(failures['Notifier lag, p99']?.value ?? ''); i++) {
+      if (i) await new Promise((r) => setTimeout(r, 500));
+      await go(operator, '/failures');
+      failures = await figures('m-failures');
+    }
+    expect(failures['Notifier lag, p99'].value).toMatch(/^\d+(\.\d)? (ms|s)$/);
+    await (await operator.$('section[aria-labelledby="m-failures"]'))!.screenshot({
+      path: path.join(SCREENSHOTS, 'console-metrics-failures-1280.png'),
+    });
   });
 });
 

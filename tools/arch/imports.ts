@@ -23,6 +23,7 @@ export const SHARED = [
   'idempotency',
   'lambda',
   'log',
+  'metrics',
   'names',
   'nats',
   'secrets',

@@ -8,7 +8,6 @@
  * too; tracing is on with the roles to write it.
  */
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 type Cfn = { Resources: Record<string, any> };
 
 export interface OperationsContext {

@@ -154,7 +154,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           stage,
           httpPort: options.httpPort ?? 3000,
           lambdaPort: options.lambdaPort ?? 3002,
-          env: { ...process.env, ...env, ESBUILD_WORK_DIR: esbuildWork },
+          // LOCAL_METRICS_LOG: the console reads the functions' EMF lines back from offline's log (lib/metrics/local.ts).
+          env: {
+            ...process.env,
+            ...env,
+            ESBUILD_WORK_DIR: esbuildWork,
+            LOCAL_METRICS_LOG: path.join(logDir, 'serverless-offline.log'),
+          },
           natsTrigger: options.natsTrigger ?? 'plugin',
         }),
       );

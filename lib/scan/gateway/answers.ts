@@ -1,3 +1,4 @@
+import { emitMetrics } from '../../metrics';
 import { checkEnvelopeParts, ContractMessage, EnvelopeParts, EnvelopeStatus, envelope } from '../contract';
 import { AnswerNotReadyError } from '../errors';
 import type { AnswerFile } from '../hotfolder';
@@ -143,7 +144,26 @@ export async function publishResult(deps: GatewayDeps, job: ScanJob, later?: Pro
     failed(err);
     return;
   }
-  const mark = deps.jobs.markPublished(job.job_id, deps.now()).catch(failed);
+  const at = deps.now();
+  publishedMetrics(job, at);
+  const mark = deps.jobs.markPublished(job.job_id, at).catch(failed);
   if (later) later.push(mark);
   else await mark;
+}
+
+/**
+ * A final envelope went out: the request's whole wait, the gateway's own part of it (from the first sight
+ * of the answers: bounded by settle + one poll interval), and whether it came after the request's deadline.
+ */
+function publishedMetrics(job: ScanJob, at: number): void {
+  const deadline = Date.parse(job.request.reply_deadline);
+  emitMetrics(
+    {
+      ScanLatency: at - job.created_at,
+      ScanAnswerDelay: job.settle ? at - job.settle.first_seen_at : undefined,
+      ScanAnswersLate: Number.isFinite(deadline) && at > deadline ? 1 : 0,
+    },
+    {},
+    { job_id: job.job_id, status: job.result?.status, error_code: job.result?.error?.code ?? undefined },
+  );
 }

@@ -1,3 +1,4 @@
+import { emitMetrics, metricsActive } from '../../metrics';
 import type { ScanJob } from '../model';
 import { checkSubmitted, finishWith, listAnswers, publishResult } from './answers';
 import type { GatewayDeps } from './ports';
@@ -148,6 +149,9 @@ export async function pollOnce(
 /** Within one invocation, a full pass (re-publish, interrupted starts) at most this often. */
 const FULL_PASS_EVERY_MS = 1000;
 
+/** The poller samples the backlog and the slots held at most this often (ScanBacklog, ScanInFlight). */
+export const LOAD_SAMPLE_MS = 10_000;
+
 /** A start older than this without a submission died on the way; its slot is given back. */
 const STARTING_GRACE_MS = 60_000;
 
@@ -182,12 +186,17 @@ export async function pollRun(deps: GatewayDeps, budgetEndsAt: number): Promise<
   let busyAt = -Infinity;
   let slotDue = false;
   let known: string[] = [];
+  let sampledAt = -Infinity;
   for (;;) {
     const startedAt = deps.now();
     const light = startedAt - fullAt < FULL_PASS_EVERY_MS;
     if (!light) fullAt = startedAt;
     const pass = await pollOnce(deps, { light, slotDue, known });
     passes.push(pass);
+    if (startedAt - sampledAt >= LOAD_SAMPLE_MS && metricsActive()) {
+      sampledAt = startedAt;
+      await sampleLoad(deps, pass);
+    }
     known = pass.waitingJobs;
     const idle = pass.waiting + pass.queued + pass.started === 0 && pass.inFlight <= 0;
     const now = deps.now();
@@ -213,6 +222,15 @@ export async function pollRun(deps: GatewayDeps, budgetEndsAt: number): Promise<
     // Woken for a due settle window while jobs may wait for a slot (with every slot held, the queue is not counted).
     slotDue = deps.now() >= dueAt && (pass.queued > 0 || pass.inFlight >= deps.config.maxInflight);
   }
+}
+
+/** The backlog counted (a pass reads the queue only when a slot is free) and the slots the pass left held. */
+async function sampleLoad(deps: GatewayDeps, pass: PollSummary): Promise<void> {
+  const backlog = await deps.jobs.countInState('queued').catch((err: unknown) => {
+    deps.log.warn('scan_backlog_unread', { err });
+    return undefined;
+  });
+  emitMetrics({ ScanBacklog: backlog, ScanInFlight: Math.max(0, pass.inFlight) });
 }
 
 /** Runs one job's step; a throw is logged against the job and reported as false, never thrown on. */

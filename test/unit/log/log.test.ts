@@ -1,7 +1,7 @@
 import { createLogger } from '../../../lib/log';
 
 describe('createLogger', () => {
-  it('writes one JSON line per event with base and child fields, errors by class name', () => {
+  it('writes one JSON line per event with base and child fields, errors by class name with their stack', () => {
     const lines: string[] = [];
     const log = createLogger({ component: 'x' }, { write: (l) => lines.push(l), now: () => 0, level: 'info' });
     log.child({ download_id: '01arz3ndektsv4rrffq69g5fav' }).warn('thing_failed', { err: new TypeError('boom') });
@@ -13,7 +13,7 @@ describe('createLogger', () => {
       event: 'thing_failed',
       component: 'x',
       download_id: '01arz3ndektsv4rrffq69g5fav',
-      err: { name: 'TypeError', message: 'boom' },
+      err: { name: 'TypeError', message: 'boom', stack: expect.stringMatching(/^TypeError: boom\n {4}at /) },
     });
   });
 });

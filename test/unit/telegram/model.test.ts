@@ -65,3 +65,24 @@ describe('classify', () => {
     expect(() => classify(record('INSERT', { state: 'exploded' }))).toThrow(MalformedStreamRecordError);
   });
 });
+
+describe('when the change was written (the notifier lag counts from it)', () => {
+  const at = (next: Record<string, unknown>, approximateS?: number) =>
+    classify({
+      ...record('INSERT', next),
+      dynamodb: { ...record('INSERT', next).dynamodb, ApproximateCreationDateTime: approximateS },
+    })?.createdAt;
+
+  it('is the later of the item’s updated_at and the record’s creation (whole seconds)', () => {
+    const updated = Date.UTC(2026, 11, 6, 3, 0, 41, 250);
+    expect(at({ updated_at: new Date(updated).toISOString() }, Math.floor(updated / 1000))).toBe(updated);
+    // A record rounded far down (DynamoDB Local: to the minute) does not make a message look late.
+    expect(at({ updated_at: new Date(updated).toISOString() }, Math.floor(updated / 60_000) * 60)).toBe(updated);
+    // A write that left updated_at alone: the record's own time.
+    expect(at({ updated_at: '2026-12-06T02:00:00.000Z' }, Math.floor(updated / 1000))).toBe(
+      Math.floor(updated / 1000) * 1000,
+    );
+    expect(at({}, undefined)).toBeUndefined();
+    expect(at({ updated_at: 'yesterday' }, undefined)).toBeUndefined();
+  });
+});
