@@ -69,11 +69,11 @@ it('gives each secret only to the functions that need it (offline runs in one pr
       .sort();
   expect(holders('AUTH_TOKENS')).toEqual(['authorizer', 'webSignIn']);
   expect(holders('SESSION_KEYS')).toEqual(['authorizer', 'webSignIn']);
-  expect(holders('SYNC_TOKEN_KEYS')).toEqual(['syncConnections', 'syncStep', 'syncTick', 'syncTickShard']);
-  // webConsoleRetry: the Failures page's retry sends through the bot (the loader wants both when the bot is on);
-  // the console's read pages (webConsole) hold neither.
+  expect(holders('SYNC_TOKEN_KEYS')).toEqual(['syncConnections', 'syncReseal', 'syncStep', 'syncTick', 'syncTickShard']);
+  // webConsoleRetry: the Failures page's retry sends through the bot; the console's read pages (webConsole) hold
+  // neither. Only the webhook, which checks it, holds the webhook secret (decision 234).
   expect(holders('TELEGRAM_BOT_TOKEN')).toEqual(['telegramNotify', 'telegramWebhook', 'webConsoleRetry']);
-  expect(holders('TELEGRAM_WEBHOOK_SECRET')).toEqual(['telegramNotify', 'telegramWebhook', 'webConsoleRetry']);
+  expect(holders('TELEGRAM_WEBHOOK_SECRET')).toEqual(['telegramWebhook']);
   const shared = Object.keys(definition.provider.environment);
   expect(shared).not.toContain('TELEGRAM_BOT_TOKEN');
   expect(shared).toContain('NATS_URL');
