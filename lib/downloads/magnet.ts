@@ -97,7 +97,9 @@ export function formatMagnet(
   );
   if (name) parts.push(`dn=${encodeURIComponent(name)}`);
   for (const tr of trackers) parts.push(`tr=${encodeURIComponent(tr)}`);
-  for (const pe of peers) parts.push(`x.pe=${encodeURIComponent(pe)}`);
+  // Raw: PEER allows only a host, brackets, ':' and digits, nothing that separates; libtorrent reads x.pe
+  // without percent-decoding (libtorrent 2.0 parse_magnet_uri: `x.pe=127.0.0.1%3A6881` yields no peer at all).
+  for (const pe of peers) parts.push(`x.pe=${pe}`);
   return `magnet:?${parts.join('&')}`;
 }
 

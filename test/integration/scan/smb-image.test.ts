@@ -120,13 +120,14 @@ async function packageService(): Promise<typeof packaged> {
     NATS_URL: 'tls://nats.example.internal:4222',
     TORRENT_CLIENT_URL: 'https://qbt.example.internal',
     TBANK_API_URL: 'https://invest-public-api.tbank.ru',
-    BROKERAGE_API_URL: 'https://invest-public-api.tbank.ru',
     PUBLIC_UI_URL: 'https://tss.example.com',
     FILES_BUCKET: 'tss-image-test-files',
     SCAN_SMB_SHARE: '//smb.example.internal/scan',
   };
   delete env.DEPLOY_TARGET; // the stack's `local`: the image carries what the deployed target packages
   delete env.SCAN_FUNCTIONS_IMAGE; // these functions must be zips for the image to copy them
+  // The stack's local hot folder: refused on AWS, where the share is SCAN_SMB_SHARE alone (decision 233).
+  for (const name of ['SCAN_HOTFOLDER_ROOT', 'SCAN_HOTFOLDER_MODE', 'SCAN_HOTFOLDER_PATH']) delete env[name];
   const began = Date.now();
   const cli = path.join(ROOT, 'node_modules/osls/bin/serverless.js');
   await promisify(execFile)(process.execPath, [cli, 'package', '--stage', 'prod', '--package', dir], {

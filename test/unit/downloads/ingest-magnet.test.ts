@@ -56,7 +56,7 @@ describe('the magnet the torrent client is given', () => {
     const { deps, added, created } = fakes();
     const caller = `magnet:?xt=urn:btih:${V1.toUpperCase()}&x.pe=10.0.0.1:80&dn=Clip&tr=udp://t.example:6969&ws=http://10.0.0.1/`;
     await ingest(deps, { magnet: caller });
-    const rebuilt = `magnet:?xt=urn:btih:${V1}&dn=Clip&tr=${encodeURIComponent('udp://t.example:6969')}&x.pe=10.0.0.1%3A80`;
+    const rebuilt = `magnet:?xt=urn:btih:${V1}&dn=Clip&tr=${encodeURIComponent('udp://t.example:6969')}&x.pe=10.0.0.1:80`;
     expect(added).toEqual([rebuilt]);
     expect(created[0].magnet).toBe(rebuilt);
   });
@@ -64,7 +64,7 @@ describe('the magnet the torrent client is given', () => {
   it('rebuilds a magnet stored raw before the fix when it retries, and falls back to the hashes', async () => {
     const raw = fakes({ state: 'failed', name: 'Clip', magnet: `magnet:?xt=urn:btih:${V1}&x.pe=1.2.3.4:5&dn=Clip` });
     await retry(raw.deps, ID);
-    expect(raw.added).toEqual([`magnet:?xt=urn:btih:${V1}&dn=Clip&x.pe=1.2.3.4%3A5`]);
+    expect(raw.added).toEqual([`magnet:?xt=urn:btih:${V1}&dn=Clip&x.pe=1.2.3.4:5`]);
 
     const broken = fakes({ state: 'failed', name: 'Clip', magnet: `magnet:?xt=urn:btih:${V1}&x.pe=\nhttp://evil/` });
     await retry(broken.deps, ID);

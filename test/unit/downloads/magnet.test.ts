@@ -127,7 +127,7 @@ describe('parseMagnet', () => {
     const rebuilt = clientMagnet(parseMagnet(uri));
     expect(rebuilt).toBe(
       `magnet:?xt=urn:btih:${V1}&dn=a%26b&tr=${encodeURIComponent('http://t/a?b=1&c=2')}` +
-        `&x.pe=1.2.3.4%3A5&x.pe=${encodeURIComponent('[::1]:6881')}`,
+        `&x.pe=1.2.3.4:5&x.pe=[::1]:6881`,
     );
     expect(parseMagnet(rebuilt)).toEqual(parseMagnet(uri));
   });
