@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import { Clock, systemClock } from '../../lib/clock';
 import { config, perEnvironment } from '../../lib/config';
-import { secretsBeforeInvocation } from '../../lib/lambda/secrets';
+import { readSecrets } from '../../lib/lambda/secrets';
 import { invocationScope } from '../../lib/log';
 import { loadScanConfig } from '../../lib/scan/config';
 import { awsClients } from '../../lib/aws/clients';
@@ -75,8 +75,23 @@ function defaultDeps(): HealthcheckDeps {
   };
 }
 
+/** The public route: the function answers, nothing else is asked (no dependency, no secret). */
+export const LIVENESS_ROUTE = 'GET /healthcheck';
+
+/** Liveness: cheap enough for any prober at any rate, and it tells a stranger nothing about our dependencies. */
+export function liveness(deps: Pick<HealthcheckDeps, 'version' | 'startedAt' | 'now'>) {
+  return { status: 'ok' as const, version: deps.version, uptime_s: Math.floor((deps.now() - deps.startedAt) / 1000) };
+}
+
+/**
+ * `GET /healthcheck` (public) is liveness; `GET /healthcheck/deep` (bearer, `health:read`) probes every
+ * dependency. Any other event (a direct invoke, a probe of the deployed image) is the deep check.
+ */
 export const handler = invocationScope(
-  middy()
-    .use(secretsBeforeInvocation())
-    .handler(async () => json(200, await healthcheck(defaultDeps()))),
+  middy<{ routeKey?: string }>().handler(async (event) => {
+    if (event?.routeKey === LIVENESS_ROUTE)
+      return json(200, liveness({ version: SERVICE_VERSION, startedAt, now: systemClock }));
+    await readSecrets();
+    return json(200, await healthcheck(defaultDeps()));
+  }),
 );

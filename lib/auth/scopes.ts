@@ -36,6 +36,8 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'GET /failures': 'downloads:read',
   'POST /failures/{id}/retry': 'downloads:write',
   'GET /telegram/failures': 'downloads:read',
+  // Which dependency is down is an operator's to know, not a stranger's (GET /healthcheck is liveness only).
+  'GET /healthcheck/deep': 'health:read',
 };
 
 /**

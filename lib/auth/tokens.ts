@@ -7,7 +7,14 @@ import { isoTime, parseIsoTime } from '../clock';
  * password hash would only add latency to every request (docs/decisions.md).
  */
 
-export const SCOPES = ['downloads:read', 'downloads:write', 'sync:read', 'sync:admin', 'scan:read'] as const;
+export const SCOPES = [
+  'downloads:read',
+  'downloads:write',
+  'sync:read',
+  'sync:admin',
+  'scan:read',
+  'health:read',
+] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export function isScope(value: unknown): value is Scope {

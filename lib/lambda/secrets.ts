@@ -9,13 +9,14 @@ import { refreshSecrets } from '../secrets/runtime';
  * invocation as before. Every handler builder puts it first inside its error
  * handling (lib/http, lib/web, lib/lambda; the healthcheck too).
  */
-export const secretsBeforeInvocation = (): MiddlewareObj => ({
-  before: async () => {
-    try {
-      await refreshSecrets();
-    } catch (err) {
-      emitMetric('SecretsReadFailures', 1, {}, { error: (err as Error)?.name });
-      throw err;
-    }
-  },
-});
+export const secretsBeforeInvocation = (): MiddlewareObj => ({ before: () => readSecrets() });
+
+/** The same, for a handler that reads its secrets on one path only (the healthcheck's deep check). */
+export async function readSecrets(): Promise<void> {
+  try {
+    await refreshSecrets();
+  } catch (err) {
+    emitMetric('SecretsReadFailures', 1, {}, { error: (err as Error)?.name });
+    throw err;
+  }
+}

@@ -510,7 +510,14 @@ suite(title, () => {
 
     it('healthcheck answers in its documented shape: DynamoDB and S3 (in moto) ok, NATS (no such host here) down', async () => {
       const fn = await start('healthcheck');
-      const answer = await fn.invoke(httpEvent('GET', '/healthcheck'));
+      // The public route is liveness: it answers without asking anything.
+      const live = await fn.invoke(httpEvent('GET', '/healthcheck'));
+      expect(JSON.parse(succeeded(live, fn).body!)).toEqual({
+        status: 'ok',
+        version: expect.any(String),
+        uptime_s: expect.any(Number),
+      });
+      const answer = await fn.invoke(httpEvent('GET', '/healthcheck/deep'));
       keepLogs('healthcheck', fn);
       expect(succeeded(answer, fn).statusCode).toBe(200);
       const body = JSON.parse(answer.result!.body!);

@@ -1,5 +1,6 @@
 import { SERVICE_VERSION } from '../../lib/version';
 import { NatsConnection } from 'nats';
+import { bearer } from '../support/http';
 import { httpUrl, stackNats } from '../support/stack';
 
 /** Through `serverless offline` exactly as a client would: HTTP port and NATS subjects. */
@@ -10,12 +11,20 @@ describe('the service under serverless offline', () => {
   });
   afterAll(() => nc.close());
 
-  it('GET /healthcheck answers 200 with every check ok', async () => {
+  it('GET /healthcheck is public liveness: it answers, and names no dependency', async () => {
     const res = await fetch(httpUrl('/healthcheck'));
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('application/json');
-    const body = await res.json();
-    expect(body).toEqual({
+    expect(await res.json()).toEqual({ status: 'ok', version: SERVICE_VERSION, uptime_s: expect.any(Number) });
+  });
+
+  it('GET /healthcheck/deep needs a token with health:read, and answers every check ok', async () => {
+    expect((await fetch(httpUrl('/healthcheck/deep'))).status).toBe(401);
+    const refused = await fetch(httpUrl('/healthcheck/deep'), { headers: bearer(process.env.TEST_TOKEN_DOWNLOADS_READ) });
+    expect(refused.status).toBe(403);
+    const res = await fetch(httpUrl('/healthcheck/deep'), { headers: bearer() });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
       status: 'ok',
       version: SERVICE_VERSION,
       uptime_s: expect.any(Number),

@@ -90,7 +90,9 @@ async function main() {
     say(
       `  qBittorrent WebUI ${qbt.url}/   (user ${stack.env.TORRENT_CLIENT_USERNAME}, password ${stack.env.TORRENT_CLIENT_PASSWORD}; a magnet to try: npm run torrent:seed -- <file>)`,
     );
-  say(`  health     curl -s ${stack.services.find((s) => s.name === 'serverless-offline')?.url}/healthcheck`);
+  say(
+    `  health     curl -s -H "Authorization: Bearer $API_TOKEN" ${stack.services.find((s) => s.name === 'serverless-offline')?.url}/healthcheck/deep   (public liveness: /healthcheck)`,
+  );
   say(
     `  web UI     ${stack.services.find((s) => s.name === 'serverless-offline')?.url}/   (sign in with an API token)`,
   );
