@@ -20,7 +20,9 @@ describe('the service under serverless offline', () => {
 
   it('GET /healthcheck/deep needs a token with health:read, and answers every check ok', async () => {
     expect((await fetch(httpUrl('/healthcheck/deep'))).status).toBe(401);
-    const refused = await fetch(httpUrl('/healthcheck/deep'), { headers: bearer(process.env.TEST_TOKEN_DOWNLOADS_READ) });
+    const refused = await fetch(httpUrl('/healthcheck/deep'), {
+      headers: bearer(process.env.TEST_TOKEN_DOWNLOADS_READ),
+    });
     expect(refused.status).toBe(403);
     const res = await fetch(httpUrl('/healthcheck/deep'), { headers: bearer() });
     expect(res.status).toBe(200);
