@@ -268,7 +268,9 @@ beforeAll(async () => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'tss-smb-image-'));
   fs.chmodSync(work, 0o755);
   account = lambdaAccount();
-  const [pkg, samba, isolated, api] = await Promise.all([
+  // Settled, not all: what did start must be stopped by afterAll even when another part failed (a running smbd
+  // or HTTP server would keep jest from exiting).
+  const [pkg, samba, isolated, api] = await Promise.allSettled([
     packageService(),
     (async () => {
       const dir = path.join(work, 'samba');
@@ -278,7 +280,10 @@ beforeAll(async () => {
     isolatedTable(aws, 'ScanTable'),
     startLambdaApi(),
   ]);
-  [packaged, share, table, lambdaApi] = [pkg, samba, isolated, api];
+  const value = <T>(r: PromiseSettledResult<T>) => (r.status === 'fulfilled' ? r.value : undefined);
+  // Assigned before the rethrow (afterAll reads them with `?.`); the `!` holds once no part failed.
+  [share, table, lambdaApi, packaged] = [value(samba)!, value(isolated)!, value(api)!, value(pkg)!];
+  for (const r of [pkg, samba, isolated, api]) if (r.status === 'rejected') throw r.reason;
   taskRoot = path.join(work, 'task');
   fs.mkdirSync(taskRoot, { mode: 0o755 });
   const dockerfile = readImageDockerfile(fs.readFileSync(path.join(ROOT, SCAN_DOCKERFILE), 'utf8'));
