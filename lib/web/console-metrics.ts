@@ -113,7 +113,8 @@ export function syncMetricsPanel(v: MetricsView): Html {
       }));
       const causes = byDimension(attempts, 'cause').filter(([cause]) => cause !== 'none');
       return html`${figures(m, [
-        { label: 'Attempts not succeeded', name: 'SyncAttemptsNotSucceeded', stat: 'Sum', above: 0 },
+        // Flagged where the AWS alarm fires: ALARM_SYNC_NOT_SUCCEEDED_PER_HOUR, 5 by default (serverless.yml).
+        { label: 'Attempts not succeeded', name: 'SyncAttemptsNotSucceeded', stat: 'Sum', above: 4 },
         { label: 'Attempts settled', name: 'SyncAttempts', stat: 'Sum' },
         {
           label: 'Latest start against its hour, max',
