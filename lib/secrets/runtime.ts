@@ -1,4 +1,3 @@
-import type { MiddlewareObj } from '@middy/core';
 import { environmentChanged } from '../config/generation';
 import type { Env } from '../config/env';
 import { SecretReadError } from './errors';
@@ -148,6 +147,3 @@ export function refreshSecrets(env: Env = process.env, source?: SecretSource): P
   })();
   return inFlight;
 }
-
-/** The middleware every handler builder puts first inside its error handling (lib/http, lib/web, lib/lambda). */
-export const runtimeSecrets = (): MiddlewareObj => ({ before: () => refreshSecrets() });

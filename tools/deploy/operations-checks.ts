@@ -8,7 +8,7 @@
  * too; tracing is on with the roles to write it.
  */
 
-type Cfn = { Resources: Record<string, any> };
+import { Cfn, functionLogicalId, of } from './template-checks';
 
 export interface OperationsContext {
   /** The packaged functions by key (serverless-state.json `service.functions`). */
@@ -25,10 +25,6 @@ export interface OperationsViolation {
   message: string;
 }
 
-/** Each function's Lambda resource id, as the framework names it. */
-const lambdaId = (key: string) =>
-  `${key.charAt(0).toUpperCase()}${key.slice(1).replace(/-/g, 'Dash').replace(/_/g, 'Underscore')}LambdaFunction`;
-
 /** The alarms the runbooks describe beside the per-function ones (plugins/aws-operations). */
 export const REQUIRED_ALARMS = [
   'FailureQueueDepthAlarm',
@@ -42,8 +38,6 @@ export const REQUIRED_ALARMS = [
 
 /** The functions anyone on the internet can reach: they get reserved concurrency. */
 export const PUBLIC_FUNCTIONS = ['authorizer', 'healthcheck', 'webSignIn', 'telegramWebhook'];
-
-const of = (t: Cfn, type: string) => Object.entries(t.Resources).filter(([, r]) => r.Type === type);
 
 /** Every metric an alarm names: its own, or those of its metric math. */
 function alarmMetrics(alarm: any): Array<{ namespace: string; name: string }> {
@@ -84,7 +78,7 @@ export function checkAlarms(t: Cfn, ctx: OperationsContext): OperationsViolation
         out.push({ rule: 'alarms', message: `${id} watches ${m.name}, which no handler emits` });
   }
   for (const key of Object.keys(ctx.functions)) {
-    const base = lambdaId(key).replace(/LambdaFunction$/, '');
+    const base = functionLogicalId(key).replace(/LambdaFunction$/, '');
     for (const kind of ['Errors', 'Throttles'])
       if (!alarms[`${base}${kind}Alarm`]) out.push({ rule: 'alarms', message: `${key} has no ${kind} alarm` });
   }
@@ -120,7 +114,7 @@ export function checkEdge(t: Cfn): OperationsViolation[] {
   }
   if (stages.length === 0) out.push({ rule: 'edge', message: 'no HTTP API stage' });
   for (const key of PUBLIC_FUNCTIONS) {
-    const fn = t.Resources[lambdaId(key)];
+    const fn = t.Resources[functionLogicalId(key)];
     if (fn && !(fn.Properties?.ReservedConcurrentExecutions > 0))
       out.push({ rule: 'edge', message: `${key} is public and has no reserved concurrency` });
   }

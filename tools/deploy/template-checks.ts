@@ -88,7 +88,7 @@ export function functionLogicalId(key: string): string {
   return `${key.charAt(0).toUpperCase()}${key.slice(1).replace(/-/g, 'Dash').replace(/_/g, 'Underscore')}LambdaFunction`;
 }
 
-const of = (t: Cfn, type: string) => Object.entries(t.Resources).filter(([, r]) => r.Type === type);
+export const of = (t: Cfn, type: string) => Object.entries(t.Resources).filter(([, r]) => r.Type === type);
 
 export function checkAuthorizer(t: Cfn): Violation[] {
   const out: Violation[] = [];

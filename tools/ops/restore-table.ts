@@ -1,6 +1,6 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { parseIsoTime, systemClock } from '../../lib/clock';
-import { TOOL_DYNAMODB_LIMITS } from '../../lib/aws/clients';
+import { createAwsClients, TOOL_DYNAMODB_LIMITS } from '../../lib/aws/clients';
 import { EnvReader } from '../../lib/config/env';
 import { ConfigError } from '../../lib/config/errors';
 import { progressReporter, ProgressOutput } from '../cli/progress';
@@ -278,15 +278,7 @@ async function main(): Promise<number> {
   const region = r.string('AWS_REGION', { default: 'us-east-1', pattern: /^[a-z]{2}(-[a-z]+)+-\d$/ });
   r.url('AWS_ENDPOINT_URL_DYNAMODB', ['http', 'https'], { optional: true });
   r.done();
-  const client = new DynamoDBClient({
-    region,
-    maxAttempts: TOOL_DYNAMODB_LIMITS.maxAttempts,
-    requestHandler: {
-      connectionTimeout: TOOL_DYNAMODB_LIMITS.connectionTimeoutMs,
-      requestTimeout: TOOL_DYNAMODB_LIMITS.requestTimeoutMs,
-      throwOnRequestTimeout: true,
-    },
-  });
+  const client = createAwsClients({ region, endpoints: {} }, TOOL_DYNAMODB_LIMITS).dynamodb;
   try {
     return await runRestore(options, {
       client,

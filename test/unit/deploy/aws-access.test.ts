@@ -1,3 +1,4 @@
+import { STAGE_SETTINGS as SETTINGS } from './stage-settings';
 import { SCAN_IMAGE_FUNCTIONS } from '../../../tools/deploy/scan-image';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -15,14 +16,6 @@ import rules from '../../../plugins/aws-access/rules';
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CLI = path.join(ROOT, 'node_modules/osls/bin/serverless.js');
 
-const SETTINGS = {
-  NATS_URL: 'tls://nats.example.internal:4222',
-  TORRENT_CLIENT_URL: 'https://qbt.example.internal',
-  TBANK_API_URL: 'https://invest-public-api.tbank.ru',
-  PUBLIC_UI_URL: 'https://tss.example.com',
-  FILES_BUCKET: 'tss-prod-files-example',
-  SCAN_SMB_SHARE: '//files.example.internal/scans/hotfolder',
-};
 // Everything the plugin reads from the environment, cleared so the caller's shell cannot change a result.
 const CLEARED = [
   'DEPLOY_TARGET',

@@ -1,3 +1,4 @@
+import { STAGE_SETTINGS as SETTINGS } from './stage-settings';
 import {
   checkEdge,
   checkOperations,
@@ -63,15 +64,6 @@ const PLANTED = {
   SCAN_SMB_PASSWORD: 'planted-smb-password-0006',
   TELEGRAM_BOT_TOKEN: '123456:planted-telegram-0007',
   TELEGRAM_WEBHOOK_SECRET: 'planted-webhook-secret-0012',
-};
-// A stage's endpoint settings (docs/deploy.md section 3): without them packaging is refused (aws-access.test.ts).
-const SETTINGS = {
-  NATS_URL: 'tls://nats.example.internal:4222',
-  TORRENT_CLIENT_URL: 'https://qbt.example.internal',
-  TBANK_API_URL: 'https://invest-public-api.tbank.ru',
-  PUBLIC_UI_URL: 'https://tss.example.com',
-  FILES_BUCKET: 'tss-prod-files-example',
-  SCAN_SMB_SHARE: '//files.example.internal/scans/hotfolder',
 };
 const SUBNETS = 'subnet-0a1b2c3d4e5f60718,subnet-0a1b2c3d4e5f60719';
 const FULL = {
