@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readBody } from '../http';
-import { ApiError, DEFAULT_WIRE, errorAnswer, Wire } from './errors';
+import { ApiCode, ApiError, DEFAULT_WIRE, ErrorAnswer, errorAnswer, gatewayAnswer, isApiCode, Wire } from './errors';
 import { BAD_GATEWAY_HTML, Faults, spoiled, takeFault } from './faults';
 import { AddressLimits, RateLimiter } from './limits';
 import { Services } from './services';
@@ -102,14 +102,17 @@ export class BrokerageEmulator {
       res.writeHead(status, { 'content-type': 'application/json', ...dressed() });
       res.end(JSON.stringify(body));
     };
-    const fail = (apiCode: number, message?: string) => {
-      const { status, body } = errorAnswer(apiCode, this.wire, message);
-      send(status, body);
-    };
+    const answer = ({ status, body }: ErrorAnswer) => send(status, body);
+    const fail = (apiCode: ApiCode) => answer(errorAnswer(apiCode, this.wire));
 
     if (url.pathname === '/emulator/faults') {
       if (req.method === 'DELETE') this.faults = {};
-      if (req.method === 'PUT') this.faults = { ...this.faults, ...(JSON.parse(await readBody(req)) as Faults) };
+      if (req.method === 'PUT') {
+        const next = JSON.parse(await readBody(req)) as Faults;
+        const unknown = Object.values(next).filter((f) => isFaultWithUnknownCode(f));
+        if (unknown.length) return send(400, { message: 'error: a code of the official table (errors.ts API_ERRORS)' });
+        this.faults = { ...this.faults, ...next };
+      }
       return send(200, this.faults);
     }
     if (url.pathname === '/emulator/wire') {
@@ -131,7 +134,8 @@ export class BrokerageEmulator {
     const match = /^([A-Za-z]+)\/([A-Za-z]+)$/.exec(
       url.pathname.startsWith(PREFIX) ? url.pathname.slice(PREFIX.length) : '',
     );
-    if (!match || req.method !== 'POST') return send(404, { code: 12, message: 'unknown method' });
+    if (!match) return answer(gatewayAnswer('NOT_FOUND', 'Not Found'));
+    if (req.method !== 'POST') return answer(gatewayAnswer('UNIMPLEMENTED', 'Method Not Allowed'));
     const [, service, method] = match;
     const name = `${service}/${method}`;
     this.calls[name] = (this.calls[name] ?? 0) + 1;
@@ -163,7 +167,10 @@ export class BrokerageEmulator {
       headers['x-ratelimit-remaining'] = '0';
       return fail(80002);
     }
-    if (fault.error) return fail(fault.error);
+    if (fault.error) {
+      if (isApiCode(fault.error)) return fail(fault.error);
+      return send(500, { message: `emulator: fault error ${fault.error} is not in errors.ts API_ERRORS` });
+    }
     if (fault.html) {
       res.writeHead(502, { 'content-type': 'text/html', ...dressed() });
       return void res.end(BAD_GATEWAY_HTML);
@@ -173,21 +180,25 @@ export class BrokerageEmulator {
     try {
       const text = await readBody(req);
       body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-      if (!body || typeof body !== 'object') throw new ApiError(30001, 'the body is not a JSON object');
-    } catch {
-      return fail(30001, 'the body is not JSON');
+    } catch (err) {
+      return answer(gatewayAnswer('INVALID_ARGUMENT', (err as Error).message));
     }
+    if (!body || typeof body !== 'object' || Array.isArray(body))
+      return answer(gatewayAnswer('INVALID_ARGUMENT', 'the request body is not a JSON object'));
     if (typeof body.accountId === 'string')
       this.accountCalls.set(body.accountId, (this.accountCalls.get(body.accountId) ?? 0) + 1);
-    let answer: unknown;
+    let result: unknown;
     try {
-      answer = this.services.answer(service, method, body, this.faults);
+      result = this.services.answer(service, method, body, this.faults);
     } catch (err) {
-      if (err instanceof ApiError) return fail(err.apiCode, err.message);
+      if (err instanceof ApiError) return fail(err.apiCode);
       throw err;
     }
-    const text = JSON.stringify(spoiled(answer, fault));
+    const text = JSON.stringify(spoiled(result, fault));
     res.writeHead(200, { 'content-type': 'application/json', ...dressed() });
     res.end(fault.truncate ? text.slice(0, Math.max(1, Math.floor(text.length / 2))) : text);
   }
 }
+
+const isFaultWithUnknownCode = (fault: unknown) =>
+  !!fault && typeof fault === 'object' && 'error' in fault && fault.error !== undefined && !isApiCode(fault.error);
