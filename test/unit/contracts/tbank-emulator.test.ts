@@ -1,6 +1,6 @@
 import { ACCOUNTS, dividendsOf, INSTRUMENTS } from '../../../emulator/brokerage/dataset';
 import { BrokerageEmulator } from '../../../emulator/brokerage/emulator';
-import { silentLogger } from '../../../lib/log';
+import { createLogger, silentLogger } from '../../../lib/log';
 import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS } from '../../../lib/sync/sections';
 import { TBankClient } from '../../../lib/sync/tbank/client';
 import { TBankError } from '../../../lib/sync/tbank/errors';
@@ -59,20 +59,33 @@ describe('GetDividends: from/to filter by record_date (instruments.proto, GetDiv
     expect(await api.getDividends(share.uid, '2026-03-15T00:00:00Z', '2026-03-25T00:00:00Z')).toEqual([]);
   });
 
-  it('the sync’s events.refresh stores a dividend whose register closes inside its window though it is paid after it', async () => {
-    const data = new MemorySyncDataStore();
-    const stored = await SECTION_RUNNERS['events.refresh']({
+  const refresh = (data: MemorySyncDataStore, log = silentLogger) =>
+    SECTION_RUNNERS['events.refresh']({
       api: client(),
       data,
       user: 'u1',
       attempt_id: 'a',
       now: () => Date.UTC(2026, 2, 10),
-      log: silentLogger,
+      log,
       settings: { ...DEFAULT_SECTION_SETTINGS, eventsWindowDays: 5 }, // 2026-03-05 .. 2026-03-15
       skipped: [],
     });
-    expect(stored).toBeGreaterThan(0);
+
+  it('the sync’s events.refresh stores a dividend whose register closes inside its window though it is paid after it', async () => {
+    const data = new MemorySyncDataStore();
+    expect(await refresh(data)).toBeGreaterThan(0);
     expect(data.events.get(share.uid)).toEqual({ dividends: 1, bond_events: 0 });
+  });
+
+  it('events.refresh skips a held instrument GetDividends does not know (50002) and stores the others', async () => {
+    emulator.faults['InstrumentsService/GetDividends'] = { error: 50002, times: 1 };
+    const data = new MemorySyncDataStore();
+    const lines: string[] = [];
+    expect(await refresh(data, createLogger({}, { write: (l) => lines.push(l), level: 'warn' }))).toBeGreaterThan(0);
+    const unknown = lines.map((l) => JSON.parse(l)).filter((l) => l.event === 'sync_instrument_unknown');
+    expect(unknown).toHaveLength(1);
+    expect(data.events.has(unknown[0].instrument_uid)).toBe(false);
+    expect(data.events.get(share.uid) ?? data.events.get(INSTRUMENTS[1].uid)).toEqual({ dividends: 1, bond_events: 0 });
   });
 });
 
