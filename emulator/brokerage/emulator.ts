@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readBody } from '../http';
 import { ApiCode, ApiError, DEFAULT_WIRE, ErrorAnswer, errorAnswer, gatewayAnswer, isApiCode, Wire } from './errors';
-import { BAD_GATEWAY_HTML, Faults, spoiled, takeFault } from './faults';
+import { BAD_GATEWAY_HTML, Faults, namesUnknownCode, spoiled, takeFault } from './faults';
 import { AddressLimits, RateLimiter } from './limits';
 import { Services } from './services';
 
@@ -109,8 +109,8 @@ export class BrokerageEmulator {
       if (req.method === 'DELETE') this.faults = {};
       if (req.method === 'PUT') {
         const next = JSON.parse(await readBody(req)) as Faults;
-        const unknown = Object.values(next).filter((f) => isFaultWithUnknownCode(f));
-        if (unknown.length) return send(400, { message: 'error: a code of the official table (errors.ts API_ERRORS)' });
+        if (namesUnknownCode(next))
+          return send(400, { message: 'error: a code of the official table (errors.ts API_ERRORS)' });
         this.faults = { ...this.faults, ...next };
       }
       return send(200, this.faults);
@@ -199,6 +199,3 @@ export class BrokerageEmulator {
     res.end(fault.truncate ? text.slice(0, Math.max(1, Math.floor(text.length / 2))) : text);
   }
 }
-
-const isFaultWithUnknownCode = (fault: unknown) =>
-  !!fault && typeof fault === 'object' && 'error' in fault && fault.error !== undefined && !isApiCode(fault.error);

@@ -1,3 +1,5 @@
+import { isApiCode } from './errors';
+
 /**
  * The emulator's fault knobs, by tests and by hand (`PUT /emulator/faults`, `DELETE /emulator/faults`):
  *   {"<Service>/<Method>" | "<Service>" | "*": {"latencyMs": 200, "hang": true,
@@ -23,6 +25,13 @@ export interface Fault {
 }
 
 export type Faults = Record<string, Fault> & { changeIds?: boolean; denyAccounts?: string[] };
+
+/** True when a fault's `error` is no code of the official table (errors.ts): the emulator refuses such faults. */
+export function namesUnknownCode(faults: Faults): boolean {
+  return Object.values(faults).some(
+    (f) => !!f && typeof f === 'object' && !Array.isArray(f) && f.error !== undefined && !isApiCode(f.error),
+  );
+}
 
 export const BAD_GATEWAY_HTML =
   '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>';
