@@ -284,6 +284,31 @@ describe('(c) the emulator’s errors against the official table (api_errors.jso
     expect(codes.length).toBeGreaterThanOrEqual(20);
   });
 
+  it('the documented error bodies the parser tests use (fixtures/tbank/error-*.json) carry the official code, type and text', () => {
+    const t = tally();
+    const dir = path.join(REPO, 'fixtures', 'tbank');
+    const files = fs.readdirSync(dir).filter((f) => f.startsWith('error-'));
+    for (const f of files) {
+      const body = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as Record<string, unknown>;
+      const texts = [body.message, body.description].filter((v): v is string => typeof v === 'string');
+      const code = texts.find((v) => /^\d{5}$/.test(v));
+      const entry = code ? official[code] : undefined;
+      t.checks++;
+      if (!entry) {
+        t.mismatches.push(`${f}: no official API code`);
+        continue;
+      }
+      const grpc = GRPC_TYPES[entry.type as keyof typeof GRPC_TYPES];
+      if (body.code !== grpc?.code) t.mismatches.push(`${f}: gRPC code ${String(body.code)}, officially ${grpc?.code}`);
+      for (const text of texts.filter((v) => v !== code))
+        if (text !== entry.message)
+          t.mismatches.push(`${f}: ${JSON.stringify(text)}, officially ${JSON.stringify(entry.message)}`);
+    }
+    record('c.fixtures', t, { files: files.length });
+    expect(t.mismatches).toEqual([]);
+    expect(files.length).toBeGreaterThanOrEqual(2);
+  });
+
   it('every code its source can throw is in its table', () => {
     const dir = path.join(REPO, 'emulator', 'brokerage');
     const thrown = fs
