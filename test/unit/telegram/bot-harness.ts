@@ -4,25 +4,15 @@ import type { Download } from '../../../lib/downloads/model';
 import type { DownloadStore } from '../../../lib/downloads/store';
 import type { TorrentClient } from '../../../lib/torrents/client';
 import { silentLogger } from '../../../lib/log';
+import { EMULATED_BOT } from '../../../emulator/telegram/objects';
 
 /**
  * The bot in-process, its Bot API calls answered here and recorded, its
  * stores fakes that count every write: what a press reads, writes and says,
  * without the stack.
  */
-export const ME: UserFromGetMe = {
-  id: 1,
-  is_bot: true,
-  first_name: 'bot',
-  username: 'test_bot',
-  can_join_groups: true,
-  can_read_all_group_messages: false,
-  supports_inline_queries: false,
-  can_connect_to_business: false,
-  has_main_web_app: false,
-  has_topics_enabled: false,
-  allows_users_to_create_topics: false,
-} as UserFromGetMe;
+/** The emulator's getMe, typed: tsc holds it to every field `UserFromGetMe` requires. */
+export const ME: UserFromGetMe = { ...EMULATED_BOT, id: 1, first_name: 'bot', username: 'test_bot' };
 
 export const CHAT = -1001001;
 export const ALLOWED = 4242;
@@ -34,6 +24,10 @@ export interface Harness {
   calls: Array<{ method: string; payload: Record<string, unknown> }>;
   writes: string[];
   download: Download | undefined;
+  /** The store's read fails (DynamoDB down). */
+  readFails?: boolean;
+  /** Bot API methods Telegram refuses, with its 400 description. */
+  refused: Record<string, string>;
 }
 
 export function harness(download?: Partial<Download>, users: number[] = [ALLOWED]): Harness {
@@ -53,6 +47,7 @@ export function harness(download?: Partial<Download>, users: number[] = [ALLOWED
         }
       : undefined,
     handle: async () => undefined,
+    refused: {},
   };
   const write =
     <T>(name: string, f: () => T) =>
@@ -61,7 +56,10 @@ export function harness(download?: Partial<Download>, users: number[] = [ALLOWED
       return f();
     };
   const store = {
-    get: async () => h.download,
+    get: async () => {
+      if (h.readFails) throw new Error('store unavailable');
+      return h.download;
+    },
     activateIfNoOtherActive: write('activate', () => (h.download = { ...h.download!, state: 'queued' })),
     setDownloadState: async (_id: string, _from: string, to: Download['state']) => {
       h.writes.push(`state:${to}`);
@@ -91,6 +89,7 @@ export function harness(download?: Partial<Download>, users: number[] = [ALLOWED
   const bot = createBot(deps);
   bot.api.config.use(async (_prev, method, payload) => {
     h.calls.push({ method, payload: payload as Record<string, unknown> });
+    if (h.refused[method]) return { ok: false, error_code: 400, description: h.refused[method] } as never;
     const result =
       method === 'answerCallbackQuery'
         ? true
