@@ -13,7 +13,7 @@ export interface Faults {
 /** What the control API drives (QbittorrentEmulator). */
 export interface Controlled {
   readonly authState: EmulatorAuth;
-  readonly auth: { max_fail_count: number; ban_duration_ms: number };
+  readonly auth: { max_fail_count: number; ban_duration_ms: number; reverse_proxy: boolean };
   readonly faults: Faults;
   readonly profile: Profile;
   readonly traits: ProfileTraits;
@@ -44,6 +44,8 @@ export async function control(
       const given = json();
       if (given.max_fail_count !== undefined) emu.auth.max_fail_count = Math.max(1, Number(given.max_fail_count));
       if (given.ban_duration_ms !== undefined) emu.auth.ban_duration_ms = Math.max(0, Number(given.ban_duration_ms));
+      // WebUI "reverse proxy support" with the proxy trusted: X-Forwarded-Host stands for Host in the CSRF check.
+      if (given.reverse_proxy !== undefined) emu.auth.reverse_proxy = given.reverse_proxy === true;
     }
     if (method === 'DELETE') auth.failedLogins.clear();
     return send(200, {

@@ -4,8 +4,8 @@ import { readBody } from '../http';
 import { parseMagnet } from '../../lib/downloads/magnet';
 import { EmulatorAuth, Send } from './auth';
 import { control, Faults } from './control';
-import { Profile, PROFILES, stateName, TRAITS } from './profiles';
-import { maindata } from './sync';
+import { Profile, PROFILES, serialised, stateName, TRAITS } from './profiles';
+import { gate } from './gate';
 import { EmulatedTorrent, NewTorrent, TorrentTable } from './torrents';
 import { passThrough, Upstream } from './upstream';
 
@@ -66,7 +66,7 @@ export class QbittorrentEmulator {
   bytesOut = 0;
   readonly authState: EmulatorAuth;
   /** MaxAuthenticationFailCount and BanDuration. */
-  readonly auth: { max_fail_count: number; ban_duration_ms: number };
+  readonly auth: { max_fail_count: number; ban_duration_ms: number; reverse_proxy: boolean };
   upstream?: Upstream;
   private port = 0;
   private readonly server = http.createServer((req, res) => void this.handle(req, res));
@@ -172,50 +172,52 @@ export class QbittorrentEmulator {
           this.calls.set(url.pathname, (this.calls.get(url.pathname) ?? 0) + 1);
         return;
       }
-      const route = ROUTES[url.pathname];
-      if (!route) return send(404, 'Not Found');
-      this.calls.set(url.pathname, (this.calls.get(url.pathname) ?? 0) + 1);
-      if (route !== method) return send(405, 'Method Not Allowed');
+      if (url.pathname.startsWith('/api/v2/')) this.calls.set(url.pathname, (this.calls.get(url.pathname) ?? 0) + 1);
+      const verdict = gate({
+        profile: this.profile,
+        port: this.port,
+        reverseProxy: this.auth.reverse_proxy,
+        req,
+        url,
+        body,
+        session: (bearer) => this.authState.session(req, bearer),
+      });
+      if ('status' in verdict) return send(verdict.status, verdict.text);
+      const { params, session } = verdict;
       const traits = this.traits;
-      if (url.pathname === '/api/v2/auth/login') {
-        // qBittorrent's CSRF check: a Referer or Origin naming another host:port than Host is refused.
-        const claimed = req.headers.origin ?? req.headers.referer;
-        if (claimed && safeHost(claimed) !== req.headers.host) return send(401, 'Unauthorized');
-        return this.authState.login(new URLSearchParams(body), req.socket.remoteAddress ?? '', send);
-      }
-      if (!this.authState.authorised(req)) return send(traits.modern ? 401 : 403, 'Forbidden');
-      const form = new URLSearchParams(body);
-      switch (url.pathname) {
-        case '/api/v2/app/webapiVersion':
+      switch (`${verdict.scope}/${verdict.action}`) {
+        case 'auth/login':
+          return this.authState.login(params, req.socket.remoteAddress ?? '', session, send);
+        case 'app/webapiVersion':
           return send(200, traits.webapi);
-        case '/api/v2/app/version':
+        case 'app/version':
           return send(200, traits.version);
-        case '/api/v2/torrents/info':
-          return this.info(url.searchParams, res, send);
-        case '/api/v2/sync/maindata':
-          return send(200, maindata(this.table, Number(url.searchParams.get('rid') ?? 0)));
-        case '/api/v2/torrents/add':
+        case 'torrents/info':
+          return this.info(params, res, send);
+        case 'sync/maindata':
+          return send(
+            200,
+            this.authState.sessions.get(session!)!.sync.answer(this.table, params.get('rid'), this.profile),
+          );
+        case 'torrents/add':
           // A slow client (a busy disk, a far NAS): what a caller's timeouts and a bot's answers must bear.
           if (this.faults.add_delay_ms > 0) await new Promise((r) => setTimeout(r, this.faults.add_delay_ms));
-          return this.add(form, send);
-        case '/api/v2/torrents/delete': {
-          const hashes = form.get('hashes');
-          const deleteFiles = form.get('deleteFiles');
-          if (!hashes || (deleteFiles !== 'true' && deleteFiles !== 'false'))
-            return send(400, 'hashes and deleteFiles are required');
-          if (hashes === 'all') this.clear();
-          else for (const h of hashes.split('|')) this.remove(h.toLowerCase());
+          return this.add(params, send);
+        case 'torrents/delete': {
+          // TorrentsController::deleteAction (torrentscontroller.cpp, 4.5.2 to 5.2.3 and master): BOTH are
+          // required; deleteFiles is then read leniently (anything but "true" keeps the files).
+          if (missing(params, ['hashes', 'deleteFiles'], send)) return;
+          this.apply(params.get('hashes')!, (id) => this.remove(id));
           return send(200, '');
         }
-        case '/api/v2/torrents/stop':
-        case '/api/v2/torrents/pause': {
-          // 5.x has only /stop, 4.x only /pause.
-          if ((url.pathname === '/api/v2/torrents/stop') !== traits.stopped) return send(404, 'Not Found');
-          const hashes = form.get('hashes') ?? '';
-          for (const h of hashes.split('|')) {
-            const t = this.table.tracked.get(h.toLowerCase());
-            if (t) this.update(t.torrent.hash, { state: t.torrent.progress >= 1 ? 'pausedUP' : 'pausedDL' });
-          }
+        case 'torrents/stop':
+        case 'torrents/pause': {
+          // 5.x has only /stop, 4.x only /pause (the gate answered 404 to the other).
+          if (missing(params, ['hashes'], send)) return;
+          this.apply(params.get('hashes')!, (id) => {
+            const t = this.table.tracked.get(id)!.torrent;
+            this.update(id, { state: t.progress >= 1 ? 'pausedUP' : 'pausedDL' });
+          });
           return send(200, '');
         }
       }
@@ -225,6 +227,12 @@ export class QbittorrentEmulator {
     }
   }
 
+  /** applyToTorrents: `all`, or `|`-separated ids (any case); unknown ids are skipped. */
+  private apply(hashes: string, action: (id: string) => void): void {
+    const ids = hashes === 'all' ? [...this.table.tracked.keys()] : hashes.split('|').map((h) => h.toLowerCase());
+    for (const id of ids) if (this.table.tracked.has(id)) action(id);
+  }
+
   private info(query: URLSearchParams, res: http.ServerResponse, send: Send): void {
     const fault = this.faults.info;
     if (fault === 'hang') return void res.on('close', () => undefined); // never answers
@@ -232,45 +240,48 @@ export class QbittorrentEmulator {
     if (fault === 'html') return send(200, '<html><body>Login page</body></html>');
     const category = query.get('category');
     const tag = query.get('tag');
-    const hashes = query.get('hashes')?.toLowerCase().split('|');
+    const hashes = query.get('hashes')?.toLowerCase().split('|').filter(Boolean);
     const list = [...this.table.tracked.values()]
       .map((t) => t.torrent)
       .filter((t) => category === null || t.category === category)
       .filter((t) => tag === null || t.tags.split(', ').includes(tag))
-      .filter((t) => !hashes || hashes.includes(t.hash))
+      .filter((t) => !hashes?.length || hashes.includes(t.hash))
       .sort((a, b) => a.added_on - b.added_on);
-    if (fault === 'truncated') return send(200, JSON.stringify(list).slice(0, -3));
-    return send(200, list);
+    const answer = list.map((t) => serialised(this.profile, t));
+    if (fault === 'truncated') return send(200, JSON.stringify(answer).slice(0, -3));
+    return send(200, answer);
   }
 
-  private add(form: URLSearchParams, send: Send): void {
+  /**
+   * torrents/add as TorrentsController::addAction answers it (torrentscontroller.cpp): up to 5.1 `Ok.` when
+   * anything was added or is being fetched, else `Fails.` (a duplicate is a failure); 5.2.3 200 with
+   * {added_torrent_ids, failure_count, pending_count, success_count}, 202 only when something is pending
+   * (a URL being downloaded; a magnet's hash is known, so it is never pending), 409 `Conflict` when
+   * nothing was added or is pending. Each URL counts on its own.
+   */
+  private add(params: URLSearchParams, send: Send): void {
     const modern = this.traits.modern;
-    const answer = (added: string[], duplicates: number, failures: number) => {
-      if (!modern) return send(200, failures || duplicates ? 'Fails.' : 'Ok.');
-      const body = {
-        added_torrent_ids: added,
-        success_count: added.length,
-        pending_count: added.length,
-        failure_count: failures + duplicates,
-      };
-      // 5.2: nothing added (a duplicate or any failure) is 409; anything added is 200.
-      if (!added.length) return send(409, body);
-      return send(200, body);
-    };
-    if (this.faults.add === 'fail') return answer([], 0, 1);
     const added: string[] = [];
-    let duplicates = 0;
-    for (const uri of (form.get('urls') ?? '').split('\n').filter(Boolean)) {
+    let pending = 0;
+    let failures = 0;
+    const urls = this.faults.add === 'fail' ? [] : (params.get('urls') ?? '').split('\n');
+    for (const url of urls.map((u) => u.trim()).filter(Boolean)) {
+      // AddTorrentManager::addTorrent: a URL of a scheme Qt downloads is fetched later (pending).
+      if (/^(https?|ftp|data|file):/i.test(url) && !/^magnet:/i.test(url)) {
+        pending++;
+        continue;
+      }
       let magnet;
       try {
-        magnet = parseMagnet(uri);
+        magnet = parseMagnet(url);
       } catch {
-        return answer([], 0, 1);
+        failures++;
+        continue;
       }
       const v1 = magnet.infohashes.find((h) => h.kind === 'v1')?.infohash;
       const v2 = magnet.infohashes.find((h) => h.kind === 'v2')?.infohash;
       if (this.table.holding(v1, v2)) {
-        duplicates++;
+        failures++; // handleDuplicateTorrent: addTorrentFailed
         continue;
       }
       const t = this.addTorrent({
@@ -279,33 +290,29 @@ export class QbittorrentEmulator {
         infohash_v2: v2,
         name: magnet.name,
         state: 'metaDL',
-        category: form.get('category') ?? '',
-        tags: (form.get('tags') ?? '').split(',').filter(Boolean).join(', '),
+        category: params.get('category') ?? '',
+        tags: (params.get('tags') ?? '').split(',').filter(Boolean).join(', '),
         // A magnet naming both hashes makes both known at once; one hash alone waits for the metadata.
         metadata: v1 && v2 ? undefined : false,
       });
       added.push(t.hash);
     }
-    return answer(added, duplicates, 0);
+    if (this.faults.add === 'fail') failures = 1;
+    if (!modern) return send(200, added.length || pending ? 'Ok.' : 'Fails.');
+    if (!added.length && !pending) return send(409, 'Conflict');
+    const body = {
+      added_torrent_ids: added,
+      failure_count: failures,
+      pending_count: pending,
+      success_count: added.length,
+    };
+    return send(pending > 0 ? 202 : 200, body);
   }
 }
 
-const ROUTES: Record<string, string> = {
-  '/api/v2/auth/login': 'POST',
-  '/api/v2/app/webapiVersion': 'GET',
-  '/api/v2/app/version': 'GET',
-  '/api/v2/torrents/info': 'GET',
-  '/api/v2/sync/maindata': 'GET',
-  '/api/v2/torrents/add': 'POST',
-  '/api/v2/torrents/delete': 'POST',
-  '/api/v2/torrents/stop': 'POST',
-  '/api/v2/torrents/pause': 'POST',
-};
-
-function safeHost(url: string): string | undefined {
-  try {
-    return new URL(url).host;
-  } catch {
-    return undefined;
-  }
+/** APIController::requireParams (apicontroller.cpp): 400 naming what is missing. */
+function missing(params: URLSearchParams, names: string[], send: Send): boolean {
+  const absent = names.filter((n) => !params.has(n));
+  if (absent.length) send(400, `Missing required parameters: ${absent.join(', ')}`);
+  return absent.length > 0;
 }

@@ -131,7 +131,12 @@ describe('refused logins: the client bans at 5; our gate allows at most 2 an hou
   });
 });
 
-/** A reverse proxy serving the emulator under /qbt/, as qBittorrent's NGINX guide sets one up. */
+/**
+ * A reverse proxy serving the emulator under /qbt/. qBittorrent's NGINX guide sends Host as the
+ * client's own ($proxy_host) and the public one as X-Forwarded-Host, with the WebUI's reverse proxy
+ * support trusting the proxy; without X-Forwarded-Host the Referer names the proxy and the CSRF check
+ * refuses every call. (A proxy passing its own Host fails the Host check: its port is not the client's.)
+ */
 async function proxyUnderPath(opts: { forwardHost: boolean }): Promise<string> {
   const target = new URL(url);
   const server = http.createServer((req, res) => {
@@ -139,8 +144,8 @@ async function proxyUnderPath(opts: { forwardHost: boolean }): Promise<string> {
       res.writeHead(404).end('not under /qbt/');
       return;
     }
-    const headers = { ...req.headers };
-    if (!opts.forwardHost) headers.host = target.host; // NGINX's default proxy_set_header Host $proxy_host
+    const headers: http.OutgoingHttpHeaders = { ...req.headers, host: target.host }; // proxy_set_header Host $proxy_host
+    if (opts.forwardHost) headers['x-forwarded-host'] = req.headers.host; // proxy_set_header X-Forwarded-Host $http_host
     const up = http.request(
       { host: target.hostname, port: target.port, method: req.method, path: req.url.slice(4), headers },
       (answer) => {
@@ -159,6 +164,7 @@ describe('a WebUI behind a reverse proxy under a path', () => {
   beforeEach(() => start('5.1'));
 
   it('keeps the path on every call (login, version, add, maindata)', async () => {
+    emulator.auth.reverse_proxy = true;
     const base = await proxyUnderPath({ forwardHost: true });
     for (const baseUrl of [base, base.slice(0, -1)]) {
       const c = client({ baseUrl });
