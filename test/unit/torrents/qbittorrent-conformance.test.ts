@@ -77,23 +77,25 @@ const ADD_ANSWER: Record<string, 'n' | 'string[]'> = {
 /** The parameters each action reads, per release (the client may send only these). */
 const ADD_PARAMS_COMMON =
   'urls addToTopOfQueue autoTMM category contentLayout dlLimit downloadPath firstLastPiecePrio inactiveSeedingTimeLimit ratioLimit rename savepath seedingTimeLimit sequentialDownload skip_checking stopCondition tags upLimit useDownloadPath';
-const PARAMS: Record<Profile, Record<string, string[]>> = Object.fromEntries(
-  PROFILES.map((p) => [
-    p,
-    {
-      'auth/login': ['username', 'password'],
-      'app/webapiVersion': [],
-      'app/version': [],
-      'torrents/info': 'filter category tag sort reverse limit offset hashes'.split(' '),
-      'torrents/add': `${ADD_PARAMS_COMMON} ${p === '4.6' ? 'cookie paused' : 'forced stopped shareLimitAction'}`.split(
-        ' ',
-      ),
-      'torrents/delete': ['hashes', 'deleteFiles'],
-      [p === '4.6' ? 'torrents/pause' : 'torrents/stop']: ['hashes'],
-      'sync/maindata': ['rid'],
-    },
-  ]),
-);
+function paramsOf(p: Profile): Record<string, string[]> {
+  return {
+    'auth/login': ['username', 'password'],
+    'app/webapiVersion': [],
+    'app/version': [],
+    'torrents/info': 'filter category tag sort reverse limit offset hashes'.split(' '),
+    'torrents/add': `${ADD_PARAMS_COMMON} ${p === '4.6' ? 'cookie paused' : 'forced stopped shareLimitAction'}`.split(
+      ' ',
+    ),
+    'torrents/delete': ['hashes', 'deleteFiles'],
+    [p === '4.6' ? 'torrents/pause' : 'torrents/stop']: ['hashes'],
+    'sync/maindata': ['rid'],
+  };
+}
+const PARAMS: Record<Profile, Record<string, string[]>> = {
+  '4.6': paramsOf('4.6'),
+  '5.1': paramsOf('5.1'),
+  '5.2': paramsOf('5.2'),
+};
 const POST_ONLY = new Set(['auth/login', 'torrents/add', 'torrents/delete', 'torrents/pause', 'torrents/stop']);
 const API_VERSION: Record<Profile, string> = { '4.6': '2.9.3', '5.1': '2.11.4', '5.2': '2.15.1' };
 
