@@ -64,7 +64,10 @@ export class QbittorrentSession {
       return this.call(method, path, form, { ...opts, renewed: true });
     }
     if (res.status === 401 || res.status === 403)
-      throw new TorrentClientAuthError(`${method} ${path} answered ${res.status}: not authorised`, res.status);
+      throw new TorrentClientAuthError(
+        `${method} ${path} answered ${res.status}: ${refusal(res.status, this.options.auth.kind)}`,
+        res.status,
+      );
     if (!res.ok && !opts.allow?.includes(res.status))
       throw new TorrentClientError(`${method} ${path} answered ${res.status}`, res.status);
     return res;
@@ -161,6 +164,20 @@ export class QbittorrentSession {
       );
     }
   }
+}
+
+/**
+ * What a 401/403 to a call (not the login) means (src/webui/webapplication.cpp, processRequest and
+ * doProcessRequest): 401 is the CSRF or Host check, which runs before any session is looked at (5.2 skips
+ * the CSRF check for an API key, never the Host check); 403 is "no session": a wrong API key, or a session
+ * refused again right after a new login.
+ */
+function refusal(status: number, kind: TorrentClientAuth['kind']): string {
+  if (status === 401)
+    return 'the client refused our Host/Referer/Origin (a reverse proxy must pass the Host the client listens on; check TORRENT_CLIENT_URL)';
+  return kind === 'apiKey'
+    ? 'the API key was refused (check TORRENT_CLIENT_API_KEY against the WebUI settings)'
+    : 'not authorised, even with a new session';
 }
 
 function connectionDropped(err: unknown): boolean {
