@@ -18,8 +18,9 @@ export type { EmulatedTorrent, NewTorrent, TorrentKind } from './torrents';
  * users run: `4.6`, `5.1` and `5.2` (profiles.ts). Routes: auth/login,
  * app/webapiVersion, app/version, torrents/info (filters category, tag,
  * hashes), torrents/add, torrents/delete (deleteFiles required),
- * torrents/stop|pause, sync/maindata (rid, changed fields only). A wrong HTTP
- * method is 405 on every profile. Control API under /emulator (control.ts):
+ * torrents/stop|pause, sync/maindata (per session: sync.ts). The checks before
+ * an action (401 CSRF/Host on every call, 403 without a session, 404, 405) are
+ * gate.ts. Control API under /emulator (control.ts):
  *
  *   GET    /emulator/torrents
  *   POST   /emulator/torrents                {kind: v1|v2|hybrid|legacy, name?, state?, progress?, category?, tags?, metadata?: false}
@@ -29,22 +30,25 @@ export type { EmulatedTorrent, NewTorrent, TorrentKind } from './torrents';
  *   PUT    /emulator/faults                  {add: ok|fail, info: ok|html|truncated|500|hang, add_delay_ms}
  *   PUT    /emulator/profile                 {profile: 4.6|5.1|5.2}
  *   GET    /emulator/auth                    {failed_logins, banned_until} per address
- *   PUT    /emulator/auth                    {max_fail_count?, ban_duration_ms?}; DELETE lifts every ban
+ *   PUT    /emulator/auth                    {max_fail_count?, ban_duration_ms?, reverse_proxy?}; DELETE lifts every ban
  *   POST   /emulator/restart                 {checking_ms?}  the client restarts: sessions lost, every torrent
  *                                            `checkingResumeData` with progress 0 for checking_ms (default 1000)
  *   PUT    /emulator/upstream                {url, username, password}: pass /api/v2/* through to a REAL
  *                                            qBittorrent (the real-client tests); DELETE ends it
  *
- * What real qBittorrent does that this emulator reproduces (docs/downloads.md):
+ * What real qBittorrent does that this emulator reproduces (docs/downloads.md; each file
+ * cites the qBittorrent source it follows, test/unit/torrents/qbittorrent-conformance.test.ts
+ * checks the answers against it):
  * - MaxAuthenticationFailCount (5) refused logins ban the caller's address for
  *   BanDuration (1 h): login answers 403; the count resets only on a success
  *   or when the ban ends;
- * - 5.2's torrents/add: 200 + JSON on success; 409 when nothing was added,
- *   a duplicate OR a failure;
+ * - 5.2's torrents/add: 200 + JSON on success (202 only while a URL is fetched);
+ *   409 `Conflict` when nothing was added, a duplicate OR a failure;
  * - after a restart a finished torrent reports `checkingResumeData`, progress 0;
  * - a hybrid added by a btih-only magnet has `hash` = v1 until its metadata
  *   arrives, then the truncated v2 (POST …/metadata);
- * - a login whose Referer/Origin names another host than Host is 401 (CSRF check).
+ * - a call whose Origin/Referer names another host than Host, or whose Host names
+ *   another port, is 401 (CSRF and Host checks), login or not.
  */
 
 export type { InfoFault } from './control';
