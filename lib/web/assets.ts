@@ -2,7 +2,8 @@
  * The UI's one stylesheet and one small script, inlined with the response's
  * CSP nonce. At phone widths (up to 640 px) every table becomes a stack of
  * cards, each value under its column's name (`data-label`), so no column is
- * hidden; ids break only between their segments (`idText` in shell.ts).
+ * hidden; ids break only between their segments (`idText` in shell.ts;
+ * decision 334).
  */
 
 export const CSS = `

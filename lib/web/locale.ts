@@ -12,7 +12,8 @@ import { uiMessages, type UiMessages } from './messages/ui';
  * (webHandler) and handed to every page: the deployment's UI_LANGUAGE if set,
  * else the person's choice (a `?lang=` link sets the `lang` cookie), else the
  * browser's Accept-Language, else English; times in UI_TIME_ZONE (UTC by
- * default), formatted on the server so every browser reads the same.
+ * default), formatted on the server so every browser reads the same
+ * (decisions 330, 333).
  */
 
 export interface Ui {
