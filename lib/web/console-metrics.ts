@@ -5,6 +5,7 @@ import { countChart, duration, quantileChart } from './charts';
 import { cell, tableWrap } from './console-parts';
 import { Html, html } from './html';
 import type { Ui } from './locale';
+import type { FigureKey } from './messages/console-types';
 import { hourStart } from '../i18n';
 
 /**
@@ -28,7 +29,7 @@ const FIVE_MIN = 300_000;
 
 interface Figure {
   /** Its label's key in the catalogue (messages/console-*.ts `metrics.figure`). */
-  label: string;
+  label: FigureKey;
   name: MetricName;
   stat: Statistic;
   /** Within the last `windowMs` (one hour by default). */

@@ -99,7 +99,7 @@ function sectionsTable(ui: Ui, s: NonNullable<SyncUserView['selected']>): Html {
       const row = s.rows.find((r) => r.section === section && r.step_id === s.children[section]);
       const state = result?.state ?? row?.state ?? (s.children[section] ? 'running' : 'not-sent');
       const code = result?.error_code ?? row?.error_code;
-      return html`<tr>${cell(col.section, html`<code>${idText(section)}</code>`)}${cell(col.result, pill(state, c.stepState[state] ?? state))}${cell(
+      return html`<tr>${cell(col.section, html`<code>${idText(section)}</code>`)}${cell(col.result, pill(state, c.stepState[state as keyof typeof c.stepState] ?? state))}${cell(
         col.code,
         code ? html`<code>${idText(code)}</code>` : '',
       )}${cell(

@@ -141,7 +141,7 @@ ${notice(ui, opts.notice)}
 ${
   review.reasons.length === 0
     ? html`<p>${t.nothingWrong}</p>`
-    : html`<ul>${review.reasons.map((r) => html`<li>${t.reason[r] ?? r}</li>`)}</ul>`
+    : html`<ul>${review.reasons.map((r) => html`<li>${t.reason[r as keyof typeof t.reason] ?? r}</li>`)}</ul>`
 }
 <p>${t.col.state}: ${stateBadge(ui, d.state)}</p></section>
 <section class="card" aria-labelledby="cands"><h2 id="cands">${t.candidates}</h2>

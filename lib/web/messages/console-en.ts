@@ -33,8 +33,14 @@ export const en: ConsoleMessages = {
     published: 'Settled → published',
   },
   scanJobs: 'Scan jobs',
-  scanIntro: ({ hours, jobs, more }) =>
-    `The last ${hours} hours: ${plural('en', jobs, { one: `{n}${more ? '+' : ''} job`, other: `{n}${more ? '+' : ''} jobs` })}, newest first.`,
+  scanIntro: ({ hours, jobs, more }) => {
+    const n = more ? '{n}+' : '{n}';
+    const count = plural('en', jobs, { one: `${n} job`, other: `${n} jobs` });
+    return plural('en', hours, {
+      one: `The last hour: ${count}, newest first.`,
+      other: `The last {n} hours: ${count}, newest first.`,
+    });
+  },
   slots: ({ inUse, max }) => html`Slots in use: <strong>${inUse}</strong> of ${max}.`,
   jobsByPhase: 'Jobs by phase',
   phaseTimes: ({ zone }) => `Phase times per hour, ${zone} (median bar, p90 tick)`,

@@ -1,6 +1,24 @@
 import type { Html } from '../html';
 import type { JobPhase } from '../console-phases';
 
+/** The metrics panels' figures (lib/web/console-metrics.ts). */
+export type FigureKey =
+  | 'scanLatency'
+  | 'answerDelay'
+  | 'late'
+  | 'backlog'
+  | 'inflight'
+  | 'notSucceeded'
+  | 'settled'
+  | 'lateness'
+  | 'rateLimited'
+  | 'egressWait'
+  | 'tokenWait'
+  | 'notifierLag'
+  | 'notDelivered'
+  | 'asyncFailed'
+  | 'loginRefused';
+
 /** The operator console's messages (lib/web/console*.ts, charts.ts), one catalogue per language; see ui.ts. */
 export interface ConsoleMessages {
   unit: { ms: string; s: string; min: string; h: string };
@@ -68,7 +86,7 @@ export interface ConsoleMessages {
   attemptTimes: (p: { started: Html; finished?: Html }) => Html;
   sectionsCaption: string;
   stepCol: { section: string; result: string; code: string; step: string; tracking: string };
-  stepState: Record<string, string>;
+  stepState: Record<'succeeded' | 'failed' | 'running' | 'not-sent', string>;
   noRow: string;
   noAttempt: string;
   budget: string;
@@ -97,7 +115,7 @@ export interface ConsoleMessages {
     noData: string;
     above: (p: { value: string }) => string;
     window: (p: { hours?: number; minutes?: number }) => string;
-    figure: Record<string, string>;
+    figure: Record<FigureKey, string>;
     requestToEnvelope: string;
     answerToEnvelope: string;
     attemptsPerHour: (p: { zone: string }) => string;
@@ -106,6 +124,6 @@ export interface ConsoleMessages {
     noCauses: string;
     byDimension: string;
     col: { metric: string; by: string };
-    row: Record<string, string>;
+    row: Record<'notDelivered' | 'loginRefused' | 'asyncFailed' | 'secrets' | 'transitions', string>;
   };
 }

@@ -20,7 +20,8 @@ export interface UiMessages {
   copiedStatus: string;
   copyFailed: string;
   state: Record<DownloadState, string>;
-  reason: Record<string, string>;
+  /** Why a download needs a decision (lib/downloads/service.ts `reviewDownload`'s reasons). */
+  reason: Record<'stuck' | 'failed' | 'missing_in_client' | 'adopted_from_client' | 'shares_infohash', string>;
   notReported: string;
   refused: (p: { code: string }) => string;
   currentOwner: (p: { id: string }) => Html;
