@@ -8,7 +8,8 @@ import { DynamoSyncStore } from '../lib/sync/dynamodb-store';
 import { connectionItem, headItem } from '../lib/sync/keys';
 import { HOUR_MS } from '../lib/sync/model';
 import { CONSOLE_PAGE_ROWS, scanListPage, syncListPage } from '../lib/web/console';
-import { layout } from '../lib/web/pages';
+import { uiOf } from '../lib/web/locale';
+import { layout } from '../lib/web/shell';
 import { BenchStack, report, throughput } from './support';
 
 /**
@@ -57,6 +58,8 @@ export async function consolePages(
   );
 
   const readScan = () => jobs.recent(now - 24 * HOUR_MS, now, 2001);
+  // Russian in Moscow: the heavier of the two languages' renderings (plurals, Intl formatting in a zone).
+  const ui = uiOf('ru', 'Europe/Moscow');
   const readUsers = async () => {
     const page = await sync.connectionPage(CONSOLE_PAGE_ROWS);
     const heads = new Map((await sync.headsOf(page.items.map((c) => c.user_id))).map((h) => [h.user_id, h]));
@@ -65,14 +68,14 @@ export async function consolePages(
   const scanHtml = async () => {
     const read = await readScan();
     if (read.length !== N) throw new Error(`expected ${N} jobs in the window, read ${read.length}`);
-    const page = scanListPage({ jobs: read, now, hours: 24, page: 1, truncated: false });
-    return layout(page, { nonce: 'n', viewer });
+    const page = scanListPage(ui, { jobs: read, now, hours: 24, page: 1, truncated: false });
+    return layout(page, { nonce: 'n', viewer, ui });
   };
   const scanJson = async () => JSON.stringify({ items: await readScan() });
   const usersHtml = async () => {
     const { page, heads } = await readUsers();
     const users = page.items.map((c) => ({ ...c, head: heads.get(c.user_id) }));
-    return layout(syncListPage({ users, next: page.next, paged: false }), { nonce: 'n', viewer });
+    return layout(syncListPage(ui, { users, next: page.next, paged: false }), { nonce: 'n', viewer, ui });
   };
   const usersJson = async () => {
     const { page, heads } = await readUsers();

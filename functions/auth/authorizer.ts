@@ -52,7 +52,7 @@ async function authorizer(event: APIGatewayRequestAuthorizerEventV2): Promise<AP
     log.warn('auth_refused', {
       route: event.routeKey,
       effect: decision.effect,
-      reason: decision.reason,
+      reason: 'reason' in decision ? decision.reason : 'scope',
       principal: 'principal' in decision ? decision.principal : undefined,
     });
   }

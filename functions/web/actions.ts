@@ -73,7 +73,10 @@ export const handler = webHandler(log, async (request) => {
       } catch (err) {
         const { status, notice } = noticeOf(err);
         if (status === 404 || status >= 500) throw err;
-        return { status, page: reviewPage(await reviewDownload(downloadsDeps(), id), request.viewer!, { notice }) };
+        return {
+          status,
+          page: reviewPage(request.ui, await reviewDownload(downloadsDeps(), id), request.viewer!, { notice }),
+        };
       }
     }
     default:
@@ -91,6 +94,9 @@ async function onCard(request: WebRequest, id: string, action: () => Promise<unk
     // A 502 (the client refused; state rolled back) is shown on the card like a refusal.
     if (status === 404 || (status >= 500 && status !== 502)) throw err;
     const download = await getDownload(downloadsDeps(), id);
-    return { status, page: cardPage(download, request.viewer!, { notice, needsReview: needsReview(download) }) };
+    return {
+      status,
+      page: cardPage(request.ui, download, request.viewer!, { notice, needsReview: needsReview(download) }),
+    };
   }
 }

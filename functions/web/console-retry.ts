@@ -52,5 +52,5 @@ export const handler = webHandler(
     }
     return { redirect: `/failures?retried=${id}` };
   },
-  { notFound: 'There is no such item.' },
+  { notFound: 'noSuchItem' },
 );

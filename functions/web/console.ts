@@ -33,7 +33,7 @@ const log = createLogger({ domain: 'console' });
 
 export const handler = webHandler(
   log,
-  async ({ event, viewer }) => {
+  async ({ event, viewer, ui }) => {
     const now = Date.now();
     const query = parseConsoleQuery(pageQuery(event.queryStringParameters));
     // The same EMF lines an alarm is fed, read back from the local stack's log (none on AWS: CloudWatch has them).
@@ -45,7 +45,7 @@ export const handler = webHandler(
           scanStores().jobs.slotsInUse(),
         ]);
         return {
-          page: scanListPage({
+          page: scanListPage(ui, {
             jobs: jobs.slice(0, SCAN_READ_CAP),
             truncated: jobs.length > SCAN_READ_CAP,
             now,
@@ -61,7 +61,7 @@ export const handler = webHandler(
       case 'GET /scan/{job_id}': {
         const job = await scanStores().jobs.get(parseJobId(event));
         if (!job) throw new HttpError(404, ErrorCode.NOT_FOUND, 'scan job not found');
-        return { page: scanJobPage(job, summaryOf(job)) };
+        return { page: scanJobPage(ui, job, summaryOf(job)) };
       }
       case 'GET /scan/{job_id}/raw': {
         const jobId = parseJobId(event);
@@ -74,7 +74,7 @@ export const handler = webHandler(
         const page = await connections.connectionPage(100, query.after);
         const heads = new Map((await hourly.headsOf(page.items.map((c) => c.user_id))).map((h) => [h.user_id, h]));
         return {
-          page: syncListPage({
+          page: syncListPage(ui, {
             users: page.items.map((c) => ({ ...c, head: heads.get(c.user_id) })),
             next: page.next,
             paged: Boolean(query.after),
@@ -91,7 +91,7 @@ export const handler = webHandler(
         const chosen = attempts.find((a) => a.attempt_id === (query.attempt ?? attempts[0].attempt_id));
         const [rows, rates] = await Promise.all([chosen ? hourly.stepRows(chosen.attempt_id) : [], data.rateUse(user)]);
         return {
-          page: syncUserPage({ user, attempts, selected: chosen && { ...chosen, rows }, rates, now }),
+          page: syncUserPage(ui, { user, attempts, selected: chosen && { ...chosen, rows }, rates, now }),
         };
       }
       default: {
@@ -101,7 +101,7 @@ export const handler = webHandler(
           listDownloads(downloadsDeps(), { state: 'failed', limit: 50 }),
         ]);
         return {
-          page: failuresPage({
+          page: failuresPage(ui, {
             failures,
             review: [...stuck.items, ...failed.items],
             viewer: viewer!,
@@ -112,5 +112,5 @@ export const handler = webHandler(
       }
     }
   },
-  { notFound: 'There is no such item.' },
+  { notFound: 'noSuchItem' },
 );

@@ -17,19 +17,19 @@ export function needsReview(d: Download): boolean {
 
 const log = createLogger({ domain: 'web' });
 
-export const handler = webHandler(log, async ({ event, viewer }) => {
+export const handler = webHandler(log, async ({ event, viewer, ui }) => {
   switch (event.routeKey) {
     case 'GET /download/{id}': {
       const download = await getDownload(downloadsDeps(), pathId(event));
-      return { page: cardPage(download, viewer!, { needsReview: needsReview(download) }) };
+      return { page: cardPage(ui, download, viewer!, { needsReview: needsReview(download) }) };
     }
     case 'GET /review/{id}':
-      return { page: reviewPage(await reviewDownload(downloadsDeps(), pathId(event)), viewer!, {}) };
+      return { page: reviewPage(ui, await reviewDownload(downloadsDeps(), pathId(event)), viewer!, {}) };
     default: {
       const query = parseListQuery(pageQuery(event.queryStringParameters));
       const page = await listDownloads(downloadsDeps(), query);
       return {
-        page: listPage({
+        page: listPage(ui, {
           items: page.items,
           q: query.q,
           state: query.state,

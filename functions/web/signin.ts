@@ -8,6 +8,7 @@ import { createLogger, redactValue } from '../../lib/log';
 import { webHandler } from '../../lib/web/handler';
 import { safeNext } from '../../lib/web/middlewares';
 import { signInPage } from '../../lib/web/pages';
+import { homeOf } from '../../lib/web/roles';
 
 /**
  * GET /signin: the form. POST /signin: an API token in the form body (never
@@ -34,9 +35,9 @@ const parseSignInQuery = validator<{ next?: string }>({
 
 export const handler = webHandler(
   log,
-  async ({ event, form }) => {
+  async ({ event, form, ui }) => {
     if (event.requestContext.http.method !== 'POST') {
-      return { page: signInPage({ next: safeNext(parseSignInQuery(event.queryStringParameters ?? {}).next) }) };
+      return { page: signInPage(ui, { next: safeNext(parseSignInQuery(event.queryStringParameters ?? {}).next) }) };
     }
     const { token, next } = parseSignIn(form);
     redactValue(token.trim());
@@ -47,25 +48,27 @@ export const handler = webHandler(
       log.warn('web_signin_refused', { reason: 'unknown' });
       return {
         status: 401,
-        page: signInPage({
+        page: signInPage(ui, {
           next: safeNext(next),
-          notice: { code: 'UNAUTHORIZED', message: 'That token is not accepted (unknown or expired).' },
+          notice: { code: 'UNAUTHORIZED', message: ui.t.tokenUnknown },
         }),
       };
     }
-    if (!grant.scopes.includes('downloads:read')) {
+    // Any read scope that opens a page signs in (decision 331); the session then sees only those pages.
+    const home = homeOf(grant.scopes);
+    if (!home) {
       log.warn('web_signin_refused', { reason: 'scope', principal: grant.name });
       return {
         status: 403,
-        page: signInPage({
+        page: signInPage(ui, {
           next: safeNext(next),
-          notice: { code: 'FORBIDDEN', message: 'That token has no downloads:read scope.' },
+          notice: { code: 'FORBIDDEN', message: ui.t.tokenNoPage },
         }),
       };
     }
     const { value, maxAge } = issueSession(keys, grant, now);
     log.info('web_signed_in', { principal: grant.name });
-    return { redirect: safeNext(next) ?? '/', cookies: [sessionCookie(value, maxAge, header(event.headers, 'host'))] };
+    return { redirect: safeNext(next) ?? home, cookies: [sessionCookie(value, maxAge, header(event.headers, 'host'))] };
   },
   { public: true },
 );

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Keyring } from '../secrets/sealer';
-import { ROUTE_SCOPES, SESSION_ROUTES } from './scopes';
+import { ANY_SESSION, ROUTE_SCOPES, RouteScope, SESSION_ROUTES } from './scopes';
 import { checkSession, readCookie, SESSION_COOKIE } from './session';
 import { Scope, TokenGrant, tokenHash } from './tokens';
 
@@ -10,11 +10,18 @@ import { Scope, TokenGrant, tokenHash } from './tokens';
  * good but lacks the route's scope.
  */
 export type Decision =
-  | { effect: 'allow'; principal: string; scope: Scope; scopes?: Scope[]; csrf?: string }
+  | { effect: 'allow'; principal: string; scope: RouteScope; scopes?: Scope[]; csrf?: string }
+  /**
+   * A session on a UI page its scopes do not open (GET only): let through so
+   * the page answers 403 with a page saying why, in the person's language (API
+   * Gateway's own 403 is a bare JSON body). lib/web's `sessionOrSignIn` refuses
+   * it before any page code runs (decision 332).
+   */
+  | { effect: 'page-forbidden'; principal: string; scope: RouteScope; scopes: Scope[]; csrf: string }
   /** A browser without a valid session on a UI route: let through ONLY so the page can redirect to sign-in. */
   | { effect: 'anonymous'; reason: 'missing' | 'malformed' | 'forged' | 'expired' | 'revoked' }
   | { effect: 'unauthenticated'; reason: 'missing' | 'malformed' | 'unknown' | 'expired'; principal?: string }
-  | { effect: 'forbidden'; reason: 'scope' | 'unknown-route'; principal: string; scope?: Scope };
+  | { effect: 'forbidden'; reason: 'scope' | 'unknown-route'; principal: string; scope?: RouteScope };
 
 // RFC 6750 b64token, bounded: a longer header is refused before it is hashed.
 const BEARER = /^Bearer +([A-Za-z0-9._~+/-]{16,512}=*) *$/i;
@@ -36,7 +43,8 @@ export function authorize(
     return { effect: 'unauthenticated', reason: 'expired', principal: grant.name };
   const scope = ROUTE_SCOPES[routeKey];
   if (!scope) return { effect: 'forbidden', reason: 'unknown-route', principal: grant.name };
-  if (!grant.scopes.includes(scope)) return { effect: 'forbidden', reason: 'scope', principal: grant.name, scope };
+  if (scope === ANY_SESSION || !grant.scopes.includes(scope))
+    return { effect: 'forbidden', reason: 'scope', principal: grant.name, scope };
   return { effect: 'allow', principal: grant.name, scope };
 }
 
@@ -57,7 +65,10 @@ export function authorizeSession(
   const check = checkSession(keyring, grants, readCookie(cookies, SESSION_COOKIE), now);
   if (!check.ok) return { effect: 'anonymous', reason: check.reason };
   const principal = check.grant.name;
-  if (!check.grant.scopes.includes(scope)) return { effect: 'forbidden', reason: 'scope', principal, scope };
+  if (scope !== ANY_SESSION && !check.grant.scopes.includes(scope)) {
+    if (!routeKey.startsWith('GET ')) return { effect: 'forbidden', reason: 'scope', principal, scope };
+    return { effect: 'page-forbidden', principal, scope, scopes: check.grant.scopes, csrf: check.session.csrf };
+  }
   return { effect: 'allow', principal, scope, scopes: check.grant.scopes, csrf: check.session.csrf };
 }
 

@@ -22,6 +22,23 @@ export function gatewayAnswer(decision: Decision, routeArn: string): APIGatewayA
       context: { principal: '', scope: '', scopes: '', csrf: '' },
     };
   }
+  if (decision.effect === 'page-forbidden') {
+    // Allowed through to the page function ONLY to answer 403 with a page: `scope` stays empty, `denied` names what it lacks.
+    return {
+      principalId: decision.principal,
+      policyDocument: {
+        Version: '2012-10-17',
+        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: routeArn }],
+      },
+      context: {
+        principal: decision.principal,
+        scope: '',
+        scopes: decision.scopes.join(' '),
+        csrf: decision.csrf,
+        denied: decision.scope,
+      },
+    };
+  }
   return {
     principalId: decision.principal,
     policyDocument: {

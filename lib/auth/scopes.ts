@@ -1,12 +1,16 @@
 import type { Scope } from './tokens';
 
+/** A UI route any valid session may use, whatever its scopes (signing out; decision 330). */
+export const ANY_SESSION = 'session' as const;
+export type RouteScope = Scope | typeof ANY_SESSION;
+
 /**
  * The scope each HTTP route needs, by API Gateway route key, in ONE place.
  * HTTP APIs only attach scopes to JWT authorizers, so the Lambda authorizer
  * looks them up here; a route missing from this table is refused (fail
  * closed), and a test checks it against the routes of serverless.yml.
  */
-export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
+export const ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   'POST /downloads': 'downloads:write',
   'GET /downloads': 'downloads:read',
   'GET /downloads/{id}': 'downloads:read',
@@ -26,7 +30,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'POST /download/{id}/cancel': 'downloads:write',
   'POST /download/{id}/infohashes': 'downloads:write',
   'POST /review/{id}': 'downloads:write',
-  'POST /signout': 'downloads:read',
+  'POST /signout': ANY_SESSION,
   // The operator console (lib/web/console.ts): read scopes of its domains; a retry changes a delivery.
   'GET /scan': 'scan:read',
   'GET /scan/{job_id}': 'scan:read',

@@ -1,4 +1,5 @@
 import { Html, html } from './html';
+import type { Ui } from './locale';
 
 /**
  * Charts as inline SVG, drawn on the server from the page's own data: no
@@ -18,12 +19,16 @@ export interface Bucket {
   values: number[];
 }
 
-/** A duration as people read it: 850 ms, 12.4 s, 3.2 min, 1.5 h. */
-export function duration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  if (ms < 3600_000) return `${(ms / 60_000).toFixed(1)} min`;
-  return `${(ms / 3600_000).toFixed(1)} h`;
+const number = (ui: Ui, n: number, digits: number) =>
+  new Intl.NumberFormat(ui.f.locale, { minimumFractionDigits: digits, maximumFractionDigits: digits }).format(n);
+
+/** A duration as people read it, in the page's language: 850 ms, 12.4 s, 3.2 min, 1.5 h (12,4 с in Russian). */
+export function duration(ui: Ui, ms: number): string {
+  const u = ui.c.unit;
+  if (ms < 1000) return `${number(ui, Math.round(ms), 0)} ${u.ms}`;
+  if (ms < 60_000) return `${number(ui, ms / 1000, 1)} ${u.s}`;
+  if (ms < 3600_000) return `${number(ui, ms / 60_000, 1)} ${u.min}`;
+  return `${number(ui, ms / 3600_000, 1)} ${u.h}`;
 }
 
 const W = 288;
@@ -34,10 +39,8 @@ const PAD_BOTTOM = 14;
 export interface QuantileOptions {
   /** The upper quantile drawn as a tick: 0.9 (the console's phase times) or 0.99 (an alarm's p99). */
   upper?: 0.9 | 0.99;
-  /** What one bucket is, in the text equivalent: "hour", "5 minutes". */
-  per?: string;
-  /** What a bucket counts, in the text equivalent: "jobs", "values". */
-  unit?: string;
+  /** What one bucket is: an hour (the default) or 5 minutes. */
+  per?: 'hour' | 'five';
 }
 
 /**
@@ -45,11 +48,11 @@ export interface QuantileOptions {
  * without values draw nothing. The y scale is the largest upper quantile,
  * labelled at the top.
  */
-export function quantileChart(title: string, buckets: readonly Bucket[], opts: QuantileOptions = {}): Html {
+export function quantileChart(ui: Ui, title: string, buckets: readonly Bucket[], opts: QuantileOptions = {}): Html {
+  const words = ui.c.chart;
   const upper = opts.upper ?? 0.9;
   const name = upper === 0.99 ? 'p99' : 'p90';
   const per = opts.per ?? 'hour';
-  const unit = opts.unit ?? 'jobs';
   const stats = buckets.map((b) => {
     const sorted = [...b.values].sort((x, y) => x - y);
     return { label: b.label, n: sorted.length, median: quantile(sorted, 0.5), high: quantile(sorted, upper) };
@@ -66,15 +69,15 @@ export function quantileChart(title: string, buckets: readonly Bucket[], opts: Q
   });
   const seen = stats.filter((s) => s.n > 0);
   const summary = seen.length
-    ? `${title}: median and ${upper === 0.99 ? '99th' : '90th'} percentile per ${per}, the highest ${name} ${duration(top)}`
-    : `${title}: no ${unit} in this period`;
+    ? words.quantileSummary({ title, per, upper: upper === 0.99 ? 99 : 90, highest: duration(ui, top) })
+    : words.none({ title });
   return html`<figure class="chart"><figcaption>${title}</figcaption>
 <svg viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="${summary}" preserveAspectRatio="none"><title>${summary}</title>
 <line class="axisline" x1="0" x2="${W}" y1="${base}" y2="${base}"></line>
-<text class="axis" x="2" y="10">${duration(top)}</text>${marks}${ticks(stats, slot)}</svg>
-<table class="visually-hidden"><caption>${title} by ${per}</caption><thead><tr><th scope="col">${per}</th><th scope="col">${unit}</th><th scope="col">median</th><th scope="col">${name}</th></tr></thead><tbody>${seen.map(
+<text class="axis" x="2" y="10">${duration(ui, top)}</text>${marks}${ticks(stats, slot)}</svg>
+<table class="visually-hidden"><caption>${words.caption({ title, per })}</caption><thead><tr><th scope="col">${words.bucket[per]}</th><th scope="col">${words.count}</th><th scope="col">${words.median}</th><th scope="col">${name}</th></tr></thead><tbody>${seen.map(
     (s) =>
-      html`<tr><td>${s.label}</td><td>${s.n}</td><td>${duration(s.median!)}</td><td>${duration(s.high!)}</td></tr>`,
+      html`<tr><td>${s.label}</td><td>${s.n}</td><td>${duration(ui, s.median!)}</td><td>${duration(ui, s.high!)}</td></tr>`,
   )}</tbody></table></figure>`;
 }
 
@@ -94,16 +97,18 @@ export interface CountBucket {
 }
 
 /**
- * Counts per bucket as stacked bars, one colour per series (`series` names
- * them, each with a class `s-<name>` the page styles); the text equivalent is
- * a table of every bucket with counts.
+ * Counts per bucket as stacked bars, one colour per series (each with a class
+ * `s-<id>` the page styles, and its label in the page's language); the text
+ * equivalent is a table of every bucket with counts.
  */
 export function countChart(
+  ui: Ui,
   title: string,
-  series: readonly string[],
+  series: ReadonlyArray<{ id: string; label: string }>,
   buckets: readonly CountBucket[],
-  per: string,
+  per: 'hour' | 'five',
 ): Html {
+  const words = ui.c.chart;
   const totals = buckets.map((b) => b.counts.reduce((a, c) => a + c, 0));
   const top = Math.max(1, ...totals);
   const slot = W / Math.max(1, buckets.length);
@@ -116,19 +121,17 @@ export function countChart(
     return b.counts.map((c, k) => {
       if (c <= 0) return html``;
       y -= c * scale;
-      return html`<rect class="s-${series[k]}" x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${w.toFixed(1)}" height="${(c * scale).toFixed(1)}"></rect>`;
+      return html`<rect class="s-${series[k].id}" x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${w.toFixed(1)}" height="${(c * scale).toFixed(1)}"></rect>`;
     });
   });
   const seen = buckets.filter((_, i) => totals[i] > 0);
-  const summary = seen.length
-    ? `${title}: ${series.join(', ')} per ${per}, at most ${top} in one`
-    : `${title}: none in this period`;
+  const summary = seen.length ? words.countSummary({ title, per, top }) : words.none({ title });
   return html`<figure class="chart"><figcaption>${title}</figcaption>
 <svg viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="${summary}" preserveAspectRatio="none"><title>${summary}</title>
 <line class="axisline" x1="0" x2="${W}" y1="${base}" y2="${base}"></line>
 <text class="axis" x="2" y="10">${top}</text>${bars}${ticks(buckets, slot)}</svg>
-<table class="visually-hidden"><caption>${title} by ${per}</caption><thead><tr><th scope="col">${per}</th>${series.map(
-    (name) => html`<th scope="col">${name}</th>`,
+<table class="visually-hidden"><caption>${words.caption({ title, per })}</caption><thead><tr><th scope="col">${words.bucket[per]}</th>${series.map(
+    (s) => html`<th scope="col">${s.label}</th>`,
   )}</tr></thead><tbody>${seen.map(
     (b) => html`<tr><td>${b.label}</td>${b.counts.map((c) => html`<td>${c}</td>`)}</tr>`,
   )}</tbody></table></figure>`;

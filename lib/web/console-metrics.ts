@@ -2,7 +2,11 @@ import type { MetricPoint } from '../metrics/emf';
 import { METRICS, NAMESPACE, type MetricName } from '../metrics/catalog';
 import { byDimension, periods, select, statistic, type Statistic } from '../metrics/stats';
 import { countChart, duration, quantileChart } from './charts';
+import { cell, tableWrap } from './console-parts';
 import { Html, html } from './html';
+import type { Ui } from './locale';
+import type { FigureKey } from './messages/console-types';
+import { hourStart } from '../i18n';
 
 /**
  * The console's metrics panels: on each list page the metrics of its domain,
@@ -24,7 +28,8 @@ const HOUR = 3600_000;
 const FIVE_MIN = 300_000;
 
 interface Figure {
-  label: string;
+  /** Its label's key in the catalogue (messages/console-*.ts `metrics.figure`). */
+  label: FigureKey;
   name: MetricName;
   stat: Statistic;
   /** Within the last `windowMs` (one hour by default). */
@@ -34,7 +39,10 @@ interface Figure {
   above?: number;
 }
 
-function figures(v: MetricsView & { points: readonly MetricPoint[] }, list: Figure[]): Html {
+type Points = MetricsView & { points: readonly MetricPoint[] };
+
+function figures(ui: Ui, v: Points, list: Figure[]): Html {
+  const m = ui.c.metrics;
   return html`<dl class="figures">${list.map((f) => {
     const windowMs = f.windowMs ?? HOUR;
     const points = select(v.points, f.name, v.now - windowMs, v.now + 1, f.where);
@@ -43,50 +51,50 @@ function figures(v: MetricsView & { points: readonly MetricPoint[] }, list: Figu
       f.stat,
     );
     const ms = METRICS[f.name].unit === 'Milliseconds';
-    const shown = value === undefined ? 'no data' : ms ? duration(value) : String(Math.round(value * 100) / 100);
+    const shown =
+      value === undefined ? m.noData : ms ? duration(ui, value) : ui.f.number(Math.round(value * 100) / 100);
     const over = value !== undefined && f.above !== undefined && value > f.above;
-    return html`<div${over ? html` class="over"` : ''}><dt>${f.label}</dt><dd>${shown}${over ? html` <span class="flag">above ${ms ? duration(f.above!) : f.above}</span>` : ''}</dd><dd class="muted">${f.name} · ${f.stat} · ${windowMs >= HOUR ? `${windowMs / HOUR} h` : `${windowMs / 60_000} min`}</dd></div>`;
+    const window = m.window(windowMs >= HOUR ? { hours: windowMs / HOUR } : { minutes: windowMs / 60_000 });
+    const flag = over ? m.above({ value: ms ? duration(ui, f.above!) : ui.f.number(f.above!) }) : '';
+    return html`<div${over ? html` class="over"` : ''}><dt>${m.figure[f.label]}</dt><dd>${shown}${over ? html` <span class="flag">${flag}</span>` : ''}</dd><dd class="muted">${f.name} · ${f.stat} · ${window}</dd></div>`;
   })}</dl>`;
 }
 
-function latencyChart(v: MetricsView & { points: readonly MetricPoint[] }, title: string, name: MetricName): Html {
+/** 5-minute periods of the last hour, labelled by their start in the configured zone. */
+function latencyChart(ui: Ui, v: Points, title: string, name: MetricName): Html {
   const recent = select(v.points, name, v.now - HOUR, v.now + 1);
-  const buckets = periods(recent, v.now, FIVE_MIN, 12).map((p) => ({
-    label: new Date(p.start).toISOString().slice(11, 16),
-    values: p.values,
-  }));
-  return quantileChart(title, buckets, { upper: 0.99, per: '5 minutes', unit: 'values' });
+  const buckets = periods(recent, v.now, FIVE_MIN, 12).map((p) => ({ label: ui.f.hour(p.start), values: p.values }));
+  return quantileChart(ui, title, buckets, { upper: 0.99, per: 'five' });
 }
 
-function panel(
-  id: string,
-  window: string,
-  body: (v: MetricsView & { points: readonly MetricPoint[] }) => Html,
-  v: MetricsView,
-): Html {
+function panel(ui: Ui, id: string, window: string, body: (v: Points) => Html, v: MetricsView): Html {
   const points = v.points;
-  return html`<section class="card" aria-labelledby="${id}"><h2 id="${id}">Metrics: what the alarms see</h2>${
+  const m = ui.c.metrics;
+  return html`<section class="card" aria-labelledby="${id}"><h2 id="${id}">${m.heading}</h2>${
     points
-      ? html`<p class="muted">Computed from the EMF lines the functions wrote (namespace <code>${NAMESPACE}</code>), with each alarm's statistic. ${window}</p>${body({ ...v, points })}`
-      : html`<p class="muted">On AWS these are CloudWatch metrics in namespace <code>${NAMESPACE}</code>: the service's dashboard shows them and its alarms watch them (docs/operations.md, Metrics).</p>`
+      ? html`<p class="muted">${m.local({ namespace: NAMESPACE, window })}</p>${body({ ...v, points })}`
+      : html`<p class="muted">${m.aws({ namespace: NAMESPACE })}</p>`
   }</section>`;
 }
 
 /** The scan gateway: request → envelope, the gateway's own part against its bound, lateness, load. */
-export function scanMetricsPanel(v: MetricsView & { answerBoundMs: number }): Html {
+export function scanMetricsPanel(ui: Ui, v: MetricsView & { answerBoundMs: number }): Html {
+  const words = ui.c.metrics;
   return panel(
+    ui,
     'm-scan',
-    'Figures: the last hour. Charts: 5-minute periods, UTC.',
+    words.scanWindow({ zone: ui.f.zone(v.now) }),
     (m) =>
-      html`${figures(m, [
-        { label: 'Request → envelope, p99', name: 'ScanLatency', stat: 'p99' },
-        { label: 'Answer seen → envelope, p99', name: 'ScanAnswerDelay', stat: 'p99', above: v.answerBoundMs },
-        { label: 'Envelopes after the deadline', name: 'ScanAnswersLate', stat: 'Sum', above: 0 },
-        { label: 'Waiting for a slot, max', name: 'ScanBacklog', stat: 'Maximum' },
-        { label: 'Slots held, max', name: 'ScanInFlight', stat: 'Maximum' },
-      ])}<div class="charts">${latencyChart(m, 'Request → envelope (median bar, p99 tick)', 'ScanLatency')}${latencyChart(
+      html`${figures(ui, m, [
+        { label: 'scanLatency', name: 'ScanLatency', stat: 'p99' },
+        { label: 'answerDelay', name: 'ScanAnswerDelay', stat: 'p99', above: v.answerBoundMs },
+        { label: 'late', name: 'ScanAnswersLate', stat: 'Sum', above: 0 },
+        { label: 'backlog', name: 'ScanBacklog', stat: 'Maximum' },
+        { label: 'inflight', name: 'ScanInFlight', stat: 'Maximum' },
+      ])}<div class="charts">${latencyChart(ui, m, words.requestToEnvelope, 'ScanLatency')}${latencyChart(
+        ui,
         m,
-        'Answer seen → envelope (median bar, p99 tick)',
+        words.answerToEnvelope,
         'ScanAnswerDelay',
       )}</div>`,
     v,
@@ -96,10 +104,12 @@ export function scanMetricsPanel(v: MetricsView & { answerBoundMs: number }): Ht
 const OUTCOMES = ['succeeded', 'partial', 'failed'] as const;
 
 /** The hourly sync: outcomes per hour, the hour's alarm figure, lateness, T-Bank's limits. */
-export function syncMetricsPanel(v: MetricsView): Html {
+export function syncMetricsPanel(ui: Ui, v: MetricsView): Html {
+  const words = ui.c.metrics;
   return panel(
+    ui,
     'm-sync',
-    'Figures: the last hour. Chart and causes: the last 24 hours, by hour, UTC.',
+    words.syncWindow({ zone: ui.f.zone(v.now) }),
     (m) => {
       const attempts = select(m.points, 'SyncAttempts', m.now - 24 * HOUR, m.now + 1);
       const sum = (points: MetricPoint[]) =>
@@ -107,30 +117,28 @@ export function syncMetricsPanel(v: MetricsView): Html {
           points.map((x) => x.value),
           'Sum',
         ) ?? 0;
-      const hours = periods([], m.now, HOUR, 24).map(({ start }) => ({
-        label: `${new Date(start).getUTCHours()}h`,
+      // Hours of the configured zone: the chart's bars line up with the times shown beside them.
+      const end = hourStart(m.now, ui.f.timeZone) + HOUR;
+      const hours = Array.from({ length: 24 }, (_, i) => end - (24 - i) * HOUR).map((start) => ({
+        label: ui.f.hour(start),
         counts: OUTCOMES.map((outcome) => sum(select(attempts, 'SyncAttempts', start, start + HOUR, { outcome }))),
       }));
       const causes = byDimension(attempts, 'cause').filter(([cause]) => cause !== 'none');
-      return html`${figures(m, [
+      const series = OUTCOMES.map((id) => ({ id, label: ui.c.outcome[id] }));
+      return html`${figures(ui, m, [
         // Flagged where the AWS alarm fires: ALARM_SYNC_NOT_SUCCEEDED_PER_HOUR, 5 by default (serverless.yml).
-        { label: 'Attempts not succeeded', name: 'SyncAttemptsNotSucceeded', stat: 'Sum', above: 4 },
-        { label: 'Attempts settled', name: 'SyncAttempts', stat: 'Sum' },
-        {
-          label: 'Latest start against its hour, max',
-          name: 'SyncAttemptLateness',
-          stat: 'Maximum',
-          above: 2 * 60_000,
-        },
-        { label: 'T-Bank 429s', name: 'TbankRateLimited', stat: 'Sum', above: 0 },
-        { label: 'Waits for the egress budget', name: 'TbankBudgetWait', stat: 'Sum', where: { budget: 'egress' } },
-        { label: 'Waits for tokens\u2019 budgets', name: 'TbankBudgetWait', stat: 'Sum', where: { budget: 'token' } },
-      ])}<div class="charts"><div>${countChart('Attempts per hour by outcome, UTC', OUTCOMES, hours, 'hour')}<p class="legend muted">${OUTCOMES.map(
-        (o) => html`<span class="swatch s-${o}" aria-hidden="true"></span> ${o} `,
-      )}</p></div><div><p class="muted">Causes in the last 24 hours</p>${
+        { label: 'notSucceeded', name: 'SyncAttemptsNotSucceeded', stat: 'Sum', above: 4 },
+        { label: 'settled', name: 'SyncAttempts', stat: 'Sum' },
+        { label: 'lateness', name: 'SyncAttemptLateness', stat: 'Maximum', above: 2 * 60_000 },
+        { label: 'rateLimited', name: 'TbankRateLimited', stat: 'Sum', above: 0 },
+        { label: 'egressWait', name: 'TbankBudgetWait', stat: 'Sum', where: { budget: 'egress' } },
+        { label: 'tokenWait', name: 'TbankBudgetWait', stat: 'Sum', where: { budget: 'token' } },
+      ])}<div class="charts"><div>${countChart(ui, words.attemptsPerHour({ zone: ui.f.zone(m.now) }), series, hours, 'hour')}<p class="legend muted">${series.map(
+        (o) => html`<span class="swatch s-${o.id}" aria-hidden="true"></span> ${o.label} `,
+      )}</p></div><div><p class="muted">${words.causes}</p>${
         causes.length
           ? html`<ul class="plain">${causes.map(([cause, values]) => html`<li><code>${cause}</code> ${values.length}</li>`)}</ul>`
-          : html`<p>None: every attempt settled without a problem.</p>`
+          : html`<p>${words.noCauses}</p>`
       }</div></div>`;
     },
     v,
@@ -138,34 +146,40 @@ export function syncMetricsPanel(v: MetricsView): Html {
 }
 
 /** What fails quietly: the notifier, the torrent client's logins, async invocations, secrets. */
-export function failureMetricsPanel(v: MetricsView): Html {
+export function failureMetricsPanel(ui: Ui, v: MetricsView): Html {
+  const words = ui.c.metrics;
   return panel(
+    ui,
     'm-failures',
-    'Figures and table: the last hour. Chart: 5-minute periods, UTC.',
+    words.failuresWindow({ zone: ui.f.zone(v.now) }),
     (m) => {
       const split = (name: MetricName, dimension: string) =>
         byDimension(select(m.points, name, m.now - HOUR, m.now + 1), dimension);
       const rows: Array<[string, MetricName, Array<[string, number[]]>]> = [
-        ['Notifications not delivered', 'NotifierSendFailures', split('NotifierSendFailures', 'outcome')],
-        ['Torrent-client logins refused', 'TorrentLoginRefused', split('TorrentLoginRefused', 'outcome')],
-        ['Async invocations failed', 'AsyncHandlerFailures', split('AsyncHandlerFailures', 'function')],
-        ['Secrets unreadable', 'SecretsReadFailures', split('SecretsReadFailures', 'function')],
-        ['Downloads entering a state', 'DownloadTransitions', split('DownloadTransitions', 'state')],
+        [words.row.notDelivered, 'NotifierSendFailures', split('NotifierSendFailures', 'outcome')],
+        [words.row.loginRefused, 'TorrentLoginRefused', split('TorrentLoginRefused', 'outcome')],
+        [words.row.asyncFailed, 'AsyncHandlerFailures', split('AsyncHandlerFailures', 'function')],
+        [words.row.secrets, 'SecretsReadFailures', split('SecretsReadFailures', 'function')],
+        [words.row.transitions, 'DownloadTransitions', split('DownloadTransitions', 'state')],
       ];
-      return html`${figures(m, [
-        { label: 'Notifier lag, p99', name: 'NotifierLag', stat: 'p99' },
-        { label: 'Notifications not delivered', name: 'NotifierSendFailures', stat: 'Sum', above: 0 },
-        { label: 'Async invocations failed', name: 'AsyncHandlerFailures', stat: 'Sum', above: 0 },
-        { label: 'Torrent-client logins refused', name: 'TorrentLoginRefused', stat: 'Sum', above: 0 },
-      ])}<div class="charts">${latencyChart(m, 'Notifier lag (median bar, p99 tick)', 'NotifierLag')}<div class="table-wrap" tabindex="0" role="region" aria-label="Table, scrolls sideways"><table class="list"><caption>The last hour, by dimension</caption>
-<thead><tr><th scope="col">Metric</th><th scope="col">By</th></tr></thead><tbody>${rows.map(
-        ([label, name, groups]) =>
-          html`<tr><td>${label}<br><code class="muted">${name}</code></td><td>${
-            groups.length
-              ? groups.map(([key, values]) => html`<code>${key}</code> ${values.reduce((a, b) => a + b, 0)} `)
-              : html`<span class="muted">none</span>`
-          }</td></tr>`,
-      )}</tbody></table></div></div>`;
+      return html`${figures(ui, m, [
+        { label: 'notifierLag', name: 'NotifierLag', stat: 'p99' },
+        { label: 'notDelivered', name: 'NotifierSendFailures', stat: 'Sum', above: 0 },
+        { label: 'asyncFailed', name: 'AsyncHandlerFailures', stat: 'Sum', above: 0 },
+        { label: 'loginRefused', name: 'TorrentLoginRefused', stat: 'Sum', above: 0 },
+      ])}<div class="charts">${latencyChart(ui, m, words.notifierLag, 'NotifierLag')}${tableWrap(
+        ui,
+        html`<table class="list"><caption>${words.byDimension}</caption>
+<thead><tr><th scope="col">${words.col.metric}</th><th scope="col">${words.col.by}</th></tr></thead><tbody>${rows.map(
+          ([label, name, groups]) =>
+            html`<tr>${cell(words.col.metric, html`<span>${label}<br><code class="muted">${name}</code></span>`)}${cell(
+              words.col.by,
+              groups.length
+                ? html`<span>${groups.map(([key, values]) => html`<code>${key}</code> ${values.reduce((a, b) => a + b, 0)} `)}</span>`
+                : html`<span class="muted">${ui.c.none}</span>`,
+            )}</tr>`,
+        )}</tbody></table>`,
+      )}</div>`;
     },
     v,
   );

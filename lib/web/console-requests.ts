@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { ErrorCode, HttpError } from '../http/errors';
 import { isId } from '../ident';
-import { JOB_PHASES, JobPhase } from './console';
+import { JOB_PHASES, JobPhase } from './console-phases';
 
 /**
  * The console's path ids and query, read at the edge: a malformed id is a 404

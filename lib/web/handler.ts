@@ -6,20 +6,22 @@ import { invocationScope, type Logger } from '../log';
 import {
   csrfOnPost,
   htmlErrors,
+  language,
   refuseAuthorizerOverride,
   sameOriginPost,
   sessionOrSignIn,
   webState,
 } from './middlewares';
+import type { Ui } from './locale';
 import { htmlResult, newNonce, redirect, SECURITY_HEADERS } from './responses';
-import { layout, Page, Viewer } from './pages';
+import { layout, Page, Viewer } from './shell';
 
 /**
  * The one way a UI page function is built: in its own log scope
  * (lib/log/context.ts), the middlewares of middlewares.ts in their order
- * (errors outermost; the secrets, the override header, the origin, the
- * session, the form token), then the page code, whose answer is rendered
- * here with this response's CSP nonce.
+ * (errors outermost; the language, the secrets, the override header, the
+ * origin, the session, the form token), then the page code, whose answer is
+ * rendered here in the request's language with this response's CSP nonce.
  */
 
 export interface WebRequest {
@@ -29,6 +31,8 @@ export interface WebRequest {
   /** POST only: the form's fields, the csrf field removed. */
   form: Record<string, string>;
   nonce: string;
+  /** The request's language and time zone. */
+  ui: Ui;
 }
 
 export type WebAnswer =
@@ -40,25 +44,45 @@ export type WebAnswer =
 export function webHandler(
   log: Logger,
   core: (request: WebRequest) => Promise<WebAnswer>,
-  opts: { public?: boolean; notFound?: string } = {},
+  opts: { public?: boolean; notFound?: 'noSuchDownload' | 'noSuchItem' } = {},
 ) {
   const handler = middy<APIGatewayProxyEventV2, HttpResult>()
     .use(htmlErrors(log, opts.notFound))
+    .use(language())
     .use(secretsBeforeInvocation())
     .use(refuseAuthorizerOverride())
     .use(sameOriginPost());
   if (!opts.public) handler.use(sessionOrSignIn());
   return invocationScope(
     handler.use(csrfOnPost()).handler(async (event: APIGatewayProxyEventV2, _context: Context) => {
-      const { viewer, form } = webState(event);
+      const { viewer, form, ui, langCookie } = webState(event);
       const nonce = newNonce();
-      return render(await core({ event, viewer, form, nonce }), viewer, nonce);
+      const answer = await core({ event, viewer, form, nonce, ui: ui! });
+      return render(answer, { viewer, nonce, ui: ui!, here: here(event), langCookie });
     }),
   );
 }
 
-function render(answer: WebAnswer, viewer: Viewer | undefined, nonce: string): HttpResult {
-  if ('redirect' in answer) return redirect(answer.redirect, answer.cookies);
+/** This page's path and query (the `lang` field already taken out), for the language links. */
+function here(event: APIGatewayProxyEventV2): string {
+  const query = new URLSearchParams(
+    Object.entries(event.queryStringParameters ?? {}).filter((e): e is [string, string] => e[1] !== undefined),
+  ).toString();
+  return query ? `${event.rawPath}?${query}` : event.rawPath;
+}
+
+interface RenderContext {
+  viewer?: Viewer;
+  nonce: string;
+  ui: Ui;
+  here: string;
+  langCookie?: string;
+}
+
+function render(answer: WebAnswer, ctx: RenderContext): HttpResult {
+  const { viewer, nonce, ui } = ctx;
+  const withLang = (cookies?: string[]) => (ctx.langCookie ? [...(cookies ?? []), ctx.langCookie] : cookies);
+  if ('redirect' in answer) return redirect(answer.redirect, withLang(answer.cookies));
   if ('file' in answer)
     return {
       statusCode: 200,
@@ -72,8 +96,8 @@ function render(answer: WebAnswer, viewer: Viewer | undefined, nonce: string): H
     };
   return htmlResult(
     answer.status ?? 200,
-    layout(answer.page, { nonce, viewer: answer.viewer ?? viewer }),
+    layout(answer.page, { nonce, ui, viewer: answer.viewer ?? viewer, here: ctx.here }),
     nonce,
-    answer.cookies,
+    withLang(answer.cookies),
   );
 }

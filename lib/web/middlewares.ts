@@ -6,7 +6,9 @@ import { header } from '../http/request';
 import type { HttpResult } from '../http/response';
 import type { Logger } from '../log';
 import { formBody } from './forms';
-import { layout, messagePage, Viewer } from './pages';
+import { negotiateUi, safeUi, type Ui } from './locale';
+import { homeOf, mayOpen, scopeOf } from './roles';
+import { forbiddenPage, layout, messagePage, type Viewer } from './shell';
 import { htmlResult, newNonce, redirect } from './responses';
 
 /**
@@ -24,6 +26,10 @@ export type WebMiddleware = MiddlewareObj<APIGatewayProxyEventV2, HttpResult>;
 
 /** What the middlewares learnt of a request, for the page code: per event object, so invocations never share it. */
 export interface WebState {
+  /** The request's language and zone (`language`); error pages negotiate their own when it never ran. */
+  ui?: Ui;
+  /** The cookie keeping a language chosen by `?lang=`, sent with the answer. */
+  langCookie?: string;
   /** Absent on public pages. */
   viewer?: Viewer;
   /** POST only: the form's fields, the csrf field removed. */
@@ -40,6 +46,8 @@ interface AuthorizerContext {
   principal?: string;
   scopes?: string;
   csrf?: string;
+  /** Set by the authorizer for a session on a page its scopes do not open (lib/auth/gateway.ts). */
+  denied?: string;
 }
 
 export const OVERRIDE_HEADER = 'sls-offline-authorizer-override';
@@ -64,7 +72,24 @@ export function sameOriginPost(): WebMiddleware {
   };
 }
 
-/** The viewer from the authorizer's context; without a session, a redirect to sign-in (the page never runs). */
+/** The request's language and time zone, and the `?lang=` choice's cookie (lib/web/locale.ts). */
+export function language(): WebMiddleware {
+  return {
+    name: 'language',
+    before: async ({ event }) => {
+      const { ui, cookie } = negotiateUi(event);
+      Object.assign(webState(event), { ui, langCookie: cookie });
+    },
+  };
+}
+
+/**
+ * The viewer from the authorizer's context; without a session, a redirect to
+ * sign-in (the page never runs). The route's scope is checked again here
+ * against the same table the authorizer used, so a session on a page its
+ * scopes do not open gets a 403 page, and `/` sends a scan- or sync-only
+ * operator to their own start page.
+ */
 export function sessionOrSignIn(): WebMiddleware {
   return {
     name: 'sessionOrSignIn',
@@ -73,12 +98,22 @@ export function sessionOrSignIn(): WebMiddleware {
         {}) as AuthorizerContext;
       if (!ctx.principal) return redirect(isPost(event) ? '/signin' : signInFor(event.rawPath));
       const scopes = (ctx.scopes ?? '').split(' ').filter(Boolean);
-      webState(event).viewer = {
+      const state = webState(event);
+      const viewer = {
         principal: ctx.principal,
         canWrite: scopes.includes('downloads:write'),
         scopes,
         csrf: ctx.csrf ?? '',
       };
+      state.viewer = viewer;
+      if (ctx.denied || !mayOpen(scopes, event.routeKey)) {
+        const home = homeOf(scopes);
+        if (event.routeKey === 'GET /' && home) return redirect(home);
+        const ui = state.ui ?? safeUi(event);
+        const nonce = newNonce();
+        const page = forbiddenPage(ui, ctx.denied || scopeOf(event.routeKey), home);
+        return htmlResult(403, layout(page, { nonce, ui, viewer, here: event.rawPath }), nonce);
+      }
     },
   };
 }
@@ -106,7 +141,7 @@ export function csrfOnPost(): WebMiddleware {
 }
 
 /** Any error as a page with the API's status and code; a 5xx is logged. */
-export function htmlErrors(log: Logger, notFound = 'There is no such download.'): WebMiddleware {
+export function htmlErrors(log: Logger, notFound: 'noSuchDownload' | 'noSuchItem' = 'noSuchDownload'): WebMiddleware {
   return {
     name: 'htmlErrors',
     onError: async (request) => {
@@ -117,12 +152,15 @@ export function htmlErrors(log: Logger, notFound = 'There is no such download.')
           err: request.error,
           request_id: request.context.awsRequestId,
         });
+      const state = webState(request.event);
+      const ui = state.ui ?? safeUi(request.event);
+      const home = (state.viewer && homeOf(state.viewer.scopes)) ?? '/';
       const nonce = newNonce();
       const page =
         status === 404
-          ? messagePage('Not found', notFound)
-          : messagePage(`Refused (${body.error.code})`, body.error.message);
-      request.response = htmlResult(status, layout(page, { nonce }), nonce);
+          ? messagePage(ui, ui.t.notFound, ui.t[notFound], home)
+          : messagePage(ui, ui.t.refused({ code: body.error.code }), body.error.message, home);
+      request.response = htmlResult(status, layout(page, { nonce, ui, viewer: state.viewer }), nonce);
     },
   };
 }

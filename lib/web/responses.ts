@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { toHttpError } from '../http/errors';
 import type { HttpResult } from '../http/response';
-import type { Notice } from './pages';
+import type { Notice } from './shell';
 
 /** The UI's HTTP answers: an HTML page with its CSP nonce, a redirect, the headers every answer carries. */
 

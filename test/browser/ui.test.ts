@@ -9,6 +9,7 @@ import { config } from '../../lib/config';
 import { handler as pagesHandler } from '../../functions/web/pages';
 import { handler as actionsHandler } from '../../functions/web/actions';
 import { newId } from '../../lib/ident';
+import { createFormat } from '../../lib/i18n';
 import { assertOneActivePerHash, downloadsStore, v1, v2 } from '../support/downloads';
 import { launchBrowser, screenshot, seriousViolations } from '../support/browser';
 import { call } from '../support/http';
@@ -274,21 +275,23 @@ describe('looks and manners', () => {
       // Phone width: nothing wider than the viewport.
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     }
-    // Times: the viewer's locale on the page, the exact UTC value on hover.
+    // Times: formatted on the server in the stack's UI_TIME_ZONE (Moscow) and the page's language; UTC on hover.
     await go(`/download/${d.id}`);
     await go(`/download/${running.id}`);
     expect(await page.$eval('dl.facts progress', (p) => (p as HTMLProgressElement).value)).toBeCloseTo(0.42);
     const t = await page.$eval('time', (el) => ({
       title: el.getAttribute('title'),
-      datetime: el.getAttribute('datetime'),
+      datetime: el.getAttribute('datetime')!,
+      text: el.textContent,
     }));
-    expect(t.title).toBe(`${t.datetime} (UTC)`);
+    expect(t.title).toBe(t.datetime);
+    expect(t.text).toBe(createFormat('en', 'Europe/Moscow').dateTime(t.datetime));
   });
 
   it('is keyboard-usable: Tab reaches the search box and Enter submits it', async () => {
     await go('/');
     await page.setViewport({ width: 1280, height: 900 });
-    for (let i = 0; i < 8 && (await page.evaluate(() => document.activeElement?.id)) !== 'q'; i++)
+    for (let i = 0; i < 12 && (await page.evaluate(() => document.activeElement?.id)) !== 'q'; i++)
       await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('q');
     await page.keyboard.type(tag);

@@ -225,7 +225,7 @@ describe('sign-in', () => {
   it.each([
     ['a wrong token', 'token=tss_' + 'A'.repeat(43), 401],
     ['an expired token', `token=${process.env.TEST_TOKEN_EXPIRED}`, 401],
-    ['a token without downloads:read', `token=${process.env.TEST_TOKEN_SYNC_READ}`, 403],
+    ['a token that opens no page (health:read alone)', `token=${process.env.TEST_TOKEN_HEALTH_READ}`, 403],
     ['an oversize form', `token=${'A'.repeat(MAX_FORM_BYTES + 1)}`, 413],
     ['an open redirect', `token=${process.env.TEST_TOKEN_ALL}&next=//evil.example/`, 303],
   ])('%s: no session', async (_name, form, status) => {
@@ -233,6 +233,17 @@ describe('sign-in', () => {
     expect(res.status).toBe(status);
     if (status === 303) expect(res.location).toBe('/');
     else expect(res.setCookie).toBeNull();
+  });
+
+  it('any read scope with a page signs in, landing on its first page (decision 331)', async () => {
+    for (const [token, home] of [
+      [process.env.TEST_TOKEN_SYNC_READ, '/sync'],
+      [process.env.TEST_TOKEN_SCAN_READ, '/scan'],
+      [process.env.TEST_TOKEN_DOWNLOADS_READ, '/'],
+    ]) {
+      const res = await send('POST', '/signin', { form: `token=${token}` });
+      expect([home, res.status, res.location, res.setCookie !== null]).toEqual([home, 303, home, true]);
+    }
   });
 
   it('refuses a token in the URL, and a sign-in posted from another site', async () => {

@@ -34,17 +34,24 @@ export default async function globalSetup(): Promise<void> {
   // The scan tests through the stack read documents: the content-ai normaliser, opt-in since the default became
   // the contract's slice 0 (NOT_IMPLEMENTED, decision 295; its default is tested in test/unit/scan/config.test.ts).
   process.env.SCAN_NORMALIZER = 'content-ai';
+  // The stack shows times in Moscow (the README's example) while the browser tests run their Chromium in other
+  // zones: a page that leaned on the browser's or the process's zone would show it.
+  process.env.UI_TIME_ZONE = 'Europe/Moscow';
   // One token per shape the tests need; the stack sees only their hashes.
   const tokens = {
     TEST_TOKEN_ALL: newToken(),
     TEST_TOKEN_DOWNLOADS_READ: newToken(),
     TEST_TOKEN_SYNC_READ: newToken(),
+    TEST_TOKEN_SCAN_READ: newToken(),
+    TEST_TOKEN_HEALTH_READ: newToken(),
     TEST_TOKEN_EXPIRED: newToken(),
   };
   const grants = [
     grantJson('test-all', tokens.TEST_TOKEN_ALL, SCOPES),
     grantJson('test-downloads-read', tokens.TEST_TOKEN_DOWNLOADS_READ, ['downloads:read']),
     grantJson('test-sync-read', tokens.TEST_TOKEN_SYNC_READ, ['sync:read']),
+    grantJson('test-scan-read', tokens.TEST_TOKEN_SCAN_READ, ['scan:read']),
+    grantJson('test-health-read', tokens.TEST_TOKEN_HEALTH_READ, ['health:read']),
     grantJson('test-expired', tokens.TEST_TOKEN_EXPIRED, SCOPES, Date.now() - 60_000),
   ];
   const stack = await startStack({

@@ -1,6 +1,7 @@
-import { authorizeSession } from '../../../lib/auth/authorize';
+import { authorize, authorizeSession } from '../../../lib/auth/authorize';
+import { gatewayAnswer } from '../../../lib/auth/gateway';
 import { checkSession, clearedSessionCookie, issueSession, readCookie, sessionCookie } from '../../../lib/auth/session';
-import { TokenGrant } from '../../../lib/auth/tokens';
+import { newToken, TokenGrant, tokenHash } from '../../../lib/auth/tokens';
 import { newKeyringEntry, parseKeyring } from '../../../lib/secrets/sealer';
 
 const keyring = parseKeyring(`${newKeyringEntry('new')},${newKeyringEntry('old')}`).keyring!;
@@ -78,6 +79,31 @@ describe('authorizeSession', () => {
       effect: 'anonymous',
       reason: 'missing',
     });
+  });
+  it('a GET page the scopes do not open is let through only to say 403 (marked); a POST is denied outright', () => {
+    const scanOnly: TokenGrant = { name: 'scanner', sha256: 'c3'.repeat(32), scopes: ['scan:read'] };
+    const page = authorizeSession([scanOnly], keyring, cookie(scanOnly), 'GET /sync', now);
+    expect(page).toMatchObject({ effect: 'page-forbidden', principal: 'scanner', scope: 'sync:read' });
+    const answer = gatewayAnswer(page, 'arn:route');
+    expect(answer.context).toMatchObject({ principal: 'scanner', scope: '', scopes: 'scan:read', denied: 'sync:read' });
+    expect(authorizeSession([scanOnly], keyring, cookie(scanOnly), 'POST /failures/{id}/retry', now)).toMatchObject({
+      effect: 'forbidden',
+    });
+    expect(
+      gatewayAnswer(
+        authorizeSession([scanOnly], keyring, cookie(scanOnly), 'POST /failures/{id}/retry', now),
+        'arn:route',
+      ).policyDocument.Statement[0],
+    ).toMatchObject({ Effect: 'Deny' });
+  });
+  it('any session may sign out, whatever its scopes; a bearer token never can', () => {
+    const token = newToken();
+    const syncOnly: TokenGrant = { name: 'syncer', sha256: tokenHash(token), scopes: ['sync:read'] };
+    expect(authorizeSession([syncOnly], keyring, cookie(syncOnly), 'POST /signout', now)).toMatchObject({
+      effect: 'allow',
+    });
+    expect(authorize([syncOnly], `Bearer ${token}`, 'POST /signout', now)).toMatchObject({ effect: 'forbidden' });
+    expect(authorize([syncOnly], `Bearer ${token}`, 'GET /sync/{user}/hourly', now)).toMatchObject({ effect: 'allow' });
   });
   it('never takes a cookie on an API route', () => {
     expect(authorizeSession([grant], keyring, cookie(grant), 'GET /downloads', now).effect).toBe('unauthenticated');

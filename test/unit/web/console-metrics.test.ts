@@ -1,4 +1,5 @@
 import { syncMetricsPanel } from '../../../lib/web/console-metrics';
+import { uiOf } from '../../../lib/web/locale';
 import type { MetricPoint } from '../../../lib/metrics/emf';
 
 const NOW = Date.parse('2026-12-06T12:00:00Z');
@@ -13,7 +14,7 @@ const notSucceeded = (n: number): MetricPoint[] =>
 
 /** The figure's <div> as rendered: whether it carries the `over` mark. */
 function marked(points: MetricPoint[]): boolean {
-  const text = String(syncMetricsPanel({ points, now: NOW }));
+  const text = String(syncMetricsPanel(uiOf('en', 'UTC'), { points, now: NOW }));
   const figure = /<div( class="([^"]*)")?><dt>Attempts not succeeded<\/dt>/.exec(text);
   expect(figure).not.toBeNull();
   return (figure![2] ?? '').split(' ').includes('over');

@@ -10,7 +10,12 @@ const context = { awsRequestId: 'r-1' } as Context;
 function event(
   method: 'GET' | 'POST',
   path: string,
-  opts: { headers?: Record<string, string>; body?: string; session?: { principal: string; csrf: string } } = {},
+  opts: {
+    headers?: Record<string, string>;
+    body?: string;
+    session?: { principal: string; csrf: string; scopes?: string; denied?: string };
+    query?: Record<string, string>;
+  } = {},
 ) {
   return {
     routeKey: `${method} ${path}`,
@@ -21,6 +26,7 @@ function event(
       ...opts.headers,
     },
     body: opts.body,
+    queryStringParameters: opts.query,
     isBase64Encoded: false,
     requestContext: {
       http: { method },
@@ -28,8 +34,9 @@ function event(
         ? {
             lambda: {
               principal: opts.session.principal,
-              scopes: 'downloads:read downloads:write',
+              scopes: opts.session.scopes ?? 'downloads:read downloads:write',
               csrf: opts.session.csrf,
+              denied: opts.session.denied,
             },
           }
         : undefined,
@@ -80,18 +87,18 @@ describe('web middlewares', () => {
       { origin: 'null' },
       { 'sec-fetch-site': 'cross-site' },
     ] as Record<string, string>[]) {
-      const answer = await handler(event('POST', '/', { session, headers, body }), context);
+      const answer = await handler(event('POST', '/signout', { session, headers, body }), context);
       expect(answer.statusCode).toBe(403);
     }
     expect(seen).toHaveLength(0);
   });
 
   it('a POST needs the session form token; the token is removed from the fields', async () => {
-    const wrong = await handler(event('POST', '/', { session, body: `csrf=${'d'.repeat(32)}&x=1` }), context);
+    const wrong = await handler(event('POST', '/signout', { session, body: `csrf=${'d'.repeat(32)}&x=1` }), context);
     expect(wrong.statusCode).toBe(403);
-    const missing = await handler(event('POST', '/', { session, body: 'x=1' }), context);
+    const missing = await handler(event('POST', '/signout', { session, body: 'x=1' }), context);
     expect(missing.statusCode).toBe(403);
-    const ok = await handler(event('POST', '/', { session, body: `csrf=${session.csrf}&x=1` }), context);
+    const ok = await handler(event('POST', '/signout', { session, body: `csrf=${session.csrf}&x=1` }), context);
     expect(ok.statusCode).toBe(200);
     expect(seen.map((r) => r.form)).toEqual([{ x: '1' }]);
   });
@@ -107,14 +114,68 @@ describe('web middlewares', () => {
   });
 
   it('keeps each invocation’s state apart when they run side by side', async () => {
-    const a = event('POST', '/', { session, body: `csrf=${session.csrf}&who=a` });
-    const b = event('POST', '/', {
+    const a = event('POST', '/signout', { session, body: `csrf=${session.csrf}&who=a` });
+    const b = event('POST', '/signout', {
       session: { principal: 'bob', csrf: 'e'.repeat(32) },
       body: `csrf=${'e'.repeat(32)}&who=b`,
     });
     await Promise.all([handler(a, context), handler(b, context)]);
     expect(seen.map((r) => `${r.viewer?.principal}:${r.form.who}`).sort()).toEqual(['bob:b', 'ops:a']);
     expect(webState(a).form).toEqual({ who: 'a' });
+  });
+
+  it('a session on a page its scopes do not open gets a 403 page in its language; the page never runs', async () => {
+    const scanOnly = { principal: 'scanner', csrf: 'c'.repeat(32), scopes: 'scan:read' };
+    const sync = await handler(
+      event('GET', '/sync', { session: { ...scanOnly, denied: 'sync:read' }, headers: { 'accept-language': 'ru-RU' } }),
+      context,
+    );
+    expect(sync.statusCode).toBe(403);
+    expect(sync.body).toContain('<html lang="ru">');
+    expect(sync.body).toContain('Этой странице нужно право sync:read');
+    expect(sync.body).toContain('href="/scan"');
+    expect(sync.body).not.toContain('href="/sync"');
+    // Without the authorizer's mark the scope is checked again here, from the same table.
+    const failures = await handler(event('GET', '/failures', { session: scanOnly }), context);
+    expect(failures.statusCode).toBe(403);
+    expect(failures.body).toContain('This page needs the downloads:read scope');
+    expect(seen).toHaveLength(0);
+  });
+
+  it('/ sends a scan-only or sync-only session to its own start page', async () => {
+    const home = (scopes: string) =>
+      handler(event('GET', '/', { session: { principal: 'p', csrf: 'c'.repeat(32), scopes } }), context);
+    expect((await home('scan:read')).headers.location).toBe('/scan');
+    expect((await home('sync:read health:read')).headers.location).toBe('/sync');
+    expect(seen).toHaveLength(0);
+  });
+
+  it('?lang= chooses the language, keeps it in a cookie, and is taken out of the query the page sees', async () => {
+    const answer = await handler(
+      event('GET', '/', { session, query: { lang: 'ru', q: 'x' }, headers: { 'accept-language': 'en' } }),
+      context,
+    );
+    expect(answer.statusCode).toBe(200);
+    expect(seen[0].ui.lang).toBe('ru');
+    expect(seen[0].event.queryStringParameters).toEqual({ q: 'x' });
+    expect(answer.cookies).toEqual([
+      expect.stringMatching(/^lang=ru; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax; Secure$/),
+    ]);
+    // The cookie then decides over the browser's language; the link back to English keeps the page's query.
+    const again = await handler(
+      event('GET', '/', { session, headers: { cookie: 'lang=ru', 'accept-language': 'en' } }),
+      context,
+    );
+    expect(again.body).toContain('<html lang="ru">');
+    expect(again.body).toContain('href="/?lang=en"');
+    expect(answer.body).toContain('href="/?q=x&amp;lang=en"');
+  });
+
+  it('a language we do not ship is a 400 page, and the page never runs', async () => {
+    const answer = await handler(event('GET', '/', { session, query: { lang: 'de' } }), context);
+    expect(answer.statusCode).toBe(400);
+    expect(answer.body).toContain('lang must be one of ru, en');
+    expect(seen).toHaveLength(0);
   });
 
   it('each middleware is a named plain object', () => {

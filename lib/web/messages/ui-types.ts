@@ -1,0 +1,82 @@
+import type { DownloadState } from '../../downloads/model';
+import type { Html } from '../html';
+
+/**
+ * The downloads UI's and the page shell's messages, one catalogue per
+ * language (ui-en.ts, ui-ru.ts), each typed as this interface: a message a
+ * language lacks does not compile. Whole messages with named parameters; those
+ * returning Html build it with the `html` tag, so parameters are escaped.
+ */
+export interface UiMessages {
+  skip: string;
+  signedInAs: (p: { who: string }) => Html;
+  signOut: string;
+  sections: string;
+  nav: { downloads: string; scan: string; sync: string; failures: string };
+  timesIn: (p: { zone: string }) => string;
+  language: string;
+  copy: string;
+  copied: string;
+  copiedStatus: string;
+  copyFailed: string;
+  state: Record<DownloadState, string>;
+  /** Why a download needs a decision (lib/downloads/service.ts `reviewDownload`'s reasons). */
+  reason: Record<'stuck' | 'failed' | 'missing_in_client' | 'adopted_from_client' | 'shares_infohash', string>;
+  notReported: string;
+  refused: (p: { code: string }) => string;
+  currentOwner: (p: { id: string }) => Html;
+  pages: string;
+  firstPage: string;
+  previousPage: string;
+  nextPage: string;
+  pageOf: (p: { page: number; pages: number }) => string;
+  tableScrolls: string;
+  downloads: string;
+  searchLabel: string;
+  searchPlaceholder: string;
+  stateLabel: string;
+  allStates: string;
+  search: string;
+  noMatch: string;
+  noDownloads: string;
+  listCaption: string;
+  col: { name: string; state: string; progress: string; infohashes: string; created: string };
+  progressOf: (p: { name: string }) => string;
+  allDownloads: string;
+  needsDecision: string;
+  details: string;
+  downloadProgress: string;
+  updated: string;
+  id: string;
+  mergedInto: string;
+  copyInfohash: (p: { kind: string }) => string;
+  magnet: string;
+  copyMagnet: string;
+  actions: string;
+  retry: string;
+  cancel: string;
+  addInfohashesLabel: string;
+  addInfohashes: string;
+  reviewTitle: (p: { name: string }) => string;
+  why: string;
+  nothingWrong: string;
+  candidates: string;
+  makeActiveLegend: string;
+  thisDownload: string;
+  candidateMeta: (p: { badge: Html; kinds: string; created: Html; id: string }) => Html;
+  open: string;
+  openName: (p: { name: string }) => string;
+  makeActive: string;
+  cannotChange: string;
+  signIn: string;
+  apiToken: string;
+  signInHint: Html;
+  tokenUnknown: string;
+  tokenNoPage: string;
+  notFound: string;
+  noSuchDownload: string;
+  noSuchItem: string;
+  backHome: string;
+  forbiddenTitle: string;
+  forbiddenText: (p: { scope: string }) => string;
+}
