@@ -20,7 +20,7 @@ export const ru: ConsoleMessages = {
     queued: 'Ждёт слота',
     starting: 'Копируется в Input',
     'in-input': 'В Input',
-    settling: 'Ответ оседает',
+    settling: 'Ответ дописывается',
     publishing: 'Публикуется',
     done: 'Готово',
     needs_check: 'Нужна проверка',
@@ -29,8 +29,8 @@ export const ru: ConsoleMessages = {
   phaseSpan: {
     created: 'Запрос → в Input',
     submitted: 'В Input → ответ',
-    answered: 'Ответ → осел',
-    published: 'Осел → опубликован',
+    answered: 'Ответ → устоялся',
+    published: 'Устоялся → опубликован',
   },
   scanJobs: 'Задания сканирования',
   scanIntro: ({ hours, jobs, more }) => {
