@@ -80,7 +80,7 @@ export const ru: ConsoleMessages = {
     requested: 'Запрошено',
     inInput: 'В Input',
     answered: 'Ответ',
-    settled: 'Осел',
+    settled: 'Устоялся',
     published: 'Опубликовано',
   },
   envelope: 'Конверт',
