@@ -29,6 +29,7 @@ lib.smbc_set_context.argtypes = [P]
 lib.smbc_setOptionOpenShareMode.argtypes = [P, ctypes.c_int]
 lib.smbc_setPort.argtypes = [P, ctypes.c_uint16]
 lib.smbc_setTimeout.argtypes = [P, ctypes.c_int]
+lib.smbc_setOptionDebugToStderr.argtypes = [P, ctypes.c_int]
 lib.smbc_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint]
 lib.smbc_read.argtypes = [ctypes.c_int, P, ctypes.c_size_t]
 lib.smbc_read.restype = ctypes.c_ssize_t
@@ -41,6 +42,7 @@ def auth(server, share, wg, wglen, user, userlen, pw, pwlen):
     fill(user, userlen, a['user']); fill(pw, pwlen, a['password'])
 lib.smbc_setFunctionAuthData.argtypes = [P, AUTH]
 ctx = lib.smbc_new_context()
+lib.smbc_setOptionDebugToStderr(ctx, 1)  # the library's messages (a missing smb.conf) never mix into the file's bytes
 lib.smbc_setOptionOpenShareMode(ctx, 2)  # SMBC_SHAREMODE_DENY_WRITE
 lib.smbc_setPort(ctx, a['port'])
 lib.smbc_setTimeout(ctx, a['timeout_ms'])

@@ -163,7 +163,7 @@ describe('SMB: an answer still being written is read under an exclusive open', (
 });
 
 describe('SMB: every *.json is read, whatever its name; a name no open can address is refused, never skipped', () => {
-  it('names with `;`, quotes-free punctuation and spaces are read like any other', async () => {
+  it('names with `;`, `&`, `$`, a quote and a leading space are read like any other', async () => {
     const h = await smbHarness();
     const req = request(await upload('aep_6.pdf'), 'aep_6.pdf');
     await handleRequest(h.deps, JSON.stringify(req));
@@ -177,6 +177,21 @@ describe('SMB: every *.json is read, whatever its name; a name no open can addre
     expect(finals(h)).toEqual([expect.objectContaining({ job_id: req.job_id, status: 'done' })]);
     const raw = await rawAnswer(req.job_id);
     expect(raw.files.map((f) => [f.name, f.parse_error])).toEqual([...names].sort().map((n) => [n, null]));
+  }, 60_000);
+
+  it('a request named with `;` reaches Input/ intact; a traversal or a backslash is refused "недопустимое имя файла", nothing written', async () => {
+    const h = await smbHarness();
+    const fine = request(await upload('aep_6.pdf'), "a;b & 'c'.pdf");
+    expect(await handleRequest(h.deps, JSON.stringify(fine))).toBe('started');
+    expect(inputs()).toEqual([`${fine.job_id}_a;b & 'c'.pdf`]);
+    for (const name of ['../x.pdf', '..\\Output\\x.pdf', 'a\\b.pdf'])
+      await handleRequest(h.deps, JSON.stringify(request(await upload('aep_6.pdf'), name)));
+    await settleNats();
+    expect(finals(h).map((e) => e.error)).toEqual(
+      Array(3).fill({ code: 'RECOGNITION_FAILED', message: 'недопустимое имя файла' }),
+    );
+    expect(inputs()).toEqual([`${fine.job_id}_a;b & 'c'.pdf`]);
+    expect(fs.readdirSync(path.join(share.root, 'Tmp'))).toEqual([]);
   }, 60_000);
 
   it('a `"` in a name the share shows raw (no open can name it): the job ends "недопустимое имя файла"', async () => {
