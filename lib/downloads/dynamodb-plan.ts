@@ -19,10 +19,34 @@ export function transactItems(table: string, plan: WritePlan): TransactItem[] {
           ...(spelled.values ? { ExpressionAttributeValues: spelled.values } : {}),
         }
       : {};
-    return 'put' in w
-      ? { Put: { TableName: table, Item: w.put, ...condition } }
-      : { Delete: { TableName: table, Key: w.delete, ...condition } };
+    if (!('put' in w)) return { Delete: { TableName: table, Key: w.delete, ...condition } };
+    if (!w.keep?.length) return { Put: { TableName: table, Item: w.put, ...condition } };
+    const update = keepingUpdate(w.put, w.keep);
+    // The condition's placeholders (`:self`, `:victim`…) never collide with the update's (`:a<n>`).
+    const values = { ...update.ExpressionAttributeValues, ...spelled?.values };
+    return { Update: { TableName: table, ...update, ...condition, ExpressionAttributeValues: values } };
   });
+}
+
+/**
+ * A put as an update: every attribute set, except those in `keep`, which are set only where the item has none
+ * (`if_not_exists`). Attributes are named through placeholders (no reserved word can break the expression).
+ */
+function keepingUpdate(item: Record<string, unknown>, keep: readonly string[]) {
+  const { PK, SK, ...rest } = item;
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets = Object.entries(rest).map(([name, value], i) => {
+    names[`#a${i}`] = name;
+    values[`:a${i}`] = value;
+    return keep.includes(name) ? `#a${i} = if_not_exists(#a${i}, :a${i})` : `#a${i} = :a${i}`;
+  });
+  return {
+    Key: { PK, SK },
+    UpdateExpression: `SET ${sets.join(', ')}`,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  };
 }
 
 function conditionOf(c: Condition): { expression: string; values?: Record<string, unknown> } {

@@ -1,6 +1,6 @@
 import { ActiveExistsError, InfohashTakenError, InvalidTransitionError, TooManyInfohashesError } from './errors';
 import { Infohash, MAX_INFOHASHES, sortHashes } from './infohash';
-import { downloadToItem, guardItem, guardKey, legacyIdItem, membershipItem } from './keys';
+import { downloadToItem, guardItem, guardKey, HASH_RECORD_KEPT, legacyIdItem, membershipItem } from './keys';
 import { ActiveState, Download, DownloadDetails, DownloadState, isActive, ReviewReason } from './model';
 
 /**
@@ -33,7 +33,9 @@ export type Condition =
   /** The guard is still the absorbed download's: a merge moves only what it read. */
   | { takenFrom: string };
 
-export type PlannedWrite = { put: Item; when?: Condition } | { delete: Record<string, string>; when: Condition };
+/** `keep`: attributes the put sets only on a new item (an existing one keeps its own: a hash record's created_at). */
+export type PlannedWrite =
+  { put: Item; when?: Condition; keep?: readonly string[] } | { delete: Record<string, string>; when: Condition };
 
 export interface WritePlan {
   /** In transaction order. A CAS of the download, when there is one, is FIRST: its refusal means "moved, read again". */
@@ -125,8 +127,12 @@ export function planCreate(download: Download): WritePlan {
     writes: [
       { put: downloadToItem(download), when: { absent: true } },
       ...download.infohashes.flatMap((h): PlannedWrite[] => [
-        { put: membershipItem(h, download.id) },
-        { put: guardItem(h.infohash, download.id, download.created_at), when: { absent: true } },
+        membershipWrite(h, download.id, download.created_at),
+        {
+          put: guardItem(h.infohash, download.id, download.created_at),
+          when: { absent: true },
+          keep: HASH_RECORD_KEPT,
+        },
       ]),
     ],
   };
@@ -178,7 +184,7 @@ export function planAppend(
       writes: [
         casWrite(next, current.revision),
         ...missing.flatMap((h): PlannedWrite[] => [
-          { put: membershipItem(h, current.id) },
+          membershipWrite(h, current.id, at),
           ...(active ? [holdGuard(h.infohash, current.id, at)] : []),
         ]),
       ],
@@ -284,8 +290,8 @@ export function planMerge(
         victim.revision,
       ),
       ...moving.flatMap((h): PlannedWrite[] => [
-        { put: membershipItem(h, survivorId) },
-        { put: guardItem(h.infohash, survivorId, at), when: { takenFrom: victim.id } },
+        membershipWrite(h, survivorId, at),
+        { put: guardItem(h.infohash, survivorId, at), when: { takenFrom: victim.id }, keep: HASH_RECORD_KEPT },
       ]),
     ],
   };
@@ -312,9 +318,15 @@ export function planImport(d: Download, legacyId: string): WritePlan {
       { put: legacyIdItem(legacyId, d.id), when: { absent: true } },
       { put: downloadToItem(d), when: { absent: true } },
       ...d.infohashes.flatMap((h): PlannedWrite[] => [
-        { put: membershipItem(h, d.id) },
+        membershipWrite(h, d.id, d.updated_at),
         ...(isActive(d.state)
-          ? [{ put: guardItem(h.infohash, d.id, d.updated_at), when: { absent: true } } as PlannedWrite]
+          ? [
+              {
+                put: guardItem(h.infohash, d.id, d.updated_at),
+                when: { absent: true },
+                keep: HASH_RECORD_KEPT,
+              } as PlannedWrite,
+            ]
           : []),
       ]),
     ],
@@ -343,5 +355,10 @@ function casWrite(next: Download, revision: number): PlannedWrite {
 
 /** The guard of `infohash` for `id`: passes when free or already `id`'s. */
 function holdGuard(infohash: string, id: string, at: string): PlannedWrite {
-  return { put: guardItem(infohash, id, at), when: { freeOrHeldBy: id } };
+  return { put: guardItem(infohash, id, at), when: { freeOrHeldBy: id }, keep: HASH_RECORD_KEPT };
+}
+
+/** A hash's membership of a download: history, so a later write of it keeps when it was first written. */
+function membershipWrite(h: Infohash, id: string, at: string): PlannedWrite {
+  return { put: membershipItem(h, id, at), keep: HASH_RECORD_KEPT };
 }

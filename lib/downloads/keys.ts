@@ -96,19 +96,27 @@ export function downloadFromItem(item: Record<string, unknown>): Download {
   return readItem(DOWNLOAD_FIELDS, item, DOWNLOAD_ENTITY);
 }
 
-export function membershipItem(h: Infohash, id: string): Record<string, unknown> {
+/**
+ * The hash records (a hash's memberships and its guard) carry `created_at`: when the record came to be, written
+ * by the write that creates it and kept by every later one (HASH_RECORD_KEPT: the store writes these puts as
+ * updates that set it only where it is missing). Items written before it existed have none and read as before.
+ */
+export const HASH_RECORD_KEPT = ['created_at'] as const;
+
+export function membershipItem(h: Infohash, id: string, at: string): Record<string, unknown> {
   return {
     entity: 'membership',
     download_id: id,
     infohash: h.infohash,
     kind: h.kind,
+    created_at: at,
     ...membershipKey(h.infohash, id),
     ...prefixIndexKeys(h.infohash, id),
   };
 }
 
 export function guardItem(infohash: string, id: string, since: string): Record<string, unknown> {
-  return { entity: 'guard', download_id: id, infohash, since, ...guardKey(infohash) };
+  return { entity: 'guard', download_id: id, infohash, since, created_at: since, ...guardKey(infohash) };
 }
 
 /** A guard as read: the hash and the active download holding it. */
@@ -116,8 +124,15 @@ export interface Guard {
   infohash: string;
   download_id: string;
   since?: string;
+  /** When the guard item was written first (absent on items older than the field). */
+  created_at?: string;
 }
-const GUARD_FIELDS: FieldSpec<Guard> = { infohash: 'string', download_id: 'string', since: 'string?' };
+const GUARD_FIELDS: FieldSpec<Guard> = {
+  infohash: 'string',
+  download_id: 'string',
+  since: 'string?',
+  created_at: 'string?',
+};
 export const guardFromItem = (item: Record<string, unknown>): Guard => readItem(GUARD_FIELDS, item, 'guard');
 
 /**
@@ -126,8 +141,10 @@ export const guardFromItem = (item: Record<string, unknown>): Guard => readItem(
  */
 export interface Membership {
   download_id: string;
+  /** When the membership was written first (absent on items older than the field, and through the index). */
+  created_at?: string;
 }
-const MEMBERSHIP_FIELDS: FieldSpec<Membership> = { download_id: 'string' };
+const MEMBERSHIP_FIELDS: FieldSpec<Membership> = { download_id: 'string', created_at: 'string?' };
 export const membershipFromItem = (item: Record<string, unknown>): Membership =>
   readItem(MEMBERSHIP_FIELDS, item, 'membership');
 

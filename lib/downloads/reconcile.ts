@@ -145,17 +145,22 @@ async function reconcileOne(deps: ReconcileDeps, torrent: TorrentInfo): Promise<
         hashes,
       );
   if (created) log.info('download_adopted', { download_id: download.id });
-  const followed = await follow(deps, download, state);
+  const followed = await follow(deps, log, download, state);
   const detailed = await keepDetails(deps, followed ?? download, progress);
   if (created) return 'adopted';
   const appended = download.infohashes.length > (owners.find(Boolean)?.infohashes.length ?? 0);
   return followed || appended || detailed ? 'updated' : 'unchanged';
 }
 
-async function follow(deps: ReconcileDeps, download: Download, state: DownloadState): Promise<Download | undefined> {
+async function follow(
+  deps: ReconcileDeps,
+  log: Logger,
+  download: Download,
+  state: DownloadState,
+): Promise<Download | undefined> {
   if (state === download.state) return undefined;
   const next = await deps.store.setDownloadState(download.id, download.state, state);
-  deps.log.info('download_state_followed', { download_id: download.id, from: download.state, to: state });
+  log.info('download_state_followed', { download_id: download.id, from: download.state, to: state });
   return next;
 }
 
@@ -189,6 +194,7 @@ async function checkMissing(deps: ReconcileDeps, present: TorrentInfo[], report:
         await deps.store.setDownloadState(download.id, download.state, 'failed', 'missing_in_client');
         deps.log.warn('download_missing_in_client', {
           download_id: download.id,
+          infohash: download.infohashes[0]?.infohash,
           missing_since: download.missing_since,
         });
         report.set_aside++;

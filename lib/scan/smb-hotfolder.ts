@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { AnswerNotReadyError, HotFolderUnavailableError, SmbSessionError } from './errors';
+import { HotFolderUnavailableError, SmbSessionError } from './errors';
 import { AnswerFile, DEFAULT_DIRS, HotFolder, HotFolderDirs } from './hotfolder';
-import { validateName } from '../names';
+import { InvalidFileNameError, validateName } from '../names';
+import { answerNameProblem, readExclusive } from './smb-read';
 import { CONNECTION_LOST, SmbSession } from './smb-session';
 
 /**
@@ -13,8 +14,10 @@ import { CONNECTION_LOST, SmbSession } from './smb-session';
  * protocol as LocalHotFolder: write into Tmp/, rename into Input/. The
  * password goes in a 0600 authentication file, never on a command line.
  * Every call is bounded by `timeoutMs`. All calls share one long-lived
- * smbclient session (smb-session.ts); a read-only call (listing, get, health)
- * that meets a broken session is tried once more on a new one.
+ * smbclient session (smb-session.ts); a read-only call (listing, health)
+ * that meets a broken session is tried once more on a new one. An answer file
+ * is read under a deny-write open through Samba's client library (smb-read.ts):
+ * smbclient's `get` cannot refuse a file its writer still holds.
  */
 
 /** Where the hot folder is: what SCAN_SMB_* configures (config.ts). */
@@ -33,6 +36,8 @@ export interface SmbOptions extends SmbShare {
   dirs?: HotFolderDirs;
   timeoutMs?: number;
   smbclient?: string;
+  /** The Python 3 that drives libsmbclient for the exclusive read (default: the system's, as the image installs it). */
+  python?: string;
   /** An idle session is closed after this long (default 30 s). */
   idleMs?: number;
 }
@@ -48,7 +53,8 @@ const failed = (run: Run) => !run.ok || /NT_STATUS_/.test(run.output);
 
 const NOT_FOUND = /NT_STATUS_(OBJECT_PATH_NOT_FOUND|OBJECT_NAME_NOT_FOUND|NO_SUCH_FILE)/;
 const MKDIR_STATUS = /^NT_STATUS_[A-Z_]+ making remote directory /;
-const NOT_READY = /NT_STATUS_(SHARING_VIOLATION|DELETE_PENDING|FILE_LOCK_CONFLICT|LOCK_NOT_GRANTED)/;
+/** The system's Python (an image's, a distribution's), not a version manager's shim on PATH, which adds ~1 s a read. */
+const SYSTEM_PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 const LISTING = /^ {2}(.+?)\s+([A-Z]*)\s+(\d+)\s+\w{3} \w{3}\s+\d+ [\d:]+ \d{4}$/;
 
 export class SmbHotFolder implements HotFolder {
@@ -131,9 +137,9 @@ export class SmbHotFolder implements HotFolder {
       const m = LISTING.exec(line);
       if (!m || m[2].includes('D')) continue;
       const name = m[1];
-      // Only names we can address safely in an smbclient command.
-      if (!name.toLowerCase().endsWith('.json') || name.startsWith('.') || /["\\;]/.test(name)) continue;
-      answers.push({ name, size: Number(m[3]), read: () => this.read(`${dir}/${name}`) });
+      // Every answer is read, whatever its name: the read never goes through smbclient's command parser.
+      if (!name.toLowerCase().endsWith('.json') || name.startsWith('.')) continue;
+      answers.push({ name, size: Number(m[3]), read: () => this.read(jobId, name) });
     }
     return answers.sort((a, b) => (a.name < b.name ? -1 : 1));
   }
@@ -143,19 +149,23 @@ export class SmbHotFolder implements HotFolder {
     return !failed(await this.readOnly([this.base ? `ls "${this.base}*"` : 'ls']));
   }
 
-  private async read(remote: string): Promise<Buffer> {
-    const local = await this.scratch(Buffer.alloc(0));
-    try {
-      const run = await this.readOnly([`get "${remote}" "${local}"`]);
-      if (failed(run)) {
-        // The scanning system still holds the file (or is deleting it): not ready yet, not an error.
-        if (NOT_READY.test(run.output)) throw new AnswerNotReadyError(lastStatus(run.output));
-        throw new HotFolderUnavailableError(lastStatus(run.output));
-      }
-      return await fs.readFile(local);
-    } finally {
-      await fs.rm(local, { force: true });
-    }
+  /** One answer under the contract's exclusive open; a name no open can address is the job's invalid name. */
+  private async read(jobId: string, name: string): Promise<Buffer> {
+    const problem = answerNameProblem(name);
+    if (problem) throw new InvalidFileNameError(`answer ${JSON.stringify(name)} ${problem}`);
+    const { host, port, share, user, password } = this.options;
+    return readExclusive(
+      {
+        host,
+        port: port ?? 445,
+        share,
+        // A guest share: the name Samba and Windows map to their guest account (as decision 264).
+        user: user ?? 'guest',
+        password: user === undefined ? '' : (password ?? ''),
+        path: `${this.dirs.output}/${jobId}/${name}`.split('/'),
+      },
+      { python: this.options.python ?? SYSTEM_PYTHON, timeoutMs: this.options.timeoutMs ?? 10_000 },
+    );
   }
 
   private async run(commands: string[]): Promise<Run> {

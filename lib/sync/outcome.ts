@@ -17,8 +17,11 @@ import {
  *  - failed:    none succeeded.
  * Its error code is the first problem by precedence: the attempt's cause
  * (INTERRUPTED, ACCESS_DENIED), then each section's code in section order,
- * where DEADLINE is the code of a step still running past its own wait bound
- * (a step-level code: it never hides an earlier section's cause). A second-phase section never
+ * where DEADLINE is the code of a step whose wait expired: still running past
+ * its own wait bound, or finished only after it (its row keeps its own code,
+ * e.g. STEP_TIMEOUT from the step's own bound): whichever side notices first,
+ * the attempt reads DEADLINE (a step-level code: it never hides an earlier
+ * section's cause). A second-phase section never
  * dispatched because a section it depends on did not succeed is `failed`
  * with DEPENDENCY_FAILED: it did nothing, so it cannot count as a success.
  */
@@ -33,9 +36,11 @@ export interface DeriveInput {
   head: Pick<HourlyHead, 'walk_completed' | 'children' | 'started_at'>;
   rows: StepRow[];
   cause?: typeof SyncErrorCode.INTERRUPTED | typeof SyncErrorCode.ACCESS_DENIED;
+  /** WORK_WAIT_BOUND_MS: a row finished at or after its step's dispatch plus this came too late (DEADLINE). */
+  waitBoundMs?: number;
 }
 
-export function deriveOutcome({ head, rows, cause }: DeriveInput): Derived {
+export function deriveOutcome({ head, rows, cause, waitBoundMs = Infinity }: DeriveInput): Derived {
   const sections = {} as Record<Section, SectionResult>;
   const problems: string[] = [];
   if (cause) problems.push(cause);
@@ -55,6 +60,10 @@ export function deriveOutcome({ head, rows, cause }: DeriveInput): Derived {
     } else if (row.state === 'running') {
       // Settled while still running: its wait is over (the barrier) or the run died.
       sections[section] = { state: 'expired', step_id: row.step_id };
+      problems.push(SyncErrorCode.DEADLINE);
+    } else if ((row.finished_at ?? Infinity) >= dispatchedAt(row.step_id, head.started_at) + waitBoundMs) {
+      // Finished, but after its wait was over: the same expired step as above, its row's own code kept.
+      sections[section] = { state: 'expired', step_id: row.step_id, error_code: row.error_code };
       problems.push(SyncErrorCode.DEADLINE);
     } else {
       sections[section] = { state: row.state, step_id: row.step_id, error_code: row.error_code };

@@ -114,7 +114,12 @@ export class HourlyService {
     if (head.state === 'running') {
       if (now < head.run_deadline || head.walk_completed) return { branch: 'running', current: head };
       const rows = await this.store.stepRows(head.attempt_id);
-      const closed = deriveOutcome({ head, rows, cause: SyncErrorCode.INTERRUPTED });
+      const closed = deriveOutcome({
+        head,
+        rows,
+        cause: SyncErrorCode.INTERRUPTED,
+        waitBoundMs: this.deps.waitBoundMs,
+      });
       const closedHead = this.closedHead(head, closed, now);
       const next = due ? fresh() : undefined;
       const written = await this.store.replaceHead(head, next ?? closedHead, {
@@ -198,7 +203,7 @@ export class HourlyService {
       const lost = opts.lostIfFinishedBefore !== undefined && finishedBefore(head, rows, opts.lostIfFinishedBefore);
       const cause = opts.cause ?? (lost ? SyncErrorCode.INTERRUPTED : undefined);
       if (!cause && !barrierReached(head, rows, now, this.deps.waitBoundMs)) return { skipped: 'waiting' };
-      const settled = deriveOutcome({ head, rows, cause });
+      const settled = deriveOutcome({ head, rows, cause, waitBoundMs: this.deps.waitBoundMs });
       const closed = this.closedHead(head, settled, now);
       if (await this.store.replaceHead(head, closed, { whileRunning: true, rows, records: [closed] })) {
         settledMetrics(head, settled);

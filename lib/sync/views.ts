@@ -1,20 +1,79 @@
 import { isoTime } from '../clock';
-import type { HourlyHead, StepRow } from './model';
+import { HourlyHead, Section, SectionResult, StepRow, SyncErrorCode } from './model';
 import type { Operation } from './tbank/contract';
+import { STEP_CODE } from './tbank/errors';
 
 /** The read API's shapes: times as ISO strings, no fencing internals (run ids, revisions). */
 
 const iso = (ms?: number) => (ms === undefined ? undefined : isoTime(ms));
 
-export function hourlyView(head: HourlyHead) {
+/**
+ * The vocabulary of `GET /sync/{user}/hourly` (docs/sync.md, "What the hourly read shows"; decision 317): its
+ * attempt states, its sections' states, and the codes a step row carries. The attempt's lifecycle codes and
+ * section states (INTERRUPTED, DEADLINE, DISPATCH_FAILED; `missing`, `expired`) do not leak through it: each
+ * reads as the step code that says the same to a reader; the attempt read (`GET /sync/attempts/{attempt}`)
+ * and the logs keep them.
+ */
+export const HOURLY_STATES = ['running', 'succeeded', 'partial', 'failed'] as const;
+export const HOURLY_SECTION_STATES = ['succeeded', 'failed'] as const;
+export const HOURLY_ERROR_CODES = [
+  SyncErrorCode.ACCESS_DENIED,
+  SyncErrorCode.UNAUTHORIZED,
+  SyncErrorCode.UPSTREAM_ERROR,
+  SyncErrorCode.TOKEN_INVALID,
+  SyncErrorCode.INSUFFICIENT_RIGHTS,
+  SyncErrorCode.RATE_LIMITED,
+  SyncErrorCode.BAD_UPSTREAM_ANSWER,
+  SyncErrorCode.METHOD_RETIRED,
+  SyncErrorCode.UPSTREAM_REJECTED,
+  STEP_CODE['not-found'],
+  SyncErrorCode.STEP_TIMEOUT,
+  SyncErrorCode.DEPENDENCY_FAILED,
+  SyncErrorCode.INTERNAL,
+] as const;
+
+/** Lifecycle code → the read's word: a wait that ran out is a step that ran out of time; a lost run or dispatch is ours. */
+const LIFECYCLE_AS: Record<string, string> = {
+  [SyncErrorCode.DEADLINE]: SyncErrorCode.STEP_TIMEOUT,
+  [SyncErrorCode.INTERRUPTED]: SyncErrorCode.INTERNAL,
+  [SyncErrorCode.DISPATCH_FAILED]: SyncErrorCode.INTERNAL,
+};
+
+/** Any code as the read shows it: its own when in the vocabulary, its mapping, else INTERNAL (never a new word). */
+function hourlyCode(code: string | undefined): string | null {
+  if (code === undefined) return null;
+  if ((HOURLY_ERROR_CODES as readonly string[]).includes(code)) return code;
+  return LIFECYCLE_AS[code] ?? SyncErrorCode.INTERNAL;
+}
+
+/** A settled section: `expired` is a step that timed out, `missing` one that never ran; both failed. */
+function hourlySection(result: SectionResult) {
+  const { state, step_id, error_code } = result;
+  if (state === 'succeeded') return { state, ...(step_id ? { step_id } : {}) };
+  const code =
+    state === 'expired' ? SyncErrorCode.STEP_TIMEOUT : state === 'missing' ? SyncErrorCode.INTERNAL : error_code;
   return {
-    state: head.state,
+    state: 'failed' as const,
+    ...(step_id ? { step_id } : {}),
+    error_code: hourlyCode(code ?? SyncErrorCode.INTERNAL),
+  };
+}
+
+export function hourlyView(head: HourlyHead) {
+  const state = (HOURLY_STATES as readonly string[]).includes(head.state) ? head.state : 'failed';
+  const sections = head.sections
+    ? Object.fromEntries(
+        Object.entries(head.sections).map(([section, result]) => [section as Section, hourlySection(result!)]),
+      )
+    : null;
+  return {
+    state,
     meta: {
       attempt_id: head.attempt_id,
       started_at: iso(head.started_at),
       finished_at: iso(head.finished_at),
-      error_code: head.error_code ?? null,
-      sections: head.sections ?? null,
+      error_code: hourlyCode(head.error_code),
+      sections,
     },
   };
 }

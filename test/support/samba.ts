@@ -25,6 +25,11 @@ export interface Share {
    * share's root (files written as \`daemon\`, the root belongs to root), only work inside Input/ and Tmp/, which exist.
    */
   restricted: { share: string; root: string };
+  /**
+   * The hot folder's own folder, shared a second time with raw names (\`mangled names = no\`): a name the share
+   * cannot address (\`"\`) shows as it is, as some non-Windows servers send it, instead of an 8.3 alias.
+   */
+  rawNames: { share: string };
   service: RunningService;
 }
 
@@ -81,6 +86,11 @@ export async function startSamba(dir: string, fixedPort?: number): Promise<Share
   path = ${dir}/share
   read only = no
   valid users = root
+[rawnames]
+  path = ${dir}/share
+  read only = no
+  valid users = root
+  mangled names = no
 [guest]
   path = ${dir}/guest
   read only = no
@@ -115,6 +125,7 @@ export async function startSamba(dir: string, fixedPort?: number): Promise<Share
     root: path.join(dir, 'share'),
     guest: { share: 'guest', root: path.join(dir, 'guest') },
     restricted: { share: 'restricted', root: path.join(dir, 'restricted') },
+    rawNames: { share: 'rawnames' },
     service,
   };
 }

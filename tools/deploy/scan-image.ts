@@ -24,7 +24,15 @@ export const SCAN_DOCKERFILE = 'images/scan/Dockerfile';
  */
 export const SMB_CLIENT_MARK = 'stdbuf -i0 -oL -eL';
 
+/**
+ * What the image installs for the hot folder (decision 315): Samba's client for the session, its library and the
+ * system's Python that read an answer under an exclusive open (lib/scan/smb-read.ts).
+ */
+export const SMB_IMAGE_PACKAGES = ['samba-client', 'libsmbclient', 'python3'] as const;
+
 export interface ImageDockerfile {
+  /** Packages its final stage installs with `dnf install`, in the order written. */
+  packages: string[];
   /** The packaged zips it copies, by function key (`.serverless/<key>.zip`), in the order written. */
   zips: string[];
   /** Its last CMD (exec form): the handler Lambda starts when a function names no command. */
@@ -56,10 +64,16 @@ export function readImageDockerfile(text: string): ImageDockerfile {
       else if (source.startsWith('.serverless')) throw new Error(`${SCAN_DOCKERFILE} copies ${source}: not a zip`);
     }
   }
+  const final = instructions.slice(instructions.map((i) => i.keyword).lastIndexOf('FROM'));
+  const packages = final
+    .filter((i) => i.keyword === 'RUN')
+    .flatMap((i) => [...i.args.matchAll(/\bdnf install((?:\s+[^\s&|;]+)+)/g)])
+    .flatMap((m) => m[1].trim().split(/\s+/))
+    .filter((word) => !word.startsWith('-'));
   const cmds = instructions.filter((i) => i.keyword === 'CMD');
   if (cmds.length === 0) throw new Error(`${SCAN_DOCKERFILE} has no CMD`);
   const cmd: unknown = JSON.parse(cmds[cmds.length - 1].args);
   if (!Array.isArray(cmd) || !cmd.every((c) => typeof c === 'string'))
     throw new Error(`${SCAN_DOCKERFILE}: CMD must be the exec form, a JSON list of strings`);
-  return { zips, cmd };
+  return { packages, zips, cmd };
 }

@@ -3,6 +3,7 @@ import { checkEnvelopeParts, ContractMessage, EnvelopeParts, EnvelopeStatus, env
 import { AnswerNotReadyError } from '../errors';
 import type { AnswerFile } from '../hotfolder';
 import { mergeAnswers } from '../merge';
+import { InvalidFileNameError } from '../../names';
 import { rawAnswerKey } from '../keys';
 import type { ScanJob } from '../model';
 import { settle } from '../settle';
@@ -78,6 +79,12 @@ export async function checkSubmitted(
     if (err instanceof AnswerNotReadyError) {
       deps.log.info('scan_answer_not_ready', { job_id: job.job_id, reason: err.message });
       return { finished: false };
+    }
+    // An answer no open can name (the share showed a raw name): refused, never skipped in silence.
+    if (err instanceof InvalidFileNameError) {
+      deps.log.warn('scan_answer_name_invalid', { job_id: job.job_id, reason: err.message });
+      const error = { code: 'RECOGNITION_FAILED' as const, message: ContractMessage.INVALID_FILE_NAME };
+      return { finished: await finishWith(deps, job, 'error', { error }, later) };
     }
     throw err;
   }

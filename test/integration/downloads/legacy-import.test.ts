@@ -465,7 +465,10 @@ describe('legacy import', () => {
         const intruder = { ...(await store.get(ids['3']))!, id: '01kb0000000000000000000000', name: 'intruder' };
         await aws.documents.send(new PutCommand({ TableName: table, Item: downloadToItem(intruder) }));
         await aws.documents.send(
-          new PutCommand({ TableName: table, Item: membershipItem(intruder.infohashes[0], intruder.id) }),
+          new PutCommand({
+            TableName: table,
+            Item: membershipItem(intruder.infohashes[0], intruder.id, intruder.created_at),
+          }),
         );
         await aws.documents.send(new PutCommand({ TableName: table, Item: legacyIdItem('99', ids['6']) }));
 

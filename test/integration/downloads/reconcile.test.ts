@@ -1,7 +1,7 @@
 import { DynamoDownloadStore } from '../../../lib/downloads/dynamodb-store';
 import { reconcile } from '../../../lib/downloads/reconcile';
 import { changeState, ingest, retry } from '../../../lib/downloads/service';
-import { silentLogger } from '../../../lib/log';
+import { createLogger, silentLogger } from '../../../lib/log';
 import { TorrentAddRefusedError, TorrentClientAnswerError, TorrentClientError } from '../../../lib/torrents/errors';
 import { DEFAULT_CATEGORY, QBittorrentClient, QBittorrentOptions } from '../../../lib/torrents/qbittorrent';
 import { NewTorrent, Profile, PROFILES, QbittorrentEmulator } from '../../../emulator/qbittorrent/emulator';
@@ -267,6 +267,39 @@ describe.each<Profile>(PROFILES)('qBittorrent %s profile', (profile) => {
       expect((await store.findActiveByInfohash(t.infohash_v1!))?.id).toBe(
         (await store.findActiveByInfohash(t.infohash_v2!))?.id,
       );
+  });
+
+  it('every download event of an ingest and a poll carries download_id and infohash, naming the right ones', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const log = createLogger({}, { level: 'debug', write: (line) => lines.push(JSON.parse(line)) });
+    const events = (id: string) => lines.filter((l) => String(l.event).startsWith('download_') && l.download_id === id);
+    const fields = (id: string) => events(id).map((l) => [l.event, l.download_id, l.infohash]);
+
+    // Create, then the same hash again (dedup).
+    const h = v1();
+    const created = await ingest(deps(torrents, { log }), { magnet: `magnet:?xt=urn:btih:${h.infohash}&dn=logged` });
+    await ingest(deps(torrents, { log }), { infohashes: [h.infohash] });
+    const id = created.download.id;
+    expect(fields(id)).toEqual([
+      ['download_created', id, h.infohash],
+      ['download_deduplicated', id, h.infohash],
+    ]);
+
+    // A poll: a torrent adopted, then its state followed, then the torrent gone and the download set aside.
+    const t = emulator.addTorrent(ours({ kind: 'v1', state: 'downloading' }));
+    await reconcile(deps(torrents, { log }));
+    const adopted = (await store.findActiveByInfohash(t.infohash_v1!))!.id;
+    emulator.update(t.hash, { state: 'pausedDL' });
+    await reconcile(deps(torrents, { log }));
+    emulator.remove(t.hash);
+    const full = client({ fullResyncMs: 0 });
+    await reconcile(deps(full, { log, missingGraceMs: 0 }));
+    await reconcile(deps(full, { log, missingGraceMs: 0 }));
+    expect(fields(adopted)).toEqual([
+      ['download_adopted', adopted, t.infohash_v1],
+      ['download_state_followed', adopted, t.infohash_v1],
+      ['download_missing_in_client', adopted, t.infohash_v1],
+    ]);
   });
 
   it('ingest hands a new download to the client with our category and its id as tag; a refused add leaves it stuck', async () => {

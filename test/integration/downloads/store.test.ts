@@ -1,4 +1,7 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
+import { DynamoDownloadStore } from '../../../lib/downloads/dynamodb-store';
+import { guardFromItem } from '../../../lib/downloads/keys';
 import { ActiveExistsError, InfohashTakenError, InvalidTransitionError } from '../../../lib/downloads/errors';
 import { Infohash } from '../../../lib/downloads/infohash';
 import { DOWNLOAD_STATES, isActive } from '../../../lib/downloads/model';
@@ -214,4 +217,70 @@ describe('model-based: random interleavings keep one active download per hash', 
       { numRuns: 12 },
     );
   }, 240_000);
+});
+
+describe('hash records carry created_at (the design: written when the record is created, kept by every later write)', () => {
+  const clock = { now: Date.parse('2026-01-01T00:00:00Z') };
+  const timed = new DynamoDownloadStore({ documents: aws.documents, table, now: () => clock.now });
+  const records = async (hash: string) =>
+    Object.fromEntries(
+      (await itemsAbout(aws, table, [hash])).map((i) => [i.SK as string, { created_at: i.created_at, since: i.since }]),
+    );
+
+  it('the guard and the membership keep the time they were created through a re-hold, an append and a merge', async () => {
+    const [a, b] = [v1(), v2()];
+    const t0 = new Date(clock.now).toISOString();
+    const first = (await timed.createDownloadIfNoActive({ state: 'queued', name: 'x' }, [a])).download;
+    expect(await records(a.infohash)).toEqual({
+      ACTIVE: { created_at: t0, since: t0 },
+      [`DL#${first.id}`]: { created_at: t0, since: undefined },
+    });
+    // Later writes of the same records: the stuck download retried holds its guard again (since moves on).
+    clock.now += 60_000;
+    const t1 = new Date(clock.now).toISOString();
+    await timed.setDownloadState(first.id, 'queued', 'stuck');
+    await timed.activateIfNoOtherActive(first.id, 'queued');
+    await timed.addInfohashes(first.id, [b]);
+    expect((await records(a.infohash)).ACTIVE).toEqual({ created_at: t0, since: t1 });
+    expect(await records(b.infohash)).toEqual({
+      ACTIVE: { created_at: t1, since: t1 },
+      [`DL#${first.id}`]: { created_at: t1, since: undefined },
+    });
+  });
+
+  it('a guard moved by a merge keeps its created_at; the survivor’s new membership is created then', async () => {
+    const [a, b] = [v1(), v1()];
+    const t0 = new Date(clock.now).toISOString();
+    const older = (await timed.createDownloadIfNoActive({ state: 'queued', name: 'x' }, [a])).download;
+    const newer = (await timed.createDownloadIfNoActive({ state: 'queued', name: 'x' }, [b])).download;
+    clock.now += 60_000;
+    const t1 = new Date(clock.now).toISOString();
+    // One torrent ingested with both hashes: its two owners merge, the newer's hash moving to the older.
+    const merged = await timed.createDownloadIfNoActive({ state: 'queued', name: 'x' }, [a, b]);
+    expect(merged.download.id).toBe(older.id);
+    const rb = await records(b.infohash);
+    expect(rb.ACTIVE).toEqual({ created_at: t0, since: t1 });
+    expect(rb[`DL#${newer.id}`]).toEqual({ created_at: t0, since: undefined });
+    expect(rb[`DL#${older.id}`]).toEqual({ created_at: t1, since: undefined });
+  });
+
+  it('records written before the field read as before', async () => {
+    const h = v1();
+    const d = (await timed.createDownloadIfNoActive({ state: 'queued', name: 'x' }, [h])).download;
+    for (const SK of ['ACTIVE', `DL#${d.id}`])
+      await aws.documents.send(
+        new UpdateCommand({
+          TableName: table,
+          Key: { PK: `IH#${h.infohash}`, SK },
+          UpdateExpression: 'REMOVE created_at',
+        }),
+      );
+    expect((await timed.findActiveByInfohash(h.infohash))?.id).toBe(d.id);
+    expect((await timed.historyOfInfohash(h.infohash)).map((x) => x.id)).toEqual([d.id]);
+    expect(guardFromItem((await itemsAbout(aws, table, [h.infohash])).find((i) => i.SK === 'ACTIVE')!)).toEqual({
+      infohash: h.infohash,
+      download_id: d.id,
+      since: d.created_at,
+    });
+  });
 });

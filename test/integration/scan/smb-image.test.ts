@@ -17,6 +17,7 @@ import {
   SCAN_DOCKERFILE,
   SCAN_IMAGE_FUNCTIONS,
   SMB_CLIENT_MARK,
+  SMB_IMAGE_PACKAGES,
 } from '../../../tools/deploy/scan-image';
 import { Share, startSamba } from '../../support/samba';
 import { aws, bucket, FIXTURES, nats, request, scanSuite, upload } from '../../support/scan';
@@ -313,6 +314,12 @@ describe('the image holds exactly the functions that reach the hot folder', () =
     const text = fs.readFileSync(path.join(ROOT, SCAN_DOCKERFILE), 'utf8');
     const dockerfile = readImageDockerfile(text);
     expect(dockerfile.zips).toEqual([...SCAN_IMAGE_FUNCTIONS]);
+    // Samba's client, and the library and Python the exclusive read drives (decision 315); the build loads the
+    // library's share-mode setting through the very interpreter the read starts, so a missing one fails the build.
+    expect(dockerfile.packages).toEqual(expect.arrayContaining([...SMB_IMAGE_PACKAGES]));
+    expect(text).toContain(
+      `/usr/bin/python3 -c "import ctypes; ctypes.CDLL('libsmbclient.so.0').smbc_setOptionOpenShareMode"`,
+    );
     expect(smbBundles.sort()).toEqual([...SCAN_IMAGE_FUNCTIONS].sort());
     // CMD is one of the image's handlers, the one a function naming no command runs.
     expect(dockerfile.cmd).toEqual([packaged.handlers.scanRequest]);

@@ -1,3 +1,4 @@
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,7 +10,7 @@ import { loadScanConfig } from '../../../lib/scan/config';
 import { hotFolderFrom } from '../../../lib/scan/hotfolders';
 import { SmbHotFolder } from '../../../lib/scan/smb-hotfolder';
 import { Share, startSamba } from '../../support/samba';
-import { FIXTURES, finals, harness, request, scanSuite, settleNats, upload } from '../../support/scan';
+import { aws, bucket, FIXTURES, finals, harness, request, scanSuite, settleNats, upload } from '../../support/scan';
 
 /**
  * The gateway's SMB rules on a real Samba share (on 445: the Python client
@@ -27,12 +28,16 @@ afterAll(async () => {
   fs.rmSync(sambaDir, { recursive: true, force: true });
 });
 
-const smbHarness = (env: Record<string, string> = {}) =>
-  harness({ hotFolder: new SmbHotFolder({ ...share, timeoutMs: 10_000 }) }, env, share.root);
+const smbHarness = (env: Record<string, string> = {}, shareName = share.share) =>
+  harness({ hotFolder: new SmbHotFolder({ ...share, share: shareName, timeoutMs: 10_000 }) }, env, share.root);
 const inputs = () => fs.readdirSync(path.join(share.root, 'Input'));
 
 /** Opens a file of the share the way a busy scanning system would, until released. */
-async function hold(remote: string, mode: 'exclusive' | 'delete-pending'): Promise<{ release: () => Promise<void> }> {
+async function hold(
+  remote: string,
+  mode: 'exclusive' | 'delete-pending' | 'writing',
+  localFile?: string,
+): Promise<{ release: () => Promise<void> }> {
   const child: ChildProcess = spawn(
     '/usr/bin/python3',
     [
@@ -45,6 +50,7 @@ async function hold(remote: string, mode: 'exclusive' | 'delete-pending'): Promi
       remote,
       mode,
       path.join(sambaDir, 'smb.conf'),
+      ...(localFile ? [localFile] : []),
     ],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
@@ -116,6 +122,96 @@ describe('SMB: an answer still held by the scanning system is "not ready yet", n
       expect(finals(h)).toEqual([expect.objectContaining({ job_id: req.job_id, status: 'done' })]);
     },
   );
+});
+
+/** The raw answer the job saved, parsed (the names and contents of every file read). */
+async function rawAnswer(
+  jobId: string,
+): Promise<{ files: Array<{ name: string; response: unknown; parse_error: unknown }> }> {
+  const raw = await aws.s3.send(new GetObjectCommand({ Bucket: bucket, Key: `raw/${jobId}.json` }));
+  return JSON.parse(await raw.Body!.transformToString());
+}
+
+describe('SMB: an answer still being written is read under an exclusive open', () => {
+  it('a writer holding the file past the settle window: no envelope; once it finishes, exactly one, whole', async () => {
+    const h = await smbHarness();
+    const req = request(await upload('aep_6.pdf'), 'aep_6.pdf');
+    await handleRequest(h.deps, JSON.stringify(req));
+    fs.mkdirSync(path.join(share.root, 'Output', req.job_id), { recursive: true });
+    const fixture = path.join(FIXTURES, 'aep_6.json');
+    // Half the answer written, the file still open for writing (sharing reads, as most writers do): a reader that
+    // opens deny-none gets the half and a parse error; a deny-write open is refused until the writer closes.
+    const writer = await hold(`Output\\${req.job_id}\\answer.json`, 'writing', fixture);
+    try {
+      const size = fs.statSync(path.join(share.root, 'Output', req.job_id, 'answer.json')).size;
+      expect(size).toBe(Math.floor(fs.statSync(fixture).size / 2));
+      // Unchanged for longer than the 2 s window: settled by (name, size), yet refused at the read.
+      for (let i = 0; i < 4; i++, h.clock.now += 2500) await pollOnce(h.deps);
+      await settleNats();
+      expect(finals(h)).toEqual([]);
+      expect((await h.deps.jobs.get(req.job_id))!.state).toBe('submitted');
+    } finally {
+      await writer.release();
+    }
+    for (let i = 0; i < 4; i++, h.clock.now += 2500) await pollOnce(h.deps);
+    await settleNats();
+    expect(finals(h)).toEqual([expect.objectContaining({ job_id: req.job_id, status: 'done' })]);
+    expect((await rawAnswer(req.job_id)).files).toEqual([
+      { name: 'answer.json', response: JSON.parse(fs.readFileSync(fixture, 'utf8')), parse_error: null },
+    ]);
+  }, 60_000);
+});
+
+describe('SMB: every *.json is read, whatever its name; a name no open can address is refused, never skipped', () => {
+  it('names with `;`, `&`, `$`, a quote and a leading space are read like any other', async () => {
+    const h = await smbHarness();
+    const req = request(await upload('aep_6.pdf'), 'aep_6.pdf');
+    await handleRequest(h.deps, JSON.stringify(req));
+    const out = path.join(share.root, 'Output', req.job_id);
+    fs.mkdirSync(out, { recursive: true });
+    const names = ['a;b.json', " lead ' & $x.json", 'Отчёт; 100%.json'];
+    const body = fs.readFileSync(path.join(FIXTURES, 'aep_6.json'));
+    for (const name of names) fs.writeFileSync(path.join(out, name), body);
+    for (let i = 0; i < 3; i++, h.clock.now += 2500) await pollOnce(h.deps);
+    await settleNats();
+    expect(finals(h)).toEqual([expect.objectContaining({ job_id: req.job_id, status: 'done' })]);
+    const raw = await rawAnswer(req.job_id);
+    expect(raw.files.map((f) => [f.name, f.parse_error])).toEqual([...names].sort().map((n) => [n, null]));
+  }, 60_000);
+
+  it('a request named with `;` reaches Input/ intact; a traversal or a backslash is refused "недопустимое имя файла", nothing written', async () => {
+    const h = await smbHarness();
+    const fine = request(await upload('aep_6.pdf'), "a;b & 'c'.pdf");
+    expect(await handleRequest(h.deps, JSON.stringify(fine))).toBe('started');
+    expect(inputs()).toEqual([`${fine.job_id}_a;b & 'c'.pdf`]);
+    for (const name of ['../x.pdf', '..\\Output\\x.pdf', 'a\\b.pdf'])
+      await handleRequest(h.deps, JSON.stringify(request(await upload('aep_6.pdf'), name)));
+    await settleNats();
+    expect(finals(h).map((e) => e.error)).toEqual(
+      Array(3).fill({ code: 'RECOGNITION_FAILED', message: 'недопустимое имя файла' }),
+    );
+    expect(inputs()).toEqual([`${fine.job_id}_a;b & 'c'.pdf`]);
+    expect(fs.readdirSync(path.join(share.root, 'Tmp'))).toEqual([]);
+  }, 60_000);
+
+  it('a `"` in a name the share shows raw (no open can name it): the job ends "недопустимое имя файла"', async () => {
+    const h = await smbHarness({}, share.rawNames.share);
+    const req = request(await upload('aep_6.pdf'), 'aep_6.pdf');
+    await handleRequest(h.deps, JSON.stringify(req));
+    const out = path.join(share.root, 'Output', req.job_id);
+    fs.mkdirSync(out, { recursive: true });
+    fs.writeFileSync(path.join(out, 'q"x.json'), fs.readFileSync(path.join(FIXTURES, 'aep_6.json')));
+    expect((await h.deps.hotFolder.poll(req.job_id))!.map((f) => f.name)).toEqual(['q"x.json']);
+    for (let i = 0; i < 3; i++, h.clock.now += 2500) await pollOnce(h.deps);
+    await settleNats();
+    expect(finals(h)).toEqual([
+      expect.objectContaining({
+        job_id: req.job_id,
+        status: 'error',
+        error: { code: 'RECOGNITION_FAILED', message: 'недопустимое имя файла' },
+      }),
+    ]);
+  }, 60_000);
 });
 
 /** Opens a folder tree to every account (the guest share's files are read as `nobody`). */

@@ -271,6 +271,26 @@ describe('faults', () => {
     expect(await hourly.head(user)).toMatchObject({ state: 'partial', error_code: 'STEP_TIMEOUT' });
   });
 
+  it('a hung step whose own bound fires only after its wait is over: the attempt reads DEADLINE, the row STEP_TIMEOUT', async () => {
+    const user = await connectedUser();
+    brokerage.faults['InstrumentsService/GetDividends'] = { hang: true };
+    // The step's own bound: long enough (real time) for the healthy steps to finish first on a slow machine.
+    const steps = inlineDispatch({}, {}, { 'events.refresh': { timeoutMs: 8000 } });
+    await tickUser(tickDeps(steps.dispatch), user);
+    const attempt = (await hourly.head(user))!;
+    await finishedInRealTime(attempt.attempt_id, ['portfolio', 'operations', 'catalog.enrichment']);
+    later(WAIT_BOUND + 1000); // the wait is over while the step still hangs
+    await steps.settled(); // its bound fires, it writes its row, and the settle that follows judges
+    const rows = await hourly.stepRows(attempt.attempt_id);
+    expect(rows.find((r) => r.section === 'events.refresh')).toMatchObject({
+      state: 'failed',
+      error_code: 'STEP_TIMEOUT',
+    });
+    const settled = await hourly.head(user);
+    expect(settled).toMatchObject({ state: 'partial', error_code: 'DEADLINE' });
+    expect(settled!.sections!['events.refresh']).toMatchObject({ state: 'expired', error_code: 'STEP_TIMEOUT' });
+  }, 60_000);
+
   it('a failed dispatch leaves no row: a problem record, never succeeded', async () => {
     const user = await connectedUser();
     const steps = inlineDispatch({}, { portfolio: 'dispatch-fails' });

@@ -26,12 +26,17 @@ describe('items are built from named fields, keys last', () => {
   });
 
   it('a membership, a guard and a legacy id', () => {
-    const member = membershipItem({ infohash: hash, kind: 'v1', ...hostile } as never, download.id);
+    const member = membershipItem(
+      { infohash: hash, kind: 'v1', ...hostile } as never,
+      download.id,
+      download.created_at,
+    );
     expect(member).toEqual({
       entity: 'membership',
       download_id: download.id,
       infohash: hash,
       kind: 'v1',
+      created_at: download.created_at,
       PK: `IH#${hash}`,
       SK: `DL#${download.id}`,
       GSI2PK: 'IHP#a',

@@ -1,5 +1,5 @@
 import { newId } from '../../../lib/ident';
-import { barrierReached, deriveOutcome, finishedBefore, readyToDispatch } from '../../../lib/sync/outcome';
+import { barrierReached, deriveOutcome, finishedBefore, newStepId, readyToDispatch } from '../../../lib/sync/outcome';
 import { MANDATORY_SECTIONS, Section, StepRow } from '../../../lib/sync/model';
 
 const children = Object.fromEntries(MANDATORY_SECTIONS.map((s, i) => [s, `step-${i}`])) as Record<Section, string>;
@@ -66,6 +66,57 @@ describe('deriveOutcome', () => {
     expect(deriveOutcome({ head, rows: first }).error_code).toBe('DEADLINE');
     // The attempt's own cause still outranks every section.
     expect(deriveOutcome({ head, rows: late, cause: 'INTERRUPTED' }).error_code).toBe('INTERRUPTED');
+  });
+
+  describe('a step whose wait expired reads DEADLINE, whichever side noticed first', () => {
+    const BOUND = 60_000;
+    const t0 = Date.parse('2026-12-06T10:00:00Z');
+    // Real step ids: each carries its dispatch instant, from which its own wait bound runs.
+    const ids = Object.fromEntries(MANDATORY_SECTIONS.map((s) => [s, newStepId(t0)])) as Record<Section, string>;
+    const timed = { walk_completed: true, children: ids, started_at: t0 };
+    const done = (section: Section, state: StepRow['state'], finishedAt?: number, code?: string): StepRow => ({
+      attempt_id: 'a',
+      step_id: ids[section],
+      section,
+      state,
+      started_at: t0,
+      ...(finishedAt !== undefined ? { finished_at: finishedAt } : {}),
+      ...(code ? { error_code: code } : {}),
+    });
+    const others = (['operations', 'events.refresh', 'catalog.enrichment'] as const).map((s) =>
+      done(s, 'succeeded', t0 + 1000),
+    );
+
+    it('the settle first: the hung step still running at its bound', () => {
+      const rows = [done('portfolio', 'running'), ...others];
+      expect(deriveOutcome({ head: timed, rows, waitBoundMs: BOUND })).toMatchObject({
+        state: 'partial',
+        error_code: 'DEADLINE',
+        sections: { portfolio: { state: 'expired' } },
+      });
+    });
+
+    it('the step first: its own bound wrote STEP_TIMEOUT after the wait was over; the row keeps its code', () => {
+      const rows = [done('portfolio', 'failed', t0 + BOUND + 5, 'STEP_TIMEOUT'), ...others];
+      expect(deriveOutcome({ head: timed, rows, waitBoundMs: BOUND })).toMatchObject({
+        state: 'partial',
+        error_code: 'DEADLINE',
+        sections: { portfolio: { state: 'expired', error_code: 'STEP_TIMEOUT' } },
+      });
+      // A late success is no success either: the attempt had stopped waiting for it.
+      const late = [done('portfolio', 'succeeded', t0 + BOUND), ...others];
+      expect(deriveOutcome({ head: timed, rows: late, waitBoundMs: BOUND })).toMatchObject({
+        state: 'partial',
+        error_code: 'DEADLINE',
+      });
+    });
+
+    it('a step that timed out within its wait keeps STEP_TIMEOUT; DEADLINE keeps its precedence', () => {
+      const rows = [done('portfolio', 'failed', t0 + BOUND - 1, 'STEP_TIMEOUT'), ...others];
+      expect(deriveOutcome({ head: timed, rows, waitBoundMs: BOUND }).error_code).toBe('STEP_TIMEOUT');
+      const first = [done('portfolio', 'failed', t0 + 10, 'TOKEN_INVALID'), done('operations', 'failed', t0 + BOUND)];
+      expect(deriveOutcome({ head: timed, rows: first, waitBoundMs: BOUND }).error_code).toBe('TOKEN_INVALID');
+    });
   });
 
   it('ignores a row whose step id was never recorded on the attempt', () => {

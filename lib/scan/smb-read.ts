@@ -1,0 +1,130 @@
+import { spawn } from 'node:child_process';
+import { AnswerNotReadyError, HotFolderUnavailableError } from './errors';
+
+/**
+ * An answer file read under the contract's exclusive open (decision 315): the file is opened with the share mode
+ * deny-write, so a file the scanning system still holds open for writing is refused (the server answers a sharing
+ * violation) instead of being read half-written. smbclient's `get` always opens deny-none and has no setting for
+ * it; Samba's client library does (`smbc_setOptionOpenShareMode`, libsmbclient.h), so the read goes through it,
+ * driven by the short Python program below over the standard library's ctypes: nothing to build, any port, and
+ * the path given as data, never through smbclient's command parser (any character the share accepts).
+ *
+ * The request (share, path segments, credentials) arrives as one JSON line on stdin, never on a command line. The
+ * file's bytes come back on stdout; a refused open exits 3 with the errno's name on stderr. libsmbclient reports an
+ * errno, not the NT status: SHARING_VIOLATION is EBUSY, a file gone since the listing ENOENT, DELETE_PENDING the
+ * catch-all EINVAL (checked on Samba 4.17: libcli/util/errmap_unix.c has no entry for it). All three mean "not
+ * settled yet, try at the next poll"; names the share cannot address are refused before (answerNameProblem).
+ */
+
+// Python, run as `python3 -c`. Kept here so the handlers' bundles carry it (no file to package beside them).
+const PROGRAM = String.raw`
+import ctypes, errno, json, os, sys, urllib.parse
+a = json.loads(sys.stdin.readline())
+lib = ctypes.CDLL('libsmbclient.so.0', use_errno=True)
+P = ctypes.c_void_p
+lib.smbc_new_context.restype = P
+lib.smbc_init_context.restype = P
+lib.smbc_init_context.argtypes = [P]
+lib.smbc_set_context.argtypes = [P]
+lib.smbc_setOptionOpenShareMode.argtypes = [P, ctypes.c_int]
+lib.smbc_setPort.argtypes = [P, ctypes.c_uint16]
+lib.smbc_setTimeout.argtypes = [P, ctypes.c_int]
+lib.smbc_setOptionDebugToStderr.argtypes = [P, ctypes.c_int]
+lib.smbc_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint]
+lib.smbc_read.argtypes = [ctypes.c_int, P, ctypes.c_size_t]
+lib.smbc_read.restype = ctypes.c_ssize_t
+AUTH = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_char_p, P, ctypes.c_int, P, ctypes.c_int, P, ctypes.c_int)
+def fill(dst, size, value):
+    v = value.encode()[: size - 1] + b'\0'
+    ctypes.memmove(dst, v, len(v))
+@AUTH
+def auth(server, share, wg, wglen, user, userlen, pw, pwlen):
+    fill(user, userlen, a['user']); fill(pw, pwlen, a['password'])
+lib.smbc_setFunctionAuthData.argtypes = [P, AUTH]
+ctx = lib.smbc_new_context()
+lib.smbc_setOptionDebugToStderr(ctx, 1)  # the library's messages (a missing smb.conf) never mix into the file's bytes
+lib.smbc_setOptionOpenShareMode(ctx, 2)  # SMBC_SHAREMODE_DENY_WRITE
+lib.smbc_setPort(ctx, a['port'])
+lib.smbc_setTimeout(ctx, a['timeout_ms'])
+lib.smbc_setFunctionAuthData(ctx, auth)
+ctx = lib.smbc_init_context(ctx)
+if not ctx:
+    print('init', errno.errorcode.get(ctypes.get_errno(), '?'), file=sys.stderr); sys.exit(4)
+lib.smbc_set_context(ctx)
+q = lambda s: urllib.parse.quote(s, safe='')
+url = 'smb://%s/%s/%s' % (a['host'], q(a['share']), '/'.join(q(p) for p in a['path']))
+fd = lib.smbc_open(url.encode(), os.O_RDONLY, 0)
+if fd < 0:
+    print(errno.errorcode.get(ctypes.get_errno(), '?'), file=sys.stderr); sys.exit(3)
+buf = ctypes.create_string_buffer(1 << 16)
+while True:
+    n = lib.smbc_read(fd, buf, len(buf))
+    if n < 0:
+        print('read', errno.errorcode.get(ctypes.get_errno(), '?'), file=sys.stderr); sys.exit(4)
+    if n == 0:
+        break
+    sys.stdout.buffer.write(buf.raw[:n])
+`;
+
+/** Open refused because the writer still holds the file (or it is going away): the answer has not settled. */
+const NOT_SETTLED = new Set(['EBUSY', 'ENOENT', 'EINVAL']);
+
+export interface ExclusiveReadTarget {
+  host: string;
+  port: number;
+  share: string;
+  /** Guest share: the empty name. */
+  user: string;
+  password: string;
+  /** The file's path inside the share, one folder or name per element (any character but `/` and `\`). */
+  path: string[];
+}
+
+export interface ExclusiveReadOptions {
+  python: string;
+  timeoutMs: number;
+  /** Variables added to the program's environment (the process's own otherwise). */
+  env?: Record<string, string>;
+}
+
+/** The file's bytes, read under a deny-write open; AnswerNotReadyError while a writer holds it. */
+export function readExclusive(target: ExclusiveReadTarget, options: ExclusiveReadOptions): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(options.python, ['-c', PROGRAM], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
+    });
+    const out: Buffer[] = [];
+    let err = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs + 2_000);
+    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
+    child.stdin.on('error', () => undefined); // a program that died early: its exit says why
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(new HotFolderUnavailableError(`the SMB reader could not start: ${e.message}`));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const reason = err.trim().split('\n').pop() ?? '';
+      if (code === 0) resolve(Buffer.concat(out));
+      else if (code === 3 && NOT_SETTLED.has(reason)) reject(new AnswerNotReadyError(`open refused (${reason})`));
+      else reject(new HotFolderUnavailableError(`reading ${target.path.join('/')}: ${reason || signal || code}`));
+    });
+    const { host, port, share, user, password, path } = target;
+    child.stdin.end(`${JSON.stringify({ host, port, share, user, password, path, timeout_ms: options.timeoutMs })}\n`);
+  });
+}
+
+/**
+ * Why the share cannot address an answer's name (MS-FSCC 2.1.5.2: `"` `*` `/` `:` `<` `>` `?` `\` `|` and
+ * control characters are not valid in a file name), or undefined. Such a name reaches a listing only from a
+ * server that shows raw names (Samba with `mangled names = no`); no open can name it.
+ */
+export function answerNameProblem(name: string): string | undefined {
+  if (/[\\/]/.test(name)) return 'contains a path separator';
+  if (/[\u0000-\u001f\u007f]/.test(name)) return 'contains a control character';
+  if (/["*:<>?|]/.test(name)) return 'contains a character a share refuses in a name';
+  if (name === '.' || name === '..') return 'is a relative folder name';
+  return undefined;
+}
