@@ -9,14 +9,16 @@ const iso = (ms?: number) => (ms === undefined ? undefined : isoTime(ms));
 
 /**
  * The vocabulary of `GET /sync/{user}/hourly` (docs/sync.md, "What the hourly read shows"; decision 317): its
- * attempt states, its sections' states, and the codes a step row carries. The attempt's lifecycle codes and
- * section states (INTERRUPTED, DEADLINE, DISPATCH_FAILED; `missing`, `expired`) do not leak through it: each
- * reads as the step code that says the same to a reader; the attempt read (`GET /sync/attempts/{attempt}`)
- * and the logs keep them.
+ * attempt states, its sections' states, the two lifecycle codes the design names as an attempt's first problem
+ * (INTERRUPTED, DEADLINE) and the codes a step row carries. What the design does not name (DISPATCH_FAILED;
+ * section states `missing`, `expired`) does not leak through it: each reads as the word that says the same to a
+ * reader; the attempt read (`GET /sync/attempts/{attempt}`) and the logs keep them.
  */
 export const HOURLY_STATES = ['running', 'succeeded', 'partial', 'failed'] as const;
 export const HOURLY_SECTION_STATES = ['succeeded', 'failed'] as const;
 export const HOURLY_ERROR_CODES = [
+  SyncErrorCode.INTERRUPTED,
+  SyncErrorCode.DEADLINE,
   SyncErrorCode.ACCESS_DENIED,
   SyncErrorCode.UNAUTHORIZED,
   SyncErrorCode.UPSTREAM_ERROR,
@@ -32,12 +34,8 @@ export const HOURLY_ERROR_CODES = [
   SyncErrorCode.INTERNAL,
 ] as const;
 
-/** Lifecycle code → the read's word: a wait that ran out is a step that ran out of time; a lost run or dispatch is ours. */
-const LIFECYCLE_AS: Record<string, string> = {
-  [SyncErrorCode.DEADLINE]: SyncErrorCode.STEP_TIMEOUT,
-  [SyncErrorCode.INTERRUPTED]: SyncErrorCode.INTERNAL,
-  [SyncErrorCode.DISPATCH_FAILED]: SyncErrorCode.INTERNAL,
-};
+/** Lifecycle code the design does not name → the read's word: a lost dispatch is our own failure. */
+const LIFECYCLE_AS: Record<string, string> = { [SyncErrorCode.DISPATCH_FAILED]: SyncErrorCode.INTERNAL };
 
 /** Any code as the read shows it: its own when in the vocabulary, its mapping, else INTERNAL (never a new word). */
 function hourlyCode(code: string | undefined): string | null {
@@ -46,12 +44,11 @@ function hourlyCode(code: string | undefined): string | null {
   return LIFECYCLE_AS[code] ?? SyncErrorCode.INTERNAL;
 }
 
-/** A settled section: `expired` is a step that timed out, `missing` one that never ran; both failed. */
+/** A settled section: `expired` is a step whose wait ran out (the design's DEADLINE), `missing` one that never ran; both failed. */
 function hourlySection(result: SectionResult) {
   const { state, step_id, error_code } = result;
   if (state === 'succeeded') return { state, ...(step_id ? { step_id } : {}) };
-  const code =
-    state === 'expired' ? SyncErrorCode.STEP_TIMEOUT : state === 'missing' ? SyncErrorCode.INTERNAL : error_code;
+  const code = state === 'expired' ? SyncErrorCode.DEADLINE : state === 'missing' ? SyncErrorCode.INTERNAL : error_code;
   return {
     state: 'failed' as const,
     ...(step_id ? { step_id } : {}),

@@ -65,13 +65,13 @@ describe('the hourly read', () => {
     expect(views).toBe(states.length * codes.length * sectionStates.length);
   });
 
-  it('maps the lifecycle words to the ones that say the same, and keeps every other code as it is', () => {
+  it("keeps the design's INTERRUPTED and DEADLINE, maps the words it does not name, keeps every other code", () => {
     const view = (error_code: string, s: SectionResult) =>
       hourlyView(head({ error_code, sections: { portfolio: s } })).meta;
-    expect(view('DEADLINE', { state: 'expired', step_id: 's' })).toEqual(
+    expect(view('DEADLINE', { state: 'expired', step_id: 's', error_code: 'STEP_TIMEOUT' })).toEqual(
       expect.objectContaining({
-        error_code: 'STEP_TIMEOUT',
-        sections: { portfolio: { state: 'failed', step_id: 's', error_code: 'STEP_TIMEOUT' } },
+        error_code: 'DEADLINE',
+        sections: { portfolio: { state: 'failed', step_id: 's', error_code: 'DEADLINE' } },
       }),
     );
     expect(view('DISPATCH_FAILED', { state: 'missing', step_id: 's' })).toEqual(
@@ -80,7 +80,7 @@ describe('the hourly read', () => {
         sections: { portfolio: { state: 'failed', step_id: 's', error_code: 'INTERNAL' } },
       }),
     );
-    expect(view('INTERRUPTED', { state: 'succeeded', step_id: 's' }).error_code).toBe('INTERNAL');
+    expect(view('INTERRUPTED', { state: 'succeeded', step_id: 's' }).error_code).toBe('INTERRUPTED');
     expect(view('TOKEN_INVALID', { state: 'failed', step_id: 's', error_code: 'TOKEN_INVALID' })).toEqual(
       expect.objectContaining({
         error_code: 'TOKEN_INVALID',
