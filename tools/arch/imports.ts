@@ -19,6 +19,7 @@ export const SHARED = [
   'errors',
   'health',
   'http',
+  'i18n',
   'ident',
   'idempotency',
   'lambda',

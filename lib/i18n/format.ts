@@ -1,0 +1,95 @@
+import { LOCALES, type Lang } from './languages';
+
+/**
+ * Dates, times, numbers and plurals in one language and one time zone, by
+ * `Intl` on the server: a page reads the same in every browser, whatever the
+ * browser's own zone or language. Formatters are cached: building an
+ * `Intl.DateTimeFormat` costs far more than using one.
+ */
+
+const cache = new Map<string, Intl.DateTimeFormat>();
+function dtf(locale: string, timeZone: string, opts: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
+  const key = `${locale}|${timeZone}|${JSON.stringify(opts)}`;
+  let f = cache.get(key);
+  if (!f) cache.set(key, (f = new Intl.DateTimeFormat(locale, { ...opts, timeZone })));
+  return f;
+}
+
+const DATE_TIME: Intl.DateTimeFormatOptions = {
+  year: 'numeric',
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hourCycle: 'h23',
+};
+const DAY_HOUR: Intl.DateTimeFormatOptions = {
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  hourCycle: 'h23',
+};
+const HOUR: Intl.DateTimeFormatOptions = { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' };
+
+/** Plural forms of one whole message; `{n}` stands for the number, formatted in the language. */
+export type PluralForms = { other: string } & Partial<Record<Exclude<Intl.LDMLPluralRule, 'other'>, string>>;
+
+const rules = new Map<Lang, Intl.PluralRules>();
+/** The form `Intl.PluralRules` selects for n (Russian: 1 задание, 2 задания, 5 заданий). */
+export function plural(lang: Lang, n: number, forms: PluralForms): string {
+  let r = rules.get(lang);
+  if (!r) rules.set(lang, (r = new Intl.PluralRules(LOCALES[lang])));
+  const form = forms[r.select(n)] ?? forms.other;
+  return form.replace(/\{n\}/g, new Intl.NumberFormat(LOCALES[lang]).format(n));
+}
+
+export interface Format {
+  readonly lang: Lang;
+  readonly locale: string;
+  readonly timeZone: string;
+  /** A moment in full: "6 Dec 2026, 04:55:03" / "6 дек. 2026 г., 04:55:03". */
+  dateTime(at: number | string): string;
+  /** Day and hour:minute, for hour cells: "6 Dec, 04:00". */
+  dayHour(at: number): string;
+  /** Hour:minute in the zone, for chart axes: "04:00". */
+  hour(at: number): string;
+  /** The zone as a page names it: "Europe/Moscow (GMT+3)", "UTC". */
+  zone(at?: number): string;
+  number(n: number): string;
+  plural(n: number, forms: PluralForms): string;
+}
+
+export function createFormat(lang: Lang, timeZone = 'UTC'): Format {
+  const locale = LOCALES[lang];
+  const ms = (at: number | string) => (typeof at === 'number' ? at : Date.parse(at));
+  const safe = (at: number | string, f: (t: number) => string) => {
+    const t = ms(at);
+    return Number.isFinite(t) ? f(t) : String(at);
+  };
+  return {
+    lang,
+    locale,
+    timeZone,
+    dateTime: (at) => safe(at, (t) => dtf(locale, timeZone, DATE_TIME).format(t)),
+    dayHour: (at) => safe(at, (t) => dtf(locale, timeZone, DAY_HOUR).format(t)),
+    hour: (at) => safe(at, (t) => dtf(locale, timeZone, HOUR).format(t)),
+    zone: (at = Date.now()) => {
+      if (timeZone === 'UTC') return 'UTC';
+      const offset = dtf('en', timeZone, { timeZoneName: 'shortOffset' })
+        .formatToParts(at)
+        .find((p) => p.type === 'timeZoneName')?.value;
+      return offset ? `${timeZone} (${offset})` : timeZone;
+    },
+    number: (n) => new Intl.NumberFormat(locale).format(n),
+    plural: (n, forms) => plural(lang, n, forms),
+  };
+}
+
+/** The start of the hour holding `at` in the zone (a half-hour zone's hours start at :30 UTC). */
+export function hourStart(at: number, timeZone: string): number {
+  const parts = dtf('en', timeZone, { minute: 'numeric', second: 'numeric', hourCycle: 'h23' }).formatToParts(at);
+  const n = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
+  return at - (n('minute') * 60 + n('second')) * 1000 - (at % 1000);
+}
