@@ -24,8 +24,10 @@ import { HtmlParseError, htmlToPlain } from './html';
  *
  * Control API (for tests and people):
  *   GET    /emulator/messages?chat_id=   what the bot sent (with edits), oldest first
- *   POST   /emulator/press  {chat_id, user_id, message_id?, data}
- *            a button press → {status, deliveries, update_id, query_id, answer, answered_after_ms}
+ *   POST   /emulator/press  {chat_id, user_id, message_id?, data, inaccessible?}
+ *            a button press → {status, deliveries, update_id, query_id, answer, answered_after_ms}; on a
+ *            message the bot cannot reach (deleted, unknown, or `inaccessible: true`) an InaccessibleMessage
+ *   DELETE /emulator/messages?chat_id=&message_id=        a person deletes the message
  *   POST   /emulator/type   {chat_id, user_id, text}                a typed message → {status, deliveries, replies}
  *   PUT    /emulator/faults {chat_id, fault: "429"|"500"|"timeout", count, retry_after?}
  *   DELETE /emulator/faults
@@ -399,6 +401,14 @@ export class TelegramEmulator {
       const chatId = url.searchParams.get('chat_id');
       return send(res, 200, { messages: this.messages.filter((m) => chatId === null || m.chat_id === Number(chatId)) });
     }
+    if (method === 'DELETE' && path === '/emulator/messages') {
+      const chatId = chat(url.searchParams.get('chat_id'));
+      const at = this.messages.findIndex(
+        (m) => m.chat_id === chatId && m.message_id === Number(url.searchParams.get('message_id')),
+      );
+      if (at >= 0) this.messages.splice(at, 1);
+      return send(res, 200, { deleted: at >= 0 });
+    }
     if (method === 'GET' && path === '/emulator/webhook')
       return send(res, 200, { url: this.webhook?.url ?? '', has_secret: Boolean(this.webhook?.secret) });
     if (method === 'PUT' && path === '/emulator/faults') {
@@ -475,7 +485,11 @@ export class TelegramEmulator {
     }
     if (method === 'POST' && path === '/emulator/press') {
       const chatId = chat(input.chat_id);
-      const stored = this.messages.find((m) => m.chat_id === chatId && m.message_id === Number(input.message_id));
+      const messageId = Number(input.message_id ?? 1);
+      // A message the bot can no longer reach (deleted, or the test says so) arrives as an InaccessibleMessage.
+      const stored = input.inaccessible
+        ? undefined
+        : this.messages.find((m) => m.chat_id === chatId && m.message_id === messageId);
       const id = String(this.queryId++);
       this.queries.set(id, { answered: false, pressedAt: Date.now() });
       const update = {
@@ -484,14 +498,7 @@ export class TelegramEmulator {
           id,
           from: user(input.user_id),
           chat_instance: String(chatId),
-          message: stored
-            ? this.toMessage(stored)
-            : {
-                message_id: Number(input.message_id ?? 1),
-                date: Math.floor(Date.now() / 1000),
-                chat: chatObject(chatId),
-                text: '',
-              },
+          message: stored ? this.toMessage(stored) : inaccessibleMessage(chatId, messageId),
           data: input.data,
         },
       };
@@ -577,6 +584,11 @@ function chat(value: unknown): number {
 function chatObject(id: number) {
   if (id >= 0) return { id, type: 'private', first_name: `User ${id}` };
   return { id, type: String(id).startsWith('-100') ? 'supergroup' : 'group', title: `Group ${id}` };
+}
+
+/** @grammyjs/types message.d.ts `InaccessibleMessage`: the chat, the message id and `date: 0`, nothing else. */
+function inaccessibleMessage(chatId: number, messageId: number) {
+  return { chat: chatObject(chatId), message_id: messageId, date: 0 as const };
 }
 
 function user(value: unknown) {

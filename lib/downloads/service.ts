@@ -34,7 +34,7 @@ export interface DownloadsDeps {
 export type IngestRequest = { magnet: string } | { infohashes: string[]; name?: string };
 
 /** States a retry starts from: a download that failed, was cancelled, or is stuck. */
-const RETRYABLE: readonly DownloadState[] = ['failed', 'cancelled', 'stuck'];
+export const RETRYABLE: readonly DownloadState[] = ['failed', 'cancelled', 'stuck'];
 
 export async function ingest(
   deps: DownloadsDeps,

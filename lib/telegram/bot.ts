@@ -1,9 +1,9 @@
-import { Bot, Context } from 'grammy';
+import { Bot, Context, GrammyError } from 'grammy';
 import { Clock, systemClock } from '../clock';
 import type { UserFromGetMe } from 'grammy/types';
 import { ActiveExistsError, DownloadNotFoundError, InvalidTransitionError } from '../downloads/errors';
-import { Download, isActive } from '../downloads/model';
-import { changeState, DownloadsDeps, getDownload, listDownloads, retry } from '../downloads/service';
+import { Download, DownloadState, isActive } from '../downloads/model';
+import { changeState, DownloadsDeps, getDownload, listDownloads, retry, RETRYABLE } from '../downloads/service';
 import { InvalidIdError, parseId } from '../ident';
 import type { Logger } from '../log';
 import { audit, AUDIT_EVENTS, telegramPrincipal } from '../log/audit';
@@ -22,9 +22,13 @@ import { ChatMoves, servedChats, UpdateLedger } from './store';
  * - Once: an Update is acted on at its first delivery only (`UpdateLedger`,
  *   keyed by update_id). Telegram delivers it again when the webhook answers
  *   late (a slow qBittorrent behind a Retry), and Retry must not run twice.
- * - A press is answered (answerCallbackQuery) before its action runs, so the
- *   spinner stops at once whatever the action costs; the outcome, success or
- *   refusal, is then written into the message (editMessageText).
+ * - A press reads its download first (a parse and one read fit in Telegram's
+ *   answer window), is answered with the truth ("Button expired.", "Already
+ *   cancelled.", "Retrying…") before its action runs, so the spinner stops at
+ *   once whatever the action costs; then the action, and its outcome is
+ *   written into the message (editMessageText), or sent as a new message when
+ *   the bot can no longer reach that one (an `InaccessibleMessage`, `date: 0`,
+ *   or an edit Telegram refuses; decision 305).
  * - Served: the configured chats, the chats they moved to (a group that
  *   became a supergroup), and the configured users anywhere. Retry and Cancel
  *   only for the configured users (`TELEGRAM_ALLOWED_USER_IDS`), wherever they
@@ -52,6 +56,9 @@ export const PENDING: Record<ButtonAction, string> = {
   open: 'Refreshing…',
 };
 export const BUSY = 'Could not take this press now; nothing was changed. Try again.';
+export const ALREADY_CANCELLED = 'Already cancelled; nothing was changed.';
+/** A press whose download moved on since its message was sent. */
+export const expiredAt = (state: DownloadState) => `Button expired: the download is ${state} now.`;
 export const REFUSAL = 'Sorry, this bot only serves the chats it was set up for.';
 export const NOT_ALLOWED = 'Only the people this bot was set up for can retry or cancel; nothing was changed.';
 /** Button actions that write; `open` only reads. */
@@ -209,10 +216,22 @@ async function press(deps: BotDeps, ctx: Context, data: string): Promise<void> {
     return;
   }
   const log = deps.log.child({ download_id: id, action, chat_id: ctx.chat?.id, user_id: ctx.from?.id });
-  // First the answer, then the action: the spinner never waits for qBittorrent.
-  await ctx
-    .answerCallbackQuery({ text: PENDING[action] })
-    .catch((err) => log.warn('telegram_answer_failed', { update_id: ctx.update.update_id, err }));
+  // What the press needs is read first, so the answer tells the truth; the action (qBittorrent) comes after it.
+  let current: Download | undefined;
+  try {
+    current = await deps.downloads.store.get(id);
+  } catch (err) {
+    log.error('telegram_button_read_failed', { update_id: ctx.update.update_id, err });
+    return answer(ctx, log, BUSY);
+  }
+  const refused = refusedByState(action, current);
+  await answer(ctx, log, refused ?? PENDING[action]);
+  if (refused !== undefined) {
+    log.info('telegram_button_refused', { state: current?.state ?? null });
+    // The answer said it all; a download that still exists gets its card refreshed (a read, nothing written).
+    if (current) await showOutcome(deps, ctx, log, id, current, refused);
+    return;
+  }
   let download: Download | undefined;
   let note: string;
   try {
@@ -226,6 +245,7 @@ async function press(deps: BotDeps, ctx: Context, data: string): Promise<void> {
         { update_id: ctx.update.update_id },
       );
   } catch (err) {
+    // Changed between the read and the action (another press, the poll): said in the message.
     const text = refusal(err);
     (text ? log.info : log.error)('telegram_button_refused', { err });
     note = text ?? 'Something went wrong; nothing was changed.';
@@ -234,7 +254,27 @@ async function press(deps: BotDeps, ctx: Context, data: string): Promise<void> {
   await showOutcome(deps, ctx, log, id, download, note);
 }
 
-/** The message shows the state the press led to and its outcome; an unchanged text is not an error. */
+/** The answer a press gets from what was read, when it cannot go ahead; undefined when it can. */
+function refusedByState(action: ButtonAction, download: Download | undefined): string | undefined {
+  if (!download) return EXPIRED;
+  if (action === 'cancel' && download.state === 'cancelled') return ALREADY_CANCELLED;
+  if (action === 'cancel' && !isActive(download.state)) return expiredAt(download.state);
+  if (action === 'retry' && !RETRYABLE.includes(download.state)) return expiredAt(download.state);
+  return undefined;
+}
+
+/** Answers the press; an answer Telegram refuses (too late) is logged, and the outcome still follows. */
+async function answer(ctx: Context, log: Logger, text: string): Promise<void> {
+  await ctx
+    .answerCallbackQuery({ text })
+    .catch((err) => log.warn('telegram_answer_failed', { update_id: ctx.update.update_id, err }));
+}
+
+/**
+ * The message shows the state the press led to and its outcome; an unchanged text is not an error. A message
+ * the bot can no longer reach (`InaccessibleMessage`, `date: 0`) is never edited: the card goes to the chat as
+ * a new message, as it does when Telegram refuses the edit (deleted since, too old). Decision 305.
+ */
 async function showOutcome(
   deps: BotDeps,
   ctx: Context,
@@ -244,18 +284,25 @@ async function showOutcome(
   note: string,
 ): Promise<void> {
   const message = ctx.callbackQuery?.message;
+  const card = download ? cardText(notifiedOf(download), deps.uiBase, note) : undefined;
+  const options = { parse_mode: 'HTML', link_preview_options: { is_disabled: true } } as const;
   try {
-    if (message && download) {
-      await ctx.editMessageText(cardText(notifiedOf(download), deps.uiBase, note), {
-        parse_mode: 'HTML',
-        reply_markup: keyboard(id),
-        link_preview_options: { is_disabled: true },
-      });
-    } else if (ctx.chat) {
-      await ctx.reply(escapeHtml(note), { parse_mode: 'HTML' });
+    if (card !== undefined && message && message.date !== 0) {
+      try {
+        await ctx.editMessageText(card, { ...options, reply_markup: keyboard(id) });
+        return;
+      } catch (err) {
+        if (/message is not modified/.test(String((err as Error).message))) return;
+        // Only Telegram's refusal of the edit is sent anew; a lost answer may have edited it (no duplicate).
+        if (!(err instanceof GrammyError && err.error_code === 400)) throw err;
+        log.warn('telegram_edit_refused', { err });
+      }
     }
+    if (!ctx.chat) return;
+    if (card !== undefined) await ctx.reply(card, { ...options, reply_markup: keyboard(id) });
+    else await ctx.reply(escapeHtml(note), { parse_mode: 'HTML' });
   } catch (err) {
-    if (!/message is not modified/.test(String((err as Error).message))) log.warn('telegram_edit_failed', { err });
+    log.warn('telegram_edit_failed', { err });
   }
 }
 
@@ -278,7 +325,7 @@ async function act(deps: BotDeps, action: ButtonAction, id: string): Promise<{ d
 function refusal(err: unknown): string | undefined {
   if (err instanceof StaleButtonError || err instanceof InvalidIdError || err instanceof DownloadNotFoundError)
     return EXPIRED;
-  if (err instanceof InvalidTransitionError) return `Button expired: the download is ${err.current} now.`;
+  if (err instanceof InvalidTransitionError) return expiredAt(err.current);
   if (err instanceof ActiveExistsError) return `Refused: download ${err.ownerId} is already active for this torrent.`;
   if (err instanceof TorrentClientError) return 'The torrent client refused; nothing was changed. Try again later.';
   return undefined;

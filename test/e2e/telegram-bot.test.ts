@@ -8,6 +8,7 @@ import {
   ALLOWED_USER,
   chats,
   clearFaults,
+  deleteMessage,
   emulatorStats,
   fault,
   messages,
@@ -63,8 +64,9 @@ describe('a failed download in Telegram', () => {
     expect(edited.text).toContain('state: queued');
     expect(edited.text).toContain('Retry started.');
 
+    // Read before the answer: the second Retry is told at once that it is too late.
     const second = await press(chat, ALLOWED_USER(), `v1:r:${id}`, failed.message_id);
-    expect(second.answer).toEqual({ text: 'Retrying…' });
+    expect(second.answer).toEqual({ text: 'Button expired: the download is queued now.' });
     const refused = (await messagesAbout(id, chat)).find((m) => m.message_id === failed.message_id)!;
     expect(refused.text).toContain('Button expired: the download is queued now.');
 
@@ -102,6 +104,59 @@ describe('a failed download in Telegram', () => {
     expect((await type(chat, ALLOWED_USER(), '/get 123')).replies[0].text).toMatch(/Usage/);
     const refused = await type(555, 777, `/get ${id}`);
     expect(refused.replies.map((m) => m.text)).toEqual([expect.stringMatching(/only serves/)]);
+  });
+});
+
+describe('a press tells the truth, and its outcome reaches the person', () => {
+  const outcomeIn = async (chat: number, id: string, after: number) =>
+    (await messagesAbout(id, chat)).filter((m) => m.message_id > after);
+
+  it('a download that never existed: "Button expired.", nothing edited or sent', async () => {
+    const [chat] = chats();
+    const id = await newDownload('truth-missing');
+    const card = await waitFor('the card', async () => (await messagesAbout(id, chat)).find(titled('New download')));
+    const missing = '01jf0000000000000000000000';
+    const pressed = await press(chat, ALLOWED_USER(), `v1:r:${missing}`, card.message_id);
+    expect(pressed).toMatchObject({ status: 200, answer: { text: 'Button expired.' } });
+    expect((await messages(chat)).filter((m) => m.text.includes(missing))).toEqual([]);
+    expect((await messagesAbout(id, chat)).find((m) => m.message_id === card.message_id)!.edits).toBe(0);
+  });
+
+  it('Cancel on a download already cancelled: "Already cancelled", the card shows it, nothing changes', async () => {
+    const [chat] = chats();
+    const id = await newDownload('truth-cancelled');
+    const card = await waitFor('the card', async () => (await messagesAbout(id, chat)).find(titled('New download')));
+    expect((await call('POST', `/downloads/${id}/state`, { state: 'cancelled' })).status).toBe(200);
+    const pressed = await press(chat, ALLOWED_USER(), `v1:c:${id}`, card.message_id);
+    expect(pressed.answer).toEqual({ text: 'Already cancelled; nothing was changed.' });
+    const shown = (await messagesAbout(id, chat)).find((m) => m.message_id === card.message_id)!;
+    expect(shown.edits).toBe(1);
+    expect(shown.text).toContain('state: cancelled');
+    expect(shown.text).toContain('Already cancelled; nothing was changed.');
+    expect((await call('GET', `/downloads/${id}`)).body.state).toBe('cancelled');
+  });
+
+  it.each([
+    ['marked inaccessible', false],
+    ['deleted by a person', true],
+  ])('Retry on a message the bot cannot reach (%s): the outcome comes as a new message', async (_how, del) => {
+    const [chat] = chats();
+    const id = await newDownload(`truth-inaccessible-${del}`);
+    expect((await call('POST', `/downloads/${id}/state`, { state: 'failed' })).status).toBe(200);
+    const failed = await waitFor('the failure message', async () =>
+      (await messagesAbout(id, chat)).find(titled('Failed')),
+    );
+    if (del) await deleteMessage(chat, failed.message_id);
+    const pressed = await press(chat, ALLOWED_USER(), `v1:r:${id}`, failed.message_id, !del);
+    expect(pressed).toMatchObject({ status: 200, answer: { text: 'Retrying…' } });
+    expect((await call('GET', `/downloads/${id}`)).body.state).toBe('queued');
+    const outcome = await waitFor('the outcome message', async () =>
+      (await outcomeIn(chat, id, failed.message_id)).find((m) => m.text.includes('Retry started.')),
+    );
+    expect(outcome.text).toContain('state: queued');
+    expect(outcome.reply_markup!.inline_keyboard.flat().map((b) => b.callback_data)).toContain(`v1:c:${id}`);
+    const original = (await messagesAbout(id, chat)).find((m) => m.message_id === failed.message_id);
+    expect(del ? original : original!.edits).toBe(del ? undefined : 0);
   });
 });
 

@@ -40,13 +40,18 @@ export interface PressResult {
   answered_after_ms: number | null;
 }
 
-export const press = (chatId: number, userId: number, data: string, messageId?: number) =>
+export const press = (chatId: number, userId: number, data: string, messageId?: number, inaccessible = false) =>
   control<PressResult>('POST', '/emulator/press', {
     chat_id: chatId,
     user_id: userId,
     data,
     message_id: messageId,
+    inaccessible,
   });
+
+/** A person deletes a message: a press on it then carries an InaccessibleMessage. */
+export const deleteMessage = (chatId: number, messageId: number) =>
+  control('DELETE', `/emulator/messages?chat_id=${chatId}&message_id=${messageId}`);
 
 export const type = (chatId: number, userId: number, text: string) =>
   control<{ status: number; replies: SentMessage[] }>('POST', '/emulator/type', {

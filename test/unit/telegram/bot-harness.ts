@@ -34,6 +34,10 @@ export interface Harness {
   calls: Array<{ method: string; payload: Record<string, unknown> }>;
   writes: string[];
   download: Download | undefined;
+  /** The store's read fails (DynamoDB down). */
+  readFails?: boolean;
+  /** Bot API methods Telegram refuses, with its 400 description. */
+  refused: Record<string, string>;
 }
 
 export function harness(download?: Partial<Download>, users: number[] = [ALLOWED]): Harness {
@@ -53,6 +57,7 @@ export function harness(download?: Partial<Download>, users: number[] = [ALLOWED
         }
       : undefined,
     handle: async () => undefined,
+    refused: {},
   };
   const write =
     <T>(name: string, f: () => T) =>
@@ -61,7 +66,10 @@ export function harness(download?: Partial<Download>, users: number[] = [ALLOWED
       return f();
     };
   const store = {
-    get: async () => h.download,
+    get: async () => {
+      if (h.readFails) throw new Error('store unavailable');
+      return h.download;
+    },
     activateIfNoOtherActive: write('activate', () => (h.download = { ...h.download!, state: 'queued' })),
     setDownloadState: async (_id: string, _from: string, to: Download['state']) => {
       h.writes.push(`state:${to}`);
@@ -91,6 +99,7 @@ export function harness(download?: Partial<Download>, users: number[] = [ALLOWED
   const bot = createBot(deps);
   bot.api.config.use(async (_prev, method, payload) => {
     h.calls.push({ method, payload: payload as Record<string, unknown> });
+    if (h.refused[method]) return { ok: false, error_code: 400, description: h.refused[method] } as never;
     const result =
       method === 'answerCallbackQuery'
         ? true
