@@ -24,11 +24,11 @@ import { HtmlParseError, htmlToPlain } from './html';
  *
  * Control API (for tests and people):
  *   GET    /emulator/messages?chat_id=   what the bot sent (with edits), oldest first
- *   POST   /emulator/press  {chat_id, user_id, message_id?, data, inaccessible?}
+ *   POST   /emulator/press  {chat_id, user_id, message_id?, data, inaccessible?, language_code?}
  *            a button press → {status, deliveries, update_id, query_id, answer, answered_after_ms}; on a
  *            message the bot cannot reach (deleted, unknown, or `inaccessible: true`) an InaccessibleMessage
  *   DELETE /emulator/messages?chat_id=&message_id=        a person deletes the message
- *   POST   /emulator/type   {chat_id, user_id, text}                a typed message → {status, deliveries, replies}
+ *   POST   /emulator/type   {chat_id, user_id, text, language_code?}                a typed message → {status, deliveries, replies}
  *   PUT    /emulator/faults {chat_id, fault: "429"|"500"|"timeout", count, retry_after?}
  *   DELETE /emulator/faults
  *   PUT    /emulator/limits {chat_per_s?, group_per_min?, bot_per_s?} | {off: true}   the rates enforced
@@ -474,7 +474,7 @@ export class TelegramEmulator {
             message_id: (this.nextMessageId.get(to) ?? 0) + 1,
             date: Math.floor(Date.now() / 1000),
             chat: chatObject(to),
-            from: user(input.user_id),
+            from: user(input.user_id, input.language_code),
             migrate_from_chat_id: from,
           },
         };
@@ -496,7 +496,7 @@ export class TelegramEmulator {
         update_id: ++this.updateId,
         callback_query: {
           id,
-          from: user(input.user_id),
+          from: user(input.user_id, input.language_code),
           chat_instance: String(chatId),
           message: stored ? this.toMessage(stored) : inaccessibleMessage(chatId, messageId),
           data: input.data,
@@ -524,7 +524,7 @@ export class TelegramEmulator {
           message_id: (this.nextMessageId.get(chatId) ?? 0) + 1,
           date: Math.floor(Date.now() / 1000),
           chat: chatObject(chatId),
-          from: user(input.user_id),
+          from: user(input.user_id, input.language_code),
           text,
           ...(command ? { entities: [{ type: 'bot_command', offset: 0, length: command[0].length }] } : {}),
         },
@@ -591,9 +591,15 @@ function inaccessibleMessage(chatId: number, messageId: number) {
   return { chat: chatObject(chatId), message_id: messageId, date: 0 as const };
 }
 
-function user(value: unknown) {
+/** Bot API `User`: `language_code` (optional) is the IETF tag of the person's app language, when the test gives one. */
+function user(value: unknown, languageCode?: unknown) {
   const id = Number(value ?? 1);
-  return { id, is_bot: false, first_name: `User ${id}` };
+  return {
+    id,
+    is_bot: false,
+    first_name: `User ${id}`,
+    ...(typeof languageCode === 'string' ? { language_code: languageCode } : {}),
+  };
 }
 
 function replyMarkup(value: unknown): SentMessage['reply_markup'] {
