@@ -1,3 +1,4 @@
+import type { SentMessage } from '../../emulator/telegram/emulator';
 import { call } from '../support/http';
 import { v1 } from '../support/downloads';
 import { ALLOWED_USER, chats, messagesAbout, press, type, waitFor } from '../support/telegram';
@@ -24,8 +25,8 @@ async function answer(chat: number, text: string, languageCode?: string): Promis
   return answers[0].text;
 }
 
-const buttonsOf = (m: { reply_markup?: { inline_keyboard: Array<Array<{ text: string; callback_data: string }>> } }) =>
-  m.reply_markup!.inline_keyboard.flat().map((b) => [b.text, b.callback_data]);
+const buttonsOf = (m: SentMessage) =>
+  m.reply_markup!.inline_keyboard.flat().map((b) => [b.text, b.callback_data ?? '']);
 
 describe('the bot in Russian and English', () => {
   it('/lang ru: that chat’s notifications, buttons and answers are Russian; the other chat’s stay English', async () => {

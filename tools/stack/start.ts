@@ -129,13 +129,14 @@ async function main(): Promise<number> {
       `  API token  ${stack.devToken}   (all scopes, this session only; also API_TOKEN in ${path.relative(root, envFile)})`,
     );
     say(`  try        curl -s -H "Authorization: Bearer $API_TOKEN" ${api}/downloads`);
-    if (api)
-      for (const line of firstRunLines({
-        api,
-        tbankEmulator: stack.services.some((s) => s.name === 'brokerage-emulator'),
-      }))
-        say(line);
   }
+  // One line per domain to try (sync:demo needs API_TOKEN: yours, when AUTH_TOKENS is given).
+  if (api)
+    for (const line of firstRunLines({
+      api,
+      tbankEmulator: stack.services.some((s) => s.name === 'brokerage-emulator'),
+    }))
+      say(line);
   const telegram = stack.services.find((s) => s.name === 'telegram-emulator');
   if (telegram) {
     const [chat] = stack.env.TELEGRAM_CHAT_IDS.split(',');
