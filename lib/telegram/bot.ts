@@ -92,10 +92,17 @@ export function createBot(deps: BotDeps): Bot {
     let found = spoken.get(ctx);
     if (!found) {
       const chat = ctx.chat?.id;
-      found = (chat === undefined ? Promise.resolve(undefined) : deps.languages.languageOf(chat)).then((chosen) => {
-        const lang = chatLanguage({ chosen, fixed: deps.locale.language, languageCode: ctx.from?.language_code });
-        return { chosen, lang, locale: botLocale(lang, deps.locale.timeZone) };
-      });
+      // An unreadable choice is no choice: the Update is still answered, in the default language.
+      const read = chat === undefined ? Promise.resolve(undefined) : deps.languages.languageOf(chat);
+      found = read
+        .catch((err: unknown) => {
+          deps.log.warn('telegram_language_unreadable', { update_id: ctx.update.update_id, chat_id: chat, err });
+          return undefined;
+        })
+        .then((chosen) => {
+          const lang = chatLanguage({ chosen, fixed: deps.locale.language, languageCode: ctx.from?.language_code });
+          return { chosen, lang, locale: botLocale(lang, deps.locale.timeZone) };
+        });
       spoken.set(ctx, found);
     }
     return found;

@@ -91,6 +91,16 @@ describe('the language of a chat', () => {
     ]);
   });
 
+  it('an unreadable choice (DynamoDB down) is no choice: the press is still answered and acted on', async () => {
+    const h = harness({ state: 'failed' });
+    h.languages.get = () => {
+      throw new Error('store unavailable');
+    };
+    await h.handle(press(`v1:r:${ID}`, ALLOWED, { languageCode: 'ru' }));
+    expect(answers(h)).toEqual(['Повторяю…']);
+    expect(h.writes).toContain('activate');
+  });
+
   it('a refused press in Russian names the state in Russian', async () => {
     const h = harness({ state: 'completed' });
     h.languages.set(CHAT, 'ru');
