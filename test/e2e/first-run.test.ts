@@ -117,7 +117,7 @@ describe('the first run: the lines npm start prints for scan and sync', () => {
       expect(refused.output()).toMatch(says);
       expect(refused.output()).not.toMatch(/^\s+at .*:\d+:\d+\)?$/m);
       // DELETE answers 404 when there is no connection to remove.
-    expect((await call('DELETE', `/sync/connections/${user}`)).status).toBe(404);
+      expect((await call('DELETE', `/sync/connections/${user}`)).status).toBe(404);
     },
     60_000,
   );
