@@ -1,5 +1,14 @@
 import { htmlToPlain } from '../../../emulator/telegram/html';
-import { BOT_MESSAGES } from '../../../lib/telegram/format';
+import { LANGUAGES } from '../../../lib/i18n';
+import {
+  BOT_MESSAGES,
+  botLocale,
+  cardText,
+  keyboard,
+  MAX_MESSAGE_CHARS,
+  notificationText,
+} from '../../../lib/telegram/format';
+import { EVENT_KINDS } from '../../../lib/telegram/model';
 import { EN } from '../../../lib/telegram/messages-en';
 import { RU } from '../../../lib/telegram/messages-ru';
 import { ALLOWED, CHAT, command, harness, ID, MEMBER, press } from './bot-harness';
@@ -129,6 +138,33 @@ describe('the catalogues', () => {
         expect(text.length).toBeLessThanOrEqual(200);
       expect(htmlToPlain(m.findNone('<'.repeat(100)))).toContain('<'.repeat(100));
     }
+  });
+
+  it.each(LANGUAGES)('%s: every notification and card fits 4,096 characters; every button 64 bytes', (lang) => {
+    const locale = botLocale(lang, 'Asia/Kolkata');
+    const d = {
+      id: ID,
+      name: 'я'.repeat(5000),
+      state: 'stuck' as const,
+      firstHash: 'f'.repeat(64),
+      reviewReason: '<&>'.repeat(2000),
+      changedAt: Date.UTC(2026, 11, 6, 1, 55, 3),
+    };
+    for (const kind of EVENT_KINDS) {
+      const text = htmlToPlain(notificationText(kind, d, 'https://ui.example', locale));
+      expect(text.length).toBeLessThanOrEqual(MAX_MESSAGE_CHARS);
+      expect(text).toContain(locale.messages.titles[kind]);
+      expect(text).toContain('07:25:03 Asia/Kolkata (GMT+5:30)');
+    }
+    const note = locale.messages.activeExists(ID);
+    expect(htmlToPlain(cardText(d, 'https://ui.example', locale, note)).length).toBeLessThanOrEqual(MAX_MESSAGE_CHARS);
+    const buttons = keyboard(ID, locale.messages).inline_keyboard.flat();
+    expect(buttons).toEqual([
+      { text: locale.messages.buttons.retry, callback_data: `v1:r:${ID}` },
+      { text: locale.messages.buttons.cancel, callback_data: `v1:c:${ID}` },
+      { text: locale.messages.buttons.open, callback_data: `v1:o:${ID}` },
+    ]);
+    for (const b of buttons) expect(Buffer.byteLength(b.callback_data)).toBeLessThanOrEqual(64);
   });
 
   it('plural forms by Intl.PluralRules: 1, 2-4, 5+ and 21 in Russian', () => {
