@@ -227,10 +227,16 @@ export const SECTION_RUNNERS: Record<Section, SectionRunner> = {
     const from = new Date(now - ctx.settings.eventsWindowDays * DAY).toISOString();
     const to = new Date(now + ctx.settings.eventsWindowDays * DAY).toISOString();
     let stored = 0;
+    // GetDividends filters from/to by record date (instruments.proto, GetDividendsRequest): a dividend whose
+    // register closed within the year before is kept even when it is paid later.
     for (const [uid, type] of [...held].sort()) {
-      const dividends = type === 'share' || type === 'etf' ? await ctx.api.getDividends(uid, from, to) : [];
-      const bondEvents = type === 'bond' ? await ctx.api.getBondEvents(uid, from, to) : [];
       if (type !== 'share' && type !== 'etf' && type !== 'bond') continue;
+      const events = await unlessUnknownInstrument(ctx, uid, async () => ({
+        dividends: type === 'bond' ? [] : await ctx.api.getDividends(uid, from, to),
+        bondEvents: type === 'bond' ? await ctx.api.getBondEvents(uid, from, to) : [],
+      }));
+      if (!events) continue;
+      const { dividends, bondEvents } = events;
       await ctx.data.putEvents(ctx.user, uid, dividends, bondEvents, now);
       stored += dividends.length + bondEvents.length;
     }
@@ -248,14 +254,28 @@ export const SECTION_RUNNERS: Record<Section, SectionRunner> = {
       .slice(0, ctx.settings.catalogBatch);
     let stored = 0;
     for (const uid of due) {
-      try {
-        await ctx.data.putInstrument(await ctx.api.getInstrumentBy('INSTRUMENT_ID_TYPE_UID', uid), now);
-        stored++;
-      } catch (err) {
-        if (!(err instanceof TBankError && err.kind === 'not-found')) throw err;
-        ctx.log.warn('sync_instrument_unknown', { instrument_uid: uid, tracking_id: err.trackingId });
-      }
+      const instrument = await unlessUnknownInstrument(ctx, uid, () =>
+        ctx.api.getInstrumentBy('INSTRUMENT_ID_TYPE_UID', uid),
+      );
+      if (!instrument) continue;
+      await ctx.data.putInstrument(instrument, now);
+      stored++;
     }
     return stored;
   },
 };
+
+/** `read`'s answer, or undefined when T-Bank does not know the instrument (50002): that instrument is skipped, logged. */
+async function unlessUnknownInstrument<T>(
+  ctx: SectionContext,
+  uid: string,
+  read: () => Promise<T>,
+): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (err) {
+    if (!(err instanceof TBankError && err.kind === 'not-found')) throw err;
+    ctx.log.warn('sync_instrument_unknown', { instrument_uid: uid, tracking_id: err.trackingId });
+    return undefined;
+  }
+}

@@ -18,9 +18,10 @@
  *   function, each key's policy, and drops DependsOn that a Ref already
  *   implies; every log group keeps its logs LOG_RETENTION_DAYS.
  */
-const rules = require('./rules');
+const iam = require('./iam');
+const stageRules = require('./settings');
 
-/** @typedef {import('./rules').Statement} Statement */
+/** @typedef {import('./iam').Statement} Statement */
 
 /**
  * @typedef {{
@@ -148,10 +149,10 @@ class AwsAccess {
         if (key.alias) delete this.resources[key.alias];
       }
 
-    const network = rules.privateNetwork(this.custom.vpc ?? {});
+    const network = stageRules.privateNetwork(this.custom.vpc ?? {});
     for (const [key, fn] of this.functions()) {
-      const names = rules.effectiveSecrets(fn.secrets ?? [], this.custom.awsSecretSwitches ?? {}, this.target);
-      const secrets = rules.secretEnvironment({
+      const names = stageRules.effectiveSecrets(fn.secrets ?? [], this.custom.awsSecretSwitches ?? {}, this.target);
+      const secrets = stageRules.secretEnvironment({
         names,
         catalog: this.custom.secretCatalog ?? {},
         target: this.target,
@@ -166,7 +167,7 @@ class AwsAccess {
         else if (this.target === 'aws') fn.environment[keys[keyId].environment] = { 'Fn::GetAtt': [keyId, 'Arn'] };
       }
       if (fn.privateNetwork && network.vpc) fn.vpc = network.vpc;
-      if (this.target === 'aws' && rules.runsFromImage(key, this.custom.scanImage)) {
+      if (this.target === 'aws' && stageRules.runsFromImage(key, this.custom.scanImage)) {
         // Lambda starts the image's handler: the function becomes `image`, with no zip and no runtime of its own.
         fn.image = { uri: String(this.custom.scanImage.uri), command: [String(fn.handler)] };
         delete fn.handler;
@@ -182,16 +183,16 @@ class AwsAccess {
     if (this.target !== 'aws') return;
     const custom = this.custom;
     const allowPlaintext = String(custom.allowPlaintextPrivateNetwork) === 'true';
-    const settings = rules.settingProblems({
+    const settings = stageRules.settingProblems({
       required: custom.requiredSettings ?? {},
       refused: custom.refusedSettings ?? {},
       allowPlaintext,
     });
-    const problems = [...settings.problems, ...rules.privateNetwork(custom.vpc ?? {}).problems];
-    const retention = rules.logRetention(custom.logRetentionDays);
+    const problems = [...settings.problems, ...stageRules.privateNetwork(custom.vpc ?? {}).problems];
+    const retention = stageRules.logRetention(custom.logRetentionDays);
     if (retention.problem) problems.push(retention.problem);
     if (String(custom.connector?.deploy) === 'true')
-      problems.push(...rules.connectorProblems(custom.connector?.settings ?? {}));
+      problems.push(...stageRules.connectorProblems(custom.connector?.settings ?? {}));
     for (const warning of settings.warnings) this.warn(warning);
     if (problems.length) this.fail(problems);
   }
@@ -225,10 +226,10 @@ class AwsAccess {
         const streamFailure = event.stream.destinations?.onFailure;
         if (streamFailure) failureQueues.push(destinationArn(streamFailure, key));
       }
-      const names = rules.effectiveSecrets(fn.secrets ?? [], this.custom.awsSecretSwitches ?? {}, this.target);
-      resources[roleId] = rules.functionRole({
+      const names = stageRules.effectiveSecrets(fn.secrets ?? [], this.custom.awsSecretSwitches ?? {}, this.target);
+      resources[roleId] = iam.functionRole({
         logGroupId: naming.getLogGroupLogicalId(key),
-        statements: rules.flattenStatements(fn.policy),
+        statements: iam.flattenStatements(fn.policy),
         secrets: names,
         service: service.service,
         stage,
@@ -243,14 +244,14 @@ class AwsAccess {
 
     for (const keyId of Object.keys(this.custom.keys ?? {})) {
       if (!resources[keyId]) continue;
-      resources[keyId].Properties.KeyPolicy = rules.keyPolicy(keyUsers.get(keyId) ?? []);
+      resources[keyId].Properties.KeyPolicy = iam.keyPolicy(keyUsers.get(keyId) ?? []);
     }
     // One retention for every log group of the stage: the functions' and the connector's.
-    const retention = rules.logRetention(this.custom.logRetentionDays);
+    const retention = stageRules.logRetention(this.custom.logRetentionDays);
     for (const resource of Object.values(resources))
       if (resource.Type === 'AWS::Logs::LogGroup' && retention.days)
         resource.Properties = { ...resource.Properties, RetentionInDays: retention.days };
-    rules.dropImpliedDependsOn(resources);
+    iam.dropImpliedDependsOn(resources);
   }
 }
 

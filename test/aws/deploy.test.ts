@@ -42,14 +42,8 @@ import { newId } from '../../lib/ident';
 import { connectionKey } from '../../lib/sync/keys';
 import { missingMotoTools, Moto, PIP_INSTALL, startMoto } from '../../tools/deploy/moto';
 import { readRunbook, type Runbook } from '../../tools/deploy/runbook';
-import {
-  checkAuthorizer,
-  checkBuckets,
-  checkOnFailure,
-  checkTables,
-  type Cfn,
-  type TemplateContext,
-} from '../../tools/deploy/template-checks';
+import { type Cfn, type TemplateContext } from '../../tools/deploy/template';
+import { checkAuthorizer, checkBuckets, checkOnFailure, checkTables } from '../../tools/deploy/template-checks';
 import {
   copyCheckout,
   DUMMY_CREDENTIALS,

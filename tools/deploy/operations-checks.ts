@@ -8,7 +8,7 @@
  * too; tracing is on with the roles to write it.
  */
 
-import { Cfn, functionLogicalId, of } from './template-checks';
+import { Cfn, functionLogicalId, of } from './template';
 
 export interface OperationsContext {
   /** The packaged functions by key (serverless-state.json `service.functions`). */

@@ -58,7 +58,13 @@ describe('qBittorrent 5.2: login 204 + QBT_SID_<port>, JSON add answers', () => 
     expect(login.setCookie[0]).toMatch(new RegExp(`^QBT_SID_${port}=`));
     const add = exchanges.find((e) => e.path === '/api/v2/torrents/add')!;
     expect(add.status).toBe(200);
-    expect(JSON.parse(add.body!)).toMatchObject({ success_count: 1, pending_count: 1 });
+    // A magnet's hash is known at once: added, never pending (202 is for a URL still being fetched).
+    expect(JSON.parse(add.body!)).toEqual({
+      added_torrent_ids: [h.infohash],
+      failure_count: 0,
+      pending_count: 0,
+      success_count: 1,
+    });
     expect(add.cookie).toBe(login.setCookie[0].split(';')[0]);
     expect(emulator.torrents.get(h.infohash)).toMatchObject({ category: DEFAULT_CATEGORY, tags: '01abc' });
 

@@ -3,7 +3,8 @@ import { SCAN_IMAGE_FUNCTIONS } from '../../../tools/deploy/scan-image';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import rules from '../../../plugins/aws-access/rules';
+import iam from '../../../plugins/aws-access/iam';
+import stageRules from '../../../plugins/aws-access/settings';
 
 /**
  * plugins/aws-access as an operator meets it: `serverless package` refusing a
@@ -217,9 +218,9 @@ describe('plugins/aws-access rules', () => {
   };
 
   it('settingProblems: every server of a list is checked; loopback in any spelling is refused', () => {
-    expect(rules.settingProblems({ required, allowPlaintext: false })).toEqual({ problems: [], warnings: [] });
+    expect(stageRules.settingProblems({ required, allowPlaintext: false })).toEqual({ problems: [], warnings: [] });
     const bad = (value: string) =>
-      rules.settingProblems({
+      stageRules.settingProblems({
         required: { ...required, NATS_URL: { ...required.NATS_URL, value } },
         allowPlaintext: true,
       }).problems;
@@ -229,19 +230,23 @@ describe('plugins/aws-access rules', () => {
     expect(bad('ws://a.example')).toEqual(['NATS_URL must be tls:// (got ws://)']);
     expect(bad('not a url')).toEqual(['NATS_URL is not a URL: "not a url"']);
     expect(
-      rules.settingProblems({ required: { FILES_BUCKET: { value: 'localhost' } }, allowPlaintext: false }).problems,
+      stageRules.settingProblems({ required: { FILES_BUCKET: { value: 'localhost' } }, allowPlaintext: false })
+        .problems,
     ).toEqual(['FILES_BUCKET is a loopback name (localhost)']);
   });
 
   it('privateNetwork: both or neither, real ids only', () => {
-    expect(rules.privateNetwork({ subnetIds: '', securityGroupIds: '' })).toEqual({ problems: [] });
+    expect(stageRules.privateNetwork({ subnetIds: '', securityGroupIds: '' })).toEqual({ problems: [] });
     expect(
-      rules.privateNetwork({ subnetIds: 'subnet-0a1b2c3d, subnet-0a1b2c3d4e5f60718', securityGroupIds: 'sg-0a1b2c3d' }),
+      stageRules.privateNetwork({
+        subnetIds: 'subnet-0a1b2c3d, subnet-0a1b2c3d4e5f60718',
+        securityGroupIds: 'sg-0a1b2c3d',
+      }),
     ).toEqual({
       vpc: { subnetIds: ['subnet-0a1b2c3d', 'subnet-0a1b2c3d4e5f60718'], securityGroupIds: ['sg-0a1b2c3d'] },
       problems: [],
     });
-    expect(rules.privateNetwork({ subnetIds: 'subnet-aaaa', securityGroupIds: 'sg-0a1b2c3d' }).problems).toEqual([
+    expect(stageRules.privateNetwork({ subnetIds: 'subnet-aaaa', securityGroupIds: 'sg-0a1b2c3d' }).problems).toEqual([
       'VPC_SUBNET_IDS: "subnet-aaaa" is not a subnet id (subnet-…)',
     ]);
   });
@@ -249,27 +254,27 @@ describe('plugins/aws-access rules', () => {
   it('secrets: names on aws, values locally, the legacy keyring only while switched on, an unknown name refused', () => {
     const catalog = { telegram: { TELEGRAM_BOT_TOKEN: 'bot_token' }, 'auth-tokens': { AUTH_TOKENS: '' } };
     const base = { catalog, service: 'svc', stage: 'prod', env: { AUTH_TOKENS: 'x' } };
-    expect(rules.secretEnvironment({ ...base, names: ['telegram', 'auth-tokens'], target: 'aws' })).toEqual({
+    expect(stageRules.secretEnvironment({ ...base, names: ['telegram', 'auth-tokens'], target: 'aws' })).toEqual({
       environment: {
         TELEGRAM_BOT_TOKEN_SECRET_ID: 'svc/prod/telegram#bot_token',
         AUTH_TOKENS_SECRET_ID: 'svc/prod/auth-tokens',
       },
       problems: [],
     });
-    expect(rules.secretEnvironment({ ...base, names: ['telegram', 'auth-tokens'], target: 'local' })).toEqual({
+    expect(stageRules.secretEnvironment({ ...base, names: ['telegram', 'auth-tokens'], target: 'local' })).toEqual({
       environment: { TELEGRAM_BOT_TOKEN: '', AUTH_TOKENS: 'x' },
       problems: [],
     });
-    expect(rules.secretEnvironment({ ...base, names: ['nats', '__proto__'], target: 'aws' }).problems).toEqual([
+    expect(stageRules.secretEnvironment({ ...base, names: ['nats', '__proto__'], target: 'aws' }).problems).toEqual([
       'secret "nats" is not in custom.secretCatalog',
       'secret "__proto__" is not in custom.secretCatalog',
     ]);
     const switches = { 'sync-token-keys': 'false' };
-    expect(rules.effectiveSecrets(['sync-token-keys', 'nats'], switches, 'aws')).toEqual(['nats']);
-    expect(rules.effectiveSecrets(['sync-token-keys'], { 'sync-token-keys': 'true' }, 'aws')).toEqual([
+    expect(stageRules.effectiveSecrets(['sync-token-keys', 'nats'], switches, 'aws')).toEqual(['nats']);
+    expect(stageRules.effectiveSecrets(['sync-token-keys'], { 'sync-token-keys': 'true' }, 'aws')).toEqual([
       'sync-token-keys',
     ]);
-    expect(rules.effectiveSecrets(['sync-token-keys'], switches, 'local')).toEqual(['sync-token-keys']);
+    expect(stageRules.effectiveSecrets(['sync-token-keys'], switches, 'local')).toEqual(['sync-token-keys']);
   });
 
   it('dropImpliedDependsOn: only what a Ref or GetAtt of the resource already enforces', () => {
@@ -281,14 +286,14 @@ describe('plugins/aws-access rules', () => {
       Fn: { DependsOn: 'Role', Properties: { Role: { 'Fn::GetAtt': ['Role', 'Arn'] } } },
       Kept: { DependsOn: ['Other'], Properties: {} },
     };
-    expect(rules.dropImpliedDependsOn(resources)).toBe(2);
+    expect(iam.dropImpliedDependsOn(resources)).toBe(2);
     expect(resources.Route.DependsOn).toEqual(['Other']);
     expect(resources.Fn.DependsOn).toBeUndefined();
     expect(resources.Kept.DependsOn).toEqual(['Other']);
   });
 
   it('keyPolicy: the root administers without use; each use names exactly its roles', () => {
-    const policy = rules.keyPolicy([
+    const policy = iam.keyPolicy([
       { roleId: 'ARole', actions: ['kms:Decrypt'] },
       { roleId: 'BRole', actions: ['kms:GenerateDataKey', 'kms:Decrypt'] },
     ]);
@@ -307,7 +312,7 @@ describe('plugins/aws-access rules', () => {
   });
 
   it('logRetention: CloudWatch values only', () => {
-    expect(rules.logRetention('90')).toEqual({ days: 90 });
-    expect(rules.logRetention('0').problem).toMatch(/LOG_RETENTION_DAYS must be one of/);
+    expect(stageRules.logRetention('90')).toEqual({ days: 90 });
+    expect(stageRules.logRetention('0').problem).toMatch(/LOG_RETENTION_DAYS must be one of/);
   });
 });

@@ -13,27 +13,27 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Cfn, TemplateContext } from '../../../tools/deploy/template';
 import {
   accessOf,
-  Cfn,
   checkAccess,
+  checkIam,
+  checkKeys,
+  checkPublicFunctions,
+  checkRoles,
+} from '../../../tools/deploy/iam-checks';
+import { checkLoopback, checkSecrets } from '../../../tools/deploy/secret-checks';
+import {
   checkAuthorizer,
   checkBuckets,
   checkBundles,
   checkConnector,
-  checkIam,
-  checkKeys,
-  checkLoopback,
   checkOnFailure,
-  checkPublicFunctions,
-  checkRoles,
   checkRuntimes,
-  checkSecrets,
   checkStream,
   checkTables,
   checkTemplate,
   streamConsumers,
-  TemplateContext,
 } from '../../../tools/deploy/template-checks';
 
 /**

@@ -94,7 +94,7 @@ describe('parsers over documented answers', () => {
     expect(errorBody(fixture('error-40003-message'))).toEqual({ apiCode: '40003', text: '40003' });
     expect(errorBody(fixture('error-40003'))).toEqual({
       apiCode: '40003',
-      text: 'authentication token is missing or invalid',
+      text: 'Authentication token is missing or invalid',
     });
     expect(errorBody({ code: 3, message: 'no data', description: '30238' }).apiCode).toBe('30238');
     // Not a 5-digit code in either field: none (the HTTP status decides).

@@ -139,15 +139,34 @@ describe('rates', () => {
   });
 });
 
+type MigrationUpdate = {
+  message?: { chat: { id: number }; migrate_to_chat_id?: number; migrate_from_chat_id?: number };
+};
+
 describe('a group that migrates', () => {
-  it('answers 400 with migrate_to_chat_id, and announces the move in the new chat', async () => {
-    onUpdate = async () => undefined;
+  it('answers 400 with migrate_to_chat_id, and announces the move in both chats', async () => {
+    const announced: MigrationUpdate[] = [];
+    onUpdate = async (update) => void announced.push(update as MigrationUpdate);
     await sleep(1000); // past the bot's budget spent above
     const moved = await control('POST', '/emulator/migrate', { chat_id: -99, user_id: 5 });
     expect(moved).toMatchObject({ from: -99, to: -10099, status: 200 });
     const refused = await call('sendMessage', { chat_id: -99, text: 'x' });
     expect(refused).toMatchObject({ ok: false, error_code: 400, parameters: { migrate_to_chat_id: -10099 } });
-    expect(seen).toHaveLength(1);
+    // The old group is told where it went, then the new one where it came from (message.d.ts migrate_*).
+    expect(
+      announced.map((u) => [u.message?.chat.id, u.message?.migrate_to_chat_id, u.message?.migrate_from_chat_id]),
+    ).toEqual([
+      [-99, -10099, undefined],
+      [-10099, undefined, -99],
+    ]);
     expect((await call('sendMessage', { chat_id: -10099, text: 'y' })).ok).toBe(true);
+  });
+});
+
+describe('method names', () => {
+  it('are case-insensitive, as the Bot API says (api.d.ts); an unknown one is 404', async () => {
+    expect(await call('GETME', {})).toMatchObject({ ok: true });
+    expect(await call('getme', {})).toMatchObject({ ok: true });
+    expect(await call('getMeNot', {})).toMatchObject({ ok: false, error_code: 404, description: 'Not Found' });
   });
 });

@@ -131,7 +131,12 @@ describe('refused logins: the client bans at 5; our gate allows at most 2 an hou
   });
 });
 
-/** A reverse proxy serving the emulator under /qbt/, as qBittorrent's NGINX guide sets one up. */
+/**
+ * A reverse proxy serving the emulator under /qbt/. qBittorrent's NGINX guide sends Host as the
+ * client's own ($proxy_host) and the public one as X-Forwarded-Host, with the WebUI's reverse proxy
+ * support trusting the proxy; without X-Forwarded-Host the Referer names the proxy and the CSRF check
+ * refuses every call. (A proxy passing its own Host fails the Host check: its port is not the client's.)
+ */
 async function proxyUnderPath(opts: { forwardHost: boolean }): Promise<string> {
   const target = new URL(url);
   const server = http.createServer((req, res) => {
@@ -139,8 +144,8 @@ async function proxyUnderPath(opts: { forwardHost: boolean }): Promise<string> {
       res.writeHead(404).end('not under /qbt/');
       return;
     }
-    const headers = { ...req.headers };
-    if (!opts.forwardHost) headers.host = target.host; // NGINX's default proxy_set_header Host $proxy_host
+    const headers: http.OutgoingHttpHeaders = { ...req.headers, host: target.host }; // proxy_set_header Host $proxy_host
+    if (opts.forwardHost) headers['x-forwarded-host'] = req.headers.host; // proxy_set_header X-Forwarded-Host $http_host
     const up = http.request(
       { host: target.hostname, port: target.port, method: req.method, path: req.url.slice(4), headers },
       (answer) => {
@@ -159,6 +164,7 @@ describe('a WebUI behind a reverse proxy under a path', () => {
   beforeEach(() => start('5.1'));
 
   it('keeps the path on every call (login, version, add, maindata)', async () => {
+    emulator.auth.reverse_proxy = true;
     const base = await proxyUnderPath({ forwardHost: true });
     for (const baseUrl of [base, base.slice(0, -1)]) {
       const c = client({ baseUrl });
@@ -235,5 +241,88 @@ describe('the pass-through to a real client', () => {
     expect(res.status).toBe(502);
     expect(await res.text()).toContain(upstream);
     await expect(client().snapshot()).rejects.toThrow(/answered 502/);
+  });
+});
+
+describe('the client meets 5.2 as the official sources answer (issue 41)', () => {
+  beforeEach(() => start('5.2'));
+  const KEY = 'qbt_AbCdEf0123456789';
+  async function startWithKey() {
+    await emulator.close();
+    emulator = new QbittorrentEmulator({ username: 'admin', password: 'pw', profile: '5.2', apiKey: KEY });
+    url = await emulator.listen();
+  }
+
+  it('a forgotten session is 403 on 5.2 too: the client logs in again and the poll goes on', async () => {
+    const statuses: Array<[string, number]> = [];
+    const recording: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      statuses.push([new URL(String(input)).pathname, res.status]);
+      return res;
+    };
+    const c = client({ fetch: recording });
+    await c.snapshot();
+    emulator.restart(0); // sessions lost
+    await expect(c.snapshot()).resolves.toMatchObject({ full: true });
+    expect(statuses.slice(-3)).toEqual([
+      ['/api/v2/sync/maindata', 403],
+      ['/api/v2/auth/login', 204],
+      ['/api/v2/sync/maindata', 200],
+    ]);
+  });
+
+  it('maindata entries without hash and without full_update: the changed torrent keeps its id', async () => {
+    const t = emulator.addTorrent({ kind: 'v1', category: DEFAULT_CATEGORY, progress: 0.1 });
+    const c = client();
+    await c.snapshot();
+    emulator.update(t.hash, { progress: 0.6 });
+    const next = await c.snapshot();
+    expect(next.full).toBe(false);
+    expect(next.changed).toEqual([expect.objectContaining({ hash: t.hash, progress: 0.6, name: t.name })]);
+  });
+
+  it('a wrong API key (403) is named as such', async () => {
+    await startWithKey();
+    const err = await client({ auth: { kind: 'apiKey', key: 'qbt_wrongwrongwrong' } })
+      .snapshot()
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TorrentClientAuthError);
+    expect((err as Error).message).toMatch(/answered 403: the API key was refused .*TORRENT_CLIENT_API_KEY/);
+  });
+
+  it('an API key behind a proxy that passes its own Host (401 on every call) names the Host check', async () => {
+    await startWithKey();
+    const target = new URL(url);
+    const proxy = http.createServer((req, res) => {
+      const up = http.request(
+        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      req.pipe(up);
+    });
+    servers.push(proxy);
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const err = await client({
+      baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/`,
+      auth: { kind: 'apiKey', key: KEY },
+    })
+      .snapshot()
+      .catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/answered 401: the client refused our Host/);
+  });
+
+  it('202 (something pending) is an add that went through', async () => {
+    const pending: typeof fetch = async (input, init) =>
+      new URL(String(input)).pathname === '/api/v2/torrents/add'
+        ? new Response(
+            JSON.stringify({ added_torrent_ids: [], failure_count: 0, pending_count: 1, success_count: 0 }),
+            { status: 202 },
+          )
+        : fetch(input, init);
+    await expect(client({ fetch: pending }).add(`magnet:?xt=urn:btih:${hex(20)}`)).resolves.toBeUndefined();
+    expect(emulator.calls.get('/api/v2/torrents/info')).toBeUndefined(); // no look-up needed
   });
 });
