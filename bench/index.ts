@@ -4,6 +4,7 @@ import { downloadsPoll, realClientPoll, reportDownloadsPoll, reportRealPoll } fr
 import { edgeTokens, httpEdge, reportHttpEdge } from './http-edge';
 import { BenchStack, startBenchStack } from './support';
 import { freePort } from '../tools/stack/ports';
+import { CliArgs, cliSpec, runCli, UsageError } from '../tools/cli/run';
 import { reportSyncTick, syncTick } from './sync-tick';
 import { reportSyncEgress, syncEgress } from './sync-egress';
 import { reportScanGateway, scanGateway } from './scan-gateway';
@@ -39,11 +40,25 @@ const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
 // Benches that need serverless offline (started only when one of them runs).
 const NEEDS_OFFLINE = ['edge', 'cold', 'scan'];
 
-async function main() {
-  const chosen = process.argv.slice(2);
-  const unknown = chosen.filter((name) => !(name in BENCHES));
+export const BENCH_CLI = cliSpec({
+  usage: `usage: npm run bench [-- <name>…]
+
+Starts its own stack and prints throughput ratios measured in the same run
+(docs/testing.md). Without names, every bench runs in turn; each prints its
+progress as it goes.
+
+  <name>  one of ${Object.keys(BENCHES).join(', ')}
+  --help  this text
+
+Exit 0 done, 1 a bench failed, 2 bad usage.`,
+  options: {},
+  positionals: { min: 0, max: Object.keys(BENCHES).length },
+});
+
+async function main({ positionals: chosen }: CliArgs<typeof BENCH_CLI.options>): Promise<number> {
+  const unknown = chosen.filter((name) => !Object.hasOwn(BENCHES, name));
   if (unknown.length)
-    throw new Error(`unknown bench ${unknown.join(', ')}; choose from ${Object.keys(BENCHES).join(', ')}`);
+    throw new UsageError(`unknown bench ${unknown.join(', ')}; choose from ${Object.keys(BENCHES).join(', ')}`);
   const names = chosen.length ? chosen : Object.keys(BENCHES);
   const offline = names.some((name) => NEEDS_OFFLINE.includes(name));
   const bench = await startBenchStack({
@@ -63,9 +78,7 @@ async function main() {
   } finally {
     await bench.stop();
   }
+  return 0;
 }
 
-main().catch((err) => {
-  process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
+if (require.main === module) runCli(BENCH_CLI, main, { crash: { code: 1, stack: true } });

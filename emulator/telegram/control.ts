@@ -33,10 +33,10 @@ export interface EmulatorState {
  *
  *   GET    /emulator/messages?chat_id=   what the bot sent (with edits), oldest first
  *   DELETE /emulator/messages?chat_id=&message_id=        a person deletes the message
- *   POST   /emulator/press  {chat_id, user_id, message_id?, data, inaccessible?}
+ *   POST   /emulator/press  {chat_id, user_id, message_id?, data, inaccessible?, language_code?}
  *            a button press → {status, deliveries, update_id, query_id, answer, answered_after_ms}; on a
  *            message the bot cannot reach (deleted, unknown, or `inaccessible: true`) an InaccessibleMessage
- *   POST   /emulator/type   {chat_id, user_id, text}                a typed message → {status, deliveries, replies}
+ *   POST   /emulator/type   {chat_id, user_id, text, language_code?}                a typed message → {status, deliveries, replies}
  *   PUT    /emulator/faults {chat_id, fault: "429"|"500"|"timeout", count, retry_after?}
  *   DELETE /emulator/faults
  *   PUT    /emulator/limits {chat_per_s?, group_per_min?, bot_per_s?} | {off: true}   the rates enforced
@@ -152,7 +152,7 @@ async function press(em: EmulatorState, input: Record<string, unknown>) {
     update_id: em.nextUpdateId(),
     callback_query: {
       id,
-      from: userObject(input.user_id),
+      from: userObject(input.user_id, input.language_code),
       message: stored ? messageObject(stored) : inaccessibleMessage(chat, messageId),
       chat_instance: String(chat),
       data: input.data,
@@ -177,6 +177,7 @@ async function type(em: EmulatorState, input: Record<string, unknown>) {
   const before = em.messages.length;
   const command = /^\/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?/.exec(text);
   const update = messageUpdate(em, chat, input.user_id, {
+    from: userObject(input.user_id, input.language_code),
     text,
     ...(command ? { entities: [{ type: 'bot_command', offset: 0, length: command[0].length }] } : {}),
   });

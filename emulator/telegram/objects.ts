@@ -98,10 +98,15 @@ export function chatObject(id: number) {
   return { id, type: String(id).startsWith('-100') ? 'supergroup' : 'group', title: `Group ${id}` };
 }
 
-/** manage.d.ts `User`: a person pressing or typing. */
-export function userObject(value: unknown) {
+/** manage.d.ts `User`: a person pressing or typing; `language_code` (optional) is the IETF tag of their app's language. */
+export function userObject(value: unknown, languageCode?: unknown) {
   const id = Number(value ?? 1);
-  return { id, is_bot: false, first_name: `User ${id}` };
+  return {
+    id,
+    is_bot: false,
+    first_name: `User ${id}`,
+    ...(typeof languageCode === 'string' ? { language_code: languageCode } : {}),
+  };
 }
 
 /**

@@ -2,7 +2,13 @@ import type { Bot } from 'grammy';
 import { environmentGeneration } from '../../lib/config';
 import { downloadsDeps } from '../../lib/downloads/wiring';
 import { createBot } from '../../lib/telegram/bot';
-import { deliveryStore, telegramConfig, telegramLog } from '../../lib/telegram/wiring';
+import {
+  botLocaleSettings,
+  chatLanguages,
+  deliveryStore,
+  telegramConfig,
+  telegramLog,
+} from '../../lib/telegram/wiring';
 
 /** What the webhook adds to the domain's wiring (lib/telegram/wiring.ts): the bot, over the downloads service. */
 
@@ -22,6 +28,8 @@ export function telegramBot(): Promise<Bot> {
       access: { chats: tg.chats, users: new Set(tg.users) },
       updates: deliveryStore(),
       moves: deliveryStore(),
+      languages: chatLanguages(),
+      locale: botLocaleSettings(),
       uiBase: tg.publicUiUrl,
       log,
     });

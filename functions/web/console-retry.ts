@@ -4,6 +4,7 @@ import { parseFailureId } from '../../lib/web/console-requests';
 import { retryFailure, RetryOutcome } from '../../lib/telegram/retry';
 import { downloadsDeps } from '../../lib/downloads/wiring';
 import { notifierDeps } from '../../lib/telegram/notifier-wiring';
+import { chatLanguages } from '../../lib/telegram/wiring';
 import { createLogger } from '../../lib/log';
 import { audit, AUDIT_EVENTS } from '../../lib/log/audit';
 
@@ -35,6 +36,8 @@ export const handler = webHandler(
       {
         deliveries: n.deliveries,
         sender: n.sender,
+        languages: chatLanguages(),
+        locale: n.locale,
         uiBase: n.uiBase,
         log: n.log,
         downloads: downloadsDeps().store,

@@ -11,8 +11,12 @@ import { TorrentClientError } from '../torrents/errors';
 import { grammyClientConfig, TelegramClientOptions } from './api';
 import { ButtonAction, parseCallback } from './callback';
 import { StaleButtonError } from './errors';
-import { cardText, cardUrl, clip, escapeHtml, fitLines, keyboard, notifiedOf } from './format';
-import { ChatMoves, servedChats, UpdateLedger } from './store';
+import type { Lang } from '../i18n';
+import { BotLocale, botLocale, cardText, cardUrl, clip, escapeHtml, fitLines, keyboard, notifiedOf } from './format';
+import { chatLanguage, parseLangArgument } from './language';
+import { BotMessages } from './messages';
+import { EN } from './messages-en';
+import { ChatLanguages, ChatMoves, servedChats, UpdateLedger } from './store';
 
 /**
  * The bot's answers to Updates (grammY). Buttons and commands run the same
@@ -33,6 +37,9 @@ import { ChatMoves, servedChats, UpdateLedger } from './store';
  *   became a supergroup), and the configured users anywhere. Retry and Cancel
  *   only for the configured users (`TELEGRAM_ALLOWED_USER_IDS`), wherever they
  *   press: both checks come before any write, the update record included.
+ * - Spoken in the chat's language (/lang, stored per chat; decision 340), else
+ *   UI_LANGUAGE, else the person's Telegram language, else English; times in
+ *   UI_TIME_ZONE. A stranger is refused in their own language without a read.
  */
 
 export interface BotDeps {
@@ -41,6 +48,9 @@ export interface BotDeps {
   access: { chats: readonly number[]; users: ReadonlySet<number> };
   updates: UpdateLedger;
   moves: ChatMoves;
+  languages: ChatLanguages;
+  /** The deployment's fixed language (UI_LANGUAGE), if any, and the zone times are shown in. */
+  locale: { language?: Lang; timeZone: string };
   now?: Clock;
   uiBase: string;
   log: Logger;
@@ -48,35 +58,25 @@ export interface BotDeps {
   botInfo?: UserFromGetMe;
 }
 
-export const EXPIRED = 'Button expired.';
-/** The immediate answer of a press, before its action: the outcome follows in the message. */
-export const PENDING: Record<ButtonAction, string> = {
-  retry: 'Retrying…',
-  cancel: 'Cancelling…',
-  open: 'Refreshing…',
-};
-export const BUSY = 'Could not take this press now; nothing was changed. Try again.';
-export const ALREADY_CANCELLED = 'Already cancelled; nothing was changed.';
-/** A press whose download moved on since its message was sent. */
-export const expiredAt = (state: DownloadState) => `Button expired: the download is ${state} now.`;
-export const REFUSAL = 'Sorry, this bot only serves the chats it was set up for.';
-export const NOT_ALLOWED = 'Only the people this bot was set up for can retry or cancel; nothing was changed.';
+/** The English texts by name (the catalogue is lib/telegram/messages.ts). */
+export const EXPIRED = EN.expired;
+export const PENDING = EN.pending;
+export const BUSY = EN.busy;
+export const ALREADY_CANCELLED = EN.alreadyCancelled;
+export const expiredAt = (state: DownloadState) => EN.expiredAt(state);
+export const REFUSAL = EN.refusal;
+export const NOT_ALLOWED = EN.notAllowed;
+export const HELP = EN.help;
 /** Button actions that write; `open` only reads. */
 const CHANGING_ACTIONS: ReadonlySet<ButtonAction> = new Set<ButtonAction>(['retry', 'cancel']);
-/** Commands that write: none today (/find, /get, /help read); a new one that writes is listed here. */
-const CHANGING_COMMANDS: ReadonlySet<string> = new Set<string>();
+/** Commands that write, and when: `/lang ru` sets the chat's language; a bare `/lang` only reads. */
+const CHANGING_COMMANDS: Readonly<Record<string, (argument: string) => boolean>> = {
+  lang: (argument) => argument.trim() !== '',
+};
 const FIND_LIMIT = 10;
 /** A name in a /find line; ten of them and the rest of their lines stay under Telegram's 4,096 characters. */
 const FIND_NAME_CHARS = 300;
 const MAX_QUERY_CHARS = 100;
-
-export const HELP = [
-  '<b>Downloads bot</b>',
-  '/find &lt;name or hash prefix&gt; — the newest matching downloads',
-  '/get &lt;id&gt; — one download, with its buttons',
-  '/help — this text',
-  'Notifications arrive here; their buttons retry, cancel or refresh a download.',
-].join('\n');
 
 export function createBot(deps: BotDeps): Bot {
   const bot = new Bot(deps.client.token, {
@@ -86,6 +86,29 @@ export function createBot(deps: BotDeps): Bot {
 
   const now = deps.now ?? systemClock;
   const configured = new Set(deps.access.chats);
+  // One read of the chat's choice per Update, whoever asks for it first.
+  const spoken = new WeakMap<Context, Promise<{ chosen?: Lang; lang: Lang; locale: BotLocale }>>();
+  const speechOf = (ctx: Context) => {
+    let found = spoken.get(ctx);
+    if (!found) {
+      const chat = ctx.chat?.id;
+      // An unreadable choice is no choice: the Update is still answered, in the default language.
+      const read = chat === undefined ? Promise.resolve(undefined) : deps.languages.languageOf(chat);
+      found = read
+        .catch((err: unknown) => {
+          deps.log.warn('telegram_language_unreadable', { update_id: ctx.update.update_id, chat_id: chat, err });
+          return undefined;
+        })
+        .then((chosen) => {
+          const lang = chatLanguage({ chosen, fixed: deps.locale.language, languageCode: ctx.from?.language_code });
+          return { chosen, lang, locale: botLocale(lang, deps.locale.timeZone) };
+        });
+      spoken.set(ctx, found);
+    }
+    return found;
+  };
+  const localeOf = async (ctx: Context): Promise<BotLocale> => (await speechOf(ctx)).locale;
+  const messagesOf = async (ctx: Context): Promise<BotMessages> => (await localeOf(ctx)).messages;
 
   // The service message of a group's upgrade, in the new supergroup: the move is recorded when the old chat was served.
   bot.use(async (ctx, next) => {
@@ -117,8 +140,13 @@ export function createBot(deps: BotDeps): Bot {
     )
       return next();
     deps.log.warn('telegram_refused', { update_id: ctx.update.update_id, chat_id: chatId, user_id: userId });
-    if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: REFUSAL });
-    else if (ctx.message && chatId !== undefined) await ctx.reply(REFUSAL);
+    // A stranger costs no read: their own app's language (or the fixed one), never a chat's choice.
+    const refusal = botLocale(
+      chatLanguage({ fixed: deps.locale.language, languageCode: ctx.from?.language_code }),
+      deps.locale.timeZone,
+    ).messages.refusal;
+    if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: refusal });
+    else if (ctx.message && chatId !== undefined) await ctx.reply(refusal);
   });
 
   // What changes a download is for the configured people only, wherever they press (a group's other members
@@ -131,8 +159,9 @@ export function createBot(deps: BotDeps): Bot {
       chat_id: ctx.chat?.id,
       user_id: userId,
     });
-    if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: NOT_ALLOWED });
-    else if (ctx.message && ctx.chat) await ctx.reply(NOT_ALLOWED);
+    const text = (await messagesOf(ctx)).notAllowed;
+    if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text });
+    else if (ctx.message && ctx.chat) await ctx.reply(text);
   });
 
   // A re-delivered Update (same update_id) was acted on already: nothing runs twice. Only
@@ -144,48 +173,62 @@ export function createBot(deps: BotDeps): Bot {
     } catch (err) {
       // Unknown whether it ran: refuse rather than risk a second Retry; the person can press again.
       deps.log.error('telegram_update_ledger_failed', { update_id: ctx.update.update_id, err });
-      if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: BUSY });
+      if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: (await messagesOf(ctx)).busy });
       return;
     }
     if (!first) return void deps.log.info('telegram_update_redelivered', { update_id: ctx.update.update_id });
     return next();
   });
 
-  bot.command(['help', 'start'], (ctx) => ctx.reply(HELP, { parse_mode: 'HTML' }));
+  bot.command(['help', 'start'], async (ctx) => ctx.reply((await messagesOf(ctx)).help, { parse_mode: 'HTML' }));
   bot.command('find', async (ctx) => {
+    const m = await messagesOf(ctx);
     const q = ctx.match.trim();
     if (q === '' || q.length > MAX_QUERY_CHARS)
-      return void (await ctx.reply(`Usage: /find &lt;name or hash prefix&gt; (1–${MAX_QUERY_CHARS} characters)`, {
-        parse_mode: 'HTML',
-      }));
+      return void (await ctx.reply(m.findUsage(MAX_QUERY_CHARS), { parse_mode: 'HTML' }));
     const page = await listDownloads(deps.downloads, { q, limit: FIND_LIMIT });
-    if (page.items.length === 0)
-      return void (await ctx.reply(`No download matches <code>${escapeHtml(q)}</code>.`, { parse_mode: 'HTML' }));
+    if (page.items.length === 0) return void (await ctx.reply(m.findNone(q), { parse_mode: 'HTML' }));
     const lines = page.items.map(
       (d) =>
-        `<code>${d.id}</code> ${d.state} <a href="${escapeHtml(cardUrl(deps.uiBase, d.id))}">${escapeHtml(clip(d.name, FIND_NAME_CHARS))}</a>`,
+        `<code>${d.id}</code> ${m.states[d.state]} <a href="${escapeHtml(cardUrl(deps.uiBase, d.id))}">${escapeHtml(clip(d.name, FIND_NAME_CHARS))}</a>`,
     );
-    await ctx.reply(fitLines(lines), { parse_mode: 'HTML', link_preview_options: { is_disabled: true } });
+    await ctx.reply(fitLines(lines, m), { parse_mode: 'HTML', link_preview_options: { is_disabled: true } });
   });
   bot.command('get', async (ctx) => {
+    const locale = await localeOf(ctx);
     let id: string;
     try {
       id = parseId(ctx.match.trim());
     } catch {
-      return void (await ctx.reply('Usage: /get &lt;id&gt; (a download id, 26 characters)', { parse_mode: 'HTML' }));
+      return void (await ctx.reply(locale.messages.getUsage, { parse_mode: 'HTML' }));
     }
     const download = await deps.downloads.store.get(id);
-    if (!download) return void (await ctx.reply('No download with that id.'));
-    await ctx.reply(cardText(notifiedOf(download), deps.uiBase), {
+    if (!download) return void (await ctx.reply(locale.messages.getNone));
+    await ctx.reply(cardText(notifiedOf(download), deps.uiBase, locale), {
       parse_mode: 'HTML',
-      reply_markup: keyboard(id),
+      reply_markup: keyboard(id, locale.messages),
       link_preview_options: { is_disabled: true },
     });
   });
+  bot.command('lang', async (ctx) => {
+    const chat = ctx.chat.id;
+    if (ctx.match.trim() === '') {
+      const { chosen, lang, locale } = await speechOf(ctx);
+      const m = locale.messages;
+      return void (await ctx.reply(m.langNow(m.languageNames[lang], chosen !== undefined)));
+    }
+    const lang = parseLangArgument(ctx.match);
+    if (!lang) return void (await ctx.reply((await messagesOf(ctx)).langUsage));
+    await deps.languages.setLanguage(chat, lang, ctx.from?.id, now());
+    deps.log.info('telegram_language_set', { update_id: ctx.update.update_id, chat_id: chat, lang });
+    // The answer is already in the language chosen.
+    const m = botLocale(lang, deps.locale.timeZone).messages;
+    await ctx.reply(m.langSet(m.languageNames[lang]));
+  });
 
-  bot.on('callback_query:data', (ctx) => press(deps, ctx, ctx.callbackQuery.data));
+  bot.on('callback_query:data', async (ctx) => press(deps, ctx, ctx.callbackQuery.data, await localeOf(ctx)));
   // A press without data (a game button, a forged update) is stale too: answered, nothing done.
-  bot.on('callback_query', (ctx) => ctx.answerCallbackQuery({ text: EXPIRED }));
+  bot.on('callback_query', async (ctx) => ctx.answerCallbackQuery({ text: (await messagesOf(ctx)).expired }));
 
   bot.catch((err) => deps.log.error('telegram_update_failed', { update_id: err.ctx.update.update_id, err: err.error }));
   return bot;
@@ -201,18 +244,20 @@ function changesSomething(ctx: Context): boolean {
       return false; // a stale button is answered "expired" and changes nothing
     }
   }
-  const command = /^\/([A-Za-z0-9_]+)/.exec(ctx.message?.text ?? '')?.[1]?.toLowerCase();
-  return command !== undefined && CHANGING_COMMANDS.has(command);
+  const [, name, argument] = /^\/([A-Za-z0-9_]+)(?:@\S+)?(.*)$/s.exec(ctx.message?.text ?? '') ?? [];
+  const key = name?.toLowerCase();
+  return key !== undefined && Object.hasOwn(CHANGING_COMMANDS, key) && CHANGING_COMMANDS[key](argument ?? '');
 }
 
-async function press(deps: BotDeps, ctx: Context, data: string): Promise<void> {
+async function press(deps: BotDeps, ctx: Context, data: string, locale: BotLocale): Promise<void> {
+  const m = locale.messages;
   let action: ButtonAction;
   let id: string;
   try {
     ({ action, id } = parseCallback(data));
   } catch (err) {
     deps.log.info('telegram_button_stale', { update_id: ctx.update.update_id, reason: (err as Error).message });
-    await ctx.answerCallbackQuery({ text: EXPIRED });
+    await ctx.answerCallbackQuery({ text: m.expired });
     return;
   }
   const log = deps.log.child({ download_id: id, action, chat_id: ctx.chat?.id, user_id: ctx.from?.id });
@@ -222,20 +267,21 @@ async function press(deps: BotDeps, ctx: Context, data: string): Promise<void> {
     current = await deps.downloads.store.get(id);
   } catch (err) {
     log.error('telegram_button_read_failed', { update_id: ctx.update.update_id, err });
-    return answer(ctx, log, BUSY);
+    return answer(ctx, log, m.busy);
   }
-  const refused = refusedByState(action, current);
-  await answer(ctx, log, refused ?? PENDING[action]);
+  const refused = refusedByState(m, action, current);
+  await answer(ctx, log, refused ?? m.pending[action]);
   if (refused !== undefined) {
     log.info('telegram_button_refused', { state: current?.state ?? null });
     // The answer said it all; a download that still exists gets its card refreshed (a read, nothing written).
-    if (current) await showOutcome(deps, ctx, log, id, current, refused);
+    if (current) await showOutcome(deps, ctx, log, locale, id, current, refused);
     return;
   }
   let download: Download | undefined;
   let note: string;
   try {
-    ({ download, answer: note } = await act(deps, action, id));
+    download = await act(deps, action, id);
+    note = m.done[action];
     log.info('telegram_button_done', { state: download.state });
     if (action === 'cancel')
       audit(
@@ -246,20 +292,20 @@ async function press(deps: BotDeps, ctx: Context, data: string): Promise<void> {
       );
   } catch (err) {
     // Changed between the read and the action (another press, the poll): said in the message.
-    const text = refusal(err);
+    const text = refusal(m, err);
     (text ? log.info : log.error)('telegram_button_refused', { err });
-    note = text ?? 'Something went wrong; nothing was changed.';
+    note = text ?? m.failedOurs;
     download = await deps.downloads.store.get(id).catch(() => undefined);
   }
-  await showOutcome(deps, ctx, log, id, download, note);
+  await showOutcome(deps, ctx, log, locale, id, download, note);
 }
 
 /** The answer a press gets from what was read, when it cannot go ahead; undefined when it can. */
-function refusedByState(action: ButtonAction, download: Download | undefined): string | undefined {
-  if (!download) return EXPIRED;
-  if (action === 'cancel' && download.state === 'cancelled') return ALREADY_CANCELLED;
-  if (action === 'cancel' && !isActive(download.state)) return expiredAt(download.state);
-  if (action === 'retry' && !RETRYABLE.includes(download.state)) return expiredAt(download.state);
+function refusedByState(m: BotMessages, action: ButtonAction, download: Download | undefined): string | undefined {
+  if (!download) return m.expired;
+  if (action === 'cancel' && download.state === 'cancelled') return m.alreadyCancelled;
+  if (action === 'cancel' && !isActive(download.state)) return m.expiredAt(download.state);
+  if (action === 'retry' && !RETRYABLE.includes(download.state)) return m.expiredAt(download.state);
   return undefined;
 }
 
@@ -279,17 +325,18 @@ async function showOutcome(
   deps: BotDeps,
   ctx: Context,
   log: Logger,
+  locale: BotLocale,
   id: string,
   download: Download | undefined,
   note: string,
 ): Promise<void> {
   const message = ctx.callbackQuery?.message;
-  const card = download ? cardText(notifiedOf(download), deps.uiBase, note) : undefined;
+  const card = download ? cardText(notifiedOf(download), deps.uiBase, locale, note) : undefined;
   const options = { parse_mode: 'HTML', link_preview_options: { is_disabled: true } } as const;
   try {
     if (card !== undefined && message && message.date !== 0) {
       try {
-        await ctx.editMessageText(card, { ...options, reply_markup: keyboard(id) });
+        await ctx.editMessageText(card, { ...options, reply_markup: keyboard(id, locale.messages) });
         return;
       } catch (err) {
         if (/message is not modified/.test(String((err as Error).message))) return;
@@ -299,34 +346,34 @@ async function showOutcome(
       }
     }
     if (!ctx.chat) return;
-    if (card !== undefined) await ctx.reply(card, { ...options, reply_markup: keyboard(id) });
+    if (card !== undefined) await ctx.reply(card, { ...options, reply_markup: keyboard(id, locale.messages) });
     else await ctx.reply(escapeHtml(note), { parse_mode: 'HTML' });
   } catch (err) {
     log.warn('telegram_edit_failed', { err });
   }
 }
 
-async function act(deps: BotDeps, action: ButtonAction, id: string): Promise<{ download: Download; answer: string }> {
+async function act(deps: BotDeps, action: ButtonAction, id: string): Promise<Download> {
   switch (action) {
     case 'retry':
-      return { download: await retry(deps.downloads, id), answer: 'Retry started.' };
+      return retry(deps.downloads, id);
     case 'cancel': {
       const current = await getDownload(deps.downloads, id);
       if (!isActive(current.state))
         throw new InvalidTransitionError(id, current.state, 'cancelled', 'only an active download can be cancelled');
-      return { download: await changeState(deps.downloads, id, 'cancelled'), answer: 'Cancelled.' };
+      return changeState(deps.downloads, id, 'cancelled');
     }
     case 'open':
-      return { download: await getDownload(deps.downloads, id), answer: 'Refreshed.' };
+      return getDownload(deps.downloads, id);
   }
 }
 
 /** The answer to a refused press; undefined for a failure that is ours (logged as an error). */
-function refusal(err: unknown): string | undefined {
+function refusal(m: BotMessages, err: unknown): string | undefined {
   if (err instanceof StaleButtonError || err instanceof InvalidIdError || err instanceof DownloadNotFoundError)
-    return EXPIRED;
-  if (err instanceof InvalidTransitionError) return expiredAt(err.current);
-  if (err instanceof ActiveExistsError) return `Refused: download ${err.ownerId} is already active for this torrent.`;
-  if (err instanceof TorrentClientError) return 'The torrent client refused; nothing was changed. Try again later.';
+    return m.expired;
+  if (err instanceof InvalidTransitionError) return m.expiredAt(err.current);
+  if (err instanceof ActiveExistsError) return m.activeExists(err.ownerId);
+  if (err instanceof TorrentClientError) return m.clientRefused;
   return undefined;
 }

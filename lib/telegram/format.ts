@@ -1,21 +1,36 @@
-import type { Download, DownloadState } from '../downloads/model';
-import { encodeCallback } from './callback';
+import type { Download } from '../downloads/model';
+import { createFormat, type Catalogs, type Format, type Lang } from '../i18n';
+import { BUTTON_ACTIONS, ButtonAction, encodeCallback } from './callback';
+import { escapeHtml } from './html';
+import type { BotMessages } from './messages';
+import { EN } from './messages-en';
+import { RU } from './messages-ru';
 import { EventKind, needsReview, NotifiedDownload } from './model';
 
+export { escapeHtml } from './html';
+
 /**
- * Message texts (parse_mode HTML) and keyboards, in one place. Every value
- * that comes from outside (names, reasons) goes through escapeHtml: a name
- * like `<b>` must show as text, and an unescaped `<` makes Telegram refuse
- * the whole message (400 can't parse entities).
+ * Message texts (parse_mode HTML) and keyboards, in one place, in the
+ * language and time zone of the chat they go to (`BotLocale`). Every value
+ * that comes from outside (names, reasons) is escaped (./html.ts) and
+ * clipped; a text is kept within Telegram's 4,096 characters (fitLines).
  */
+
+/** What a chat is spoken to in: its language's messages, and dates in its language and the configured zone. */
+export interface BotLocale {
+  messages: BotMessages;
+  format: Format;
+}
+
+export const BOT_MESSAGES: Catalogs<BotMessages> = { en: EN, ru: RU };
+
+export function botLocale(lang: Lang, timeZone: string): BotLocale {
+  return { messages: BOT_MESSAGES[lang], format: createFormat(lang, timeZone) };
+}
 
 export const MAX_MESSAGE_CHARS = 4096;
 const MAX_NAME_CHARS = 200;
 const MAX_REASON_CHARS = 500;
-
-export function escapeHtml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-}
 
 export interface InlineKeyboard {
   inline_keyboard: Array<Array<{ text: string; callback_data: string }>>;
@@ -29,60 +44,50 @@ export function cardUrl(uiBase: string, id: string): string {
   return new URL(`download/${id}`, withSlash(uiBase)).toString();
 }
 
-const TITLES: Record<EventKind, string> = {
-  created: 'New download',
-  adopted: 'Adopted from the client',
-  completed: 'Completed',
-  failed: 'Failed',
-  stuck: 'Stuck',
-  resurrected: 'Active again',
-  needs_review: 'Needs review',
-};
-
-export function notificationText(kind: EventKind, d: NotifiedDownload, uiBase: string): string {
+export function notificationText(kind: EventKind, d: NotifiedDownload, uiBase: string, locale: BotLocale): string {
+  const m = locale.messages;
   const link = needsReview(kind)
-    ? `<a href="${escapeHtml(reviewUrl(uiBase, d.id))}">Review</a>`
-    : `<a href="${escapeHtml(cardUrl(uiBase, d.id))}">Open</a>`;
-  return fitLines([`<b>${TITLES[kind]}</b>: ${escapeHtml(clip(d.name))}`, ...detailLines(d), link]);
+    ? `<a href="${escapeHtml(reviewUrl(uiBase, d.id))}">${m.reviewLink}</a>`
+    : `<a href="${escapeHtml(cardUrl(uiBase, d.id))}">${m.openLink}</a>`;
+  return fitLines([`<b>${m.titles[kind]}</b>: ${escapeHtml(clip(d.name))}`, ...detailLines(d, locale), link], m);
 }
 
 /** The text of a message after a button moved the download (or Open refreshed it). */
-export function cardText(d: NotifiedDownload, uiBase: string, note?: string): string {
+export function cardText(d: NotifiedDownload, uiBase: string, locale: BotLocale, note?: string): string {
+  const m = locale.messages;
   const link =
     d.reviewReason || d.state === 'failed' || d.state === 'stuck'
-      ? `<a href="${escapeHtml(reviewUrl(uiBase, d.id))}">Review</a>`
-      : `<a href="${escapeHtml(cardUrl(uiBase, d.id))}">Open</a>`;
-  return fitLines([
-    `<b>${escapeHtml(clip(d.name))}</b>`,
-    ...detailLines(d),
-    ...(note ? [`<i>${escapeHtml(clip(note, MAX_REASON_CHARS))}</i>`] : []),
-    link,
-  ]);
+      ? `<a href="${escapeHtml(reviewUrl(uiBase, d.id))}">${m.reviewLink}</a>`
+      : `<a href="${escapeHtml(cardUrl(uiBase, d.id))}">${m.openLink}</a>`;
+  return fitLines(
+    [
+      `<b>${escapeHtml(clip(d.name))}</b>`,
+      ...detailLines(d, locale),
+      ...(note ? [`<i>${escapeHtml(clip(note, MAX_REASON_CHARS))}</i>`] : []),
+      link,
+    ],
+    m,
+  );
 }
 
-function detailLines(d: NotifiedDownload): string[] {
+function detailLines(d: NotifiedDownload, { messages: m, format }: BotLocale): string[] {
   return [
-    `state: <b>${stateLabel(d.state)}</b>`,
-    ...(d.firstHash ? [`hash: <code>${escapeHtml(d.firstHash)}</code>`] : []),
-    ...(d.reviewReason ? [`review: ${escapeHtml(clip(d.reviewReason, MAX_REASON_CHARS))}`] : []),
-    `id: <code>${d.id}</code>`,
+    m.stateLine(d.state),
+    ...(d.firstHash ? [m.hashLine(d.firstHash)] : []),
+    ...(d.reviewReason ? [m.reviewLine(clip(d.reviewReason, MAX_REASON_CHARS))] : []),
+    m.idLine(d.id),
+    ...(d.changedAt !== undefined ? [m.changedLine(format.dateTime(d.changedAt), format.zone(d.changedAt))] : []),
   ];
 }
 
-export function keyboard(id: string): InlineKeyboard {
+/** The buttons, labelled in the chat's language; their callback_data is the same in every language. */
+export function keyboard(id: string, m: BotMessages): InlineKeyboard {
+  const actions = Object.keys(BUTTON_ACTIONS) as ButtonAction[];
   return {
     inline_keyboard: [
-      [
-        { text: 'Retry', callback_data: encodeCallback('retry', id) },
-        { text: 'Cancel', callback_data: encodeCallback('cancel', id) },
-        { text: 'Open', callback_data: encodeCallback('open', id) },
-      ],
+      actions.map((action) => ({ text: m.buttons[action], callback_data: encodeCallback(action, id) })),
     ],
   };
-}
-
-function stateLabel(state: DownloadState): string {
-  return state;
 }
 
 /** An outside value shortened to `max` characters, the cut shown by "…". */
@@ -104,7 +109,8 @@ export function visibleLength(html: string): number {
  * one message within `max` visible characters; when they do not fit, whole
  * lines are dropped from the end and a visible mark says how many.
  */
-export function fitLines(lines: string[], max = MAX_MESSAGE_CHARS): string {
+export function fitLines(lines: string[], m: BotMessages, max = MAX_MESSAGE_CHARS): string {
+  const shortenedMark = (dropped: number) => m.shortened(dropped, max);
   const whole = lines.join('\n');
   if (visibleLength(whole) <= max) return whole;
   const kept: string[] = [];
@@ -124,21 +130,19 @@ export function fitLines(lines: string[], max = MAX_MESSAGE_CHARS): string {
   return `${kept.join('\n')}\n${shortenedMark(lines.length - kept.length)}`;
 }
 
-function shortenedMark(dropped: number): string {
-  return `<i>… shortened: ${dropped} more line${dropped === 1 ? '' : 's'} not shown (Telegram allows ${MAX_MESSAGE_CHARS} characters)</i>`;
-}
-
 function withSlash(base: string): string {
   return base.endsWith('/') ? base : `${base}/`;
 }
 
 /** What a message shows of a download. */
 export function notifiedOf(d: Download & { review_reason?: string }): NotifiedDownload {
+  const changedAt = Date.parse(d.updated_at);
   return {
     id: d.id,
     name: d.name,
     state: d.state,
     firstHash: d.infohashes[0]?.infohash,
     reviewReason: d.review_reason,
+    ...(Number.isFinite(changedAt) ? { changedAt } : {}),
   };
 }

@@ -10,12 +10,15 @@ import type { DeliveryRef, Failure } from './store';
  * failure     FAIL               <ulid>            event_id, chat_id, download_id, kind, reason, failed_at
  * update      UPD#<update_id>    UPD               seen_at, expires_at (TTL, epoch seconds)
  * chat move   CHATMOVE           <old chat id>     to, moved_at
+ * language    CHATLANG           <chat id>         lang, set_at, set_by (a chat's /lang choice)
  *
  * Access patterns:
  * - claim / settle one notification     GetItem/PutItem/UpdateItem EV#<eventId>/CHAT#<chatId>
  * - the failure store, newest first      Query PK=FAIL descending (ULIDs sort by time)
  * - an Update's first delivery           PutItem UPD#<update_id> if absent (re-deliveries find it)
  * - every chat move (a handful)          Query PK=CHATMOVE
+ * - one chat's language (a command)      GetItem CHATLANG/<chat id>
+ * - every chat's language (a batch)      Query PK=CHATLANG (the served chats: a handful)
  *
  * The delivery item is the exactly-once record: its conditional claim decides
  * who may send; `sent` records what was sent (message id).
@@ -23,11 +26,13 @@ import type { DeliveryRef, Failure } from './store';
 
 export const FAILURE_PARTITION = 'FAIL';
 export const MOVE_PARTITION = 'CHATMOVE';
+export const LANGUAGE_PARTITION = 'CHATLANG';
 
 export const deliveryKey = (eventId: string, chatId: number) => ({ PK: `EV#${eventId}`, SK: `CHAT#${chatId}` });
 export const failureKey = (id: string) => ({ PK: FAILURE_PARTITION, SK: id });
 export const updateKey = (updateId: number) => ({ PK: `UPD#${safeInt(updateId)}`, SK: 'UPD' });
 export const moveKey = (from: number) => ({ PK: MOVE_PARTITION, SK: String(safeInt(from)) });
+export const languageKey = (chatId: number) => ({ PK: LANGUAGE_PARTITION, SK: String(safeInt(chatId)) });
 
 /** Ids from Telegram become key parts only as integers: nothing else can shape a key. */
 function safeInt(n: number): number {

@@ -43,6 +43,8 @@ export interface NotifiedDownload {
   state: DownloadState;
   firstHash?: string;
   reviewReason?: string;
+  /** When the change shown happened (epoch ms), shown in the configured time zone. */
+  changedAt?: number;
 }
 
 /** The parts of a stream record we read (aws-lambda's DynamoDBRecord, kept structural). */

@@ -5,10 +5,12 @@ import type { Logger } from '../log';
 import { emitMetric } from '../metrics';
 import type { TelegramSender } from './api';
 import { MalformedStreamRecordError, TelegramApiError, TelegramNetworkError } from './errors';
-import { keyboard, notificationText } from './format';
+import type { Lang } from '../i18n';
+import { botLocale, keyboard, notificationText } from './format';
+import { chatLanguage } from './language';
 import { classify, DownloadEvent, StreamRecord } from './model';
 import type { Pacer } from './pacer';
-import { ChatMoves, DeliveryRef, DeliveryStore, resolveChat } from './store';
+import { ChatLanguages, ChatMoves, DeliveryRef, DeliveryStore, resolveChat } from './store';
 
 /**
  * The stream consumer's policy: each record of the downloads table's stream
@@ -37,11 +39,16 @@ import { ChatMoves, DeliveryRef, DeliveryStore, resolveChat } from './store';
  *   of the first failure; then the delivery is `failed` with an item in the
  *   failure store and an error log. A record we cannot read is logged and
  *   stored the same way. Nothing here throws: one record never stops a batch.
+ * - Each chat in its language (its /lang choice, else UI_LANGUAGE, else
+ *   English), the choices read once per batch; times in UI_TIME_ZONE.
  */
 
 export interface NotifierDeps {
   deliveries: DeliveryStore;
   moves: ChatMoves;
+  languages: Pick<ChatLanguages, 'languages'>;
+  /** The deployment's fixed language (UI_LANGUAGE), if any, and the zone times are shown in. */
+  locale: { language?: Lang; timeZone: string };
   sender: TelegramSender;
   /** The configured chats (a moved chat is followed through `moves`). */
   chats: number[];
@@ -95,6 +102,8 @@ interface Run {
   deadline: number;
   /** Old chat id → new, loaded once per batch and extended by the moves this batch finds. */
   moves: Map<number, number>;
+  /** Each chat's own language, loaded once per batch. */
+  languages: Map<number, Lang>;
 }
 
 export async function notifyRecords(
@@ -121,7 +130,11 @@ export async function notifyRecords(
     summary.events += 1;
     for (const jobs of queues.values()) jobs.push({ index, event });
   }
-  const run: Run = { deadline: opts.deadline ?? Number.POSITIVE_INFINITY, moves: await loadMoves(deps) };
+  const run: Run = {
+    deadline: opts.deadline ?? Number.POSITIVE_INFINITY,
+    moves: await loadMoves(deps),
+    languages: await loadLanguages(deps),
+  };
   let firstDeferred = Number.POSITIVE_INFINITY;
   await Promise.all(
     [...queues].map(async ([chatId, jobs]) => {
@@ -147,6 +160,16 @@ async function loadMoves(deps: NotifierDeps): Promise<Map<number, number>> {
   } catch (err) {
     // Without the moves a moved chat answers 400 migrate_to_chat_id again, and that is followed.
     deps.log.error('telegram_moves_unreadable', { err });
+    return new Map();
+  }
+}
+
+async function loadLanguages(deps: NotifierDeps): Promise<Map<number, Lang>> {
+  try {
+    return await deps.languages.languages();
+  } catch (err) {
+    // A notification in the default language beats none: the choices are read again by the next batch.
+    deps.log.error('telegram_languages_unreadable', { err });
     return new Map();
   }
 }
@@ -186,7 +209,11 @@ async function deliver(deps: NotifierDeps, run: Run, event: DownloadEvent, chatI
       log.info('notification_skipped', { status: claim.status });
       return 'duplicate';
     }
-    const text = notificationText(event.kind, event.download, deps.uiBase);
+    // The chat's choice, made in it or (a group that became a supergroup) in the chat it moved to.
+    const chosen = run.languages.get(resolveChat(run.moves, chatId)) ?? run.languages.get(chatId);
+    const locale = botLocale(chatLanguage({ chosen, fixed: deps.locale.language }), deps.locale.timeZone);
+    const shown = event.createdAt === undefined ? event.download : { ...event.download, changedAt: event.createdAt };
+    const text = notificationText(event.kind, shown, deps.uiBase, locale);
     let failures = 0;
     let firstFailure = 0;
     for (;;) {
@@ -208,7 +235,7 @@ async function deliver(deps: NotifierDeps, run: Run, event: DownloadEvent, chatI
       await deps.deliveries.markSending(ref, owner, now() + policy.leaseMs);
       let messageId: number;
       try {
-        messageId = await deps.sender.sendMessage(target, text, keyboard(event.download.id));
+        messageId = await deps.sender.sendMessage(target, text, keyboard(event.download.id, locale.messages));
       } catch (err) {
         const reason = err instanceof Error ? err.message : String(err);
         if (err instanceof TelegramApiError && err.migrateToChatId !== undefined) {

@@ -2,9 +2,11 @@ import type { DownloadStore } from '../downloads/store';
 import type { Logger } from '../log';
 import type { TelegramSender } from './api';
 import { TelegramApiError } from './errors';
-import { keyboard, notificationText, notifiedOf } from './format';
+import type { Lang } from '../i18n';
+import { botLocale, keyboard, notificationText, notifiedOf } from './format';
+import { chatLanguage } from './language';
 import { EVENT_KINDS, EventKind } from './model';
-import type { DeliveryStore } from './store';
+import type { ChatLanguages, DeliveryStore } from './store';
 
 /**
  * An operator's retry of a delivery the notifier gave up on (the console's
@@ -12,13 +14,15 @@ import type { DeliveryStore } from './store';
  * ONE conditional write before the send; a definite refusal (Telegram
  * answered with an error: nothing went out) gives the claim back for another
  * try; no answer keeps it, because the message may have been delivered.
- * The message shows the download as it is now.
+ * The message shows the download as it is now, in the chat's language.
  */
 
 export interface RetryDeps {
   deliveries: DeliveryStore;
   downloads: Pick<DownloadStore, 'get'>;
   sender: TelegramSender;
+  languages: Pick<ChatLanguages, 'languageOf'>;
+  locale: { language?: Lang; timeZone: string };
   uiBase: string;
   now: () => number;
   log: Logger;
@@ -42,8 +46,10 @@ export async function retryFailure(deps: RetryDeps, id: string): Promise<RetryOu
     return { outcome: 'no-download' };
   }
   try {
-    const text = notificationText(kind, notifiedOf(download), deps.uiBase);
-    const send = (chatId: number) => deps.sender.sendMessage(chatId, text, keyboard(download.id));
+    const chosen = await deps.languages.languageOf(claim.chat_id);
+    const locale = botLocale(chatLanguage({ chosen, fixed: deps.locale.language }), deps.locale.timeZone);
+    const text = notificationText(kind, notifiedOf(download), deps.uiBase, locale);
+    const send = (chatId: number) => deps.sender.sendMessage(chatId, text, keyboard(download.id, locale.messages));
     const messageId = await send(claim.chat_id).catch((err: unknown) => {
       // The group became a supergroup since: Telegram names the new chat, and nothing went out to the old one.
       if (!(err instanceof TelegramApiError) || err.migrateToChatId === undefined) throw err;

@@ -1,3 +1,4 @@
+import type { Lang } from '../i18n';
 import type { EventKind } from './model';
 
 /**
@@ -108,4 +109,13 @@ export function servedChats(configured: readonly number[], moves: ReadonlyMap<nu
     }
   }
   return served;
+}
+
+/** Each chat's own language, chosen with /lang (decision 340); a chat without one speaks the default. */
+export interface ChatLanguages {
+  /** One chat's choice (a command or a press in it). */
+  languageOf(chatId: number): Promise<Lang | undefined>;
+  /** Every chat's choice, chat id → language (the notifier, once per batch). */
+  languages(): Promise<Map<number, Lang>>;
+  setLanguage(chatId: number, lang: Lang, by: number | undefined, now: number): Promise<void>;
 }

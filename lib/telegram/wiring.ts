@@ -1,7 +1,9 @@
 import { awsClients } from '../aws/clients';
 import { config, perEnvironment } from '../config';
+import { loadLocaleSettings } from '../i18n';
 import { createLogger } from '../log';
 import { loadTelegramConfig, TelegramConfig } from './config';
+import { DynamoChatLanguages } from './dynamodb-languages';
 import { DynamoDeliveryStore } from './dynamodb-store';
 
 /**
@@ -20,3 +22,11 @@ export const telegramConfig: () => TelegramConfig = perEnvironment(() => loadTel
 export const deliveryStore = perEnvironment(
   () => new DynamoDeliveryStore({ documents: awsClients(config()).documents, table: telegramConfig().table }),
 );
+
+/** Each chat's /lang choice (decision 340), in the same table. */
+export const chatLanguages = perEnvironment(
+  () => new DynamoChatLanguages({ documents: awsClients(config()).documents, table: telegramConfig().table }),
+);
+
+/** UI_LANGUAGE and UI_TIME_ZONE (lib/i18n), as the web pages read them. */
+export const botLocaleSettings = perEnvironment(() => loadLocaleSettings());

@@ -95,6 +95,8 @@ describe('a failed download in Telegram', () => {
   it('answers commands in allowed chats and refuses strangers', async () => {
     const [chat] = chats();
     const id = await newDownload('Cosmos Laundromat');
+    // Its notification first: one arriving during a command would be counted as its reply.
+    await waitFor('the notification', async () => (await messagesAbout(id, chat)).find(titled('New download')));
     const help = await type(chat, ALLOWED_USER(), '/help');
     expect(help.replies[0].text).toContain('/find');
     const found = await type(chat, ALLOWED_USER(), '/find laundromat');

@@ -40,24 +40,34 @@ export interface PressResult {
   answered_after_ms: number | null;
 }
 
-export const press = (chatId: number, userId: number, data: string, messageId?: number, inaccessible = false) =>
+export const press = (
+  chatId: number,
+  userId: number,
+  data: string,
+  messageId?: number,
+  inaccessible = false,
+  languageCode?: string,
+) =>
   control<PressResult>('POST', '/emulator/press', {
     chat_id: chatId,
     user_id: userId,
     data,
     message_id: messageId,
     inaccessible,
+    language_code: languageCode,
   });
 
 /** A person deletes a message: a press on it then carries an InaccessibleMessage. */
 export const deleteMessage = (chatId: number, messageId: number) =>
   control('DELETE', `/emulator/messages?chat_id=${chatId}&message_id=${messageId}`);
 
-export const type = (chatId: number, userId: number, text: string) =>
+/** A person types in a chat; `languageCode` is their Telegram app's language (User.language_code). */
+export const type = (chatId: number, userId: number, text: string, languageCode?: string) =>
   control<{ status: number; replies: SentMessage[] }>('POST', '/emulator/type', {
     chat_id: chatId,
     user_id: userId,
     text,
+    language_code: languageCode,
   });
 
 export const fault = (chatId: number, f: '429' | '500' | 'timeout', count: number, retryAfter?: number) =>

@@ -1,4 +1,3 @@
-import { runCli } from './run';
 import fs from 'node:fs';
 import { createAwsClients, TOOL_DYNAMODB_LIMITS } from '../../lib/aws/clients';
 import { EnvReader } from '../../lib/config/env';
@@ -8,10 +7,11 @@ import { importLegacyDownloads, LegacyImportReport } from '../../lib/downloads/l
 import { checkLegacyImport, LegacyCheckReport } from '../../lib/downloads/legacy-check';
 import { LegacyFileError, NodeSqliteMissingError, openLegacyFile } from './legacy-sqlite';
 import { progressReporter } from './progress';
+import { CliArgs, cliSpec, runCli, UsageError } from './run';
 import { loadStackEnv } from './stack-env';
 
 /**
- * `npm run import:legacy -- --sqlite <file> [--dry-run] [--report <file.json>] [--concurrency <n>]`
+ * `npm run import:legacy -- --help`
  *
  * Moves a legacy installation's downloads (SQLite, numeric ids) into the
  * downloads table through the guarded store (lib/downloads/legacy.ts). The
@@ -25,45 +25,38 @@ import { loadStackEnv } from './stack-env';
  * (re-run), 2 on bad usage or an unreadable file, 3 when the check failed.
  */
 
-const USAGE =
-  'usage: npm run import:legacy -- --sqlite <file> [--dry-run] [--report <file.json>] [--concurrency <batches in flight, 1-64>]';
+const USAGE = `usage: npm run import:legacy -- --sqlite <file> [--dry-run] [--report <file.json>] [--concurrency <n>]
+
+Moves a legacy installation's downloads (SQLite) into the downloads table, then
+checks the table against the file. Safe to stop and run again: imported rows are
+skipped.
+
+  --sqlite <file>        the legacy SQLite file (read only)
+  --dry-run              decide every row, write nothing
+  --report <file.json>   write the report (old id → new id, conflicts, the check) there
+  --concurrency <n>      batches in flight, 1-64 (default 4)
+  --help                 this text
+
+The target is the environment's: TABLE_DOWNLOADS, AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB
+(read from .stack/env when \`npm start\` runs). Exit 0 every row decided and the check
+passed, 1 writes failed (run again), 2 bad usage, settings or file, 3 the check failed.`;
 const SHOWN = 20;
 
-class UsageError extends Error {}
+export const IMPORT_CLI = cliSpec({
+  usage: USAGE,
+  options: {
+    sqlite: { type: 'string' },
+    'dry-run': { type: 'boolean' },
+    report: { type: 'string' },
+    concurrency: { type: 'string' },
+  },
+});
 
-function parseArgs(args: string[]) {
-  const opts: { sqlite?: string; dryRun: boolean; report?: string; concurrency: number } = {
-    dryRun: false,
-    concurrency: 4,
-  };
-  for (let i = 0; i < args.length; i++) {
-    const value = () => {
-      const v = args[++i];
-      if (v === undefined || v.startsWith('--')) throw new UsageError(`${args[i - 1]} needs a value\n${USAGE}`);
-      return v;
-    };
-    switch (args[i]) {
-      case '--sqlite':
-        opts.sqlite = value();
-        break;
-      case '--report':
-        opts.report = value();
-        break;
-      case '--dry-run':
-        opts.dryRun = true;
-        break;
-      case '--concurrency': {
-        const n = value();
-        if (!/^[1-9][0-9]?$/.test(n) || Number(n) > 64) throw new UsageError(`--concurrency must be 1..64\n${USAGE}`);
-        opts.concurrency = Number(n);
-        break;
-      }
-      default:
-        throw new UsageError(`unknown argument ${JSON.stringify(args[i])}\n${USAGE}`);
-    }
-  }
-  if (!opts.sqlite) throw new UsageError(USAGE);
-  return opts as typeof opts & { sqlite: string };
+function importOptions({ values }: CliArgs<typeof IMPORT_CLI.options>) {
+  if (!values.sqlite) throw new UsageError('--sqlite <file> is required');
+  const n = values.concurrency ?? '4';
+  if (!/^[1-9][0-9]?$/.test(n) || Number(n) > 64) throw new UsageError('--concurrency must be 1..64');
+  return { sqlite: values.sqlite, dryRun: values['dry-run'] === true, report: values.report, concurrency: Number(n) };
 }
 
 function target() {
@@ -147,8 +140,8 @@ export function checkLines(table: string, check: LegacyCheckReport): string[] {
   return lines;
 }
 
-async function main(): Promise<number> {
-  const opts = parseArgs(process.argv.slice(2));
+async function main(args: CliArgs<typeof IMPORT_CLI.options>): Promise<number> {
+  const opts = importOptions(args);
   loadStackEnv();
   const { table, region, dynamodb } = target();
   const file = openLegacyFile(opts.sqlite);
@@ -199,4 +192,5 @@ async function main(): Promise<number> {
   }
 }
 
-if (require.main === module) runCli(main, [UsageError, LegacyFileError, NodeSqliteMissingError, ConfigError]);
+if (require.main === module)
+  runCli(IMPORT_CLI, main, { expected: [LegacyFileError, NodeSqliteMissingError, ConfigError] });

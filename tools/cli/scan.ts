@@ -4,26 +4,41 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { connect } from 'nats';
 import { isoTime, systemClock } from '../../lib/clock';
-import { loadNatsConfig } from '../../lib/config';
+import { ConfigError, loadNatsConfig } from '../../lib/config';
 import { natsOptions } from '../../lib/nats/connection';
 import type { Envelope } from '../../lib/scan/contract';
+import { CliArgs, cliSpec, runCli, UsageError } from './run';
 import { loadStackEnv } from './stack-env';
 
-/**
- * `npm run scan -- <file> [--timeout 120]`: what the core system does, by hand,
- * against the running `npm start` stack (its endpoints come from .stack/env):
- * upload the file to S3, publish a scan request, print every envelope.
- */
+/** What the core system does, by hand, against the running `npm start` stack. */
+export const SCAN_CLI = cliSpec({
+  usage: `usage: npm run scan -- <file> [--timeout <seconds>]
 
-async function main() {
+What the core system does, by hand: uploads the file to the files bucket, publishes
+a scan request on NATS and prints every envelope of its job until the final one.
+Try it with a shipped sample: npm run scan -- fixtures/ocr/inputs/aep_3.pdf
+
+  --timeout <seconds>  how long to wait for the final envelope, 1-3600 (default 120)
+  --help               this text
+
+The stack is the environment's: BUCKET_FILES, NATS_URL (and NATS_USER/NATS_PASSWORD),
+AWS_ENDPOINT_URL_S3 (read from .stack/env when \`npm start\` runs). Exit 0 a final
+envelope came (done or needs_check), 1 none within the timeout, 2 bad usage or settings,
+3 an error envelope (NOT_IMPLEMENTED by default: the contract's slice 0, docs/scan.md).`,
+  options: { timeout: { type: 'string' } },
+  positionals: { min: 1, max: 1 },
+});
+
+async function main({ values, positionals: [file] }: CliArgs<typeof SCAN_CLI.options>): Promise<number> {
+  const timeoutText = values.timeout ?? '120';
+  if (!/^\d{1,4}$/.test(timeoutText) || Number(timeoutText) < 1 || Number(timeoutText) > 3600)
+    throw new UsageError('--timeout must be 1..3600 seconds');
+  const timeoutS = Number(timeoutText);
+  if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) throw new UsageError(`${file} is not a file`);
   loadStackEnv();
-  const args = process.argv.slice(2);
-  const file = args.find((a) => !a.startsWith('--'));
-  const timeoutS = Number(args[args.indexOf('--timeout') + 1] ?? 0) || 120;
-  if (!file || !fs.existsSync(file)) throw new Error('usage: npm run scan -- <file> [--timeout seconds]');
   const bucket = process.env.BUCKET_FILES;
   if (!bucket || !process.env.NATS_URL)
-    throw new Error('no stack found: run `npm start` first (or set BUCKET_FILES and NATS_URL)');
+    throw new ConfigError(['no stack found: run `npm start` first (or set BUCKET_FILES and NATS_URL)']);
 
   const job = randomUUID();
   const fileId = randomUUID();
@@ -70,11 +85,11 @@ async function main() {
   clearTimeout(timer);
   await nc.close();
   s3.destroy();
-  if (!final) throw new Error(`no answer within ${timeoutS} s`);
-  process.exitCode = final.status === 'error' ? 2 : 0;
+  if (!final) {
+    process.stderr.write(`\nno answer within ${timeoutS} s\n`);
+    return 1;
+  }
+  return final.status === 'error' ? 3 : 0;
 }
 
-main().catch((err) => {
-  process.stderr.write(`\n${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+if (require.main === module) runCli(SCAN_CLI, main, { expected: [ConfigError] });

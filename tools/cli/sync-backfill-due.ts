@@ -1,10 +1,24 @@
-import { runCli } from './run';
 import { createAwsClients, TOOL_DYNAMODB_LIMITS } from '../../lib/aws/clients';
 import { EnvReader } from '../../lib/config/env';
 import { ConfigError } from '../../lib/config/errors';
 import { backfillDueIndex } from '../../lib/sync/connections';
 import { DynamoSyncStore } from '../../lib/sync/dynamodb-store';
+import { cliSpec, runCli } from './run';
 import { loadStackEnv } from './stack-env';
+
+export const BACKFILL_CLI = cliSpec({
+  usage: `usage: npx tsx tools/cli/sync-backfill-due.ts
+
+Once, after deploying the due index over a sync table written before it
+(docs/deploy.md): gives every connection its due entry, due now. Idempotent,
+safe to stop and run again.
+
+  --help  this text
+
+The target is the environment's: TABLE_SYNC, AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB
+(read from .stack/env when \`npm start\` runs). Exit 0 done, 2 bad usage or settings.`,
+  options: {},
+});
 
 /**
  * `npx tsx tools/cli/sync-backfill-due.ts`
@@ -35,4 +49,4 @@ async function main(): Promise<number> {
   }
 }
 
-if (require.main === module) runCli(main, [ConfigError]);
+if (require.main === module) runCli(BACKFILL_CLI, main, { expected: [ConfigError] });

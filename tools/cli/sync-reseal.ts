@@ -1,4 +1,3 @@
-import { runCli } from './run';
 import { createAwsClients, TOOL_DYNAMODB_LIMITS } from '../../lib/aws/clients';
 import { EnvReader } from '../../lib/config/env';
 import { ConfigError } from '../../lib/config/errors';
@@ -9,9 +8,10 @@ import { DynamoSyncStore } from '../../lib/sync/dynamodb-store';
 import { ResealInputError } from '../../lib/sync/errors';
 import { parseResealInput, type ResealCounts, resealTokens } from '../../lib/sync/reseal';
 import { newKmsSealer, sealerOf } from '../../lib/sync/wiring';
+import { CliArgs, cliSpec, runCli } from './run';
 import { loadStackEnv } from './stack-env';
 
-const HELP = `npm run sync:reseal -- [--cursor <user id>] [--limit <n>] [--all]
+const HELP = `usage: npm run sync:reseal -- [--cursor <user id>] [--limit <n>] [--all]
 
 Re-seals every stored brokerage token under the current sealer: KMS when
 SYNC_TOKEN_KMS_KEY is set (legacy "v1." values opened with the SYNC_TOKEN_KEYS
@@ -22,6 +22,7 @@ stop (Ctrl-C) and run again: --cursor resumes after the last page shown.
   --cursor <id>   resume after this user id (the cursor a run printed)
   --limit <n>     stop after n connections, print the cursor to resume from
   --all           re-seal current values too (after replacing the KMS key)
+  --help          this text
 
 The target is the environment's: TABLE_SYNC, AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB
 (read from .stack/env when \`npm start\` runs), SYNC_TOKEN_KMS_KEY and/or
@@ -30,34 +31,22 @@ Exit 0 done (or stopped at --limit), 1 some values would not open (listed by
 user id), 2 bad usage or settings, 3 KMS refused or did not answer.
 (docs/security.md, "Migrating sealed tokens to KMS")`;
 
-function parseArgs(args: string[]): { help: true } | ReturnType<typeof parseResealInput> {
-  const input: Record<string, unknown> = {};
-  for (let i = 0; i < args.length; i++) {
-    const value = () => {
-      const v = args[++i];
-      if (v === undefined || v.startsWith('--')) throw new ResealInputError(`${args[i - 1]} needs a value\n\n${HELP}`);
-      return v;
-    };
-    if (args[i] === '--help' || args[i] === '-h') return { help: true };
-    else if (args[i] === '--cursor') input.cursor = value();
-    else if (args[i] === '--limit') {
-      const n = value();
-      input.limit = /^\d{1,15}$/.test(n) ? Number(n) : n; // parseResealInput says what is wrong with it
-    } else if (args[i] === '--all') input.all = true;
-    else throw new ResealInputError(`unknown argument ${JSON.stringify(args[i])}\n\n${HELP}`);
-  }
-  return parseResealInput(input);
+const RESEAL_CLI = cliSpec({
+  usage: HELP,
+  options: { cursor: { type: 'string' }, limit: { type: 'string' }, all: { type: 'boolean' } },
+});
+
+function resealOptions({ values }: CliArgs<typeof RESEAL_CLI.options>) {
+  const { cursor, limit, all } = values;
+  // parseResealInput says what is wrong with a limit that is no number.
+  return parseResealInput({ cursor, limit: limit && /^\d{1,15}$/.test(limit) ? Number(limit) : limit, all });
 }
 
 const countsText = (c: ResealCounts) =>
   `scanned ${c.scanned}, resealed ${c.resealed}, already current ${c.current}, changed meanwhile ${c.changed}, unreadable ${c.unreadable}`;
 
-async function main(): Promise<number> {
-  const args = parseArgs(process.argv.slice(2));
-  if ('help' in args) {
-    process.stdout.write(`${HELP}\n`);
-    return 0;
-  }
+async function main(cli: CliArgs<typeof RESEAL_CLI.options>): Promise<number> {
+  const args = resealOptions(cli);
   loadStackEnv();
   const r = new EnvReader(process.env);
   const table = r.string('TABLE_SYNC', { pattern: /^[A-Za-z0-9._-]{3,255}$/, hint: 'the sync table' });
@@ -102,4 +91,4 @@ async function main(): Promise<number> {
   }
 }
 
-if (require.main === module) runCli(main, [ConfigError, ResealInputError]);
+if (require.main === module) runCli(RESEAL_CLI, main, { expected: [ConfigError, ResealInputError] });

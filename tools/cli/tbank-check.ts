@@ -1,3 +1,5 @@
+import { ConfigError } from '../../lib/config/errors';
+import { EnvReader } from '../../lib/config/env';
 import { createLogger } from '../../lib/log';
 import { MemorySyncDataStore } from '../../test/support/memory-sync-data-store';
 import { SharedCallBudget } from '../../lib/sync/rate-budget';
@@ -5,6 +7,7 @@ import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS } from '../../lib/sync/sectio
 import { TBANK_PRODUCTION_URL, TBankClient } from '../../lib/sync/tbank/client';
 import { TBankError } from '../../lib/sync/tbank/errors';
 import { MANDATORY_SECTIONS, SkippedAccount } from '../../lib/sync/model';
+import { cliSpec, runCli } from './run';
 
 /**
  * `npm run tbank:check`: a real-token check. Reads TBANK_TOKEN (a read-only
@@ -13,14 +16,37 @@ import { MANDATORY_SECTIONS, SkippedAccount } from '../../lib/sync/model';
  * in-memory store (nothing is written anywhere), and prints the accounts and
  * the counts a sync would fetch. SYNC_HISTORY_DAYS bounds the operations read.
  */
+export const TBANK_CHECK_CLI = cliSpec({
+  usage: `usage: TBANK_TOKEN=t.… npm run tbank:check
+
+Tries a T-Bank Invest API token without storing anything: runs every sync
+section's own code against the API with an in-memory store and prints the
+accounts, the counts a sync would fetch and the calls per service.
+
+  --help  this text
+
+Environment: TBANK_TOKEN (required; read-only is enough), TBANK_API_URL (default
+the production host ${TBANK_PRODUCTION_URL}; the sandbox host for a sandbox token),
+SYNC_HISTORY_DAYS (how far back operations are read, default ${DEFAULT_SECTION_SETTINGS.historyDays}),
+TBANK_APP_NAME, LOG_LEVEL=debug. Exit 0 every section read, 1 a section failed,
+2 bad usage or settings.`,
+  options: {},
+});
+
 async function main(): Promise<number> {
-  const token = process.env.TBANK_TOKEN?.trim();
-  if (!token) {
-    process.stderr.write('TBANK_TOKEN is not set (a T-Bank Invest API token, read-only is enough)\n');
-    return 2;
-  }
-  const baseUrl = process.env.TBANK_API_URL?.trim() || TBANK_PRODUCTION_URL;
-  const historyDays = Number(process.env.SYNC_HISTORY_DAYS ?? DEFAULT_SECTION_SETTINGS.historyDays);
+  const r = new EnvReader(process.env);
+  const token = r.string('TBANK_TOKEN', {
+    pattern: /^\S{1,4096}$/,
+    hint: 'a T-Bank Invest API token, read-only is enough',
+    secret: true,
+  });
+  const baseUrl = r.url('TBANK_API_URL', ['https', 'http'], { optional: true }) || TBANK_PRODUCTION_URL;
+  const historyDays = r.int('SYNC_HISTORY_DAYS', {
+    default: DEFAULT_SECTION_SETTINGS.historyDays,
+    min: 1,
+    max: 36_500,
+  });
+  r.done();
   const log = createLogger({ tool: 'tbank-check' }, { level: process.env.LOG_LEVEL === 'debug' ? 'debug' : 'error' });
   const data = new MemorySyncDataStore();
   const user = 'tbank-check';
@@ -88,10 +114,5 @@ async function main(): Promise<number> {
   return failed ? 1 : 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err) => {
-    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exit(1);
-  },
-);
+if (require.main === module)
+  runCli(TBANK_CHECK_CLI, main, { expected: [ConfigError], crash: { code: 1, stack: true } });

@@ -1,13 +1,11 @@
 import { Api } from 'grammy';
 import { ConfigError } from '../../lib/config';
 import { EnvReader, type Env } from '../../lib/config/env';
+import { cliSpec, runCli } from './run';
 
 /**
- * `npm run telegram:webhook`: registers the deployed webhook with Telegram
- * (setWebhook with the secret, only the Update kinds the bot handles).
- *   TELEGRAM_BOT_TOKEN, TELEGRAM_WEBHOOK_SECRET, TELEGRAM_WEBHOOK_URL (https://…/telegram/webhook)
- *   TELEGRAM_API_ROOT  optional (a local Bot API server)
- *   `-- --delete`      removes the webhook instead
+ * `npm run telegram:webhook -- --help`: registers the deployed webhook with
+ * Telegram (setWebhook with the secret, only the Update kinds the bot handles).
  */
 
 export const ALLOWED_UPDATES = ['message', 'callback_query'] as const;
@@ -40,12 +38,29 @@ export async function registerWebhook(env: Env, remove = false): Promise<string>
   return `webhook set: ${url} (secret header on, updates: ${ALLOWED_UPDATES.join(', ')})`;
 }
 
-if (require.main === module) {
-  registerWebhook(process.env, process.argv.includes('--delete')).then(
-    (line) => process.stdout.write(`${line}\n`),
-    (err) => {
-      process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-      process.exit(1);
+export const WEBHOOK_CLI = cliSpec({
+  usage: `usage: npm run telegram:webhook [-- --delete]
+
+Registers the deployed webhook with Telegram (setWebhook with the secret header,
+only the update kinds the bot handles: ${ALLOWED_UPDATES.join(', ')}).
+
+  --delete  removes the webhook instead
+  --help    this text
+
+Environment: TELEGRAM_BOT_TOKEN, TELEGRAM_WEBHOOK_URL (https://…/telegram/webhook),
+TELEGRAM_WEBHOOK_SECRET (16-256 characters of A-Za-z0-9_-; not needed with --delete),
+TELEGRAM_API_ROOT (optional: a local Bot API server). Exit 0 done, 1 Telegram refused
+or did not answer, 2 bad usage or settings.`,
+  options: { delete: { type: 'boolean' } },
+});
+
+if (require.main === module)
+  runCli(
+    WEBHOOK_CLI,
+    async ({ values }) => {
+      process.stdout.write(`${await registerWebhook(process.env, values.delete === true)}\n`);
+      return 0;
     },
+    // Telegram's refusals (GrammyError, HttpError) are outside ones: their message, exit 1.
+    { expected: [ConfigError], crash: { code: 1, stack: false } },
   );
-}

@@ -4,7 +4,7 @@ import { systemClock } from '../../lib/clock';
 import { EnvReader } from '../../lib/config/env';
 import { ConfigError } from '../../lib/config/errors';
 import { progressReporter, ProgressOutput } from '../cli/progress';
-import { runCli } from '../cli/run';
+import { CliArgs, cliSpec, parseCli, runCli, UsageError } from '../cli/run';
 import { loadStackEnv } from '../cli/stack-env';
 import { createSqsClient, lambdaAsyncInvoke, sqsFailureQueue, sqsQueueUrl } from './aws';
 import { DynamoReplayMarkers, ReplayMarkers } from './replay-markers';
@@ -41,7 +41,23 @@ replay markers); AWS_ENDPOINT_URL_SQS, _LAMBDA and _DYNAMODB point at a local ta
 (.stack/env is read when present). Exit 0 done; 1 a chosen record was refused, is in doubt
 or cannot be replayed; 2 bad usage or settings.`;
 
-export class UsageError extends Error {}
+export { UsageError };
+
+export const REPLAY_CLI = cliSpec({
+  usage: USAGE,
+  options: {
+    function: { type: 'string', multiple: true },
+    id: { type: 'string', multiple: true },
+    all: { type: 'boolean' },
+    execute: { type: 'boolean' },
+    discard: { type: 'boolean' },
+    forget: { type: 'string' },
+    markers: { type: 'boolean' },
+    queue: { type: 'string' },
+    limit: { type: 'string' },
+    visibility: { type: 'string' },
+  },
+});
 
 export interface ReplayOptions {
   functions: string[];
@@ -54,73 +70,29 @@ export interface ReplayOptions {
   queue?: string;
   limit: number;
   visibility: number;
-  help: boolean;
 }
 
-export function parseReplayArgs(args: string[]): ReplayOptions {
-  const o: ReplayOptions = {
-    functions: [],
-    ids: [],
-    all: false,
-    execute: false,
-    discard: false,
-    markers: false,
-    limit: 1000,
-    visibility: 300,
-    help: false,
+export const parseReplayArgs = (args: string[]): ReplayOptions => replayOptions(parseCli(REPLAY_CLI, args));
+
+function replayOptions({ values: v }: CliArgs<typeof REPLAY_CLI.options>): ReplayOptions {
+  const count = (name: string, text: string | undefined, fallback: number, max: number) => {
+    if (text === undefined) return fallback;
+    if (!/^\d{1,6}$/.test(text) || Number(text) > max) throw new UsageError(`${name} must be 0..${max}`);
+    return Number(text);
   };
-  for (let i = 0; i < args.length; i++) {
-    const value = () => {
-      const v = args[++i];
-      if (v === undefined || v.startsWith('--')) throw new UsageError(`${args[i - 1]} needs a value\n\n${USAGE}`);
-      return v;
-    };
-    const count = (name: string, max: number) => {
-      const v = value();
-      if (!/^\d{1,6}$/.test(v) || Number(v) > max) throw new UsageError(`${name} must be 0..${max}\n\n${USAGE}`);
-      return Number(v);
-    };
-    switch (args[i]) {
-      case '--function':
-        o.functions.push(value());
-        break;
-      case '--id':
-        o.ids.push(value());
-        break;
-      case '--all':
-        o.all = true;
-        break;
-      case '--execute':
-        o.execute = true;
-        break;
-      case '--discard':
-        o.discard = true;
-        break;
-      case '--forget':
-        o.forget = value();
-        break;
-      case '--markers':
-        o.markers = true;
-        break;
-      case '--queue':
-        o.queue = value();
-        break;
-      case '--limit':
-        o.limit = Math.max(1, count('--limit', 100_000));
-        break;
-      case '--visibility':
-        // SQS's bounds: 0 s to 12 h.
-        o.visibility = count('--visibility', 43_200);
-        break;
-      case '--help':
-      case '-h':
-        o.help = true;
-        break;
-      default:
-        throw new UsageError(`unknown argument ${JSON.stringify(args[i])}\n\n${USAGE}`);
-    }
-  }
-  return o;
+  return {
+    functions: v.function ?? [],
+    ids: v.id ?? [],
+    all: v.all === true,
+    execute: v.execute === true,
+    discard: v.discard === true,
+    ...(v.forget !== undefined ? { forget: v.forget } : {}),
+    markers: v.markers === true,
+    ...(v.queue !== undefined ? { queue: v.queue } : {}),
+    limit: Math.max(1, count('--limit', v.limit, 1000, 100_000)),
+    // SQS's bounds: 0 s to 12 h.
+    visibility: count('--visibility', v.visibility, 300, 43_200),
+  };
 }
 
 export interface ReplayRunDeps {
@@ -275,12 +247,8 @@ export function formatAge(ms: number): string {
   return `${Math.floor(h / 24)} d ${h % 24} h`;
 }
 
-async function main(): Promise<number> {
-  const options = parseReplayArgs(process.argv.slice(2));
-  if (options.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+async function main(args: CliArgs<typeof REPLAY_CLI.options>): Promise<number> {
+  const options = replayOptions(args);
   loadStackEnv();
   const r = new EnvReader(process.env);
   const region = r.string('AWS_REGION', { default: 'us-east-1', pattern: /^[a-z]{2}(-[a-z]+)+-\d$/ });
@@ -317,4 +285,4 @@ async function main(): Promise<number> {
   }
 }
 
-if (require.main === module) runCli(main, [UsageError, ConfigError]);
+if (require.main === module) runCli(REPLAY_CLI, main, { expected: [ConfigError] });

@@ -4,7 +4,7 @@ import { createAwsClients, TOOL_DYNAMODB_LIMITS } from '../../lib/aws/clients';
 import { EnvReader } from '../../lib/config/env';
 import { ConfigError } from '../../lib/config/errors';
 import { progressReporter, ProgressOutput } from '../cli/progress';
-import { runCli } from '../cli/run';
+import { CliArgs, cliSpec, parseCli, runCli, UsageError } from '../cli/run';
 import { loadStackEnv } from '../cli/stack-env';
 import { copyBack } from './copy-back';
 import {
@@ -47,7 +47,22 @@ Environment: AWS_REGION; AWS_ENDPOINT_URL_DYNAMODB for DynamoDB Local (.stack/en
 when present). Exit 0 done and verified; 1 the verification found a difference; 2 bad
 usage or settings, or a step failed.`;
 
-export class UsageError extends Error {}
+export { UsageError };
+
+export const RESTORE_CLI = cliSpec({
+  usage: USAGE,
+  options: {
+    table: { type: 'string' },
+    to: { type: 'string' },
+    from: { type: 'string' },
+    time: { type: 'string' },
+    method: { type: 'string' },
+    sample: { type: 'string' },
+    'wait-minutes': { type: 'string' },
+    'copy-back': { type: 'boolean' },
+    execute: { type: 'boolean' },
+  },
+});
 
 export interface RestoreOptions {
   table?: string;
@@ -59,85 +74,49 @@ export interface RestoreOptions {
   waitMinutes: number;
   copyBack: boolean;
   execute: boolean;
-  help: boolean;
 }
 
 const TABLE = /^[A-Za-z0-9._-]{3,255}$/;
 
-export function parseRestoreArgs(args: string[]): RestoreOptions {
-  const o: RestoreOptions = {
-    method: 'auto',
-    sample: 200,
-    waitMinutes: 240,
-    copyBack: false,
-    execute: false,
-    help: false,
+export const parseRestoreArgs = (args: string[]): RestoreOptions => restoreOptions(parseCli(RESTORE_CLI, args));
+
+function restoreOptions({ values: v }: CliArgs<typeof RESTORE_CLI.options>): RestoreOptions {
+  const table = (name: string, text: string | undefined) => {
+    if (text !== undefined && !TABLE.test(text))
+      throw new UsageError(`--${name}: not a table name: ${JSON.stringify(text)}`);
+    return text;
   };
-  for (let i = 0; i < args.length; i++) {
-    const value = () => {
-      const v = args[++i];
-      if (v === undefined || v.startsWith('--')) throw new UsageError(`${args[i - 1]} needs a value\n\n${USAGE}`);
-      return v;
-    };
-    const table = () => {
-      const v = value();
-      if (!TABLE.test(v)) throw new UsageError(`${args[i - 1]}: not a table name: ${JSON.stringify(v)}`);
-      return v;
-    };
-    const count = (max: number) => {
-      const v = value();
-      if (!/^\d{1,6}$/.test(v) || Number(v) < 1 || Number(v) > max)
-        throw new UsageError(`${args[i - 1]} must be 1..${max}\n\n${USAGE}`);
-      return Number(v);
-    };
-    switch (args[i]) {
-      case '--table':
-        o.table = table();
-        break;
-      case '--to':
-        o.to = table();
-        break;
-      case '--from':
-        o.from = table();
-        break;
-      case '--time': {
-        const text = value();
-        o.time = parseIsoTime(text);
-        if (o.time === undefined)
-          throw new UsageError(
-            `--time must be an ISO-8601 UTC time like 2026-12-06T02:00:00Z, not ${JSON.stringify(text)}`,
-          );
-        break;
-      }
-      case '--method': {
-        const m = value();
-        if (m !== 'auto' && m !== 'pitr' && m !== 'copy')
-          throw new UsageError(`--method must be auto, pitr or copy\n\n${USAGE}`);
-        o.method = m;
-        break;
-      }
-      case '--sample':
-        o.sample = count(10_000);
-        break;
-      case '--wait-minutes':
-        o.waitMinutes = count(24 * 60);
-        break;
-      case '--copy-back':
-        o.copyBack = true;
-        break;
-      case '--execute':
-        o.execute = true;
-        break;
-      case '--help':
-      case '-h':
-        o.help = true;
-        break;
-      default:
-        throw new UsageError(`unknown argument ${JSON.stringify(args[i])}\n\n${USAGE}`);
-    }
-  }
-  if (o.help) return o;
-  if (o.copyBack ? !o.table || !o.from || o.to : !o.table || !o.to || o.from || o.execute) throw new UsageError(USAGE);
+  const count = (name: string, text: string | undefined, fallback: number, max: number) => {
+    if (text === undefined) return fallback;
+    if (!/^\d{1,6}$/.test(text) || Number(text) < 1 || Number(text) > max)
+      throw new UsageError(`--${name} must be 1..${max}`);
+    return Number(text);
+  };
+  const time = v.time === undefined ? undefined : parseIsoTime(v.time);
+  if (v.time !== undefined && time === undefined)
+    throw new UsageError(
+      `--time must be an ISO-8601 UTC time like 2026-12-06T02:00:00Z, not ${JSON.stringify(v.time)}`,
+    );
+  const method = v.method ?? 'auto';
+  if (method !== 'auto' && method !== 'pitr' && method !== 'copy')
+    throw new UsageError('--method must be auto, pitr or copy');
+  const o: RestoreOptions = {
+    table: table('table', v.table),
+    to: table('to', v.to),
+    from: table('from', v.from),
+    ...(time !== undefined ? { time } : {}),
+    method,
+    sample: count('sample', v.sample, 200, 10_000),
+    waitMinutes: count('wait-minutes', v['wait-minutes'], 240, 24 * 60),
+    copyBack: v['copy-back'] === true,
+    execute: v.execute === true,
+  };
+  if (o.copyBack ? !o.table || !o.from || o.to : !o.table || !o.to || o.from || o.execute)
+    throw new UsageError(
+      o.copyBack
+        ? '--copy-back takes --from and --table (not --to)'
+        : 'a restore takes --table and --to (--from and --execute go with --copy-back)',
+    );
   if ((o.copyBack ? o.from : o.to) === o.table) throw new UsageError('the two tables must differ');
   return o;
 }
@@ -267,12 +246,8 @@ function cutOver(table: string, to: string, source: TableSettings, arn?: string,
   ].join('\n');
 }
 
-async function main(): Promise<number> {
-  const options = parseRestoreArgs(process.argv.slice(2));
-  if (options.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+async function main(args: CliArgs<typeof RESTORE_CLI.options>): Promise<number> {
+  const options = restoreOptions(args);
   loadStackEnv();
   const r = new EnvReader(process.env);
   const region = r.string('AWS_REGION', { default: 'us-east-1', pattern: /^[a-z]{2}(-[a-z]+)+-\d$/ });
@@ -291,4 +266,4 @@ async function main(): Promise<number> {
   }
 }
 
-if (require.main === module) runCli(main, [UsageError, ConfigError]);
+if (require.main === module) runCli(RESTORE_CLI, main, { expected: [ConfigError] });

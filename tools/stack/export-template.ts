@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { planResources } from './resources';
 import { loadServiceDefinition } from './definition';
+import { cliSpec, runCli } from '../cli/run';
 
 /**
  * `npm run localstack:template`: writes the tables and buckets of the resolved
@@ -9,7 +10,19 @@ import { loadServiceDefinition } from './definition';
  * (localstack/init/ready.d). Generated, never edited: serverless.yml stays the
  * only definition.
  */
-async function main() {
+export const TEMPLATE_CLI = cliSpec({
+  usage: `usage: npm run localstack:template
+
+Writes the tables and buckets of the resolved serverless.yml as a CloudFormation
+template for LocalStack's init hook (.stack/localstack/resources.json).
+
+  --help  this text
+
+Environment: STAGE (default dev). Exit 0 written, 2 bad usage or an unsupported resource.`,
+  options: {},
+});
+
+async function main(): Promise<number> {
   const root = path.resolve(__dirname, '..', '..');
   const stage = process.env.STAGE ?? 'dev';
   // LocalStack is a local target: the aws one has no bucket name without FILES_BUCKET (docs/deploy.md section 3).
@@ -26,9 +39,7 @@ async function main() {
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify(template, null, 2));
   process.stdout.write(`wrote ${path.relative(root, out)}: ${keep.join(', ')}\n`);
+  return 0;
 }
 
-main().catch((err) => {
-  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+if (require.main === module) runCli(TEMPLATE_CLI, main, { crash: { code: 1, stack: false } });

@@ -1,6 +1,33 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { ConfigError } from '../../lib/config/errors';
+import { cliSpec, runCli } from '../cli/run';
+import { firstRunLines } from './first-run';
 import { startStack, Stack } from './stack';
+
+export const START_CLI = cliSpec({
+  usage: `usage: npm start
+
+The whole service on the embedded stack, no Docker, no cloud: DynamoDB Local, S3,
+NATS, serverless offline and an emulator for each outside system. Prints where each
+one runs, an API token, and a line to try each domain; writes .stack/env for other
+shells. Ctrl-C stops everything it started.
+
+  --help  this text
+
+Environment (docs/configuration.md):
+  STACK=localstack              uses LocalStack (localstack/docker-compose.yml)
+  STACK_DATA_DIR=dir            keeps DynamoDB's and S3's data across runs (default: both start empty)
+  NATS_TRIGGER=connector        bridges NATS with the cloud connector process instead of offline's plugin
+  STACK_TORRENT_CLIENT=emulator the qBittorrent emulator instead of a real qbittorrent-nox
+  QBT_PUBLIC_SWARM=true         opens the real client's swarm to the internet (closed by default)
+  TORRENT_CLIENT_URL + TORRENT_CLIENT_PASSWORD (or TORRENT_CLIENT_API_KEY)   your own qBittorrent
+  TBANK_API_URL=https://…       the real T-Bank API instead of its emulator
+  TELEGRAM_BOT_TOKEN + TELEGRAM_WEBHOOK_SECRET + TELEGRAM_CHAT_IDS   your own bot
+  HTTP_PORT (3000), LAMBDA_PORT (3002), STACK_READY_TIMEOUT_MS (120000)
+Exit 0 stopped by Ctrl-C, 1 a service failed, 2 bad usage or settings.`,
+  options: {},
+});
 
 /**
  * `npm start`: the whole service on the embedded stack, no Docker, no cloud.
@@ -21,14 +48,14 @@ const root = path.resolve(__dirname, '..', '..');
 const stateDir = path.join(root, '.stack');
 const say = (line: string) => process.stdout.write(`[stack] ${line}\n`);
 
-async function main() {
+async function main(): Promise<number> {
   const began = Date.now();
   const localstack = process.env.STACK === 'localstack';
   if (process.env.STACK && !localstack)
-    throw new Error(`STACK must be 'localstack' or unset, got ${JSON.stringify(process.env.STACK)}`);
+    throw new ConfigError([`STACK must be 'localstack' or unset, got ${JSON.stringify(process.env.STACK)}`]);
   const natsTrigger = process.env.NATS_TRIGGER || 'plugin';
   if (natsTrigger !== 'plugin' && natsTrigger !== 'connector')
-    throw new Error(`NATS_TRIGGER must be 'plugin' or 'connector', got ${JSON.stringify(natsTrigger)}`);
+    throw new ConfigError([`NATS_TRIGGER must be 'plugin' or 'connector', got ${JSON.stringify(natsTrigger)}`]);
   const edge = process.env.LOCALSTACK_URL ?? 'http://127.0.0.1:4566';
 
   let stack: Stack | undefined;
@@ -62,8 +89,9 @@ async function main() {
     // The stack has stopped itself and said which service died and where its log is.
     onFatal: () => process.exit(1),
   });
-  if (stopping) return;
+  if (stopping) return new Promise<number>(() => {});
 
+  const api = stack.services.find((s) => s.name === 'serverless-offline')?.url;
   const envFile = path.join(stateDir, 'env');
   // Grants and keys stay with the functions; the API token is for this user's shells only (0600).
   const shared: Record<string, string> = { ...stack.env };
@@ -71,6 +99,7 @@ async function main() {
   delete shared.SYNC_TOKEN_KEYS;
   delete shared.SESSION_KEYS;
   if (stack.devToken) shared.API_TOKEN = stack.devToken;
+  if (api) shared.API_URL = api;
   fs.writeFileSync(
     envFile,
     Object.entries(shared)
@@ -91,20 +120,23 @@ async function main() {
       `  qBittorrent WebUI ${qbt.url}/   (user ${stack.env.TORRENT_CLIENT_USERNAME}, password ${stack.env.TORRENT_CLIENT_PASSWORD}; a magnet to try: npm run torrent:seed -- <file>)`,
     );
   say(
-    `  health     curl -s -H "Authorization: Bearer $API_TOKEN" ${stack.services.find((s) => s.name === 'serverless-offline')?.url}/healthcheck/deep   (public liveness: /healthcheck)`,
+    `  health     curl -s -H "Authorization: Bearer $API_TOKEN" ${api}/healthcheck/deep   (public liveness: /healthcheck)`,
   );
-  say(
-    `  web UI     ${stack.services.find((s) => s.name === 'serverless-offline')?.url}/   (sign in with an API token)`,
-  );
+  say(`  web UI     ${api}/   (sign in with an API token)`);
   say(`  env        ${path.relative(root, envFile)} (source it to reach this stack from another shell)`);
   if (stack.devToken) {
     say(
       `  API token  ${stack.devToken}   (all scopes, this session only; also API_TOKEN in ${path.relative(root, envFile)})`,
     );
-    say(
-      `  try        curl -s -H "Authorization: Bearer $API_TOKEN" ${stack.services.find((s) => s.name === 'serverless-offline')?.url}/downloads`,
-    );
+    say(`  try        curl -s -H "Authorization: Bearer $API_TOKEN" ${api}/downloads`);
   }
+  // One line per domain to try (sync:demo needs API_TOKEN: yours, when AUTH_TOKENS is given).
+  if (api)
+    for (const line of firstRunLines({
+      api,
+      tbankEmulator: stack.services.some((s) => s.name === 'brokerage-emulator'),
+    }))
+      say(line);
   const telegram = stack.services.find((s) => s.name === 'telegram-emulator');
   if (telegram) {
     const [chat] = stack.env.TELEGRAM_CHAT_IDS.split(',');
@@ -121,9 +153,8 @@ async function main() {
     );
   }
   say('Ctrl-C stops everything');
+  return new Promise<number>(() => {}); // runs until Ctrl-C (shutdown exits)
 }
 
-main().catch((err) => {
-  process.stderr.write(`[stack] ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+// A service that failed to start has said which and where its log is: its message, exit 1.
+if (require.main === module) runCli(START_CLI, main, { expected: [ConfigError], crash: { code: 1, stack: false } });

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { missingMotoTools, motoPython, PIP_INSTALL } from '../deploy/moto';
 import { ensureDebianPackage } from './debian';
+import { cliSpec, runCli } from '../cli/run';
 
 /**
  * The Debian packages the local stack runs, in one list. `npm run setup`
@@ -33,7 +34,22 @@ export function ensureSystemDep(name: keyof typeof SYSTEM_DEPS, say: (line: stri
   );
 }
 
-if (require.main === module) {
+export const SETUP_CLI = cliSpec({
+  usage: `usage: npm run setup
+
+Installs the Debian packages the local stack runs when they are missing (as root,
+after apt-get update): ${Object.values(SYSTEM_DEPS)
+    .map((d) => d.pkg)
+    .join(', ')}; and says whether the deploy
+test's Python tools (moto's server, cfn-lint) are importable.
+
+  --help  this text
+
+Exit 0 all there, 1 a package could not be installed, 2 bad usage.`,
+  options: {},
+});
+
+async function setup(): Promise<number> {
   for (const name of Object.keys(SYSTEM_DEPS) as Array<keyof typeof SYSTEM_DEPS>) {
     const path = ensureSystemDep(name, (line) => process.stdout.write(`[setup] ${line}\n`));
     process.stdout.write(`[setup] ${SYSTEM_DEPS[name].binary}: ${path}\n`);
@@ -46,4 +62,7 @@ if (require.main === module) {
       ? `[setup] ${missing.join(', ')} missing for ${motoPython()}: the deploy test (npm run test:aws) skips; install with ${PIP_INSTALL}\n`
       : `[setup] moto's server and cfn-lint: importable by ${motoPython()}\n`,
   );
+  return 0;
 }
+
+if (require.main === module) runCli(SETUP_CLI, setup, { crash: { code: 1, stack: false } });

@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { QbtSession, startQbittorrent } from '../stack/qbittorrent';
+import { CliArgs, cliSpec, runCli, UsageError } from '../cli/run';
 import { clientIdOf, magnetOf, makeTorrent, TorrentKind } from './torrent';
 
 /**
- * `npm run torrent:seed -- <file> [--v1|--v2|--hybrid] [--btih-only]`: makes a
+ * `npm run torrent:seed -- <file> [--v1|--v2|--hybrid] [--btih-only]` (`--help`): makes a
  * torrent of a local file, seeds it from a second qbittorrent-nox of its own
  * (a closed swarm on loopback, like the stack's client), and prints a magnet
  * naming that seeder as its peer (`x.pe`). Paste the magnet into the web UI
@@ -15,22 +16,34 @@ import { clientIdOf, magnetOf, makeTorrent, TorrentKind } from './torrent';
 const root = path.resolve(__dirname, '..', '..');
 const say = (line: string) => process.stdout.write(`[seed] ${line}\n`);
 
-function usage(message?: string): never {
-  if (message) process.stderr.write(`[seed] ${message}\n`);
-  process.stderr.write('usage: npm run torrent:seed -- <file> [--v1|--v2|--hybrid] [--btih-only]\n');
-  process.exit(2);
-}
+export const SEED_CLI = cliSpec({
+  usage: `usage: npm run torrent:seed -- <file> [--v1|--v2|--hybrid] [--btih-only]
 
-async function main() {
-  const args = process.argv.slice(2);
-  const kinds = args.filter((a) => ['--v1', '--v2', '--hybrid'].includes(a));
-  const unknown = args.filter((a) => a.startsWith('--') && ![...kinds, '--btih-only'].includes(a));
-  const files = args.filter((a) => !a.startsWith('--'));
-  if (unknown.length) usage(`unknown option ${unknown[0]}`);
-  if (files.length !== 1 || kinds.length > 1) usage();
-  const kind = (kinds[0]?.slice(2) ?? 'hybrid') as TorrentKind;
-  const file = path.resolve(files[0]);
-  if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) usage(`${files[0]} is not a file`);
+Makes a torrent of a local file, seeds it from a second qbittorrent-nox of its own
+(a closed swarm on loopback unless QBT_PUBLIC_SWARM=true) and prints a magnet naming
+that seeder as its peer: add it in the web UI of \`npm start\` (or POST /downloads).
+Ctrl-C stops the seeder.
+
+  --v1 | --v2 | --hybrid  the torrent's kind (default --hybrid)
+  --btih-only             a magnet with the v1 hash only (no btmh)
+  --help                  this text
+
+Exit 0 stopped by Ctrl-C, 1 the seeder failed, 2 bad usage.`,
+  options: {
+    v1: { type: 'boolean' },
+    v2: { type: 'boolean' },
+    hybrid: { type: 'boolean' },
+    'btih-only': { type: 'boolean' },
+  },
+  positionals: { min: 1, max: 1 },
+});
+
+async function main({ values, positionals: [given] }: CliArgs<typeof SEED_CLI.options>): Promise<number> {
+  const kinds = (['v1', 'v2', 'hybrid'] as const).filter((k) => values[k]);
+  if (kinds.length > 1) throw new UsageError('choose one of --v1, --v2, --hybrid');
+  const kind: TorrentKind = kinds[0] ?? 'hybrid';
+  const file = path.resolve(given);
+  if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) throw new UsageError(`${given} is not a file`);
 
   const dir = path.join(root, '.stack', 'seeder');
   fs.mkdirSync(path.join(dir, 'torrents'), { recursive: true });
@@ -56,11 +69,10 @@ async function main() {
   if (made.v2) say(`  v2 ${made.v2}`);
   say(`seeding from ${seeder.url} (pid ${seeder.pid}, peer ${peer}, log ${path.relative(root, seeder.logFile)})`);
   say('magnet (add it in the web UI, or POST /downloads {"magnet": …}):');
-  process.stdout.write(`${magnetOf(made, { peers: [peer], btihOnly: args.includes('--btih-only') })}\n`);
+  process.stdout.write(`${magnetOf(made, { peers: [peer], btihOnly: values['btih-only'] === true })}\n`);
   say('Ctrl-C stops the seeder');
+  return new Promise<number>(() => {}); // runs until Ctrl-C
 }
 
-main().catch((err) => {
-  process.stderr.write(`[seed] ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+// Whatever fails past the arguments (qbittorrent-nox, libtorrent) says so in one line: exit 1, no stack.
+if (require.main === module) runCli(SEED_CLI, main, { crash: { code: 1, stack: false } });

@@ -41,6 +41,8 @@ function deps(overrides: Partial<NotifierDeps> = {}): NotifierDeps {
   return {
     deliveries: store,
     moves: store,
+    languages: { languages: async () => new Map() },
+    locale: { timeZone: 'UTC' },
     pacer: new Pacer(FAST),
     sender: new GrammySender({ token, apiRoot, timeoutMs: 1000 }),
     chats: [CHAT],

@@ -41,6 +41,8 @@ function deps(rules: PaceRules, overrides: Partial<NotifierDeps> = {}): Notifier
   return {
     deliveries: store,
     moves: store,
+    languages: { languages: async () => new Map() },
+    locale: { timeZone: 'UTC' },
     pacer: new Pacer(rules),
     sender: new GrammySender({ token, apiRoot, timeoutMs: 3000 }),
     chats: [],

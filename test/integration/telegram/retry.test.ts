@@ -49,6 +49,8 @@ const deps = (d: Download | undefined, timeoutMs = 1000): RetryDeps => ({
   deliveries: store(),
   downloads: { get: async (id) => (d && id === d.id ? d : undefined) },
   sender: new GrammySender({ token, apiRoot, timeoutMs }),
+  languages: { languageOf: async () => undefined },
+  locale: { timeZone: 'UTC' },
   uiBase: 'https://ui.example',
   now: Date.now,
   log: silentLogger,

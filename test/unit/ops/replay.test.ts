@@ -115,7 +115,7 @@ describe('reading and choosing', () => {
     });
     expect(() => parseReplayArgs(['--id'])).toThrow(UsageError);
     expect(() => parseReplayArgs(['--visibility', '99999'])).toThrow(/0\.\.43200/);
-    expect(() => parseReplayArgs(['--frobnicate'])).toThrow(/unknown argument/);
+    expect(() => parseReplayArgs(['--frobnicate'])).toThrow(/unknown option --frobnicate/);
     expect(formatAge(59_000)).toBe('59 s');
     expect(formatAge(3_600_000 + 120_000)).toBe('1 h 2 min');
     expect(formatAge(50 * 3_600_000)).toBe('2 d 2 h');

@@ -4,6 +4,7 @@ import type { Download } from '../../../lib/downloads/model';
 import type { DownloadStore } from '../../../lib/downloads/store';
 import type { TorrentClient } from '../../../lib/torrents/client';
 import { silentLogger } from '../../../lib/log';
+import type { Lang } from '../../../lib/i18n';
 import { EMULATED_BOT } from '../../../emulator/telegram/objects';
 
 /**
@@ -28,9 +29,15 @@ export interface Harness {
   readFails?: boolean;
   /** Bot API methods Telegram refuses, with its 400 description. */
   refused: Record<string, string>;
+  /** Each chat's /lang choice (the store's items). */
+  languages: Map<number, Lang>;
 }
 
-export function harness(download?: Partial<Download>, users: number[] = [ALLOWED]): Harness {
+export function harness(
+  download?: Partial<Download>,
+  users: number[] = [ALLOWED],
+  locale: BotDeps['locale'] = { timeZone: 'UTC' },
+): Harness {
   const h: Harness = {
     calls: [],
     writes: [],
@@ -48,6 +55,7 @@ export function harness(download?: Partial<Download>, users: number[] = [ALLOWED
       : undefined,
     handle: async () => undefined,
     refused: {},
+    languages: new Map(),
   };
   const write =
     <T>(name: string, f: () => T) =>
@@ -82,6 +90,15 @@ export function harness(download?: Partial<Download>, users: number[] = [ALLOWED
       },
     },
     moves: { moves: async () => new Map(), recordMove: write('move', () => undefined) },
+    languages: {
+      languageOf: async (chat) => h.languages.get(chat),
+      languages: async () => new Map(h.languages),
+      setLanguage: async (chat, lang) => {
+        h.writes.push(`lang:${chat}:${lang}`);
+        h.languages.set(chat, lang);
+      },
+    },
+    locale,
     uiBase: 'https://ui.example',
     log: silentLogger,
     botInfo: ME,
@@ -103,13 +120,17 @@ export function harness(download?: Partial<Download>, users: number[] = [ALLOWED
 let nextUpdate = 1;
 
 /** A press on a message the bot sent (accessible), or on one it can no longer reach (`date: 0`). */
-export function press(data: string, from: number, opts: { chat?: number; inaccessible?: boolean } = {}): Update {
+export function press(
+  data: string,
+  from: number,
+  opts: { chat?: number; inaccessible?: boolean; languageCode?: string } = {},
+): Update {
   const chat = { id: opts.chat ?? CHAT, type: 'supergroup' as const, title: 'g' };
   return {
     update_id: nextUpdate++,
     callback_query: {
       id: `q${nextUpdate}`,
-      from: { id: from, is_bot: false, first_name: 'p' },
+      from: person(from, opts.languageCode),
       chat_instance: 'ci',
       data,
       message: opts.inaccessible
@@ -119,14 +140,22 @@ export function press(data: string, from: number, opts: { chat?: number; inacces
   } as Update;
 }
 
-export function command(text: string, from: number, chat = CHAT): Update {
+/** A person as Telegram describes them; `language_code` is their app's language, when it says. */
+const person = (id: number, languageCode?: string) => ({
+  id,
+  is_bot: false,
+  first_name: 'p',
+  ...(languageCode ? { language_code: languageCode } : {}),
+});
+
+export function command(text: string, from: number, chat = CHAT, languageCode?: string): Update {
   return {
     update_id: nextUpdate++,
     message: {
       message_id: nextUpdate,
       date: 1_700_000_000,
       chat: { id: chat, type: 'supergroup', title: 'g' },
-      from: { id: from, is_bot: false, first_name: 'p' },
+      from: person(from, languageCode),
       text,
       entities: [{ type: 'bot_command', offset: 0, length: text.split(' ')[0].length }],
     },

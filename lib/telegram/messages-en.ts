@@ -1,0 +1,68 @@
+import { plural } from '../i18n';
+import { escapeHtml } from './html';
+import type { BotMessages } from './messages';
+
+/** The bot in English (lib/telegram/messages.ts). */
+export const EN: BotMessages = {
+  help: [
+    '<b>Downloads bot</b>',
+    '/find &lt;name or hash prefix&gt; — the newest matching downloads',
+    '/get &lt;id&gt; — one download, with its buttons',
+    '/lang ru|en — the language of this chat',
+    '/help — this text',
+    'Notifications arrive here; their buttons retry, cancel or refresh a download.',
+  ].join('\n'),
+  findUsage: (max) => `Usage: /find &lt;name or hash prefix&gt; (1–${max} characters)`,
+  findNone: (q) => `No download matches <code>${escapeHtml(q)}</code>.`,
+  getUsage: 'Usage: /get &lt;id&gt; (a download id, 26 characters)',
+  getNone: 'No download with that id.',
+  expired: 'Button expired.',
+  pending: { retry: 'Retrying…', cancel: 'Cancelling…', open: 'Refreshing…' },
+  done: { retry: 'Retry started.', cancel: 'Cancelled.', open: 'Refreshed.' },
+  busy: 'Could not take this press now; nothing was changed. Try again.',
+  alreadyCancelled: 'Already cancelled; nothing was changed.',
+  expiredAt: (state) => `Button expired: the download is ${state} now.`,
+  activeExists: (owner) => `Refused: download ${owner} is already active for this torrent.`,
+  clientRefused: 'The torrent client refused; nothing was changed. Try again later.',
+  failedOurs: 'Something went wrong; nothing was changed.',
+  refusal: 'Sorry, this bot only serves the chats it was set up for.',
+  notAllowed: 'Only the people this bot was set up for can retry or cancel; nothing was changed.',
+  titles: {
+    created: 'New download',
+    adopted: 'Adopted from the client',
+    completed: 'Completed',
+    failed: 'Failed',
+    stuck: 'Stuck',
+    resurrected: 'Active again',
+    needs_review: 'Needs review',
+  },
+  buttons: { retry: 'Retry', cancel: 'Cancel', open: 'Open' },
+  states: {
+    queued: 'queued',
+    downloading: 'downloading',
+    paused: 'paused',
+    stuck: 'stuck',
+    completed: 'completed',
+    failed: 'failed',
+    cancelled: 'cancelled',
+  },
+  stateLine: (state) => `state: <b>${EN.states[state]}</b>`,
+  hashLine: (hash) => `hash: <code>${escapeHtml(hash)}</code>`,
+  reviewLine: (reason) => `review: ${escapeHtml(reason)}`,
+  idLine: (id) => `id: <code>${escapeHtml(id)}</code>`,
+  changedLine: (when, zone) => `changed: ${escapeHtml(when)} ${escapeHtml(zone)}`,
+  reviewLink: 'Review',
+  openLink: 'Open',
+  shortened: (dropped, max) =>
+    plural('en', dropped, {
+      one: `<i>… shortened: {n} more line not shown (Telegram allows ${max} characters)</i>`,
+      other: `<i>… shortened: {n} more lines not shown (Telegram allows ${max} characters)</i>`,
+    }),
+  langNow: (name, chosen) =>
+    chosen
+      ? `This chat speaks ${name}. Change it: /lang ru or /lang en.`
+      : `This chat speaks ${name} (not chosen yet). Choose: /lang ru or /lang en.`,
+  langSet: (name) => `From now on this chat speaks ${name}.`,
+  langUsage: 'Usage: /lang ru or /lang en',
+  languageNames: { en: 'English', ru: 'Russian' },
+};

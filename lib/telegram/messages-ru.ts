@@ -1,0 +1,70 @@
+import { plural } from '../i18n';
+import { escapeHtml } from './html';
+import type { BotMessages } from './messages';
+
+/** The bot in Russian (lib/telegram/messages.ts). */
+export const RU: BotMessages = {
+  help: [
+    '<b>Бот загрузок</b>',
+    '/find &lt;имя или начало хеша&gt; — самые новые подходящие загрузки',
+    '/get &lt;id&gt; — одна загрузка с кнопками',
+    '/lang ru|en — язык этого чата',
+    '/help — эта справка',
+    'Сюда приходят уведомления; их кнопки повторяют, отменяют или обновляют загрузку.',
+  ].join('\n'),
+  findUsage: (max) => `Как искать: /find &lt;имя или начало хеша&gt; (от 1 до ${max} символов)`,
+  findNone: (q) => `Ни одна загрузка не подходит под <code>${escapeHtml(q)}</code>.`,
+  getUsage: 'Как открыть: /get &lt;id&gt; (id загрузки, 26 символов)',
+  getNone: 'Загрузки с таким id нет.',
+  expired: 'Кнопка устарела.',
+  pending: { retry: 'Повторяю…', cancel: 'Отменяю…', open: 'Обновляю…' },
+  done: { retry: 'Повтор запущен.', cancel: 'Отменено.', open: 'Обновлено.' },
+  busy: 'Не удалось принять нажатие; ничего не изменено. Попробуйте ещё раз.',
+  alreadyCancelled: 'Уже отменено; ничего не изменено.',
+  expiredAt: (state) => `Кнопка устарела: загрузка сейчас в состоянии «${RU.states[state]}».`,
+  activeExists: (owner) => `Отказано: для этого торрента уже активна загрузка ${owner}.`,
+  clientRefused: 'Торрент-клиент отказал; ничего не изменено. Попробуйте позже.',
+  failedOurs: 'Что-то пошло не так; ничего не изменено.',
+  refusal: 'Извините, этот бот обслуживает только чаты, для которых он настроен.',
+  notAllowed: 'Повторять и отменять могут только те, для кого настроен этот бот; ничего не изменено.',
+  titles: {
+    created: 'Новая загрузка',
+    adopted: 'Взята из клиента',
+    completed: 'Завершена',
+    failed: 'Ошибка',
+    stuck: 'Зависла',
+    resurrected: 'Снова активна',
+    needs_review: 'Нужна проверка',
+  },
+  buttons: { retry: 'Повторить', cancel: 'Отменить', open: 'Открыть' },
+  states: {
+    queued: 'в очереди',
+    downloading: 'скачивается',
+    paused: 'на паузе',
+    stuck: 'зависла',
+    completed: 'завершена',
+    failed: 'ошибка',
+    cancelled: 'отменена',
+  },
+  stateLine: (state) => `состояние: <b>${RU.states[state]}</b>`,
+  hashLine: (hash) => `хеш: <code>${escapeHtml(hash)}</code>`,
+  reviewLine: (reason) => `проверка: ${escapeHtml(reason)}`,
+  idLine: (id) => `id: <code>${escapeHtml(id)}</code>`,
+  changedLine: (when, zone) => `изменено: ${escapeHtml(when)} ${escapeHtml(zone)}`,
+  reviewLink: 'Проверить',
+  openLink: 'Открыть',
+  shortened: (dropped, max) =>
+    plural('ru', dropped, {
+      one: `<i>… сокращено: не показана ещё {n} строка (Telegram разрешает ${max} символов)</i>`,
+      few: `<i>… сокращено: не показаны ещё {n} строки (Telegram разрешает ${max} символов)</i>`,
+      many: `<i>… сокращено: не показаны ещё {n} строк (Telegram разрешает ${max} символов)</i>`,
+      other: `<i>… сокращено: не показаны ещё {n} строки (Telegram разрешает ${max} символов)</i>`,
+    }),
+  langNow: (name, chosen) =>
+    chosen
+      ? `Язык этого чата: ${name}. Сменить: /lang ru или /lang en.`
+      : `Язык этого чата: ${name} (не выбран). Выбрать: /lang ru или /lang en.`,
+  langSet: (name) => `Теперь язык этого чата: ${name}.`,
+  langUsage: 'Как выбрать: /lang ru или /lang en',
+  languageNames: { en: 'английский', ru: 'русский' },
+};
