@@ -48,6 +48,7 @@ export class DynamoSyncDataStore implements SyncDataStore {
   takePace: PaceStore['takePace'] = (...args) => this.pace.takePace(...args);
   pausePace: PaceStore['pausePace'] = (...args) => this.pace.pausePace(...args);
   pacePausedUntil: PaceStore['pacePausedUntil'] = (key) => this.pace.pacePausedUntil(key);
+  paceQueuedMs: PaceStore['paceQueuedMs'] = (key, now) => this.pace.paceQueuedMs(key, now);
 
   private get table() {
     return this.deps.table;

@@ -90,4 +90,11 @@ export class DynamoPaceStore implements PaceStore {
     );
     return Number(out.Item?.paused_until ?? 0);
   }
+
+  async paceQueuedMs(key: string, now: number): Promise<number> {
+    const out = await this.deps.documents.send(
+      new GetCommand({ TableName: this.deps.table, Key: paceKey(key), ProjectionExpression: 'tat' }),
+    );
+    return Math.max(0, Number(out.Item?.tat ?? 0) - now);
+  }
 }

@@ -53,6 +53,8 @@ export interface PaceStore {
   pausePace(key: string, until: number, pace: Pace, expiresAt: number): Promise<void>;
   /** The end of the schedule's current pause (0: none): a send instant taken before the pause is re-taken. */
   pacePausedUntil(key: string): Promise<number>;
+  /** How far past `now` the schedule's send instants are already taken (ms; 0: idle): its queue. */
+  paceQueuedMs(key: string, now: number): Promise<number>;
 }
 
 /** The schedule of the egress addresses' calls (ours, never a user id: those are ULIDs). */

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { AdmitPolicy, FIRST_SYNC_SHARE } from './admission';
 import type { SyncDataStore } from './data-store';
 import { EGRESS_PACE, Pace, PaceStore, paceFor, stricter, tokenPace } from './pacer';
 import type { CallBudget } from './tbank/client';
@@ -42,12 +43,26 @@ export function egressLimits(addresses: number, limits: AddressLimits = ADDRESS_
 }
 
 /**
- * How many connections the tick may start syncing per minute so that their
- * calls fit the egress budget: the per-minute budget over the calls one
- * hourly sync costs (`callsPerSync`, measured: `npm run bench -- sync`).
+ * What one minute's tick may start (admission.ts): the calls the egress schedule sends in a
+ * minute (the tick runs every real minute, whatever the scaled window), each attempt counted at
+ * its real cost: `hourlyCost` (SYNC_CALLS_PER_SYNC) or `firstCost` (SYNC_CALLS_PER_FIRST_SYNC),
+ * both measured with `npm run bench -- sync`.
  */
-export function admissionsPerMinute(addresses: number, callsPerSync: number): number {
-  return Math.max(1, Math.floor(egressLimits(addresses).perMinute / Math.max(1, callsPerSync)));
+export function admitPolicy(
+  addresses: number,
+  windowMs: number,
+  hourlyCost: number,
+  firstCost: number,
+  limits?: AddressLimits,
+): AdmitPolicy {
+  const pace = egressPaceOf(addresses, windowMs, limits);
+  return {
+    calls: Math.floor(60_000 / pace.intervalMs),
+    hourlyCost,
+    firstCost: Math.max(firstCost, hourlyCost),
+    firstShare: FIRST_SYNC_SHARE,
+    msPerCall: pace.intervalMs,
+  };
 }
 
 /** A quiet token may send this share of its minute at once (a step's first calls); the rest is paced. */

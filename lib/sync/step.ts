@@ -58,6 +58,9 @@ export interface TBankSettings {
   retries?: number;
   backoffMs?: number;
   rateLimitWaits?: number;
+  /** The budget's clock and waits: a bench's virtual time; the process's otherwise. */
+  clock?: () => number;
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 export type StepResult = 'succeeded' | 'failed' | 'stale' | 'duplicate';
@@ -107,6 +110,8 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
         windowMs: deps.tbank.rateWindowMs,
         egressAddresses: deps.tbank.egressAddresses,
         addressLimits: deps.tbank.addressLimits,
+        clock: deps.tbank.clock,
+        sleep: deps.tbank.sleep,
       });
       api = new TBankClient({ ...deps.tbank, token, signal, remainingMs, log, budget });
       const client = api;

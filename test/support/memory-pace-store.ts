@@ -30,4 +30,9 @@ export class MemoryPaceStore implements PaceStore {
     await this.yieldNow();
     return this.schedules.get(key)?.paused_until ?? 0;
   }
+
+  async paceQueuedMs(key: string, now: number): Promise<number> {
+    await this.yieldNow();
+    return Math.max(0, (this.schedules.get(key)?.tat ?? 0) - now);
+  }
 }

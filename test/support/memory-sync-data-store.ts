@@ -25,6 +25,7 @@ export class MemorySyncDataStore implements SyncDataStore {
   takePace: PaceStore['takePace'] = (key, now, pace, latest) => this.pace.takePace(key, now, pace, latest);
   pausePace: PaceStore['pausePace'] = (key, until, pace) => this.pace.pausePace(key, until, pace);
   pacePausedUntil: PaceStore['pacePausedUntil'] = (key) => this.pace.pacePausedUntil(key);
+  paceQueuedMs: PaceStore['paceQueuedMs'] = (key, now) => this.pace.paceQueuedMs(key, now);
 
   async putAccounts(_user: string, accounts: Account[]) {
     for (const a of accounts) this.accounts.set(a.id, a);

@@ -3,6 +3,7 @@ import { EGRESS_PACE, paceFor, sendsPerWindow } from '../../../lib/sync/pacer';
 import { egressLimits, SharedCallBudget, TBANK_LIMITS } from '../../../lib/sync/rate-budget';
 import { TBankClient } from '../../../lib/sync/tbank/client';
 import { MemorySyncDataStore } from '../../support/memory-sync-data-store';
+import { VirtualClock } from '../../support/virtual-clock';
 
 /**
  * The pacer under a simulated clock: many takers (steps of different users, and several steps
@@ -13,27 +14,6 @@ import { MemorySyncDataStore } from '../../support/memory-sync-data-store';
 
 const T0 = Date.UTC(2026, 11, 6, 12, 0, 0);
 const MINUTE = 60_000;
-
-/** Virtual time: sleeps resolve only when every taker is waiting and the clock jumps to the earliest. */
-class SimClock {
-  now = T0 + 37; // off any window boundary
-  private timers: { at: number; resolve: () => void }[] = [];
-  sleep = (ms: number) => new Promise<void>((resolve) => this.timers.push({ at: this.now + ms, resolve }));
-  async run(work: Promise<unknown>): Promise<void> {
-    let done = false;
-    const finished = work.finally(() => (done = true));
-    for (;;) {
-      for (let i = 0; i < 30 && !done; i++) await new Promise((r) => setImmediate(r));
-      if (done) break;
-      this.timers.sort((a, b) => a.at - b.at);
-      const next = this.timers.shift();
-      if (!next) throw new Error('every taker waits and no timer is set');
-      this.now = Math.max(this.now, next.at);
-      next.resolve();
-    }
-    await finished;
-  }
-}
 
 /** The most sends any window [t, t + w] (closed) holds. */
 function peak(times: number[], w: number): number {
@@ -47,7 +27,7 @@ function peak(times: number[], w: number): number {
 }
 
 function world(opts: { every429?: number; resetSeconds?: number } = {}) {
-  const clock = new SimClock();
+  const clock = new VirtualClock(T0 + 37); // off any window boundary
   const data = new MemorySyncDataStore();
   const sends: { at: number; user: string; service: string; status: number }[] = [];
   let n = 0;
