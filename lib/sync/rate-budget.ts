@@ -116,9 +116,15 @@ export class SharedCallBudget implements CallBudget {
     await this.take(tokenPace(user, service), token, 'token', signal, remainingMs, "the token's budget");
     const now = this.now();
     const start = now - (now % windowMs);
-    await this.deps.data.takeRateSlot(user, service, start, Number.MAX_SAFE_INTEGER, start + 2 * windowMs + 60_000);
-    if (!egressAddresses) return;
-    const egress = egressPaceOf(egressAddresses, windowMs, this.deps.addressLimits);
+    // The console's count needs no order: it is written while the egress instant is taken.
+    await Promise.all([
+      this.deps.data.takeRateSlot(user, service, start, Number.MAX_SAFE_INTEGER, start + 2 * windowMs + 60_000),
+      egressAddresses && this.egress(egressAddresses, signal, remainingMs),
+    ]);
+  }
+
+  private async egress(addresses: number, signal: AbortSignal, remainingMs: () => number): Promise<void> {
+    const egress = egressPaceOf(addresses, this.deps.windowMs, this.deps.addressLimits);
     // A send instant taken before another caller's 429 paused the address is taken again after the pause.
     while (await this.take(EGRESS_PACE, egress, 'egress', signal, remainingMs, 'the egress addresses’ budget'))
       if ((await this.deps.data.pacePausedUntil(EGRESS_PACE)) <= this.now()) return;
