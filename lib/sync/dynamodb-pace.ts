@@ -48,9 +48,10 @@ export class DynamoPaceStore implements PaceStore {
         return { at: backlog ? Math.max(now, Number(out.Attributes?.tat) - pace.burstMs) : next.at };
       } catch (err) {
         if (!conditionFailed(err)) throw err;
-        // The item as it stood (marshalled: the document client leaves errors alone).
+        // The item as it stood (marshalled: the document client leaves errors alone); a
+        // DynamoDB that does not return it (DynamoDB Local) costs a consistent read.
         const item = (err as { Item?: Record<string, { N?: string }> }).Item;
-        tat = item?.tat?.N === undefined ? undefined : Number(item.tat.N);
+        tat = item ? (item.tat?.N === undefined ? undefined : Number(item.tat.N)) : await this.tat(key);
       }
     }
     throw new Error(`pace ${key}: the schedule kept moving`);
@@ -96,5 +97,17 @@ export class DynamoPaceStore implements PaceStore {
       new GetCommand({ TableName: this.deps.table, Key: paceKey(key), ProjectionExpression: 'tat' }),
     );
     return Math.max(0, Number(out.Item?.tat ?? 0) - now);
+  }
+
+  private async tat(key: string): Promise<number | undefined> {
+    const out = await this.deps.documents.send(
+      new GetCommand({
+        TableName: this.deps.table,
+        Key: paceKey(key),
+        ProjectionExpression: 'tat',
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item?.tat === undefined ? undefined : Number(out.Item.tat);
   }
 }
