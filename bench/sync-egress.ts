@@ -97,7 +97,9 @@ export async function syncEgress(opts: { n?: number; callsPerSync?: number } = {
           sleep: clock.sleep,
         },
         settings: { ...DEFAULT_SECTION_SETTINGS, historyDays: 30 },
+        // The step's bound in virtual time (its waits for send instants); the real timer only guards a hang.
         timeoutMs: 25_000,
+        hardTimeoutMs: 600_000,
         now: clock.read,
         log: silentLogger,
       },

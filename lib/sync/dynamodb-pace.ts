@@ -10,16 +10,20 @@ import { gcra, Pace, PaceStore, Taken } from './pacer';
  * condition that fails returns the item as it stands (no extra read) and the take tries again.
  */
 export class DynamoPaceStore implements PaceStore {
+  /** The last `tat` this process saw per schedule: only picks which write to try first (the conditions decide). */
+  private readonly seen = new Map<string, number | undefined>();
+
   constructor(private readonly deps: { documents: DynamoDBDocumentClient; table: string }) {}
 
   async takePace(key: string, now: number, pace: Pace, latest: number, expiresAt: number): Promise<Taken> {
     const exp = Math.ceil(expiresAt / 1000);
     // Unknown at first: under load a schedule has a backlog, so the first write assumes one.
-    let tat: number | undefined | 'unknown' = 'unknown';
+    let tat: number | undefined | 'unknown' = this.seen.has(key) ? this.seen.get(key) : 'unknown';
     for (let turn = 0; turn < 8; turn++) {
       const backlog = tat === 'unknown' || (tat !== undefined && tat > now);
       const next = gcra(tat === 'unknown' ? undefined : tat, now, pace);
-      if (tat !== 'unknown' && next.at > latest) return { busyUntil: next.at };
+      // A hint may be stale: only a tat read from the table refuses.
+      if (tat !== 'unknown' && next.at > latest && turn > 0) return { busyUntil: next.at };
       const write = backlog
         ? {
             // tat - burst <= latest, as a bound on tat (conditions have no arithmetic).
@@ -45,13 +49,16 @@ export class DynamoPaceStore implements PaceStore {
           }),
         );
         // Behind a backlog the send instant is the tat this write moved on from.
-        return { at: backlog ? Math.max(now, Number(out.Attributes?.tat) - pace.burstMs) : next.at };
+        const old = backlog ? Number(out.Attributes?.tat) : undefined;
+        this.seen.set(key, old === undefined ? next.tat : old + pace.intervalMs);
+        return { at: old === undefined ? next.at : Math.max(now, old - pace.burstMs) };
       } catch (err) {
         if (!conditionFailed(err)) throw err;
         // The item as it stood (marshalled: the document client leaves errors alone); a
         // DynamoDB that does not return it (DynamoDB Local) costs a consistent read.
         const item = (err as { Item?: Record<string, { N?: string }> }).Item;
         tat = item ? (item.tat?.N === undefined ? undefined : Number(item.tat.N)) : await this.tat(key);
+        this.seen.set(key, tat);
       }
     }
     throw new Error(`pace ${key}: the schedule kept moving`);

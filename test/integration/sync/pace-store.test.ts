@@ -22,7 +22,7 @@ it('60 concurrent takers on an idle schedule: 60 distinct instants, none closer 
     const at = taken.map((t) => ('at' in t ? t.at : NaN)).sort((a, b) => a - b);
     expect(at.every(Number.isFinite)).toBe(true);
     expect(at[0]).toBe(now);
-    for (let i = 1; i < at.length; i++) expect(at[i] - at[i - 1]).toBeGreaterThanOrEqual(pace.intervalMs - 1e-6);
+    for (let i = 1; i < at.length; i++) expect(at[i] - at[i - 1]).toBeGreaterThanOrEqual(pace.intervalMs - 1e-3);
     // The queue is 60 intervals long: a taker that may wait 1 s only is told when it would be free.
     expect(await store.takePace('EGRESS', now, pace, now + 1000, now + 120_000)).toEqual({
       busyUntil: expect.any(Number),
