@@ -21,7 +21,7 @@ export { LIMITS } from './limits';
  * x-ratelimit-{limit,remaining,reset} as the gateway forwards gRPC metadata,
  * `grpc-metadata-x-…` (or bare: `wire.headers: 'bare'`). `PUT /emulator/wire`
  * changes both at run time.
- * A token is `t.` + 8 or more [A-Za-z0-9_-]. Rate limits (limits.ts): per token and service, and per
+ * A token is `t.` + 8 or more [A-Za-z0-9_-]. Rate limits (limits.ts, sliding windows): per token and service, and per
  * client IP address across all tokens; the 429 answer carries 80002 and the reset header.
  * The methods (services.ts), the errors (errors.ts), the fault knobs (faults.ts: `PUT /emulator/faults`).
  * `GET /emulator/calls` → calls per method and the 429s answered.

@@ -1,6 +1,8 @@
 import { asyncInvoker } from '../../lib/aws/invoke';
 import { config } from '../../lib/config';
-import { admissionsPerMinute } from '../../lib/sync/rate-budget';
+import type { AdmitPolicy } from '../../lib/sync/admission';
+import { EGRESS_PACE } from '../../lib/sync/pacer';
+import { admitPolicy } from '../../lib/sync/rate-budget';
 import type { Dispatch } from '../../lib/sync/tick';
 import { syncLog, syncServices } from '../../lib/sync/wiring';
 
@@ -12,7 +14,8 @@ let wired:
   | (ReturnType<typeof syncServices> & {
       dispatch: Dispatch;
       fanOut?: (shard: number, quota?: number) => Promise<void>;
-      admit: number;
+      admit: AdmitPolicy;
+      queuedMs: (now: number) => Promise<number>;
     })
   | undefined;
 
@@ -23,8 +26,15 @@ export function syncDeps() {
     const invoke = asyncInvoker(config().region);
     wired = {
       ...services,
-      // The attempts one minute's tick may start: the egress budget over one sync's calls.
-      admit: admissionsPerMinute(settings.tbankEgressAddresses, settings.callsPerSync),
+      // What one minute's tick may start: the egress budget's calls, each attempt at its real cost.
+      admit: admitPolicy(
+        settings.tbankEgressAddresses,
+        settings.tbankRateWindowMs,
+        settings.callsPerSync,
+        settings.callsPerFirstSync,
+      ),
+      // The calls already queued on the egress schedule come off the tick's budget.
+      queuedMs: (now: number) => services.data.paceQueuedMs(EGRESS_PACE, now),
       // The step's row is its report.
       dispatch: (input) => invoke(settings.stepFunction, input),
       ...(settings.tickShardFunction

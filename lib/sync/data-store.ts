@@ -1,4 +1,5 @@
 import type { RateUse } from './model';
+import type { PaceStore } from './pacer';
 import type { Account, BondEvent, Dividend, Instrument, Operation, Portfolio } from './tbank/contract';
 
 /**
@@ -16,7 +17,8 @@ export interface OperationWindow {
   count: number;
 }
 
-export interface SyncDataStore {
+/** The synced data, and the call budgets' pacing schedules (pacer.ts). */
+export interface SyncDataStore extends PaceStore {
   putAccounts(user: string, accounts: Account[], now: number): Promise<void>;
   putPortfolio(user: string, portfolio: Portfolio, now: number): Promise<void>;
   putEvents(
@@ -54,6 +56,6 @@ export interface SyncDataStore {
   putInstrument(instrument: Instrument, now: number): Promise<void>;
   /** The budget's windows still kept (TTL), newest first: the console's view of the rate limits. */
   rateUse(user: string): Promise<RateUse[]>;
-  /** One call from the token's per-service budget of this window; false when it is spent. */
+  /** Counts one call of the token's in this window, up to `limit` (false: spent); the console reads the counts. */
   takeRateSlot(user: string, service: string, windowStart: number, limit: number, expiresAt: number): Promise<boolean>;
 }

@@ -8,6 +8,8 @@ import { TransactionCancelledError } from '../aws/errors';
 import { newId } from '../ident';
 import type { OperationWindow, SyncDataStore } from './data-store';
 import type { RateUse } from './model';
+import { DynamoPaceStore } from './dynamodb-pace';
+import type { PaceStore } from './pacer';
 import {
   accountItem,
   eventsItem,
@@ -32,13 +34,21 @@ import type { Operation } from './tbank/contract';
 
 /** The synced data on DynamoDB: thin, conditions and transactions only. */
 export class DynamoSyncDataStore implements SyncDataStore {
+  private readonly pace: DynamoPaceStore;
   constructor(
     private readonly deps: {
       documents: DynamoDBDocumentClient;
       table: string;
       hooks?: { beforeFlip?: () => Promise<void> };
     },
-  ) {}
+  ) {
+    this.pace = new DynamoPaceStore(deps);
+  }
+
+  takePace: PaceStore['takePace'] = (...args) => this.pace.takePace(...args);
+  pausePace: PaceStore['pausePace'] = (...args) => this.pace.pausePace(...args);
+  pacePausedUntil: PaceStore['pacePausedUntil'] = (key) => this.pace.pacePausedUntil(key);
+  paceQueuedMs: PaceStore['paceQueuedMs'] = (key, now) => this.pace.paceQueuedMs(key, now);
 
   private get table() {
     return this.deps.table;

@@ -22,7 +22,8 @@ import type { Account, BondEvent, Dividend, Instrument, Operation, Portfolio } f
  * events          USER#<user>                              EVT#<instrument uid>         dividends + bond events of a held instrument
  * seen            USER#<user>                              SEEN                         instrument uids seen (a string set)
  * instrument      INSTR#<uid>                              META                         the shared catalog
- * rate window     RATE#<user>                              <service>#<window start>     the token's shared call budget (TTL)
+ * rate window     RATE#<user>                              <service>#<window start>     the token's calls per window: the console's view (TTL)
+ * pace            PACE#<schedule>                          PACE                         a pacing schedule (pacer.ts): EGRESS, TOKEN#<user>#<service> (TTL)
  *
  * Index ATTEMPTS (sparse; attempt_user / attempt_started, all attributes): a
  * user's attempt records newest first, for the operator console. Attributes of
@@ -95,6 +96,8 @@ export const eventsKey = (user: string, instrument: string) => ({
 export const seenKey = (user: string) => ({ PK: userPartition(user), SK: 'SEEN' });
 export const instrumentKey = (uid: string) => ({ PK: `INSTR#${keyPart('instrument', uid)}`, SK: 'META' });
 export const ratePartition = (user: string) => `RATE#${user}`;
+/** A pacing schedule's item; its name is ours (pacer.ts), a user id inside it a ULID. */
+export const paceKey = (schedule: string) => ({ PK: `PACE#${schedule}`, SK: 'PACE' });
 export const rateKey = (user: string, service: string, windowStart: number) => ({
   PK: ratePartition(user),
   SK: `${service}#${windowStart}`,

@@ -1,16 +1,21 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { AdmitPolicy, FIRST_SYNC_SHARE } from './admission';
 import type { SyncDataStore } from './data-store';
+import { EGRESS_PACE, Pace, PaceStore, paceFor, stricter, tokenPace } from './pacer';
 import type { CallBudget } from './tbank/client';
 import type { TBankService } from './tbank/contract';
 import { TBankError } from './tbank/errors';
 
 /**
- * The call budgets, shared by every step in any invocation: counters per fixed
- * window in the table (conditional ADD), never process memory. Two budgets
- * gate every call: the token's per-service budget, then the egress addresses'
- * budget shared by ALL tokens (T-Bank limits each IP address: under 50
- * requests/s, no overrun below 1,000/min). A spent window waits for the next
- * one (pacing); only a wait longer than the step's remaining time fails the call.
+ * The call budgets, shared by every step in any invocation: pacing schedules
+ * in the table (pacer.ts: one atomic write per call), never process memory.
+ * Two schedules gate every call, retries included: the token's per-service
+ * one, then the egress addresses' one shared by ALL tokens (T-Bank limits each
+ * IP address: under 50 requests/s, no overrun below 1,000/min). Each keeps
+ * EVERY sliding window under its limit, wherever the window starts (fixed
+ * windows let two windows' worth through around a boundary). A call waits for
+ * its send instant; only a wait past the step's remaining time fails it. A 429
+ * pauses the whole egress schedule until its reset, every caller alike.
  */
 
 /** Documented per-token limits per minute (unary). */
@@ -23,13 +28,10 @@ export const TBANK_LIMITS: Record<TBankService, number> = {
 /** T-Bank's documented limits per IP address, across every token (limits.md). */
 export const ADDRESS_LIMITS = { perSecond: 50, perMinute: 1000 } as const;
 
-/** The partition of the egress budget's counters: ours, never a user id (those are ULIDs). */
-export const EGRESS_BUDGET = 'EGRESS';
-
 /**
  * The calls all our egress addresses may send, per minute and per second, kept
- * below the documented limits (5 % and 10 % headroom: a call counted at a
- * window's end may land in the next, and the addresses' shares are uneven).
+ * below the documented limits (5 % and 10 % headroom: a call's latency may
+ * bunch sends that left in pace, and the addresses' shares are uneven).
  */
 export type AddressLimits = { perSecond: number; perMinute: number };
 
@@ -41,27 +43,64 @@ export function egressLimits(addresses: number, limits: AddressLimits = ADDRESS_
 }
 
 /**
- * How many connections the tick may start syncing per minute so that their
- * calls fit the egress budget: the per-minute budget over the calls one
- * hourly sync costs (`callsPerSync`, measured: `npm run bench -- sync`).
+ * What one minute's tick may start (admission.ts): the calls the egress schedule sends in a
+ * minute (the tick runs every real minute, whatever the scaled window), each attempt counted at
+ * its real cost: `hourlyCost` (SYNC_CALLS_PER_SYNC) or `firstCost` (SYNC_CALLS_PER_FIRST_SYNC),
+ * both measured with `npm run bench -- sync`.
  */
-export function admissionsPerMinute(addresses: number, callsPerSync: number): number {
-  return Math.max(1, Math.floor(egressLimits(addresses).perMinute / Math.max(1, callsPerSync)));
+export function admitPolicy(
+  addresses: number,
+  windowMs: number,
+  hourlyCost: number,
+  firstCost: number,
+  limits?: AddressLimits,
+): AdmitPolicy {
+  const pace = egressPaceOf(addresses, windowMs, limits);
+  return {
+    calls: Math.floor(60_000 / pace.intervalMs),
+    hourlyCost,
+    firstCost: Math.max(firstCost, hourlyCost),
+    firstShare: FIRST_SYNC_SHARE,
+    msPerCall: pace.intervalMs,
+  };
 }
 
+/** A quiet token may send this share of its minute at once (a step's first calls); the rest is paced. */
+export const TOKEN_BURST_SHARE = 0.25;
+
+/** The token's pace for one service: every sliding "minute" under limits.md's limit less the headroom. */
+export function tokenPaceOf(service: TBankService, windowMs: number, headroom = 0.05): Pace {
+  return paceFor(Math.max(1, Math.floor(TBANK_LIMITS[service] * (1 - headroom))), windowMs, TOKEN_BURST_SHARE);
+}
+
+/** The egress addresses' pace: every sliding "minute" and "second" (a sixtieth of it) under their budget. */
+export function egressPaceOf(addresses: number, windowMs: number, limits?: AddressLimits): Pace {
+  const egress = egressLimits(addresses, limits);
+  return stricter(
+    paceFor(egress.perMinute, windowMs),
+    paceFor(egress.perSecond, Math.max(1, Math.round(windowMs / 60))),
+  );
+}
+
+/** A send instant is not taken closer than this to the step's bound: the call itself needs time. */
+const SEND_GUARD_MS = 1000;
+
 export class SharedCallBudget implements CallBudget {
-  /** Time spent waiting for a window, by budget: the step reports it (TbankBudgetWait). */
+  /** Time spent waiting for a send instant, by schedule: the step reports it (TbankBudgetWait). */
   readonly waitedMs = { token: 0, egress: 0 };
 
   constructor(
     private readonly deps: {
-      data: Pick<SyncDataStore, 'takeRateSlot'>;
+      /** The pacing schedules, and the console's per-window counts of the token's calls. */
+      data: Pick<SyncDataStore, 'takeRateSlot' | keyof PaceStore>;
       user: string;
       /** The limits' window: 60 s in production, scaled down in tests like the emulator's. */
       windowMs: number;
-      /** Below the limit by this share: a call taken at a window's end may land in the next one. */
+      /** Below the token's limits by this share. */
       headroom?: number;
       clock?: () => number;
+      /** Waits (a simulated clock's in unit tests). */
+      sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
       /** Our egress addresses (TBANK_EGRESS_ADDRESSES): the shared per-address budget; absent, none is kept. */
       egressAddresses?: number;
       /** The limits per address (limits.md's by default; a test scales them with its window). */
@@ -69,60 +108,77 @@ export class SharedCallBudget implements CallBudget {
     },
   ) {}
 
+  private now = () => (this.deps.clock ?? (() => performance.timeOrigin + performance.now()))();
+
   async acquire(service: TBankService, signal: AbortSignal, remainingMs: () => number): Promise<void> {
+    const { windowMs, egressAddresses, user } = this.deps;
+    const token = tokenPaceOf(service, windowMs, this.deps.headroom);
+    await this.take(tokenPace(user, service), token, 'token', signal, remainingMs, "the token's budget");
+    const now = this.now();
+    const start = now - (now % windowMs);
+    // The console's count needs no order: it is written while the egress instant is taken.
+    await Promise.all([
+      this.deps.data.takeRateSlot(user, service, start, Number.MAX_SAFE_INTEGER, start + 2 * windowMs + 60_000),
+      egressAddresses && this.egress(egressAddresses, signal, remainingMs),
+    ]);
+  }
+
+  private async egress(addresses: number, signal: AbortSignal, remainingMs: () => number): Promise<void> {
+    const egress = egressPaceOf(addresses, this.deps.windowMs, this.deps.addressLimits);
+    // A send instant taken before another caller's 429 paused the address is taken again after the pause.
+    while (await this.take(EGRESS_PACE, egress, 'egress', signal, remainingMs, 'the egress addresses’ budget'))
+      if ((await this.deps.data.pacePausedUntil(EGRESS_PACE)) <= this.now()) return;
+  }
+
+  /** A 429 (x-ratelimit-reset): no call leaves any of our addresses for `ms` (the token's alone without them). */
+  async pause(ms: number, signal: AbortSignal): Promise<void> {
     const { windowMs, egressAddresses } = this.deps;
-    const limit = Math.max(1, Math.floor(TBANK_LIMITS[service] * (1 - (this.deps.headroom ?? 0.05))));
-    await this.take(this.deps.user, service, limit, windowMs, signal, remainingMs, "the token's budget", 'token');
-    if (!egressAddresses) return;
-    // The addresses' budget: the second, then the minute last, right before the call is sent. No
-    // minute slot is taken in the window's last 3 %: a call sent then could land in the next window.
-    const egress = egressLimits(egressAddresses, this.deps.addressLimits);
-    const what = 'the egress addresses’ budget';
-    const second = Math.max(1, Math.round(windowMs / 60));
-    await this.take(EGRESS_BUDGET, 'second', egress.perSecond, second, signal, remainingMs, what, 'egress');
-    await this.take(
-      EGRESS_BUDGET,
-      'minute',
-      egress.perMinute,
-      windowMs,
-      signal,
-      remainingMs,
-      what,
-      'egress',
-      windowMs * 0.03,
+    const until = this.now() + ms;
+    if (!egressAddresses) return (this.deps.sleep ?? defaultSleep)(ms, signal);
+    await this.deps.data.pausePace(
+      EGRESS_PACE,
+      until,
+      egressPaceOf(egressAddresses, windowMs, this.deps.addressLimits),
+      until + 2 * windowMs + 60_000,
     );
   }
 
-  /** One slot of one budget, waiting for the next window while this one is spent. */
+  /** Takes the schedule's next send instant and waits for it; true when it waited. */
   private async take(
-    owner: string,
-    counter: string,
-    limit: number,
-    windowMs: number,
+    key: string,
+    pace: Pace,
+    budget: keyof SharedCallBudget['waitedMs'],
     signal: AbortSignal,
     remainingMs: () => number,
     what: string,
-    budget: keyof SharedCallBudget['waitedMs'],
-    guardMs = 0,
-  ): Promise<void> {
-    const clock = this.deps.clock ?? (() => performance.timeOrigin + performance.now());
-    for (;;) {
-      const now = clock();
-      const start = now - (now % windowMs);
-      const guarded = start + windowMs - now < guardMs;
-      if (!guarded && (await this.deps.data.takeRateSlot(owner, counter, start, limit, start + 2 * windowMs + 60_000)))
-        return;
-      const wait = start + windowMs - now + 10;
-      if (wait >= remainingMs())
-        throw new TBankError('rate-limited', `${counter}: ${what} of ${limit} calls is spent until the window resets`);
-      const began = performance.now();
-      try {
-        await sleep(wait, undefined, { signal }).catch(() => {
-          throw signal.reason;
-        });
-      } finally {
-        this.waitedMs[budget] += performance.now() - began;
-      }
+  ): Promise<boolean> {
+    const now = this.now();
+    const latest = now + remainingMs() - SEND_GUARD_MS;
+    const taken = await this.deps.data.takePace(
+      key,
+      now,
+      pace,
+      latest,
+      Math.max(now, latest) + 2 * this.deps.windowMs + 60_000,
+    );
+    if ('busyUntil' in taken)
+      throw new TBankError(
+        'rate-limited',
+        `${what}: the next call could leave in ${Math.round(taken.busyUntil - now)} ms, past the step's bound`,
+      );
+    const wait = taken.at - this.now();
+    if (wait <= 0) return false;
+    const began = performance.now();
+    try {
+      await (this.deps.sleep ?? defaultSleep)(wait, signal);
+    } finally {
+      this.waitedMs[budget] += performance.now() - began;
     }
+    return true;
   }
 }
+
+const defaultSleep = (ms: number, signal: AbortSignal) =>
+  sleep(ms, undefined, { signal }).catch(() => {
+    throw signal.reason;
+  });

@@ -40,6 +40,8 @@ export interface StepDeps {
   data: SyncDataStore;
   tbank: TBankSettings;
   timeoutMs: number;
+  /** The real timer's bound (default timeoutMs): a bench on virtual time measures `timeoutMs` on its clock. */
+  hardTimeoutMs?: number;
   settings?: SectionSettings;
   now: Clock;
   log: Logger;
@@ -58,6 +60,9 @@ export interface TBankSettings {
   retries?: number;
   backoffMs?: number;
   rateLimitWaits?: number;
+  /** The budget's clock and waits, and the step's remaining time: a bench's virtual time; the process's otherwise. */
+  clock?: () => number;
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 export type StepResult = 'succeeded' | 'failed' | 'stale' | 'duplicate';
@@ -98,15 +103,18 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
     redactValue(token);
     const run = (deps.runners ?? SECTION_RUNNERS)[input.section];
     // Monotonic: the remaining time of the step's own bound, whatever the wall clock does.
-    const started = performance.now();
-    const remainingMs = () => deps.timeoutMs - (performance.now() - started);
-    const stored = await withTimeout(deps.timeoutMs, `step ${input.section}`, (signal) => {
+    const elapsed = deps.tbank.clock ?? (() => performance.now());
+    const started = elapsed();
+    const remainingMs = () => deps.timeoutMs - (elapsed() - started);
+    const stored = await withTimeout(deps.hardTimeoutMs ?? deps.timeoutMs, `step ${input.section}`, (signal) => {
       budget = new SharedCallBudget({
         data: deps.data,
         user: input.user_id,
         windowMs: deps.tbank.rateWindowMs,
         egressAddresses: deps.tbank.egressAddresses,
         addressLimits: deps.tbank.addressLimits,
+        clock: deps.tbank.clock,
+        sleep: deps.tbank.sleep,
       });
       api = new TBankClient({ ...deps.tbank, token, signal, remainingMs, log, budget });
       const client = api;

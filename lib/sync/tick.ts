@@ -1,8 +1,10 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../clock';
+import { Admission, AdmitPolicy, isFirstSync, Refusal } from './admission';
 import type { Logger } from '../log';
 import type { ConnectionService } from './connections';
 import { DUE_SHARDS, dueShardOf } from './keys';
-import { FIRST_PHASE, HOUR_MS, HourlyHead, SyncErrorCode } from './model';
+import { FIRST_PHASE, HourlyHead, SyncErrorCode } from './model';
 import { newStepId } from './outcome';
 import type { HourlyService, Reservation, Run } from './service';
 import type { Dispatch, StepInput } from './step';
@@ -40,34 +42,22 @@ export interface TickDeps {
   /** Due users visited inline at most; more are fanned out (INLINE_MAX). */
   inlineMax?: number;
   /**
-   * Attempts this tick may start: the egress addresses' call budget per minute over the calls
-   * one sync costs (rate-budget.ts `admissionsPerMinute`). Due users past it are deferred in due
-   * order: not reserved, their entries left due, so the next tick takes them first. Absent: no limit.
+   * What this tick may start (admission.ts): attempts by the calls they will really spend, within
+   * the egress budget of one minute, their dispatches spread at its pace. Due users past it are
+   * deferred in due order, the reason counted: not reserved, their entries left due, so the next
+   * tick takes them first. Absent: no limit.
    */
-  admit?: number;
+  admit?: AdmitPolicy;
+  /**
+   * The egress schedule's queue (pacer.ts `paceQueuedMs`): calls already waiting are taken off this
+   * tick's budget, so an hourly cost set too low cannot let the queue grow past the steps' bound.
+   */
+  queuedMs?: (now: number) => Promise<number>;
+  /** Waits until a spread dispatch's instant (a test's clock may replace it). */
+  sleep?: (ms: number) => Promise<void>;
 }
 
-export type TickOutcome = Reservation['branch'] | 'failed';
-
-/**
- * The attempts a tick (or a shard tick) may still start. A visit takes one as it is pulled, in
- * due order, and gives it back when it starts no attempt, so workers racing cannot admit a later
- * user ahead of an earlier one.
- */
-export class Admission {
-  constructor(private left: number = Infinity) {}
-  take(): boolean {
-    if (this.left <= 0) return false;
-    this.left--;
-    return true;
-  }
-  giveBack(): void {
-    this.left++;
-  }
-  get exhausted(): boolean {
-    return this.left <= 0;
-  }
-}
+export type TickOutcome = Reservation['branch'] | Refusal | 'failed';
 
 /** Users are independent (each guarded by its own conditional writes): work on a few at once. */
 export const TICK_CONCURRENCY = 8;
@@ -85,6 +75,7 @@ export async function tick(deps: TickDeps): Promise<Record<string, number>> {
   if (pastMargin(deps)) return counts;
   const inlineMax = deps.inlineMax ?? INLINE_MAX;
   const now = deps.now();
+  deps = await withQueue(deps, now);
   // One query per shard; each reads at most inlineMax + 1 entries, so an oversized set is seen without reading it.
   const due = await Promise.all(
     Array.from({ length: DUE_SHARDS }, async (_, shard) => collect(deps.hourly.dueEntries(shard, now, inlineMax + 1))),
@@ -93,12 +84,13 @@ export async function tick(deps: TickDeps): Promise<Record<string, number>> {
   // Due order across the shards: the oldest due are admitted first.
   const ordered = due.flat().sort((a, b) => a.due_at - b.due_at || (a.user_id < b.user_id ? -1 : 1));
   if (total <= inlineMax) {
-    await visitAll(deps, iterate(ordered.map((e) => e.user_id)), counts, new Admission(deps.admit));
+    await visitAll(deps, iterate(ordered.map((e) => e.user_id)), counts, admissionOf(deps));
   } else {
-    // Each shard's quota: its entries among the first `admit` of the due order.
+    // Each shard's quota of calls: the hourly cost of its entries among those the budget covers, in due order.
+    const hourly = deps.admit?.hourlyCost ?? 1;
     const quota = new Map<number, number>();
-    for (const e of ordered.slice(0, deps.admit ?? Infinity))
-      quota.set(dueShardOf(e.user_id), (quota.get(dueShardOf(e.user_id)) ?? 0) + 1);
+    for (const e of ordered.slice(0, deps.admit ? Math.floor(deps.admit.calls / hourly) : Infinity))
+      quota.set(dueShardOf(e.user_id), (quota.get(dueShardOf(e.user_id)) ?? 0) + hourly);
     const shards = due.flatMap((entries, shard) => (entries.length ? [shard] : []));
     for (const shard of shards) {
       const q = deps.admit === undefined ? undefined : (quota.get(shard) ?? 0);
@@ -108,7 +100,7 @@ export async function tick(deps: TickDeps): Promise<Record<string, number>> {
         continue;
       }
       if (!deps.fanOut) {
-        await visitAll(deps, deps.hourly.dueUsers(shard, now), counts, new Admission(q));
+        await visitAll(deps, deps.hourly.dueUsers(shard, now), counts, admissionOf(deps, q));
         continue;
       }
       try {
@@ -132,9 +124,22 @@ export const isDueShard = (value: unknown): value is number =>
 export async function tickShard(deps: TickDeps, shard: number, quota?: number): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   if (!isDueShard(shard)) throw new RangeError(`no due shard ${shard}`);
-  await visitAll(deps, deps.hourly.dueUsers(shard, deps.now()), counts, new Admission(quota));
+  await visitAll(deps, deps.hourly.dueUsers(shard, deps.now()), counts, admissionOf(deps, quota));
   deps.log.info('sync_tick_shard_done', { run_id: deps.run.run_id, shard, ...counts });
   return counts;
+}
+
+/** The tick's policy less the calls already queued on the egress schedule (none below zero). */
+async function withQueue(deps: TickDeps, now: number): Promise<TickDeps> {
+  if (!deps.admit || !deps.queuedMs) return deps;
+  const queued = Math.ceil((await deps.queuedMs(now)) / deps.admit.msPerCall);
+  return queued > 0 ? { ...deps, admit: { ...deps.admit, calls: Math.max(0, deps.admit.calls - queued) } } : deps;
+}
+
+/** The admission of this tick (or shard tick, `calls` its quota): its dispatches spread until its margin. */
+function admissionOf(deps: TickDeps, calls?: number): Admission {
+  const now = deps.now();
+  return new Admission(deps.admit, calls, now, deps.run.run_deadline - TICK_MARGIN_MS - now);
 }
 
 /**
@@ -155,10 +160,13 @@ async function visitAll(
       if (next.done) return;
       if (!admission.take()) {
         count('deferred');
+        count('deferred_budget');
         continue;
       }
       try {
-        count(await tickUser(deps, next.value, admission));
+        const outcome = await tickUser(deps, next.value, admission);
+        if (outcome.startsWith('deferred')) count('deferred');
+        count(outcome);
       } catch (err) {
         deps.log.error('sync_tick_user_failed', { user_id: next.value, err });
         count('failed');
@@ -181,9 +189,9 @@ async function* iterate(users: string[]): AsyncGenerator<string> {
 }
 
 /** Whether reserving now would start a new attempt (first, due, or a restart that is due). */
-function startsAttempt(head: HourlyHead | undefined, now: number): boolean {
+function startsAttempt(head: HourlyHead | undefined, now: number, hourMs: number): boolean {
   if (!head) return true;
-  const due = now >= head.started_at + HOUR_MS;
+  const due = now >= head.started_at + hourMs;
   if (head.state !== 'running') return due;
   return due && now >= head.run_deadline && !head.walk_completed;
 }
@@ -212,10 +220,20 @@ export async function tickUser(deps: TickDeps, user: string, admission?: Admissi
 
   // The head just read is the premise unless recovery wrote it or found it moved on.
   const unchanged = !recovered || ('skipped' in recovered && recovered.skipped === 'waiting');
+  let cost = admission?.hourlyCost ?? 0;
   if (admission) {
-    // The visit holds an admission (visitAll); one that starts no attempt gives it back.
+    // The visit holds an hourly sync's calls (visitAll); one that starts no attempt gives them back,
+    // a first sync takes its real cost (or waits, its entry left due, for a later tick).
     const current = unchanged ? head : await deps.hourly.head(user);
-    if (!startsAttempt(current, deps.now())) admission.giveBack();
+    if (!startsAttempt(current, deps.now(), deps.hourly.hourMs)) admission.giveBack();
+    else if (isFirstSync(current)) {
+      const refused = admission.takeFirst();
+      if (refused) {
+        log.info('sync_attempt_deferred', { reason: refused });
+        return refused;
+      }
+      cost = admission.policy?.firstCost ?? cost;
+    }
   }
   const reservation = await deps.hourly.reserveHourly(user, deps.now(), deps.run, unchanged ? { head } : undefined);
   if (reservation.branch === 'restart') log.warn('sync_attempt_interrupted', { outcome: reservation.closed.state });
@@ -226,6 +244,9 @@ export async function tickUser(deps: TickDeps, user: string, admission?: Admissi
 
   const attempt = reservation.head;
   log.info('sync_attempt_reserved', { attempt_id: attempt.attempt_id, branch: reservation.branch });
+  // Spread: its calls should arrive after those admitted before it (its head is written: no other tick takes it).
+  const wait = admission ? admission.startAt(cost) - deps.now() : 0;
+  if (wait > 0) await (deps.sleep ?? sleep)(wait);
   if (!(await deps.connections.connectionToken(user))) {
     // access.local: without a token no section can run.
     await deps.hourly.markWalkCompleted(attempt, deps.now());

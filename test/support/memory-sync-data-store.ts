@@ -1,4 +1,6 @@
 import type { RateUse } from '../../lib/sync/model';
+import type { PaceStore } from '../../lib/sync/pacer';
+import { MemoryPaceStore } from './memory-pace-store';
 import type { OperationWindow, SyncDataStore } from '../../lib/sync/data-store';
 import type { Account, Instrument, Operation, Portfolio } from '../../lib/sync/tbank/contract';
 
@@ -17,6 +19,13 @@ export class MemorySyncDataStore implements SyncDataStore {
   readonly seen = new Set<string>();
   readonly catalog = new Map<string, { instrument: Instrument; fetched_at: number }>();
   private readonly slots = new Map<string, number>();
+  /** The pacing schedules; shared by the stores given the same one (steps of one bench share an address). */
+  constructor(readonly pace: MemoryPaceStore = new MemoryPaceStore()) {}
+
+  takePace: PaceStore['takePace'] = (key, now, pace, latest) => this.pace.takePace(key, now, pace, latest);
+  pausePace: PaceStore['pausePace'] = (key, until, pace) => this.pace.pausePace(key, until, pace);
+  pacePausedUntil: PaceStore['pacePausedUntil'] = (key) => this.pace.pacePausedUntil(key);
+  paceQueuedMs: PaceStore['paceQueuedMs'] = (key, now) => this.pace.paceQueuedMs(key, now);
 
   async putAccounts(_user: string, accounts: Account[]) {
     for (const a of accounts) this.accounts.set(a.id, a);

@@ -28,9 +28,11 @@ import { classify, ContractError, TBankError } from './errors';
 export const TBANK_PRODUCTION_URL = 'https://invest-public-api.tbank.ru';
 export const TBANK_SANDBOX_URL = 'https://sandbox-invest-public-api.tbank.ru';
 
-/** A shared per-token, per-service call budget (rate-budget.ts): acquire before each call. */
+/** The shared call budgets (rate-budget.ts): acquire before each call, a retry's too. */
 export interface CallBudget {
   acquire(service: TBankService, signal: AbortSignal, remainingMs: () => number): Promise<void>;
+  /** A 429's reset: holds every caller of the budget's addresses, not only this one. */
+  pause?(ms: number, signal: AbortSignal): Promise<void>;
 }
 
 export interface TBankClientOptions {
@@ -170,6 +172,11 @@ export class TBankClient {
       }
       // A wait that cannot end before the step's bound is no retry at all: fail now, with the cause.
       if (wait >= this.opts.remainingMs()) throw err;
+      if (err.kind === 'rate-limited' && this.opts.budget?.pause) {
+        // The shared schedule holds the pause; the retry's acquire waits it out with everyone else.
+        await this.opts.budget.pause(wait, signal);
+        continue;
+      }
       await sleep(wait, undefined, { signal }).catch(() => {
         throw signal.reason ?? err;
       });

@@ -99,6 +99,9 @@ it('many users at once: the address never sees more than its limit, no 429, ever
   }
 }, 120_000);
 
+// Two attempts a tick: each costs one call of a two-call budget, dispatched at once.
+const ADMIT_TWO = { calls: 2, hourlyCost: 1, firstCost: 1, firstShare: 1, msPerCall: 0 };
+
 it('the tick starts at most `admit` attempts; the rest are deferred in due order, counted, and taken first next', async () => {
   const s = await setup();
   try {
@@ -108,13 +111,13 @@ it('the tick starts at most `admit` attempts; the rest are deferred in due order
     for (const [i, user] of users.entries()) await s.connections.putConnection(user, `t.${user}`, t0 + i * 60_000);
     const run = () => ({ run_id: newId(), run_deadline: Date.now() + 55_000 });
 
-    const first = await tick({ ...s, admit: 2, now: Date.now, log: silentLogger, run: run() });
+    const first = await tick({ ...s, admit: ADMIT_TWO, now: Date.now, log: silentLogger, run: run() });
     expect(first).toMatchObject({ first: 2, deferred: 3 });
     expect(new Set(s.sent.map((x) => x.user_id))).toEqual(new Set(users.slice(0, 2)));
     for (const user of users.slice(2)) expect(await s.hourly.head(user)).toBeUndefined(); // nothing written
     await s.settle();
 
-    const second = await tick({ ...s, admit: 2, now: Date.now, log: silentLogger, run: run() });
+    const second = await tick({ ...s, admit: ADMIT_TWO, now: Date.now, log: silentLogger, run: run() });
     expect(second).toMatchObject({ first: 2, deferred: 1 });
     expect(new Set(s.sent.map((x) => x.user_id))).toEqual(new Set(users.slice(0, 4)));
     await s.settle();

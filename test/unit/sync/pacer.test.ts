@@ -1,0 +1,138 @@
+import { silentLogger } from '../../../lib/log';
+import { EGRESS_PACE, paceFor, sendsPerWindow } from '../../../lib/sync/pacer';
+import { egressLimits, SharedCallBudget, TBANK_LIMITS } from '../../../lib/sync/rate-budget';
+import { TBankClient } from '../../../lib/sync/tbank/client';
+import { MemorySyncDataStore } from '../../support/memory-sync-data-store';
+import { VirtualClock } from '../../support/virtual-clock';
+
+/**
+ * The pacer under a simulated clock: many takers (steps of different users, and several steps
+ * of one user) share one egress schedule; some answers are 429 with x-ratelimit-reset, and their
+ * retries go through the budget like first calls. Every send is recorded at its (simulated)
+ * instant; no sliding second or minute may hold more than the budget, wherever it starts.
+ */
+
+const T0 = Date.UTC(2026, 11, 6, 12, 0, 0);
+const MINUTE = 60_000;
+
+/** The most sends any window [t, t + w] (closed) holds. */
+function peak(times: number[], w: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let best = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (sorted[i] - sorted[j] > w) j++;
+    best = Math.max(best, i - j + 1);
+  }
+  return best;
+}
+
+function world(opts: { every429?: number; resetSeconds?: number } = {}) {
+  const clock = new VirtualClock(T0 + 37); // off any window boundary
+  const data = new MemorySyncDataStore();
+  const sends: { at: number; user: string; service: string; status: number }[] = [];
+  let n = 0;
+  jest.spyOn(global, 'fetch').mockImplementation(async (input, init) => {
+    const url = String(input);
+    const service = /v1\.(\w+)\//.exec(url)![1];
+    const user = String((init!.headers as Record<string, string>).authorization).slice('Bearer t.'.length);
+    const limited = opts.every429 !== undefined && ++n % opts.every429 === 0;
+    sends.push({ at: clock.now, user, service, status: limited ? 429 : 200 });
+    return limited
+      ? new Response(JSON.stringify({ code: 8, message: '80002' }), {
+          status: 429,
+          headers: { 'x-ratelimit-reset': String(opts.resetSeconds ?? 1) },
+        })
+      : new Response('{}', { status: 200 });
+  });
+  const client = (user: string) =>
+    new TBankClient({
+      baseUrl: 'http://tbank.test',
+      token: `t.${user}`,
+      appName: 'pacer-test',
+      signal: new AbortController().signal,
+      remainingMs: () => 10 * MINUTE,
+      log: silentLogger,
+      rateLimitWaits: 1000,
+      budget: new SharedCallBudget({
+        data,
+        user,
+        windowMs: MINUTE,
+        clock: () => clock.now,
+        sleep: clock.sleep,
+        egressAddresses: 1,
+      }),
+    });
+  /** `calls` sequential calls of one step. */
+  const step = async (user: string, calls: number, service: 'OperationsService' | 'InstrumentsService') => {
+    const api = client(user);
+    for (let i = 0; i < calls; i++) await api.call(service, 'Get', {}, (b) => b);
+  };
+  return { clock, data, sends, step };
+}
+
+afterEach(() => jest.restoreAllMocks());
+
+describe('the pacer (simulated clock)', () => {
+  it('paceFor keeps the GCRA bound at the limit, with and without a burst', () => {
+    expect(sendsPerWindow(paceFor(950, MINUTE), MINUTE)).toBe(950);
+    expect(sendsPerWindow(paceFor(190, MINUTE, 0.25), MINUTE)).toBeLessThanOrEqual(190);
+    expect(sendsPerWindow(paceFor(45, 1000), 1000)).toBe(45);
+  });
+
+  it.each([
+    ['none', undefined],
+    ['every 9th', 9],
+  ])(
+    '60 steps of 25 calls at once, 429s: %s (retried): no sliding second or minute over the budget',
+    async (_, every429) => {
+      const w = world({ every429, resetSeconds: 1 });
+      const steps = Array.from({ length: 60 }, (_, i) =>
+        w.step(`u${i % 20}`, 25, i % 2 ? 'OperationsService' : 'InstrumentsService'),
+      );
+      await w.clock.run(Promise.all(steps));
+      const budget = egressLimits(1);
+      const times = w.sends.map((s) => s.at);
+      if (every429) expect(w.sends.length).toBeGreaterThan(60 * 25); // the retries were sent too
+      expect(peak(times, MINUTE)).toBeLessThanOrEqual(budget.perMinute);
+      expect(peak(times, 1000)).toBeLessThanOrEqual(budget.perSecond);
+      // Without 429s the schedule kept the address busy right up to the budget (~16 calls a second).
+      if (!every429) expect(peak(times, MINUTE)).toBeGreaterThan(0.98 * budget.perMinute);
+      // A 429 held every taker, not only its caller, for its reset (1 s).
+      for (const limited of w.sends.filter((s) => s.status === 429))
+        expect(w.sends.filter((s) => s.at > limited.at && s.at < limited.at + 1000)).toEqual([]);
+    },
+  );
+
+  it("one token's concurrent steps stay under its per-service limit in every sliding minute", async () => {
+    const w = world();
+    await w.clock.run(Promise.all(Array.from({ length: 4 }, () => w.step('solo', 120, 'OperationsService'))));
+    const times = w.sends.map((s) => s.at);
+    expect(times).toHaveLength(480);
+    expect(peak(times, MINUTE)).toBeLessThanOrEqual(Math.floor(TBANK_LIMITS.OperationsService * 0.95));
+    // Nothing left the egress schedule behind: its state is in the shared store, not in a budget object.
+    expect(w.data.pace.schedules.get(EGRESS_PACE)?.tat).toBeGreaterThan(T0);
+  });
+
+  it('a send instant past the step’s bound is not taken: the call fails RATE_LIMITED at once, the schedule untouched', async () => {
+    const w = world();
+    const budget = (user: string) =>
+      new SharedCallBudget({
+        data: w.data,
+        user,
+        windowMs: MINUTE,
+        clock: () => w.clock.now,
+        sleep: w.clock.sleep,
+        egressAddresses: 1,
+      });
+    const signal = new AbortController().signal;
+    // 2,000 ms of remaining time: about 16 sends of backlog at most.
+    const all = Promise.allSettled(
+      Array.from({ length: 40 }, (_, i) => budget(`v${i}`).acquire('UsersService', signal, () => 2000)),
+    );
+    await w.clock.run(all);
+    const taken = await all;
+    const refused = taken.filter((t) => t.status === 'rejected');
+    expect(refused.length).toBeGreaterThan(20);
+    expect(String((refused[0] as PromiseRejectedResult).reason)).toMatch(/past the step's bound/);
+  });
+});
