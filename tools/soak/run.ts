@@ -44,6 +44,8 @@ export interface SoakOptions {
   killable?: readonly string[];
   /** The longest the drain waits for the service to settle (default 5 min). */
   drainMs?: number;
+  /** The least it waits (default 130 s: two downloads polls after the last create, the client reconciled). */
+  drainMinMs?: number;
   say: (line: string) => void;
   progress: { write(text: string): unknown; isTTY?: boolean };
 }
@@ -62,7 +64,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
   const startedAt = Date.now();
   const notes: string[] = [];
   const soak = await startSoakStack(o.root, o.say);
-  const env = { ...process.env, ...soak.stack.env };
+  // The SDK's clients read their credentials from the environment, as the bench's do (bench/support.ts).
+  Object.assign(process.env, soak.stack.env);
+  const env = process.env;
   const config = loadConfig(env);
   const aws = createAwsClients(config, TOOL_DYNAMODB_LIMITS);
   const scanConfig = loadScanConfig(env);
@@ -163,7 +167,15 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
     progress.stop();
     const loadEnd = now();
     o.say(`load over: ${recorder.total()} operations, ${chaosWindows.length} faults; draining`);
-    await drain(o.drainMs ?? 300_000, sent, seen, soak, aws.documents, env.TABLE_SYNC!, o.say);
+    await drain(
+      { minMs: o.drainMinMs ?? 130_000, maxMs: o.drainMs ?? 300_000 },
+      sent,
+      seen,
+      soak,
+      aws.documents,
+      env.TABLE_SYNC!,
+      o.say,
+    );
     scanLatencies(sent, seen, recorder);
 
     const audit = async (): Promise<Violation[]> => {
@@ -260,7 +272,7 @@ async function emulatorMessages(telegramUrl: string): Promise<SentMessage[]> {
  * Telegram delivery in flight) and at least two minute ticks have run (the poll reconciles the client), or the bound.
  */
 async function drain(
-  boundMs: number,
+  bounds: { minMs: number; maxMs: number },
   sent: SentScan[],
   seen: Array<{ job_id: string; status: string }>,
   soak: SoakStack,
@@ -282,8 +294,8 @@ async function drain(
         ).length
       : 0;
     const elapsed = Date.now() - began;
-    if (elapsed >= 130_000 && !scans && !running && !inFlight) return;
-    if (elapsed >= boundMs) {
+    if (elapsed >= bounds.minMs && !scans && !running && !inFlight) return;
+    if (elapsed >= bounds.maxMs) {
       say(
         `drain bound reached: ${scans} scans unanswered, ${running} attempts running, ${inFlight} deliveries in flight`,
       );
