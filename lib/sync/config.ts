@@ -1,6 +1,7 @@
 import { Env, EnvReader } from '../config/env';
 import { ConfigError } from '../config/errors';
 import { Keyring, parseKeyring } from '../secrets/sealer';
+import { HOUR_MS } from './model';
 
 /** The sync domain's settings, and how its brokerage tokens are sealed (sync functions only). */
 
@@ -25,6 +26,8 @@ export interface SyncConfig {
   tbankEgressAddresses: number;
   /** T-Bank calls one hourly sync of a connection costs, for the tick's admissions per minute. */
   callsPerSync: number;
+  /** The sync "hour": a connection is due this long after its last attempt started (shortened only by soaks and tests). */
+  hourMs: number;
 }
 
 export function loadSyncConfig(env: Env = process.env): SyncConfig {
@@ -48,6 +51,8 @@ export function loadSyncConfig(env: Env = process.env): SyncConfig {
     stepTimeoutMs: r.int('SYNC_STEP_TIMEOUT_MS', { default: 25_000, min: 100, max: 14 * 60 * 1000 }),
     tbankEgressAddresses: r.int('TBANK_EGRESS_ADDRESSES', { default: 1, min: 1, max: 1000 }),
     callsPerSync: r.int('SYNC_CALLS_PER_SYNC', { default: 25, min: 1, max: 10_000 }),
+    // Not below the tick's minute (nothing could be due sooner), not above a day.
+    hourMs: r.int('SYNC_HOUR_MS', { default: HOUR_MS, min: 60_000, max: 24 * HOUR_MS }),
   };
   r.done();
   return config;

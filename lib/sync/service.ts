@@ -41,6 +41,8 @@ export interface HourlyServiceDeps {
   store: HourlyStore;
   /** How long the steps of an attempt are waited for (the terminal barrier). */
   waitBoundMs: number;
+  /** The sync "hour" (SYNC_HOUR_MS): a user is due this long after its last start. */
+  hourMs?: number;
 }
 
 export class HourlyService {
@@ -48,6 +50,11 @@ export class HourlyService {
 
   private get store() {
     return this.deps.store;
+  }
+
+  /** The sync "hour": HOUR_MS unless SYNC_HOUR_MS shortens it (soaks). */
+  get hourMs(): number {
+    return this.deps.hourMs ?? HOUR_MS;
   }
 
   head(user: string): Promise<HourlyHead | undefined> {
@@ -110,7 +117,7 @@ export class HourlyService {
       const next = fresh();
       return (await this.store.putFirstHead(next)) ? { branch: 'first', head: next } : { branch: 'raced' };
     }
-    const due = now >= head.started_at + HOUR_MS;
+    const due = now >= head.started_at + this.hourMs;
     if (head.state === 'running') {
       if (now < head.run_deadline || head.walk_completed) return { branch: 'running', current: head };
       const rows = await this.store.stepRows(head.attempt_id);
@@ -124,14 +131,14 @@ export class HourlyService {
       });
       if (!written) return { branch: 'raced' };
       settledMetrics(head, closed);
-      if (next) startedMetrics(head, next);
+      if (next) startedMetrics(head, next, this.hourMs);
       return { branch: 'restart', head: next, closed };
     }
     if (!due) return { branch: 'not-due', current: head };
     const next = fresh();
     const written = await this.store.replaceHead(head, next, { whileRunning: false, records: [next] });
     if (!written) return { branch: 'raced' };
-    startedMetrics(head, next);
+    startedMetrics(head, next, this.hourMs);
     return { branch: 'due', head: next, previous: head.state };
   }
 
@@ -278,7 +285,7 @@ export class HourlyService {
     now: number,
   ): number {
     const floor = now + 1000;
-    if (head.state !== 'running') return Math.max(head.started_at + HOUR_MS, floor);
+    if (head.state !== 'running') return Math.max(head.started_at + this.hourMs, floor);
     if (!head.walk_completed) return Math.max(head.run_deadline, floor);
     const waitEnds = nextWaitEnd(head, now, this.deps.waitBoundMs) ?? Infinity;
     return Math.max(Math.min(waitEnds, now + SETTLE_GRACE_MS), floor);
@@ -292,7 +299,7 @@ export class HourlyService {
       error_code: outcome.error_code,
       sections: outcome.sections,
       revision: head.revision + 1,
-      due_at: head.started_at + HOUR_MS,
+      due_at: head.started_at + this.hourMs,
     };
   }
 }
@@ -309,9 +316,9 @@ function settledMetrics(head: HourlyHead, settled: Derived): void {
 }
 
 /** A new attempt of a user seen before: how late it starts against its hour (the previous start + 1 h). */
-function startedMetrics(previous: HourlyHead, next: HourlyHead): void {
+function startedMetrics(previous: HourlyHead, next: HourlyHead, hourMs: number): void {
   emitMetrics(
-    { SyncAttemptLateness: next.started_at - (previous.started_at + HOUR_MS) },
+    { SyncAttemptLateness: next.started_at - (previous.started_at + hourMs) },
     {},
     { user_id: next.user_id, attempt_id: next.attempt_id },
   );

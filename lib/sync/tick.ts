@@ -2,7 +2,7 @@ import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import type { ConnectionService } from './connections';
 import { DUE_SHARDS, dueShardOf } from './keys';
-import { FIRST_PHASE, HOUR_MS, HourlyHead, SyncErrorCode } from './model';
+import { FIRST_PHASE, HourlyHead, SyncErrorCode } from './model';
 import { newStepId } from './outcome';
 import type { HourlyService, Reservation, Run } from './service';
 import type { Dispatch, StepInput } from './step';
@@ -181,9 +181,9 @@ async function* iterate(users: string[]): AsyncGenerator<string> {
 }
 
 /** Whether reserving now would start a new attempt (first, due, or a restart that is due). */
-function startsAttempt(head: HourlyHead | undefined, now: number): boolean {
+function startsAttempt(head: HourlyHead | undefined, now: number, hourMs: number): boolean {
   if (!head) return true;
-  const due = now >= head.started_at + HOUR_MS;
+  const due = now >= head.started_at + hourMs;
   if (head.state !== 'running') return due;
   return due && now >= head.run_deadline && !head.walk_completed;
 }
@@ -215,7 +215,7 @@ export async function tickUser(deps: TickDeps, user: string, admission?: Admissi
   if (admission) {
     // The visit holds an admission (visitAll); one that starts no attempt gives it back.
     const current = unchanged ? head : await deps.hourly.head(user);
-    if (!startsAttempt(current, deps.now())) admission.giveBack();
+    if (!startsAttempt(current, deps.now(), deps.hourly.hourMs)) admission.giveBack();
   }
   const reservation = await deps.hourly.reserveHourly(user, deps.now(), deps.run, unchanged ? { head } : undefined);
   if (reservation.branch === 'restart') log.warn('sync_attempt_interrupted', { outcome: reservation.closed.state });

@@ -74,7 +74,7 @@ export function syncServices() {
     services = {
       settings,
       data: new DynamoSyncDataStore({ documents: awsClients(config()).documents, table: config().tables.sync }),
-      hourly: new HourlyService({ store, waitBoundMs: settings.waitBoundMs }),
+      hourly: new HourlyService({ store, waitBoundMs: settings.waitBoundMs, hourMs: settings.hourMs }),
       connections: new ConnectionService({ store, sealer: () => tokenSealer() }),
     };
   }

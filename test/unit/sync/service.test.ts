@@ -5,7 +5,7 @@ import { backfillDueIndex, ConnectionService } from '../../../lib/sync/connectio
 import { DUE_SHARDS, dueShardOf, headFromItem, headItem, stepFromItem, stepItem } from '../../../lib/sync/keys';
 import { HOUR_MS, HourlyHead, type Section } from '../../../lib/sync/model';
 import { HourlyService, SETTLE_GRACE_MS } from '../../../lib/sync/service';
-import { tick, tickUser, type TickDeps } from '../../../lib/sync/tick';
+import { Admission, tick, tickUser, type TickDeps } from '../../../lib/sync/tick';
 import { MemorySyncStore } from './memory-sync-store';
 
 /** The hourly policy over an in-memory store: fast, and exact about what each visit reads and writes. */
@@ -13,9 +13,9 @@ const WAIT = 15 * 60_000;
 const keyring = new SecretSealer(parseKeyring(newKeyringEntry('unit')).keyring!);
 const T0 = Date.UTC(2026, 11, 3, 9, 0, 0);
 
-function setup() {
+function setup(hourMs?: number) {
   const store = new MemorySyncStore();
-  const hourly = new HourlyService({ store, waitBoundMs: WAIT });
+  const hourly = new HourlyService({ store, waitBoundMs: WAIT, hourMs });
   const connections = new ConnectionService({ store, sealer: async () => keyring });
   let clock = T0;
   const dispatched: string[] = [];
@@ -61,6 +61,25 @@ async function finishSteps(s: ReturnType<typeof setup>, user: string, opts: { lo
 }
 
 describe('reserveHourly and the due entry it writes', () => {
+  it('a shortened sync hour (SYNC_HOUR_MS) decides due-ness, the due entry and the admission alike', async () => {
+    const HOUR = 120_000;
+    const s = setup(HOUR);
+    const user = newId();
+    await s.connections.putConnection(user, 'tok', s.now());
+    expect(await tickUser(s.deps(), user)).toBe('first');
+    s.at(T0 + 5000);
+    await finishSteps(s, user);
+    expect((await s.hourly.head(user))!.due_at).toBe(T0 + HOUR);
+    s.at(T0 + HOUR - 1);
+    expect(await tickUser(s.deps(), user)).toBe('not-due');
+    s.at(T0 + HOUR);
+    // One admission left: the due visit takes it (a real hour would give it back as not due).
+    const admission = new Admission(1);
+    admission.take();
+    expect(await tickUser(s.deps(), user, admission)).toBe('due');
+    expect(admission.exhausted).toBe(true);
+  });
+
   it('first → running until the run ends; settled → due an hour after its start; then the due branch', async () => {
     const s = setup();
     const user = newId();
