@@ -33,7 +33,11 @@ export interface SoakStack {
   stop(): Promise<void>;
 }
 
-export async function startSoakStack(root: string, say: (line: string) => void): Promise<SoakStack> {
+export async function startSoakStack(
+  root: string,
+  say: (line: string) => void,
+  opts: { hourMs: number },
+): Promise<SoakStack> {
   const stateDir = path.join(root, '.stack', `soak-${process.pid}`);
   fs.rmSync(stateDir, { recursive: true, force: true });
   fs.mkdirSync(stateDir, { recursive: true });
@@ -45,6 +49,8 @@ export async function startSoakStack(root: string, say: (line: string) => void):
   delete process.env.TELEGRAM_BOT_TOKEN;
   // A step lost to a fault is settled after this bound, not npm start's 15 min: the drain must see attempts end.
   process.env.WORK_WAIT_BOUND_MS ??= '120000';
+  // The sync hour in minutes (SYNC_HOUR_MS): a connection is synced every few minutes, not once in the run.
+  process.env.SYNC_HOUR_MS = String(opts.hourMs);
   const [httpPort, lambdaPort] = [await freePort(), await freePort()];
   const deaths: SoakStack['deaths'] = [];
   const soak: Partial<SoakStack> = { stateDir, token, deaths };
