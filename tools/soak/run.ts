@@ -16,7 +16,7 @@ import { allItems, logTexts, objectText, streamRecords } from './audit/sources';
 import { auditStack } from './audit/stack';
 import { auditSync } from './audit/sync';
 import { auditTelegram, SentMessage } from './audit/telegram';
-import type { Violation } from './audit/violations';
+import { violation, Violation } from './audit/violations';
 import { ChaosTiming, DEFAULT_TIMING, runChaos } from './chaos';
 import { faultActions, FaultKind } from './faults';
 import { botLoad } from './load/bot';
@@ -114,6 +114,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
           recorder,
           now,
           sleep: pause,
+          seen,
         },
         until,
       ),
@@ -180,39 +181,61 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
     const audit = async (): Promise<Violation[]> => {
       const logs = logTexts(path.join(soak.stateDir, 'logs'));
       const jobs = new DynamoDbScanJobStore(aws.documents, config.tables.scan);
-      const torrents = (await soak.client.torrents()) as unknown as Torrent[];
+      // A source that cannot be read is reported as such: the domain's invariants were not checked.
+      const checked = async (domain: string, run: () => Promise<Violation[]> | Violation[]) => {
+        try {
+          return await run();
+        } catch (err) {
+          return [
+            violation('audit: every source read', `${domain}: ${err instanceof Error ? err.message : String(err)}`),
+          ];
+        }
+      };
       return [
-        ...(await auditScan({
-          sent,
-          seen,
-          job: (id) => jobs.get(id),
-          object: (key) => objectText(aws.s3, config.buckets.files, key),
+        ...(await checked('scan', () =>
+          auditScan({
+            sent,
+            seen,
+            job: (id) => jobs.get(id),
+            object: (key) => objectText(aws.s3, config.buckets.files, key),
+          }),
+        )),
+        ...(await checked('downloads', async () => {
+          const torrents = (await soak.client.torrents()) as unknown as Torrent[];
+          return auditDownloads({
+            items: await allItems(aws.documents, config.tables.downloads),
+            created: downloads.created,
+            torrents,
+            category,
+            foreign: foreignBefore && {
+              before: foreignBefore,
+              after: torrents.find((t) => t.hash === foreignBefore.hash),
+            },
+          });
         })),
-        ...auditDownloads({
-          items: await allItems(aws.documents, config.tables.downloads),
-          created: downloads.created,
-          torrents,
-          category,
-          foreign: foreignBefore && {
-            before: foreignBefore,
-            after: torrents.find((t) => t.hash === foreignBefore.hash),
-          },
-        }),
-        ...auditSync({
-          items: await allItems(aws.documents, config.tables.sync),
-          connections,
-          end: loadEnd,
-          hourMs,
-          windows,
-          logs,
-        }),
-        ...auditTelegram({
-          records: await streamRecords(aws.dynamodb, config.tables.downloads),
-          chats,
-          items: await allItems(aws.documents, env.TABLE_TELEGRAM!),
-          messages: await emulatorMessages(telegramUrl),
-          presses,
-        }),
+        ...(await checked('sync', async () =>
+          auditSync({
+            items: await allItems(aws.documents, config.tables.sync),
+            connections,
+            end: loadEnd,
+            hourMs,
+            windows,
+            logs,
+          }),
+        )),
+        ...(await checked('telegram', async () =>
+          auditTelegram({
+            records: await streamRecords(
+              aws.dynamodb,
+              { region: config.region, endpoint: config.endpoints.dynamodb },
+              config.tables.downloads,
+            ),
+            chats,
+            items: await allItems(aws.documents, env.TABLE_TELEGRAM!),
+            messages: await emulatorMessages(telegramUrl),
+            presses,
+          }),
+        )),
         ...auditStack({ deaths: soak.deaths, fatal: soak.fatal, windows, logs, serverErrors: recorder.serverErrors }),
       ];
     };

@@ -19,7 +19,7 @@ import { auditTelegram } from '../../../tools/soak/audit/telegram';
 const T0 = Date.parse('2026-12-06T05:00:00Z');
 
 describe('scan audit', () => {
-  const sent = [{ job_id: 'j1', attempt: 1, sentAt: T0 }];
+  const sent = [{ job_id: 'j1', attempt: 1, sentAt: T0, resends: 0, lastSentAt: T0 }];
   const finished = {
     job_id: 'j1',
     state: 'finished',

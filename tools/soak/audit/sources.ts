@@ -34,15 +34,15 @@ export async function objectText(s3: S3Client, bucket: string, key: string): Pro
 }
 
 /** Every record of a table's stream, from the trim horizon of each shard, in the shape Lambda hands over. */
-export async function streamRecords(dynamodb: DynamoDBClient, table: string): Promise<StreamRecord[]> {
+export async function streamRecords(
+  dynamodb: DynamoDBClient,
+  at: { region: string; endpoint?: string },
+  table: string,
+): Promise<StreamRecord[]> {
   const arn = (await dynamodb.send(new DescribeTableCommand({ TableName: table }))).Table?.LatestStreamArn;
   if (!arn) throw new Error(`${table} has no stream`);
-  const config = dynamodb.config;
-  const streams = new DynamoDBStreamsClient({
-    region: await config.region(),
-    endpoint: await config.endpoint?.(),
-    credentials: await config.credentials(),
-  });
+  // DynamoDB Local serves its streams on its own endpoint, as the stack's stream bridge reads them.
+  const streams = new DynamoDBStreamsClient({ region: at.region, endpoint: at.endpoint });
   const out: StreamRecord[] = [];
   try {
     let start: string | undefined;

@@ -18,6 +18,7 @@ export const INVARIANTS = [
   'stack: no process crashed',
   'stack: no unhandled rejection in the logs',
   'stack: 5xx only inside fault windows',
+  'audit: every source read',
 ] as const;
 export type Invariant = (typeof INVARIANTS)[number];
 

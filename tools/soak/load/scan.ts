@@ -24,12 +24,20 @@ export interface ScanLoadDeps {
   recorder: Recorder;
   now: () => number;
   sleep: (ms: number) => Promise<void>;
+  /** The envelopes seen so far: a request with none after `resendAfterMs` is sent again, as the core system would. */
+  seen: SeenEnvelope[];
 }
+
+/** Core NATS is at most once: a request lost with a server is the requester's to send again (same job, same attempt). */
+export const RESEND_AFTER_MS = 30_000;
+const MAX_RESENDS = 3;
 
 export interface SentScan {
   job_id: string;
   attempt: number;
   sentAt: number;
+  resends: number;
+  lastSentAt: number;
 }
 
 export interface SeenEnvelope {
@@ -78,6 +86,14 @@ export async function scanLoad(deps: ScanLoadDeps, until: Deadline, everyMs = 20
     keys.push([name, key]);
   }
   await every(everyMs, until, deps.now, deps.sleep, async () => {
+    const heard = new Set(deps.seen.map((e) => e.job_id));
+    for (const s of sent)
+      if (!heard.has(s.job_id) && s.resends < MAX_RESENDS && deps.now() - s.lastSentAt > RESEND_AFTER_MS) {
+        s.resends++;
+        s.lastSentAt = deps.now();
+        deps.recorder.count('scan resend (no ack)');
+        deps.nc.publish(deps.requestSubject, requests.get(s.job_id)!);
+      }
     const r = deps.random.next();
     if (r < 0.05) {
       deps.recorder.count('scan bad request');
@@ -100,7 +116,7 @@ export async function scanLoad(deps: ScanLoadDeps, until: Deadline, everyMs = 20
         reply_deadline: new Date(deps.now() + 15 * 60_000).toISOString(),
       });
       requests.set(job, request);
-      sent.push({ job_id: job, attempt: 1, sentAt: deps.now() });
+      sent.push({ job_id: job, attempt: 1, sentAt: deps.now(), resends: 0, lastSentAt: deps.now() });
       deps.recorder.count('scan request');
       deps.nc.publish(deps.requestSubject, request);
     }
