@@ -234,6 +234,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
             items: await allItems(aws.documents, env.TABLE_TELEGRAM!),
             messages: await emulatorMessages(telegramUrl),
             presses,
+            windows,
           }),
         )),
         ...auditStack({ deaths: soak.deaths, fatal: soak.fatal, windows, logs, serverErrors: recorder.serverErrors }),

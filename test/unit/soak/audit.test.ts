@@ -232,6 +232,7 @@ describe('telegram audit', () => {
       { chat_id: -2, message_id: 1, text: `Added ${id}` },
     ],
     presses: [{ update_id: 7, data: `v1:o:${id}`, at: T0, status: 200, answered: true }],
+    windows: [],
   };
 
   it('clean: no violation', () => {
@@ -259,6 +260,19 @@ describe('telegram audit', () => {
     expect(auditTelegram({ ...clean, items: clean.items.slice(0, 2) })).toEqual([
       expect.objectContaining({ invariant: 'telegram: every button press acted on once' }),
     ]);
+  });
+
+  it('a press the webhook refused is a violation outside a fault window, pending at Telegram inside one', () => {
+    const refused = {
+      ...clean,
+      items: clean.items.slice(0, 2),
+      presses: [{ ...clean.presses[0], status: 0, answered: false }],
+    };
+    expect(auditTelegram(refused)).toEqual([
+      expect.objectContaining({ invariant: 'telegram: every button press acted on once' }),
+    ]);
+    const windows = [{ kind: 'stop', target: 'serverless-offline', start: T0 - 5000, end: T0 + 20_000 }];
+    expect(auditTelegram({ ...refused, windows })).toEqual([]);
   });
 });
 
