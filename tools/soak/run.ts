@@ -11,7 +11,7 @@ import { loadTorrentClientConfig } from '../../lib/torrents/config';
 import { progressBar } from '../cli/progress';
 import { seededRandom } from './args';
 import { auditDownloads, Torrent } from './audit/downloads';
-import { auditScan } from './audit/scan';
+import { auditScan, envelopeCopies } from './audit/scan';
 import { allItems, logTexts, objectText, streamRecords } from './audit/sources';
 import { auditStack } from './audit/stack';
 import { auditSync } from './audit/sync';
@@ -241,6 +241,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
       ];
     };
     const violations = await audit();
+    recorder.count('scan final envelope copies (same Nats-Msg-Id)', envelopeCopies(seen));
     const report = buildReport({
       startedAt,
       endedAt: now(),

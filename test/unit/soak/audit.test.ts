@@ -6,7 +6,7 @@ import { attemptItem, stepItem } from '../../../lib/sync/keys';
 import type { HourlyHead } from '../../../lib/sync/model';
 import type { ScanJob } from '../../../lib/scan/model';
 import { auditDownloads } from '../../../tools/soak/audit/downloads';
-import { auditScan } from '../../../tools/soak/audit/scan';
+import { auditScan, envelopeCopies } from '../../../tools/soak/audit/scan';
 import { auditStack } from '../../../tools/soak/audit/stack';
 import { auditSync } from '../../../tools/soak/audit/sync';
 import { auditTelegram } from '../../../tools/soak/audit/telegram';
@@ -26,7 +26,7 @@ describe('scan audit', () => {
     published: true,
     result: { status: 'done', raw_s3_key: 'raw/j1.json' },
   };
-  const env = (status: string) => ({ job_id: 'j1', attempt: 1, status, at: T0 + 1000 });
+  const env = (status: string) => ({ job_id: 'j1', attempt: 1, status, msg_id: `j1:1:${status}`, at: T0 + 1000 });
   const objects: Record<string, string> = { 'raw/j1.json': '{"answers":[]}' };
   const input = (over: object = {}) => ({
     sent,
@@ -40,8 +40,14 @@ describe('scan audit', () => {
     expect(await auditScan(input())).toEqual([]);
   });
 
+  it('copies of one final under one Nats-Msg-Id are one answer (the core drops the copy)', async () => {
+    expect(await auditScan(input({ seen: [env('processing'), env('done'), env('done')] }))).toEqual([]);
+    expect(envelopeCopies([env('processing'), env('done'), env('done'), env('done')])).toBe(2);
+  });
+
   it('a duplicated final envelope, a lost one', async () => {
-    expect(await auditScan(input({ seen: [env('processing'), env('done'), env('done')] }))).toEqual([
+    const other = { ...env('done'), msg_id: 'j1:1:done-again' };
+    expect(await auditScan(input({ seen: [env('processing'), env('done'), other] }))).toEqual([
       expect.objectContaining({ invariant: 'scan: exactly one final envelope per request' }),
     ]);
     expect(await auditScan(input({ seen: [env('processing')] }))).toEqual([

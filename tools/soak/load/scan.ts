@@ -46,6 +46,8 @@ export interface SeenEnvelope {
   status: string;
   raw_s3_key?: string | null;
   error_code?: string;
+  /** `Nats-Msg-Id` (<job>:<attempt>:<status>): the core system drops a second copy under the same id. */
+  msg_id?: string;
   at: number;
 }
 
@@ -63,6 +65,7 @@ export function collectEnvelopes(nc: NatsConnection, subject: string, now: () =>
           status: String(e.status),
           raw_s3_key: e.raw_s3_key as string | null | undefined,
           error_code: (e.error as { code?: string } | undefined)?.code,
+          msg_id: msg.headers?.get('Nats-Msg-Id') || undefined,
           at: now(),
         });
       } catch {
