@@ -49,9 +49,10 @@ export async function runChaos(
 ): Promise<FaultWindow[]> {
   let queue: FaultAction[] = [];
   for (;;) {
-    await deps.sleep(deps.random.int(...timing.gapMs));
+    const gap = deps.random.int(...timing.gapMs);
     const length = deps.random.int(...timing.faultMs);
-    if (deps.now() + length > deadline.until) break;
+    if (deps.now() + gap + length > deadline.until) break;
+    await deps.sleep(gap);
     // Every kind comes round before any repeats: a short run still sees several kinds.
     if (!queue.length) queue = shuffle(deps.actions, deps.random);
     const action = queue.shift()!;

@@ -78,6 +78,7 @@ export async function every(
   while (now() < deadline.until) {
     const began = now();
     await step().catch(() => undefined);
-    await sleep(Math.max(0, everyMs - (now() - began)));
+    // Never past the deadline: the drain starts when the load ends, not a step later.
+    await sleep(Math.max(0, Math.min(everyMs - (now() - began), deadline.until - now())));
   }
 }
