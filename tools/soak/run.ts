@@ -201,7 +201,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
           }),
         )),
         ...(await checked('downloads', async () => {
-          const torrents = (await soak.client.torrents()) as unknown as Torrent[];
+          const torrents = (await soak.freshClient().torrents()) as unknown as Torrent[];
           return auditDownloads({
             items: await allItems(aws.documents, config.tables.downloads),
             created: downloads.created,

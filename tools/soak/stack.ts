@@ -30,6 +30,8 @@ export interface SoakStack {
   seeder: RunningQbittorrent;
   seeded: Array<MadeTorrent & { magnet: string }>;
   client: QbtSession;
+  /** A new login: a session from before a kill of qbittorrent-nox is refused (403) by the restarted one. */
+  freshClient(): QbtSession;
   stop(): Promise<void>;
 }
 
@@ -84,7 +86,9 @@ export async function startSoakStack(
     const seeded = await seedTorrents(seeder, path.join(stateDir, 'seeder'));
     const qbt = stack.services.find((s) => s.name === 'qbittorrent-nox');
     if (!qbt) throw new Error('the stack runs no qbittorrent-nox');
-    const client = new QbtSession(qbt.url, stack.env.TORRENT_CLIENT_USERNAME, stack.env.TORRENT_CLIENT_PASSWORD);
+    const freshClient = () =>
+      new QbtSession(qbt.url, stack.env.TORRENT_CLIENT_USERNAME, stack.env.TORRENT_CLIENT_PASSWORD);
+    const client = freshClient();
     const s = seeder;
     return Object.assign(soak, {
       stack,
@@ -93,6 +97,7 @@ export async function startSoakStack(
       seeder: s,
       seeded,
       client,
+      freshClient,
       async stop() {
         await s.stop();
         await stack.stop();
