@@ -31,6 +31,8 @@ export interface FaultTargets {
   brokerageUrl?: string;
   /** Which kinds to schedule (all by default); the CI run picks a few quick ones. */
   kinds?: readonly FaultKind[];
+  /** Which services may be stopped (STOPPABLE by default). */
+  stoppable?: readonly string[];
   /** Which services may be killed (KILLABLE by default; serverless-offline's restart rebuilds every bundle). */
   killable?: readonly string[];
   sleep(ms: number): Promise<void>;
@@ -40,7 +42,7 @@ export function faultActions(t: FaultTargets): FaultAction[] {
   const kinds = new Set(t.kinds ?? FAULT_KINDS);
   const actions: FaultAction[] = [];
   const byName = (name: string) => t.services.find((s) => s.name === name);
-  for (const name of STOPPABLE) {
+  for (const name of t.stoppable ?? STOPPABLE) {
     const service = byName(name);
     if (service && kinds.has('stop')) actions.push(stopAction(service));
   }

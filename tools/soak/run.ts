@@ -41,6 +41,7 @@ export interface SoakOptions {
   chaos: boolean;
   timing?: ChaosTiming;
   kinds?: readonly FaultKind[];
+  stoppable?: readonly string[];
   killable?: readonly string[];
   /** The sync hour's length (SYNC_HOUR_MS; default 2 min: a connection is synced several times in a run). */
   hourMs?: number;
@@ -149,6 +150,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakRun> {
                 chats,
                 brokerageUrl: soak.stack.env.TBANK_API_URL,
                 kinds: o.kinds,
+                stoppable: o.stoppable,
                 killable: o.killable,
                 sleep: pause,
               }),
