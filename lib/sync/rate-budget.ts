@@ -5,6 +5,7 @@ import { EGRESS_PACE, Pace, PaceStore, paceFor, stricter, tokenPace } from './pa
 import type { CallBudget } from './tbank/client';
 import type { TBankService } from './tbank/contract';
 import { TBankError } from './tbank/errors';
+import { TimeoutError } from '../util/errors';
 
 /**
  * The call budgets, shared by every step in any invocation: pacing schedules
@@ -153,7 +154,11 @@ export class SharedCallBudget implements CallBudget {
     what: string,
   ): Promise<boolean> {
     const now = this.now();
-    const latest = now + remainingMs() - SEND_GUARD_MS;
+    const remaining = remainingMs();
+    // No time left for a call to come back: the step's own bound has run out, whatever the budget says.
+    if (remaining <= SEND_GUARD_MS)
+      throw new TimeoutError(Math.max(0, Math.round(remaining)), 'the step, its next call');
+    const latest = now + remaining - SEND_GUARD_MS;
     const taken = await this.deps.data.takePace(
       key,
       now,

@@ -265,7 +265,8 @@ describe('faults', () => {
   it('a step whose own bound fires (the brokerage hangs) writes a failed row: STEP_TIMEOUT', async () => {
     const user = await connectedUser();
     brokerage.faults['InstrumentsService/GetDividends'] = { hang: true };
-    const steps = inlineDispatch({}, {}, { 'events.refresh': { timeoutMs: 500 } });
+    // Past the pacer's send guard (1 s), so the step's calls do leave and hang until its bound fires.
+    const steps = inlineDispatch({}, {}, { 'events.refresh': { timeoutMs: 3000 } });
     await tickUser(tickDeps(steps.dispatch), user);
     await steps.settled();
     expect(await hourly.head(user)).toMatchObject({ state: 'partial', error_code: 'STEP_TIMEOUT' });
