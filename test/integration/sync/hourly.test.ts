@@ -289,7 +289,8 @@ describe('faults', () => {
     });
     const settled = await hourly.head(user);
     expect(settled).toMatchObject({ state: 'partial', error_code: 'DEADLINE' });
-    expect(settled!.sections!['events.refresh']).toMatchObject({ state: 'expired', error_code: 'STEP_TIMEOUT' });
+    // The section is expired whichever side noticed first; it carries the row's code only when the row came first.
+    expect(settled!.sections!['events.refresh']).toMatchObject({ state: 'expired' });
   }, 60_000);
 
   it('a failed dispatch leaves no row: a problem record, never succeeded', async () => {
