@@ -82,6 +82,13 @@ export function egressPaceOf(addresses: number, windowMs: number, limits?: Addre
   );
 }
 
+/** No send instant of the budget's is left before the step's bound (RATE_LIMITED; a continuing section hands over instead). */
+export class PastBoundError extends TBankError {
+  constructor(message: string) {
+    super('rate-limited', message);
+  }
+}
+
 /** A send instant is not taken closer than this to the step's bound: the call itself needs time. */
 const SEND_GUARD_MS = 1000;
 
@@ -162,8 +169,7 @@ export class SharedCallBudget implements CallBudget {
       Math.max(now, latest) + 2 * this.deps.windowMs + 60_000,
     );
     if ('busyUntil' in taken)
-      throw new TBankError(
-        'rate-limited',
+      throw new PastBoundError(
         `${what}: the next call could leave in ${Math.round(taken.busyUntil - now)} ms, past the step's bound`,
       );
     const wait = taken.at - this.now();
