@@ -190,6 +190,12 @@ async function readWindow(
   }
 }
 
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
 /** Runs `work` over items, at most `width` at once; the first failure rejects (the others finish their current item). */
 async function pool<T>(items: T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
@@ -232,8 +238,12 @@ export const SECTION_RUNNERS: Record<Section, SectionRunner> = {
       const now = ctx.now();
       const windows = await operationWindows(ctx, account.id, now);
       const done = windows.map(() => false);
-      const sync = async (i: number) => {
-        if (handOver()) return;
+      // Read a few at once, written in month order: what is stored is always every window up to some
+      // month, so a sync cut short (a handover, the step's bound, the attempt's) leaves no hole that a
+      // later sync, starting at the newest stored window, would skip.
+      const written = windows.map(() => deferred<boolean>());
+      const syncWindow = async (i: number): Promise<boolean> => {
+        if (handOver()) return false;
         const w = windows[i];
         let operations: Operation[];
         try {
@@ -243,8 +253,9 @@ export const SECTION_RUNNERS: Record<Section, SectionRunner> = {
           if (!(ctx.handover && err instanceof PastBoundError)) throw err;
           refused = err;
           handing = true;
-          return;
+          return false;
         }
+        if (i > 0 && !(await written[i - 1].promise)) return false; // an older window was not: nor is this one
         // An empty window never synced before has nothing to replace. The newest is always written: it
         // records how far the account is synced, so it is written LAST, once every older window is.
         const newest = i === windows.length - 1;
@@ -259,6 +270,16 @@ export const SECTION_RUNNERS: Record<Section, SectionRunner> = {
           });
         for (const op of operations) if (op.instrument_uid) seen.add(op.instrument_uid);
         stored += operations.length;
+        return true;
+      };
+      const sync = async (i: number) => {
+        let ok = false;
+        try {
+          ok = await syncWindow(i);
+        } finally {
+          written[i].resolve(ok);
+        }
+        if (!ok) return;
         done[i] = true;
         synced++;
       };

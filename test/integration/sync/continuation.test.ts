@@ -90,10 +90,13 @@ it('a first sync handed over twice stores exactly what one step stores, and the 
   expect(whole.results).toEqual(['succeeded']);
   expect(whole.ids.length).toBeGreaterThan(0);
 
-  // 14 month windows: the first step reads 8 at once, the next the other 5, the third the newest.
+  // 14 month windows per account: each step reads up to 8 at once before its handover is due.
   const stepped = await firstSync(token, handingOverAfter(3));
-  expect(stepped.results).toEqual(['continued', 'continued', 'succeeded']);
-  expect(stepped.resumes[0]).toBeDefined();
+  const continued = stepped.results.slice(0, -1);
+  expect(continued.length).toBeGreaterThanOrEqual(2);
+  expect(stepped.results).toEqual([...continued.map(() => 'continued'), 'succeeded']);
+  // Each handover left a resume point on the row; the finished row keeps the last one.
+  expect(stepped.resumes.every((r) => r && Object.keys(r).length > 0)).toBe(true);
   expect(stepped.head).toMatchObject({ state: 'succeeded' });
   expect(stepped.head?.error_code).toBeUndefined();
   expect(stepped.ids).toEqual(whole.ids);

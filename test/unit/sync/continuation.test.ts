@@ -7,6 +7,7 @@ import type { Section } from '../../../lib/sync/model';
 import { newStepId } from '../../../lib/sync/outcome';
 import { HourlyService } from '../../../lib/sync/service';
 import { tickUser } from '../../../lib/sync/tick';
+import { attemptView } from '../../../lib/sync/views';
 import { MemorySyncStore } from './memory-sync-store';
 
 /**
@@ -68,6 +69,12 @@ it('a handed-over section keeps the attempt running until its continuation finis
     awaiting_start: true,
     continuations: 1,
     resume: { a1: '2019-04' },
+  });
+
+  const view = attemptView((await hourly.attempt(head.attempt_id))!);
+  expect(view.sections.find((s) => s.section === 'operations')).toMatchObject({
+    step_id: next,
+    step: { state: 'running', continuations: 1 },
   });
 
   // Long after the first step's bound, and with every other section done, the attempt still waits.

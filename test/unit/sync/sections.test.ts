@@ -157,6 +157,22 @@ describe('a first sync continuing across steps (decision 326)', () => {
     expect((refused as PastBoundError).code).toBe('RATE_LIMITED');
   });
 
+  it('windows are written in month order: one refused leaves no later window stored, so no sync can skip a hole', async () => {
+    const data = new MemorySyncDataStore();
+    const { api, reads } = fakeApi([account('a1')], opsEveryMonth);
+    const page = api.operationsPage.bind(api);
+    api.operationsPage = async (q) => {
+      if (q.from.startsWith('2026-08')) throw new PastBoundError("the token's budget: past the step's bound");
+      return page(q);
+    };
+    const c = { ...ctx(api, data, now, history), handover: handingOver(reads, 99) };
+    const handed = (await SECTION_RUNNERS.operations(c).catch((err: unknown) => err)) as SectionContinues;
+    expect(handed.resume).toEqual({ a1: '2026-08' });
+    expect(reads.length).toBeGreaterThan(1); // later windows were read at once, and not written
+    expect([...data.windows.keys()]).toEqual(['a1#2026-07']);
+    expect((await data.lastOperationWindow('u1', 'a1'))?.month).toBe('2026-07');
+  });
+
   it('a resume point that is not a month is ignored (the account is read from its stored state)', async () => {
     const data = new MemorySyncDataStore();
     const { api, reads } = fakeApi([account('a1')], opsEveryMonth);
