@@ -39,7 +39,7 @@ it(`${USERS} fresh users, one tick: not one call refused by the per-address ceil
   const began = performance.now();
   expect((await invokeScheduled('syncTick')).FunctionError).toBeUndefined();
 
-  const settled = new Map<string, { state: string; seconds: number; error_code: string | null }>();
+  const settled = new Map<string, { state: string; seconds: number; error_code: string | null; attempt_id: string }>();
   while (settled.size < USERS && performance.now() - began < SETTLE_BOUND_S * 1000) {
     for (const user of users.filter((u) => !settled.has(u))) {
       const hourly = await call('GET', `/sync/${user}/hourly`);
@@ -48,6 +48,7 @@ it(`${USERS} fresh users, one tick: not one call refused by the per-address ceil
           state: hourly.body.state,
           seconds: (performance.now() - began) / 1000,
           error_code: hourly.body.meta?.error_code ?? null,
+          attempt_id: hourly.body.meta?.attempt_id,
         });
     }
     await new Promise((r) => setTimeout(r, 1000));
@@ -60,7 +61,16 @@ it(`${USERS} fresh users, one tick: not one call refused by the per-address ceil
   );
   expect(outcomes).toHaveLength(USERS);
   const states = outcomes.map((o) => `${o.state}${o.error_code ? ` ${o.error_code}` : ''}`);
-  process.stdout.write(`[sync-pacing] outcomes ${JSON.stringify(states)}\n`);
+  // How many steps handed an operations section over to a next one (decision 326), per attempt.
+  const continuations: number[] = [];
+  for (const o of outcomes) {
+    const attempt = await call('GET', `/sync/attempts/${o.attempt_id}`);
+    const ops = attempt.body?.sections?.find((x: { section: string }) => x.section === 'operations');
+    continuations.push(ops?.step?.continuations ?? 0);
+  }
+  process.stdout.write(
+    `[sync-pacing] outcomes ${JSON.stringify(states)}; handovers ${JSON.stringify(continuations)}\n`,
+  );
   expect(states).toEqual(users.map(() => 'succeeded'));
   // Every attempt reached T-Bank (its portfolio and events at least), and not one call was refused.
   expect(total(after) - total(before)).toBeGreaterThan(USERS * 10);
