@@ -170,9 +170,9 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
   stepMetrics(input, api, budget);
   if (handover) {
     const handed = await handOver(deps, input, handover, log);
-    if (handed !== 'no-time') return handed;
+    if (handed === 'continued' || handed === 'stale') return handed;
     result = 'failed';
-    code = SyncErrorCode.DEADLINE;
+    code = handed === 'no-time' ? SyncErrorCode.DEADLINE : SyncErrorCode.INTERNAL;
   }
   const report = stepReport(api, skipped);
   if (report.unknown_values)
@@ -209,14 +209,15 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
 /**
  * Hands the section over to a continuation step: ONE fenced write moves the attempt's child and the
  * row to the new step id with the resume point, then the step is sent. 'no-time' when the
- * continuation could not end within the attempt's wait bound (the section finishes DEADLINE).
+ * continuation could not end within the attempt's wait bound (the section finishes DEADLINE),
+ * 'failed' when the write failed (INTERNAL).
  */
 async function handOver(
   deps: StepDeps,
   input: StepInput,
   resume: Record<string, string>,
   log: Logger,
-): Promise<'continued' | 'stale' | 'no-time'> {
+): Promise<'continued' | 'stale' | 'no-time' | 'failed'> {
   const next = { ...input, step_id: newStepId(deps.now()) };
   try {
     const row = { attempt_id: input.attempt_id, step_id: input.step_id, section: input.section };
@@ -231,9 +232,13 @@ async function handOver(
     )
       return 'no-time';
   } catch (err) {
-    if (!(err instanceof StaleAttemptError)) throw err;
-    log.warn('sync_step_handover_stale');
-    return 'stale';
+    if (err instanceof StaleAttemptError) {
+      log.warn('sync_step_handover_stale');
+      return 'stale';
+    }
+    // Not handed over: the step finishes its row failed, so the attempt does not wait for a step that never comes.
+    log.error('sync_step_handover_failed', { err });
+    return 'failed';
   }
   log.info('sync_step_handed_over', { next_step_id: next.step_id, accounts: Object.keys(resume).length });
   try {

@@ -36,12 +36,12 @@ const handingOverAfter =
       handover: { ...ctx.handover!, due: () => (ctx.api.calls.OperationsService ?? 0) >= calls },
     });
 
-async function firstSync(token: string, operations: SectionRunner) {
+async function firstSync(token: string, operations: SectionRunner, waitBoundMs = 15 * 60_000) {
   const table = await isolatedTable(aws, 'SyncTable');
   const { hourly, connections } = syncServices({
     documents: aws.documents,
     table: table.name,
-    waitBoundMs: 15 * 60_000,
+    waitBoundMs,
     sealer: stackSealer(),
   });
   const data = new DynamoSyncDataStore({ documents: aws.documents, table: table.name });
@@ -78,7 +78,8 @@ async function firstSync(token: string, operations: SectionRunner) {
       }
     }
     const stored = await data.operations(user, '1970-01-01', '9999-01-01');
-    return { head: await hourly.head(user), results, resumes, ids: stored.map((o) => o.id).sort() };
+    const rows = await hourly.stepRows((await hourly.head(user))!.attempt_id);
+    return { head: await hourly.head(user), rows, results, resumes, ids: stored.map((o) => o.id).sort() };
   } finally {
     await table.drop();
   }
@@ -100,4 +101,13 @@ it('a first sync handed over twice stores exactly what one step stores, and the 
   expect(stepped.head).toMatchObject({ state: 'succeeded' });
   expect(stepped.head?.error_code).toBeUndefined();
   expect(stepped.ids).toEqual(whole.ids);
+});
+
+it('no handover whose step would end past the attempt’s wait bound: the section fails DEADLINE, the attempt is partial', async () => {
+  const token = `t.${newId()}`;
+  // The step's bound (20 s) does not fit the attempt's wait bound (20 s) from its start.
+  const cut = await firstSync(token, handingOverAfter(3), 20_000);
+  expect(cut.results).toEqual(['failed']);
+  expect(cut.rows.find((r) => r.section === 'operations')).toMatchObject({ state: 'failed', error_code: 'DEADLINE' });
+  expect(cut.head).toMatchObject({ state: 'partial' });
 });
