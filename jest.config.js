@@ -1,9 +1,10 @@
 /**
- * Three projects: `unit` needs nothing running; `stack` (integration + e2e)
+ * Four projects: `unit` needs nothing running; `stack` (integration + e2e)
  * shares ONE embedded stack per jest run, started on free ports by
  * test/support/globalSetup so it never collides with `npm start`; `aws`
  * deploys the service into moto's server, which it starts itself, and needs
- * no stack (test/aws/, docs/deploy.md "Proven in moto").
+ * no stack (test/aws/, docs/deploy.md "Proven in moto"); `soak` runs npm run
+ * soak's short run on a stack of its own (test/soak/, docs/testing.md "Soak").
  */
 
 // @middy/core 6 is ESM-only: Node 24 can require() it, jest's runtime cannot, so swc compiles it too.
@@ -42,6 +43,14 @@ module.exports = {
       globalSetup: '<rootDir>/test/support/globalSetup.ts',
       globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
       setupFiles: ['<rootDir>/test/support/env.ts'],
+    },
+    {
+      // npm run soak's short run: a stack of its own (npm start's, schedules on), no shared stack (test/soak/).
+      displayName: 'soak',
+      transform,
+      transformIgnorePatterns,
+      testEnvironment: 'node',
+      testMatch: ['<rootDir>/test/soak/**/*.test.ts'],
     },
     {
       displayName: 'aws',

@@ -122,7 +122,7 @@ export const METRICS = {
     by: [['budget']],
     statistic: 'Sum',
     meaning:
-      "Time a step's calls waited for a slot of a call budget, per step, by `budget`: `token` (the user's per-service limits) or `egress` (the addresses' shared limit).",
+      "Time a step's calls waited for their send instant on a call schedule (docs/sync.md, pacing), per step, by `budget`: `token` (the user's per-service limits) or `egress` (the addresses' shared limit).",
     action:
       "Egress waits near the step bound: the addresses are saturated, attempts will end DEADLINE; add an egress address. Token waits: one user's history is large (expected on a first sync).",
   },

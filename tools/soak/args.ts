@@ -1,0 +1,71 @@
+/** `npm run soak` flags: parsed strictly, a bad one is a clear error before anything starts. */
+
+export interface SoakArgs {
+  minutes: number;
+  seed: number;
+  chaos: boolean;
+  json?: string;
+  help: boolean;
+}
+
+export const USAGE = `usage: npm run soak -- [--minutes N] [--seed N] [--no-chaos] [--json <path>] [--help]
+  --minutes N     how long the load and the faults run (default 10; 60 for the long run), then drain and audit
+  --seed N        the seed of every random choice (load mix, fault order and lengths); default: from the clock
+  --no-chaos      load only, no injected faults
+  --json <path>   also write the report as JSON to <path>
+The stack starts as npm start starts it (schedules on, the real qbittorrent-nox), on free ports.`;
+
+export class UsageError extends Error {}
+
+export function parseArgs(argv: readonly string[], now = Date.now()): SoakArgs {
+  const out: SoakArgs = { minutes: 10, seed: now % 2 ** 31, chaos: true, help: false };
+  const value = (i: number, flag: string) => {
+    const v = argv[i + 1];
+    if (v === undefined || v.startsWith('--')) throw new UsageError(`${flag} needs a value`);
+    return v;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--help' || arg === '-h') out.help = true;
+    else if (arg === '--no-chaos') out.chaos = false;
+    else if (arg === '--minutes') {
+      const v = value(i++, arg);
+      const n = Number(v);
+      if (!/^\d+(\.\d+)?$/.test(v) || n <= 0 || n > 24 * 60)
+        throw new UsageError(`--minutes must be a number of minutes in (0, 1440], got ${JSON.stringify(v)}`);
+      out.minutes = n;
+    } else if (arg === '--seed') {
+      const v = value(i++, arg);
+      if (!/^\d{1,10}$/.test(v)) throw new UsageError(`--seed must be a whole number, got ${JSON.stringify(v)}`);
+      out.seed = Number(v) % 2 ** 31;
+    } else if (arg === '--json') out.json = value(i++, arg);
+    else throw new UsageError(`unknown option ${JSON.stringify(arg)}`);
+  }
+  return out;
+}
+
+/** A small seeded generator (mulberry32): the same seed gives the same load mix and fault schedule. */
+export function seededRandom(seed: number): Random {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    int: (lo, hi) => lo + Math.floor(next() * (hi - lo + 1)),
+    pick: (items) => items[Math.floor(next() * items.length)],
+    chance: (p) => next() < p,
+  };
+}
+
+export interface Random {
+  next(): number;
+  /** A whole number in [lo, hi]. */
+  int(lo: number, hi: number): number;
+  pick<T>(items: readonly T[]): T;
+  chance(p: number): boolean;
+}
