@@ -265,8 +265,9 @@ describe('faults', () => {
   it('a step whose own bound fires (the brokerage hangs) writes a failed row: STEP_TIMEOUT', async () => {
     const user = await connectedUser();
     brokerage.faults['InstrumentsService/GetDividends'] = { hang: true };
-    // Past the pacer's send guard (1 s), so the step's calls do leave and hang until its bound fires.
-    const steps = inlineDispatch({}, {}, { 'events.refresh': { timeoutMs: 3000 } });
+    // Well above the budget's 1 s guard (rate-budget.ts SEND_GUARD_MS): a bound near it refuses the calls before the
+    // hanging one (RATE_LIMITED) once a loaded machine's table writes take its time.
+    const steps = inlineDispatch({}, {}, { 'events.refresh': { timeoutMs: 4000 } });
     await tickUser(tickDeps(steps.dispatch), user);
     await steps.settled();
     expect(await hourly.head(user)).toMatchObject({ state: 'partial', error_code: 'STEP_TIMEOUT' });
