@@ -28,7 +28,8 @@ it('two minutes of the three domains under faults: every invariant holds', async
   run = await runSoak({
     root: ROOT,
     minutes: 2,
-    seed: 44,
+    // Its schedule opens with Telegram 500s, DynamoDB Local stopped, offline stopped (13 s each), then qBittorrent.
+    seed: 318,
     chaos: true,
     // Quick faults the service is built to ride out with nothing lost; kills are the long run's (a kill of offline
     // rebuilds every bundle). Decision 352.
