@@ -9,7 +9,7 @@ import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS } from '../lib/sync/sections'
 import { ConnectionService } from '../lib/sync/connections';
 import { DynamoSyncStore } from '../lib/sync/dynamodb-store';
 import { HourlyService } from '../lib/sync/service';
-import { runStep } from '../lib/sync/step';
+import { runStep, StepDeps, StepResult } from '../lib/sync/step';
 import { planResources } from '../tools/stack/resources';
 import { BenchStack } from './support';
 
@@ -43,27 +43,28 @@ export async function tbankSync(bench: BenchStack, windowMs = 60_000) {
     if (!('head' in r) || !r.head) throw new Error('no reservation');
     const attempt = r.head.attempt_id;
     const began = performance.now();
-    const results = await Promise.all(
+    // A step near its bound hands its section over to a continuation (decision 326): run here as Lambda would.
+    const continuations: Promise<StepResult>[] = [];
+    const deps: StepDeps = {
+      hourly,
+      dispatch: async (input) => void continuations.push(runStep(deps, input)),
+      connections,
+      data,
+      tbank: { baseUrl: url, appName: 'bench', rateWindowMs: windowMs },
+      settings: { ...DEFAULT_SECTION_SETTINGS, historyDays: 3650 },
+      timeoutMs: 120_000,
+      now: Date.now,
+      log: silentLogger,
+      runners: SECTION_RUNNERS,
+    };
+    const results: StepResult[] = await Promise.all(
       MANDATORY_SECTIONS.map(async (section) => {
         const step = { user_id: user, attempt_id: attempt, step_id: newId(), section };
         await hourly.recordDispatch(user, attempt, section, step.step_id);
-        return runStep(
-          {
-            hourly,
-            dispatch: async () => {}, // every section is run here
-            connections,
-            data,
-            tbank: { baseUrl: url, appName: 'bench', rateWindowMs: windowMs },
-            settings: { ...DEFAULT_SECTION_SETTINGS, historyDays: 3650 },
-            timeoutMs: 120_000,
-            now: Date.now,
-            log: silentLogger,
-            runners: SECTION_RUNNERS,
-          },
-          step,
-        );
+        return runStep(deps, step);
       }),
     );
+    for (let i = 0; i < continuations.length; i++) results.push(await continuations[i]);
     const ms = performance.now() - began;
     const byService: Record<string, number> = {};
     for (const [method, n] of Object.entries(emulator.calls))

@@ -201,7 +201,7 @@ export class DynamoSyncStore extends DynamoConnectionStore implements HourlyStor
     });
   }
 
-  async startStep(user: string, row: StepRow): Promise<'started' | 'exists'> {
+  async startStep(user: string, row: StepRow): Promise<'started' | 'continued' | 'exists'> {
     try {
       await transactWrite(this.deps.documents, [
         this.fence(user, row.attempt_id),
@@ -210,7 +210,80 @@ export class DynamoSyncStore extends DynamoConnectionStore implements HourlyStor
       return 'started';
     } catch (err) {
       if (conditionFailed(err, 0)) throw new StaleAttemptError(row.attempt_id);
+      if (!conditionFailed(err, 1)) throw err;
+    }
+    // The row exists: handed over to this step (its first delivery takes it), or a re-delivery.
+    try {
+      await transactWrite(this.deps.documents, [
+        this.fence(user, row.attempt_id),
+        {
+          Update: {
+            TableName: this.table,
+            Key: stepKey(row.attempt_id, row.section),
+            UpdateExpression: 'SET started_at = :at REMOVE awaiting_start',
+            ConditionExpression: 'step_id = :sid AND #state = :running AND awaiting_start = :t',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: {
+              ':at': isoTime(row.started_at),
+              ':sid': row.step_id,
+              ':running': 'running',
+              ':t': true,
+            },
+          },
+        },
+      ]);
+      return 'continued';
+    } catch (err) {
+      if (conditionFailed(err, 0)) throw new StaleAttemptError(row.attempt_id);
       if (conditionFailed(err, 1)) return 'exists';
+      throw err;
+    }
+  }
+
+  async continueStep(
+    user: string,
+    row: Pick<StepRow, 'attempt_id' | 'section' | 'step_id'>,
+    next: { step_id: string; resume: Record<string, string> },
+  ): Promise<void> {
+    const names = { '#state': 'state', '#section': row.section };
+    try {
+      await transactWrite(this.deps.documents, [
+        {
+          Update: {
+            TableName: this.table,
+            Key: headKey(user),
+            UpdateExpression: 'SET children.#section = :next ADD revision :one',
+            ConditionExpression: 'attempt_id = :a AND #state = :running AND children.#section = :sid',
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: {
+              ':a': row.attempt_id,
+              ':running': 'running',
+              ':sid': row.step_id,
+              ':next': next.step_id,
+              ':one': 1,
+            },
+          },
+        },
+        {
+          Update: {
+            TableName: this.table,
+            Key: stepKey(row.attempt_id, row.section),
+            UpdateExpression: 'SET step_id = :next, resume = :r, awaiting_start = :t ADD continuations :one',
+            ConditionExpression: 'step_id = :sid AND #state = :running',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: {
+              ':sid': row.step_id,
+              ':running': 'running',
+              ':next': next.step_id,
+              ':r': next.resume,
+              ':t': true,
+              ':one': 1,
+            },
+          },
+        },
+      ]);
+    } catch (err) {
+      if (conditionFailed(err, 0) || conditionFailed(err, 1)) throw new StaleAttemptError(row.attempt_id);
       throw err;
     }
   }

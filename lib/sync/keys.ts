@@ -321,6 +321,9 @@ const STEP: FieldSpec<Omit<StepRow, 'started_at' | 'finished_at'>> = {
   unknown_values: 'number?',
   unknown_names: 'array?',
   skipped_accounts: 'array?',
+  continuations: 'number?',
+  resume: 'object?',
+  awaiting_start: 'boolean?',
 };
 
 export const stepItem = (row: StepRow): Item => ({

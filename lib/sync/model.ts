@@ -94,6 +94,14 @@ export interface StepRow {
   unknown_names?: string[];
   /** Accounts the section did not read, and why (at most 50). */
   skipped_accounts?: SkippedAccount[];
+  /**
+   * A section that continues across steps (decision 326): how many steps handed it over, and where
+   * the next one resumes (account id → the first month it has not synced yet, YYYY-MM).
+   */
+  continuations?: number;
+  resume?: Record<string, string>;
+  /** Handed over, its continuation not started yet: the one delivery that finds it set takes the row. */
+  awaiting_start?: boolean;
 }
 
 /**

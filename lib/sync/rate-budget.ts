@@ -5,6 +5,7 @@ import { EGRESS_PACE, Pace, PaceStore, paceFor, stricter, tokenPace } from './pa
 import type { CallBudget } from './tbank/client';
 import type { TBankService } from './tbank/contract';
 import { TBankError } from './tbank/errors';
+import { TimeoutError } from '../util/errors';
 
 /**
  * The call budgets, shared by every step in any invocation: pacing schedules
@@ -82,6 +83,16 @@ export function egressPaceOf(addresses: number, windowMs: number, limits?: Addre
   );
 }
 
+/** No send instant of the budget's is left before the step's bound (RATE_LIMITED; a continuing section hands over instead). */
+export class PastBoundError extends TBankError {
+  constructor(message: string) {
+    super('rate-limited', message);
+  }
+}
+
+/** The step's bound leaves no time for one more call (STEP_TIMEOUT, its own bound; a continuing section hands over). */
+export class NoTimeLeftError extends TimeoutError {}
+
 /** A send instant is not taken closer than this to the step's bound: the call itself needs time. */
 const SEND_GUARD_MS = 1000;
 
@@ -153,7 +164,11 @@ export class SharedCallBudget implements CallBudget {
     what: string,
   ): Promise<boolean> {
     const now = this.now();
-    const latest = now + remainingMs() - SEND_GUARD_MS;
+    const remaining = remainingMs();
+    // No time left for a call to come back: the step's own bound has run out, whatever the budget says.
+    if (remaining <= SEND_GUARD_MS)
+      throw new NoTimeLeftError(Math.max(0, Math.round(remaining)), 'the step, its next call');
+    const latest = now + remaining - SEND_GUARD_MS;
     const taken = await this.deps.data.takePace(
       key,
       now,
@@ -162,8 +177,7 @@ export class SharedCallBudget implements CallBudget {
       Math.max(now, latest) + 2 * this.deps.windowMs + 60_000,
     );
     if ('busyUntil' in taken)
-      throw new TBankError(
-        'rate-limited',
+      throw new PastBoundError(
         `${what}: the next call could leave in ${Math.round(taken.busyUntil - now)} ms, past the step's bound`,
       );
     const wait = taken.at - this.now();

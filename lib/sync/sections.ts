@@ -4,6 +4,7 @@ import type { SyncDataStore } from './data-store';
 import type { Section, SkippedAccount } from './model';
 import type { TBankClient } from './tbank/client';
 import type { Account, Operation } from './tbank/contract';
+import { NoTimeLeftError, PastBoundError } from './rate-budget';
 import { TBankError } from './tbank/errors';
 
 /**
@@ -47,6 +48,24 @@ export interface SectionContext {
   settings: SectionSettings;
   /** The accounts this section skipped, and why: written on its step row. */
   skipped: SkippedAccount[];
+  /** Present when the section may continue in a next step of the attempt (decision 326). */
+  handover?: Handover;
+}
+
+/** Where a continuing section resumes, and when its step should hand over what is left. */
+export interface Handover {
+  /** Account id → the first month (YYYY-MM) not synced yet, as the step that handed over left it. */
+  resume: Record<string, string>;
+  /** True once the step should start no new work: it is near its bound. */
+  due: () => boolean;
+}
+
+/** A section handing over: the rest of its work, for the continuation step (step.ts). */
+export class SectionContinues extends Error {
+  constructor(readonly resume: Record<string, string>) {
+    super('the section continues in a next step');
+    this.name = 'SectionContinues';
+  }
 }
 
 export type SectionRunner = (ctx: SectionContext) => Promise<number>;
@@ -118,14 +137,25 @@ const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
 const monthStart = (ms: number) => Date.UTC(new Date(ms).getUTCFullYear(), new Date(ms).getUTCMonth(), 1);
 const nextMonth = (ms: number) => Date.UTC(new Date(ms).getUTCFullYear(), new Date(ms).getUTCMonth() + 1, 1);
 
-/** The month windows an account's sync covers: from its history depth (first sync) or its last window minus the overlap, to now. */
+const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
+
+/**
+ * The month windows an account's sync covers, to now: from the month a continuation resumes at
+ * (its predecessor synced every window before it), else from its history depth (first sync) or its
+ * last window minus the overlap.
+ */
 export async function operationWindows(
   ctx: SectionContext,
   account: string,
   now: number,
 ): Promise<Array<{ month: string; from: number; to: number }>> {
-  const last = await ctx.data.lastOperationWindow(ctx.user, account);
-  const start = last ? Math.min(last.synced_to - ctx.settings.overlapMs, now) : now - ctx.settings.historyDays * DAY;
+  const resumeAt = MONTH.exec(ctx.handover?.resume[account] ?? '');
+  const last = resumeAt ? undefined : await ctx.data.lastOperationWindow(ctx.user, account);
+  const start = resumeAt
+    ? Math.min(Date.UTC(Number(resumeAt[1]), Number(resumeAt[2]) - 1, 1), now)
+    : last
+      ? Math.min(last.synced_to - ctx.settings.overlapMs, now)
+      : now - ctx.settings.historyDays * DAY;
   const windows = [];
   for (let m = monthStart(start); m <= now; m = nextMonth(m))
     windows.push({ month: monthOf(m), from: m, to: Math.min(nextMonth(m), now) });
@@ -160,6 +190,12 @@ async function readWindow(
   }
 }
 
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
 /** Runs `work` over items, at most `width` at once; the first failure rejects (the others finish their current item). */
 async function pool<T>(items: T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
@@ -191,31 +227,75 @@ export const SECTION_RUNNERS: Record<Section, SectionRunner> = {
   operations: async (ctx) => {
     let stored = 0;
     const seen = new Set<string>();
+    // Where a continuation resumes: an account this step does not reach keeps the point it had.
+    const resume = { ...ctx.handover?.resume };
+    let handing = false;
+    let refused: PastBoundError | NoTimeLeftError | undefined;
+    let synced = 0;
+    const handOver = () => (handing ||= !!ctx.handover?.due());
     await perAccount(ctx, await openAccounts(ctx), async (account) => {
+      if (handOver()) return;
       const now = ctx.now();
       const windows = await operationWindows(ctx, account.id, now);
-      const sync = async (w: (typeof windows)[number], newest: boolean) => {
-        const operations = await readWindow(ctx, account.id, w);
+      const done = windows.map(() => false);
+      // Read a few at once, written in month order: what is stored is always every window up to some
+      // month, so a sync cut short (a handover, the step's bound, the attempt's) leaves no hole that a
+      // later sync, starting at the newest stored window, would skip.
+      const written = windows.map(() => deferred<boolean>());
+      const syncWindow = async (i: number): Promise<boolean> => {
+        if (handOver()) return false;
+        const w = windows[i];
+        let operations: Operation[];
+        try {
+          operations = await readWindow(ctx, account.id, w);
+        } catch (err) {
+          // No send instant (or no time) left before the step's bound: the window is the continuation's.
+          if (!(ctx.handover && (err instanceof PastBoundError || err instanceof NoTimeLeftError))) throw err;
+          refused = err;
+          handing = true;
+          return false;
+        }
+        if (i > 0 && !(await written[i - 1].promise)) return false; // an older window was not: nor is this one
         // An empty window never synced before has nothing to replace. The newest is always written: it
         // records how far the account is synced, so it is written LAST, once every older window is.
-        if (operations.length === 0 && !newest && !(await ctx.data.hasOperationWindow(ctx.user, account.id, w.month)))
-          return;
-        await ctx.data.replaceOperationWindow({
-          user: ctx.user,
-          attempt_id: ctx.attempt_id,
-          account: account.id,
-          month: w.month,
-          operations,
-          synced_to: w.to,
-        });
+        const newest = i === windows.length - 1;
+        if (operations.length || newest || (await ctx.data.hasOperationWindow(ctx.user, account.id, w.month)))
+          await ctx.data.replaceOperationWindow({
+            user: ctx.user,
+            attempt_id: ctx.attempt_id,
+            account: account.id,
+            month: w.month,
+            operations,
+            synced_to: w.to,
+          });
         for (const op of operations) if (op.instrument_uid) seen.add(op.instrument_uid);
         stored += operations.length;
+        return true;
+      };
+      const sync = async (i: number) => {
+        let ok = false;
+        try {
+          ok = await syncWindow(i);
+        } finally {
+          written[i].resolve(ok);
+        }
+        if (!ok) return;
+        done[i] = true;
+        synced++;
       };
       // A few windows at once: the shared budget paces the calls, the table takes the writes.
-      await pool(windows.slice(0, -1), WINDOW_CONCURRENCY, (w) => sync(w, false));
-      if (windows.length) await sync(windows[windows.length - 1], true);
+      const older = windows.slice(0, -1).map((_, i) => i);
+      await pool(older, WINDOW_CONCURRENCY, sync);
+      if (windows.length && done.slice(0, -1).every(Boolean)) await sync(windows.length - 1);
+      // The continuation resumes at the first window not synced (a few later ones are read again).
+      const first = done.indexOf(false);
+      if (first === -1) delete resume[account.id];
+      else resume[account.id] = windows[first].month;
     });
     await ctx.data.addSeenInstruments(ctx.user, [...seen]);
+    // A step that synced nothing hands nothing over: the budget's refusal is its outcome, as without a handover.
+    if (refused && synced === 0) throw refused;
+    if (handing) throw new SectionContinues(resume);
     return stored;
   },
 

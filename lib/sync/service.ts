@@ -1,4 +1,5 @@
 import { newId } from '../ident';
+import { StaleAttemptError } from './errors';
 import { emitMetrics } from '../metrics';
 import { HOUR_MS, HourlyHead, Section, StepReport, StepRow, StepState, SyncErrorCode } from './model';
 import {
@@ -253,8 +254,29 @@ export class HourlyService {
     return this.store.dueEntries(shard, now, limit);
   }
 
-  startStep(user: string, row: StepRow): Promise<'started' | 'exists'> {
+  startStep(user: string, row: StepRow): Promise<'started' | 'continued' | 'exists'> {
     return this.store.startStep(user, row);
+  }
+
+  /**
+   * Hands a section over to a continuation step `nextStepId` (decision 326), only while that step's
+   * own bound (`stepBoundMs` from now) still ends within the attempt's wait bound: every step of the
+   * attempt, continuations included, ends within WORK_WAIT_BOUND_MS of its start. false when it would
+   * not (the section finishes as it stands); StaleAttemptError when the attempt or the row moved on.
+   */
+  async continueStep(
+    user: string,
+    row: Pick<StepRow, 'attempt_id' | 'section' | 'step_id'>,
+    next: { step_id: string; resume: Record<string, string> },
+    now: number,
+    stepBoundMs: number,
+  ): Promise<boolean> {
+    const head = await this.store.head(user);
+    if (!head || head.attempt_id !== row.attempt_id || head.state !== 'running')
+      throw new StaleAttemptError(row.attempt_id);
+    if (now + stepBoundMs >= head.started_at + this.deps.waitBoundMs) return false;
+    await this.store.continueStep(user, row, next);
+    return true;
   }
 
   finishStep(

@@ -7,7 +7,14 @@ import { NoTokenError, StaleAttemptError } from './errors';
 import { UnsafeKeyPartError } from './errors';
 import { Section, SkippedAccount, StepReport, SyncErrorCode } from './model';
 import { AddressLimits, SharedCallBudget } from './rate-budget';
-import { DEFAULT_SECTION_SETTINGS, SECTION_RUNNERS, SectionRunner, SectionSettings } from './sections';
+import { newStepId } from './outcome';
+import {
+  DEFAULT_SECTION_SETTINGS,
+  SECTION_RUNNERS,
+  SectionContinues,
+  SectionRunner,
+  SectionSettings,
+} from './sections';
 import type { Clock } from '../clock';
 import type { ConnectionService } from './connections';
 import type { HourlyService } from './service';
@@ -65,7 +72,13 @@ export interface TBankSettings {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
-export type StepResult = 'succeeded' | 'failed' | 'stale' | 'duplicate';
+export type StepResult = 'succeeded' | 'failed' | 'stale' | 'duplicate' | 'continued';
+
+/**
+ * A continuing section (decision 326) starts no new work once this share of the step's bound has
+ * passed: what is in flight then has the rest to finish and be written before the bound fires.
+ */
+export const HANDOVER_AT_SHARE = 0.6;
 
 export async function runStep(deps: StepDeps, input: StepInput): Promise<StepResult> {
   const log = deps.log.child({
@@ -75,12 +88,18 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
     user_id: input.user_id,
   });
   const row = { attempt_id: input.attempt_id, step_id: input.step_id, section: input.section };
+  // Where a continuation resumes: written on the row by the step that handed the section over.
+  let resume: Record<string, string> = {};
   try {
-    if (
-      (await deps.hourly.startStep(input.user_id, { ...row, state: 'running', started_at: deps.now() })) === 'exists'
-    ) {
+    const start = await deps.hourly.startStep(input.user_id, { ...row, state: 'running', started_at: deps.now() });
+    if (start === 'exists') {
       log.info('sync_step_duplicate_delivery');
       return 'duplicate';
+    }
+    if (start === 'continued') {
+      const rows = await deps.hourly.stepRows(input.attempt_id);
+      resume = rows.find((r) => r.section === input.section && r.step_id === input.step_id)?.resume ?? {};
+      log.info('sync_step_continues', { accounts: Object.keys(resume).length });
     }
   } catch (err) {
     if (err instanceof StaleAttemptError) {
@@ -96,6 +115,7 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
   const skipped: SkippedAccount[] = [];
   let api: TBankClient | undefined;
   let budget: SharedCallBudget | undefined;
+  let handover: Record<string, string> | undefined;
   try {
     const token = await deps.connections.connectionToken(input.user_id);
     if (!token) throw new NoTokenError();
@@ -127,6 +147,7 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
         now: deps.now,
         log,
         settings: deps.settings ?? DEFAULT_SECTION_SETTINGS,
+        handover: { resume, due: () => elapsed() - started >= deps.timeoutMs * HANDOVER_AT_SHARE },
       }).then((n) => {
         log.info('sync_step_calls', { calls: client.calls, rate_limited: client.rateLimited });
         return n;
@@ -134,14 +155,25 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
     });
     log.info('sync_step_succeeded', { items: stored });
   } catch (err) {
-    // A StaleAttemptError here (a fenced write refused mid-section) falls through: the finish below is refused by the same fence.
-    result = 'failed';
-    code = errorCode(err);
-    trackingId = err instanceof TBankError ? err.trackingId : undefined;
-    log.warn('sync_step_failed', { error_code: code, tracking_id: trackingId, err });
+    if (err instanceof SectionContinues) {
+      handover = err.resume;
+      log.info('sync_step_calls', { calls: api?.calls, rate_limited: api?.rateLimited });
+    } else {
+      // A StaleAttemptError here (a fenced write refused mid-section) falls through: the finish below is refused by the same fence.
+      result = 'failed';
+      code = errorCode(err);
+      trackingId = err instanceof TBankError ? err.trackingId : undefined;
+      log.warn('sync_step_failed', { error_code: code, tracking_id: trackingId, err });
+    }
   }
 
   stepMetrics(input, api, budget);
+  if (handover) {
+    const handed = await handOver(deps, input, handover, log);
+    if (handed === 'continued' || handed === 'stale') return handed;
+    result = 'failed';
+    code = handed === 'no-time' ? SyncErrorCode.DEADLINE : SyncErrorCode.INTERNAL;
+  }
   const report = stepReport(api, skipped);
   if (report.unknown_values)
     log.warn('sync_unknown_enum_values', { count: report.unknown_values, names: report.unknown_names });
@@ -172,6 +204,50 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
     log.error('sync_settle_failed', { err }); // the next tick's recovery settles it
   }
   return result;
+}
+
+/**
+ * Hands the section over to a continuation step: ONE fenced write moves the attempt's child and the
+ * row to the new step id with the resume point, then the step is sent. 'no-time' when the
+ * continuation could not end within the attempt's wait bound (the section finishes DEADLINE),
+ * 'failed' when the write failed (INTERNAL).
+ */
+async function handOver(
+  deps: StepDeps,
+  input: StepInput,
+  resume: Record<string, string>,
+  log: Logger,
+): Promise<'continued' | 'stale' | 'no-time' | 'failed'> {
+  const next = { ...input, step_id: newStepId(deps.now()) };
+  try {
+    const row = { attempt_id: input.attempt_id, step_id: input.step_id, section: input.section };
+    if (
+      !(await deps.hourly.continueStep(
+        input.user_id,
+        row,
+        { step_id: next.step_id, resume },
+        deps.now(),
+        deps.timeoutMs,
+      ))
+    )
+      return 'no-time';
+  } catch (err) {
+    if (err instanceof StaleAttemptError) {
+      log.warn('sync_step_handover_stale');
+      return 'stale';
+    }
+    // Not handed over: the step finishes its row failed, so the attempt does not wait for a step that never comes.
+    log.error('sync_step_handover_failed', { err });
+    return 'failed';
+  }
+  log.info('sync_step_handed_over', { next_step_id: next.step_id, accounts: Object.keys(resume).length });
+  try {
+    await deps.dispatch(next);
+  } catch (err) {
+    // Handed over but not sent: the row stays `running` and the section's wait bound settles it (DEADLINE).
+    log.error('sync_step_continuation_dispatch_failed', { err });
+  }
+  return 'continued';
 }
 
 /** What the step met on the way: T-Bank's 429s, and its waits for a budget's window, by budget. */

@@ -48,8 +48,24 @@ export interface HourlyStore {
   /** Moves the due entry of the head read at `revision`; false when the head moved on meanwhile. */
   deferHead(user: string, revision: number, dueAt: number): Promise<boolean>;
 
-  /** The step's `running` row, fenced on the head's attempt_id: StaleAttemptError once a successor exists; 'exists' on a re-delivery. */
-  startStep(user: string, row: StepRow): Promise<'started' | 'exists'>;
+  /**
+   * The step's `running` row, fenced on the head's attempt_id: StaleAttemptError once a successor exists;
+   * 'exists' on a re-delivery. 'continued': the row was handed over to this step (`continueStep`), and
+   * this is its first delivery.
+   */
+  startStep(user: string, row: StepRow): Promise<'started' | 'continued' | 'exists'>;
+
+  /**
+   * Hands a running step's section over to a continuation step `next`, in ONE transaction fenced
+   * like a finish: the running head's child for the section moves from the step to `next` and the
+   * row (still `running`) takes `next`'s id, the `resume` point, `awaiting_start`, one more
+   * continuation. StaleAttemptError when the attempt or the row moved on.
+   */
+  continueStep(
+    user: string,
+    row: Pick<StepRow, 'attempt_id' | 'section' | 'step_id'>,
+    next: { step_id: string; resume: Record<string, string> },
+  ): Promise<void>;
 
   /** The step's finish, only from `running` and fenced like its start (StaleAttemptError). */
   finishStep(

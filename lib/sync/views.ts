@@ -98,6 +98,8 @@ export function attemptView(attempt: HourlyHead & { rows: StepRow[] }) {
               unknown_values: row.unknown_values ?? 0,
               unknown_names: row.unknown_names ?? [],
               skipped_accounts: row.skipped_accounts ?? [],
+              // How many earlier steps handed the section over to this one (decision 326).
+              continuations: row.continuations ?? 0,
             }
           : null,
       };

@@ -10,17 +10,17 @@ import { invokeScheduled } from '../support/stack';
  * Each first sync reads 10 years (more than 200 Operations calls): 20 of them are several
  * "minutes" of the address's budget, which the pacer spreads; no call may be refused.
  *
- * The bound: every attempt settles within SETTLE_BOUND_S of the tick. At 2 s a "minute" the
- * address's budget (950 a window, 28,470 calls a tick) is no constraint on time; what takes it is
- * the calls' own round trips and DynamoDB Local (two to three table operations per call besides
- * the section's own writes). On a shared 2-core machine 20 concurrent 10-year first syncs do not
- * fit a step's 25 s: their operations steps end STEP_TIMEOUT (or the pacer refuses an instant
- * past the bound), which this test reports but does not hold against the ceiling: what it holds
- * is that not one call was refused.
+ * The bound: every attempt SUCCEEDS within SETTLE_BOUND_S of the tick. At 2 s a "minute" the
+ * address's budget (950 a window) is no constraint on time; what takes it is the calls' own round
+ * trips and DynamoDB Local (two to three table operations per call besides the section's own
+ * writes), so on a shared 2-core machine 20 concurrent 10-year first syncs do not fit one step's
+ * 25 s: their operations sections continue across steps (decision 326), each step handing the
+ * months it did not reach to the next, all within the attempt's wait bound. Some end later than
+ * others; none ends partial.
  */
 const tbank = process.env.TBANK_API_URL!;
 const USERS = 20;
-const SETTLE_BOUND_S = 150;
+const SETTLE_BOUND_S = 200;
 
 type Calls = {
   calls: Record<string, number>;
@@ -31,7 +31,7 @@ const emulatorCalls = async () => (await (await fetch(`${tbank}/emulator/calls`)
 const total = (c: Calls) => Object.values(c.calls).reduce((a, b) => a + b, 0);
 const limited = (c: Calls) => Object.values(c.addresses).reduce((a, b) => a + b.limited, 0);
 
-it(`${USERS} fresh users, one tick: not one call refused by the per-address ceiling, every attempt settled`, async () => {
+it(`${USERS} fresh users, one tick: not one call refused by the per-address ceiling, every attempt succeeded`, async () => {
   const users = Array.from({ length: USERS }, () => newId());
   for (const user of users)
     expect((await call('POST', '/sync/connections', { user_id: user, token: `t.${user}` })).status).toBe(201);
@@ -39,7 +39,7 @@ it(`${USERS} fresh users, one tick: not one call refused by the per-address ceil
   const began = performance.now();
   expect((await invokeScheduled('syncTick')).FunctionError).toBeUndefined();
 
-  const settled = new Map<string, { state: string; seconds: number; error_code: string | null }>();
+  const settled = new Map<string, { state: string; seconds: number; error_code: string | null; attempt_id: string }>();
   while (settled.size < USERS && performance.now() - began < SETTLE_BOUND_S * 1000) {
     for (const user of users.filter((u) => !settled.has(u))) {
       const hourly = await call('GET', `/sync/${user}/hourly`);
@@ -48,6 +48,7 @@ it(`${USERS} fresh users, one tick: not one call refused by the per-address ceil
           state: hourly.body.state,
           seconds: (performance.now() - began) / 1000,
           error_code: hourly.body.meta?.error_code ?? null,
+          attempt_id: hourly.body.meta?.attempt_id,
         });
     }
     await new Promise((r) => setTimeout(r, 1000));
@@ -60,9 +61,19 @@ it(`${USERS} fresh users, one tick: not one call refused by the per-address ceil
   );
   expect(outcomes).toHaveLength(USERS);
   const states = outcomes.map((o) => `${o.state}${o.error_code ? ` ${o.error_code}` : ''}`);
-  process.stdout.write(`[sync-pacing] outcomes ${JSON.stringify(states)}\n`);
+  // How many steps handed an operations section over to a next one (decision 326), per attempt.
+  const continuations: number[] = [];
+  for (const o of outcomes) {
+    const attempt = await call('GET', `/sync/attempts/${o.attempt_id}`);
+    const ops = attempt.body?.sections?.find((x: { section: string }) => x.section === 'operations');
+    continuations.push(ops?.step?.continuations ?? 0);
+  }
+  process.stdout.write(
+    `[sync-pacing] outcomes ${JSON.stringify(states)}; handovers ${JSON.stringify(continuations)}\n`,
+  );
+  expect(states).toEqual(users.map(() => 'succeeded'));
   // Every attempt reached T-Bank (its portfolio and events at least), and not one call was refused.
   expect(total(after) - total(before)).toBeGreaterThan(USERS * 10);
   expect(limited(after) - limited(before)).toBe(0);
   expect(after.rate_limited - before.rate_limited).toBe(0);
-}, 240_000);
+}, 300_000);

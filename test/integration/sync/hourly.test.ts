@@ -265,7 +265,9 @@ describe('faults', () => {
   it('a step whose own bound fires (the brokerage hangs) writes a failed row: STEP_TIMEOUT', async () => {
     const user = await connectedUser();
     brokerage.faults['InstrumentsService/GetDividends'] = { hang: true };
-    const steps = inlineDispatch({}, {}, { 'events.refresh': { timeoutMs: 500 } });
+    // Well above the budget's 1 s guard (rate-budget.ts SEND_GUARD_MS): a bound near it refuses the calls before the
+    // hanging one (RATE_LIMITED) once a loaded machine's table writes take its time.
+    const steps = inlineDispatch({}, {}, { 'events.refresh': { timeoutMs: 4000 } });
     await tickUser(tickDeps(steps.dispatch), user);
     await steps.settled();
     expect(await hourly.head(user)).toMatchObject({ state: 'partial', error_code: 'STEP_TIMEOUT' });
@@ -288,7 +290,8 @@ describe('faults', () => {
     });
     const settled = await hourly.head(user);
     expect(settled).toMatchObject({ state: 'partial', error_code: 'DEADLINE' });
-    expect(settled!.sections!['events.refresh']).toMatchObject({ state: 'expired', error_code: 'STEP_TIMEOUT' });
+    // The section is expired whichever side noticed first; it carries the row's code only when the row came first.
+    expect(settled!.sections!['events.refresh']).toMatchObject({ state: 'expired' });
   }, 60_000);
 
   it('a failed dispatch leaves no row: a problem record, never succeeded', async () => {

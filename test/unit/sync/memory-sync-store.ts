@@ -106,9 +106,40 @@ export class MemorySyncStore implements HourlyStore, ConnectionStore {
     this.count('startStep');
     if (this.heads.get(user)?.attempt_id !== row.attempt_id) throw new StaleAttemptError(row.attempt_id);
     const key = `${row.attempt_id}|${row.section}`;
-    if (this.rows.has(key)) return 'exists' as const;
+    const stored = this.rows.get(key);
+    if (stored?.step_id === row.step_id && stored.state === 'running' && stored.awaiting_start) {
+      delete stored.awaiting_start;
+      stored.started_at = row.started_at;
+      return 'continued' as const;
+    }
+    if (stored) return 'exists' as const;
     this.rows.set(key, this.copy(row));
     return 'started' as const;
+  }
+  async continueStep(
+    user: string,
+    row: Pick<StepRow, 'attempt_id' | 'section' | 'step_id'>,
+    next: { step_id: string; resume: Record<string, string> },
+  ) {
+    this.count('continueStep');
+    const head = this.heads.get(user);
+    const stored = this.rows.get(`${row.attempt_id}|${row.section}`);
+    if (
+      head?.attempt_id !== row.attempt_id ||
+      head.state !== 'running' ||
+      head.children[row.section] !== row.step_id ||
+      stored?.step_id !== row.step_id ||
+      stored.state !== 'running'
+    )
+      throw new StaleAttemptError(row.attempt_id);
+    head.children[row.section] = next.step_id;
+    head.revision++;
+    Object.assign(stored, {
+      step_id: next.step_id,
+      resume: { ...next.resume },
+      awaiting_start: true,
+      continuations: (stored.continuations ?? 0) + 1,
+    });
   }
   async finishStep(
     user: string,

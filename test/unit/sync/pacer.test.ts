@@ -1,3 +1,4 @@
+import { TimeoutError } from '../../../lib/util/errors';
 import { silentLogger } from '../../../lib/log';
 import { EGRESS_PACE, paceFor, sendsPerWindow } from '../../../lib/sync/pacer';
 import { egressLimits, SharedCallBudget, TBANK_LIMITS } from '../../../lib/sync/rate-budget';
@@ -134,5 +135,22 @@ describe('the pacer (simulated clock)', () => {
     const refused = taken.filter((t) => t.status === 'rejected');
     expect(refused.length).toBeGreaterThan(20);
     expect(String((refused[0] as PromiseRejectedResult).reason)).toMatch(/past the step's bound/);
+  });
+
+  it('a step with no time left for a call is out of its own time (STEP_TIMEOUT), not rate limited; nothing taken', async () => {
+    const w = world();
+    const budget = new SharedCallBudget({
+      data: w.data,
+      user: 'u',
+      windowMs: MINUTE,
+      clock: () => w.clock.now,
+      sleep: w.clock.sleep,
+      egressAddresses: 1,
+    });
+    const signal = new AbortController().signal;
+    await expect(budget.acquire('UsersService', signal, () => 500)).rejects.toBeInstanceOf(TimeoutError);
+    // The schedule is untouched: the next caller with time gets the first instant at once.
+    await budget.acquire('UsersService', signal, () => 10_000);
+    expect(budget.waitedMs).toEqual({ token: 0, egress: 0 });
   });
 });
