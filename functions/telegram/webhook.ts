@@ -1,4 +1,6 @@
+import { BotError } from 'grammy';
 import { httpHandler } from '../../lib/http/handler';
+import { UpdateInProgressError } from '../../lib/telegram/errors';
 import { ErrorCode, HttpError } from '../../lib/http/errors';
 import { jsonBody } from '../../lib/http/request';
 import { json } from '../../lib/http/response';
@@ -12,7 +14,9 @@ import { log, telegramBot } from './deps';
  * credential; without it nothing is parsed. Failures inside the bot are
  * logged and still answered 200, or Telegram would re-deliver them forever.
  * A re-delivery Telegram makes anyway (this answer came too late) is known by
- * its update_id and does nothing (lib/telegram/bot.ts, decision 183).
+ * its update_id and does nothing once handled (lib/telegram/bot.ts, decision
+ * 183); one still being handled is answered 503, so Telegram tries it again
+ * (decision 356).
  */
 export const handler = httpHandler(
   log,
@@ -39,6 +43,11 @@ export const handler = httpHandler(
     try {
       await bot.handleUpdate(update);
     } catch (err) {
+      // Still being handled by another delivery: Telegram delivers it again later (lib/telegram/bot.ts).
+      if (err instanceof BotError && err.error instanceof UpdateInProgressError) {
+        log.warn('telegram_update_in_progress', { update_id: update.update_id });
+        throw new HttpError(503, ErrorCode.BUSY, 'this update is being handled; deliver it again later');
+      }
       log.error('telegram_update_failed', { update_id: update.update_id, err });
     }
     return json(200, { ok: true });

@@ -10,22 +10,24 @@ import { audit, AUDIT_EVENTS, telegramPrincipal } from '../log/audit';
 import { TorrentClientError } from '../torrents/errors';
 import { grammyClientConfig, TelegramClientOptions } from './api';
 import { ButtonAction, parseCallback } from './callback';
-import { StaleButtonError } from './errors';
+import { StaleButtonError, UpdateInProgressError } from './errors';
 import type { Lang } from '../i18n';
 import { BotLocale, botLocale, cardText, cardUrl, clip, escapeHtml, fitLines, keyboard, notifiedOf } from './format';
 import { chatLanguage, parseLangArgument } from './language';
 import { BotMessages } from './messages';
 import { EN } from './messages-en';
-import { ChatLanguages, ChatMoves, servedChats, UpdateLedger } from './store';
+import { ChatLanguages, ChatMoves, servedChats, UpdateClaim, UpdateLedger } from './store';
 
 /**
  * The bot's answers to Updates (grammY). Buttons and commands run the same
  * lib/downloads use cases as the HTTP API; ids are parsed before any store
  * call.
  *
- * - Once: an Update is acted on at its first delivery only (`UpdateLedger`,
- *   keyed by update_id). Telegram delivers it again when the webhook answers
- *   late (a slow qBittorrent behind a Retry), and Retry must not run twice.
+ * - Once: an Update is handled by one delivery (`UpdateLedger`, keyed by
+ *   update_id, a lease until the handling finishes). Telegram delivers it
+ *   again when the webhook answers late (a slow qBittorrent behind a Retry),
+ *   and Retry must not run twice; a delivery whose handling died is handled
+ *   again (decision 356).
  * - A press reads its download first (a parse and one read fit in Telegram's
  *   answer window), is answered with the truth ("Button expired.", "Already
  *   cancelled.", "Retrying…") before its action runs, so the spinner stops at
@@ -56,7 +58,15 @@ export interface BotDeps {
   log: Logger;
   /** Skips getMe when known (tests); otherwise init() asks Telegram once per container. */
   botInfo?: UserFromGetMe;
+  /** How long a handling holds its Update (default `UPDATE_LEASE_MS`). */
+  updateLeaseMs?: number;
 }
+
+/**
+ * No handling outlives the webhook's invocation (its timeout, 10 s in serverless.yml), and Telegram delivers an
+ * unanswered Update again only after waiting for the answer: by then the lease of a dead handling is over.
+ */
+export const UPDATE_LEASE_MS = 10_000;
 
 /** The English texts by name (the catalogue is lib/telegram/messages.ts). */
 export const EXPIRED = EN.expired;
@@ -164,20 +174,36 @@ export function createBot(deps: BotDeps): Bot {
     else if (ctx.message && ctx.chat) await ctx.reply(text);
   });
 
-  // A re-delivered Update (same update_id) was acted on already: nothing runs twice. Only
-  // updates let through above are recorded: a refused stranger writes nothing.
+  // A re-delivered Update (same update_id) that was handled already does nothing: nothing runs twice. One whose
+  // handling never finished (the invocation timed out, the store paused) is handled again once its lease is over;
+  // the actions are idempotent (a second Retry or Cancel finds the state changed). Only updates let through above
+  // are recorded: a refused stranger writes nothing.
   bot.use(async (ctx, next) => {
-    let first: boolean;
+    const updateId = ctx.update.update_id;
+    let claim: UpdateClaim;
     try {
-      first = await deps.updates.firstDelivery(ctx.update.update_id, now());
+      claim = await deps.updates.begin(updateId, now(), now() + (deps.updateLeaseMs ?? UPDATE_LEASE_MS));
     } catch (err) {
       // Unknown whether it ran: refuse rather than risk a second Retry; the person can press again.
-      deps.log.error('telegram_update_ledger_failed', { update_id: ctx.update.update_id, err });
+      deps.log.error('telegram_update_ledger_failed', { update_id: updateId, err });
       if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: (await messagesOf(ctx)).busy });
       return;
     }
-    if (!first) return void deps.log.info('telegram_update_redelivered', { update_id: ctx.update.update_id });
-    return next();
+    if (claim === 'done') return void deps.log.info('telegram_update_redelivered', { update_id: updateId });
+    // Telegram is answered an error and delivers it again later, when the lease is over if that handling died.
+    if (claim === 'busy') throw new UpdateInProgressError(updateId);
+    try {
+      await next();
+    } catch (err) {
+      await deps.updates
+        .abandon(updateId)
+        .catch((abandonErr) => deps.log.error('telegram_update_unrecorded', { update_id: updateId, err: abandonErr }));
+      throw err;
+    }
+    // Not recorded: a redelivery after the lease handles it again, and the idempotent actions do nothing twice.
+    await deps.updates
+      .finish(updateId, now())
+      .catch((err) => deps.log.error('telegram_update_unrecorded', { update_id: updateId, err }));
   });
 
   bot.command(['help', 'start'], async (ctx) => ctx.reply((await messagesOf(ctx)).help, { parse_mode: 'HTML' }));

@@ -23,6 +23,7 @@ import {
   DeliveryStore,
   Failure,
   UPDATE_TTL_S,
+  UpdateClaim,
   UpdateLedger,
 } from './store';
 
@@ -115,27 +116,69 @@ export class DynamoDeliveryStore implements DeliveryStore, UpdateLedger, ChatMov
     await this.update(ref, owner, 'SET #s = :s, lease_until = :l', { ':s': 'retrying', ':l': 0 });
   }
 
-  async firstDelivery(updateId: number, now: number): Promise<boolean> {
+  async begin(updateId: number, now: number, leaseUntil: number): Promise<UpdateClaim> {
     try {
       await this.documents.send(
         new PutCommand({
           TableName: this.table,
           Item: {
             entity: 'update',
+            status: 'handling',
+            lease_until: leaseUntil,
             seen_at: isoTime(now),
             expires_at: Math.floor(now / 1000) + UPDATE_TTL_S,
             ...updateKey(updateId),
           },
-          // An expired record TTL has not removed yet counts as absent.
-          ConditionExpression: 'attribute_not_exists(PK) OR expires_at < :now',
-          ExpressionAttributeValues: { ':now': Math.floor(now / 1000) },
+          // An expired record TTL has not removed yet counts as absent; a handling whose lease is over is taken.
+          ConditionExpression:
+            'attribute_not_exists(PK) OR expires_at < :nowS OR (#s = :handling AND lease_until < :now)',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: { ':nowS': Math.floor(now / 1000), ':now': now, ':handling': 'handling' },
         }),
       );
-      return true;
+      return 'first';
     } catch (err) {
-      if (conditionFailed(err)) return false;
-      throw err;
+      if (!conditionFailed(err)) throw err;
     }
+    const { Item } = await this.documents.send(
+      new GetCommand({ TableName: this.table, Key: updateKey(updateId), ConsistentRead: true }),
+    );
+    // A record without a status is a seen-record written before leases: handled.
+    return Item?.status === 'handling' ? 'busy' : 'done';
+  }
+
+  async finish(updateId: number, now: number): Promise<void> {
+    await this.documents.send(
+      new UpdateCommand({
+        TableName: this.table,
+        Key: updateKey(updateId),
+        UpdateExpression: 'SET #s = :done, done_at = :t, expires_at = :e REMOVE lease_until',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: {
+          ':done': 'done',
+          ':t': isoTime(now),
+          ':e': Math.floor(now / 1000) + UPDATE_TTL_S,
+        },
+      }),
+    );
+  }
+
+  async abandon(updateId: number): Promise<void> {
+    await this.documents
+      .send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: updateKey(updateId),
+          UpdateExpression: 'SET lease_until = :zero',
+          ConditionExpression: '#s = :handling',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: { ':zero': 0, ':handling': 'handling' },
+        }),
+      )
+      // Finished by another delivery meanwhile: nothing to give back.
+      .catch((err) => {
+        if (!conditionFailed(err)) throw err;
+      });
   }
 
   async recordMove(from: number, to: number, now: number): Promise<void> {

@@ -68,3 +68,12 @@ export class MalformedUpdateError extends Error {
     this.name = 'MalformedUpdateError';
   }
 }
+
+/** Another delivery of this Update holds its handling lease: the webhook answers 503 and Telegram delivers it again. */
+export class UpdateInProgressError extends Error {
+  readonly code = 'TELEGRAM_UPDATE_IN_PROGRESS';
+  constructor(readonly updateId: number) {
+    super(`update ${updateId} is being handled by another delivery`);
+    this.name = 'UpdateInProgressError';
+  }
+}

@@ -8,14 +8,15 @@ import type { DeliveryRef, Failure } from './store';
  * item        PK                 SK                attributes
  * delivery    EV#<eventId>       CHAT#<chatId>     status, owner, lease_until, attempts, message_id, download_id, kind
  * failure     FAIL               <ulid>            event_id, chat_id, download_id, kind, reason, failed_at
- * update      UPD#<update_id>    UPD               seen_at, expires_at (TTL, epoch seconds)
+ * update      UPD#<update_id>    UPD               status (handling|done), lease_until, seen_at, expires_at (TTL, epoch seconds)
  * chat move   CHATMOVE           <old chat id>     to, moved_at
  * language    CHATLANG           <chat id>         lang, set_at, set_by (a chat's /lang choice)
  *
  * Access patterns:
  * - claim / settle one notification     GetItem/PutItem/UpdateItem EV#<eventId>/CHAT#<chatId>
  * - the failure store, newest first      Query PK=FAIL descending (ULIDs sort by time)
- * - an Update's first delivery           PutItem UPD#<update_id> if absent (re-deliveries find it)
+ * - an Update's handling                 PutItem UPD#<update_id> if absent or its lease is over; GetItem
+ *                                        when refused (done or busy); UpdateItem done / abandoned
  * - every chat move (a handful)          Query PK=CHATMOVE
  * - one chat's language (a command)      GetItem CHATLANG/<chat id>
  * - every chat's language (a batch)      Query PK=CHATLANG (the served chats: a handful)

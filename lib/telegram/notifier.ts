@@ -35,10 +35,16 @@ import { ChatLanguages, ChatMoves, DeliveryRef, DeliveryStore, resolveChat } fro
  * - A group that became a supergroup (400 `migrate_to_chat_id`): the move is
  *   recorded in the store, logged, and the message goes to the new id; later
  *   batches send there directly.
- * - Bounded: 5xx and no answer are retried `attempts` times within `boundMs`
- *   of the first failure; then the delivery is `failed` with an item in the
- *   failure store and an error log. A record we cannot read is logged and
- *   stored the same way. Nothing here throws: one record never stops a batch.
+ * - An outage is waited out, never a reason to drop: 5xx and no answer are
+ *   retried for `boundMs` from the first failure (the wait doubles from
+ *   `backoffMs` for `attempts` retries, then stays); a 429 waits its
+ *   `retry_after`. When the bound is over the claim is given back and the
+ *   record is deferred like one the pace left unsent: the stream hands it to
+ *   the next invocation (its own bound), until the stream's retries end in
+ *   the onFailure destination (decision 355). Only a refusal (a 4xx other
+ *   than 429) is `failed`, with an item in the failure store and an error
+ *   log; a record we cannot read is logged and stored the same way. Nothing
+ *   here throws: one record never stops a batch.
  * - Each chat in its language (its /lang choice, else UI_LANGUAGE, else
  *   English), the choices read once per batch; times in UI_TIME_ZONE.
  */
@@ -64,7 +70,9 @@ export interface NotifierDeps {
 }
 
 export interface DeliveryPolicy {
+  /** Retries whose wait doubles (from `backoffMs`); later ones wait as long as the last of them. */
   attempts: number;
+  /** How long from a message's first 5xx or unanswered send it is retried in one invocation. */
   boundMs: number;
   /** How long a claim stays another worker's: longer than one send (its timeout) plus the record. */
   leaseMs: number;
@@ -256,16 +264,18 @@ async function deliver(deps: NotifierDeps, run: Run, event: DownloadEvent, chatI
         const retryable = (err instanceof TelegramApiError || err instanceof TelegramNetworkError) && err.retryable;
         failures += 1;
         if (failures === 1) firstFailure = now();
-        const wait = policy.backoffMs * 2 ** (failures - 1);
-        if (!retryable || failures >= policy.attempts || now() - firstFailure + wait > policy.boundMs) {
-          await deps.deliveries.markFailed(
-            ref,
-            owner,
-            `${retryable ? `gave up after ${failures} attempts` : 'refused'}: ${reason}`,
-          );
+        const wait = policy.backoffMs * 2 ** (Math.min(failures, policy.attempts) - 1);
+        if (!retryable) {
+          await deps.deliveries.markFailed(ref, owner, `refused: ${reason}`);
           log.error('notification_failed', { attempts: failures, err });
           sendFailed('failed', ref);
           return 'failed';
+        }
+        if (now() - firstFailure + wait > policy.boundMs) {
+          // Telegram is down for longer than one bound: the stream retries the record (decision 355).
+          await deps.deliveries.release(ref, owner);
+          log.error('notification_outage', { attempts: failures, bound_ms: policy.boundMs, err });
+          return 'deferred';
         }
         if (now() + wait > run.deadline) {
           // The invocation would end in the wait: the next one tries again (the attempt count starts over).

@@ -73,13 +73,26 @@ export interface DeliveryStore {
 }
 
 /**
- * Updates seen by the webhook, by `update_id`: Telegram delivers an Update
- * again when the bot was slow to answer, and the second delivery must not act.
+ * Updates handled by the webhook, by `update_id`: Telegram delivers an Update
+ * again when the bot was slow to answer, and a delivery must not act on what
+ * another has handled. A handling that never finished (the invocation timed
+ * out, the store paused) must not make the redelivery skip it: the claim is a
+ * lease, and only a finished handling is `done` (decision 356).
  */
 export interface UpdateLedger {
-  /** True for the first delivery of `updateId`; false when it was seen already (kept for `UPDATE_TTL_S`). */
-  firstDelivery(updateId: number, now: number): Promise<boolean>;
+  /**
+   * Claims `updateId` until `leaseUntil` (epoch ms): `first` (handle it), `done` (handled: skip), `busy`
+   * (another delivery holds a lease not yet over). A claim whose lease is over, or that was abandoned, is
+   * taken again.
+   */
+  begin(updateId: number, now: number, leaseUntil: number): Promise<UpdateClaim>;
+  /** The handling finished: every later delivery is skipped (kept for `UPDATE_TTL_S`). */
+  finish(updateId: number, now: number): Promise<void>;
+  /** The handling failed: the next delivery handles it again. */
+  abandon(updateId: number): Promise<void>;
 }
+
+export type UpdateClaim = 'first' | 'done' | 'busy';
 
 /** Telegram keeps an undelivered Update for 24 hours; the record outlives that. */
 export const UPDATE_TTL_S = 2 * 24 * 3600;

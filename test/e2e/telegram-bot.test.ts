@@ -258,11 +258,13 @@ describe('buttons on a slow torrent client', () => {
 
   it('acts once on a press Telegram delivers again because the webhook was slow', async () => {
     const { chat, id, failed } = await failedMessage('redelivered-retry');
-    await slowTorrentClient(2500);
-    await webhookDelivery(1000, 200, 3);
+    await slowTorrentClient(3000);
+    await webhookDelivery(1000, 500, 12);
     const pressed = await press(chat, ALLOWED_USER(), `v1:r:${id}`, failed.message_id);
-    // The first delivery timed out (still running), the second one (same update_id) was taken as done.
-    expect(pressed.deliveries).toBe(2);
+    // The first delivery timed out (still running, holding the update's lease): the next ones (same update_id)
+    // were answered 503 until it was done, then one was answered 200 and did nothing (decision 356).
+    expect(pressed.status).toBe(200);
+    expect(pressed.deliveries).toBeGreaterThanOrEqual(3);
     const edited = await waitFor('the outcome in the message', async () =>
       (await messagesAbout(id, chat)).find((m) => m.message_id === failed.message_id && m.edits > 0),
     );

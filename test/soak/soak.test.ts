@@ -28,13 +28,13 @@ it('two minutes of the three domains under faults: every invariant holds', async
   run = await runSoak({
     root: ROOT,
     minutes: 2,
-    seed: 44,
+    // Its schedule opens with Telegram 500s, DynamoDB Local stopped, offline stopped (13 s each), then qBittorrent.
+    seed: 318,
     chaos: true,
-    // Quick faults the service is built to ride out with nothing lost (a kill of offline rebuilds every bundle).
-    // Stops of DynamoDB Local and offline, and Telegram's 5xx, are the long run's: there they lose a button press
-    // (at most once, by design) and notifications (the retry gives up in 8 s), docs/testing.md "Soak figures".
-    kinds: ['stop', 'telegram-429', 'tbank-storm', 'tbank-5xx'],
-    stoppable: ['nats-server', 's3rver', 'qbittorrent-nox'],
+    // Quick faults the service is built to ride out with nothing lost; kills are the long run's (a kill of offline
+    // rebuilds every bundle). Decision 352.
+    kinds: ['stop', 'telegram-429', 'telegram-5xx', 'tbank-storm', 'tbank-5xx'],
+    stoppable: ['dynamodb-local', 'nats-server', 's3rver', 'qbittorrent-nox', 'serverless-offline'],
     timing: { faultMs: [8_000, 15_000], gapMs: [8_000, 15_000], recoveryTimeoutMs: 90_000 },
     drainMinMs: 65_000,
     drainMs: 180_000,

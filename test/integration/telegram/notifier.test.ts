@@ -5,7 +5,7 @@ import { newId } from '../../../lib/ident';
 import { silentLogger } from '../../../lib/log';
 import { GrammySender } from '../../../lib/telegram/api';
 import { DynamoDeliveryStore } from '../../../lib/telegram/dynamodb-store';
-import { DeliveryPolicy, NotifierDeps, notifyRecords } from '../../../lib/telegram/notifier';
+import { DEFAULT_POLICY, DeliveryPolicy, NotifierDeps, notifyRecords } from '../../../lib/telegram/notifier';
 import { Pacer } from '../../../lib/telegram/pacer';
 import type { StreamRecord } from '../../../lib/telegram/model';
 import { ClaimLostError } from '../../../lib/telegram/errors';
@@ -140,29 +140,51 @@ describe('bounded retries and the failure store', () => {
     expect(sentAbout(id)).toHaveLength(1);
   });
 
-  it('gives up after its bound into the failure store, without holding up another download', async () => {
-    const poisoned = failedRecord();
-    const healthy = failedRecord();
+  it('rides out 15 s of 500s with its default policy: sent once, nothing failed (the soak lost 2 to 19 s)', async () => {
+    const record = failedRecord();
+    const id = record.dynamodb!.NewImage!.id.S!;
     await fetch(`${apiRoot}/emulator/faults`, {
       method: 'PUT',
-      body: JSON.stringify({ chat_id: CHAT, fault: '500', count: 10 }),
+      body: JSON.stringify({ chat_id: CHAT, fault: '500', count: 100_000 }),
+    });
+    const outage = setTimeout(() => void fetch(`${apiRoot}/emulator/faults`, { method: 'DELETE' }), 15_000);
+    try {
+      const policy = { ...DEFAULT_POLICY, leaseMs: 1500 };
+      const summary = await notifyRecords(deps({ policy }), [record]);
+      expect(summary.outcomes).toMatchObject({ sent: 1, failed: 0, deferred: 0 });
+    } finally {
+      clearTimeout(outage);
+      await fetch(`${apiRoot}/emulator/faults`, { method: 'DELETE' });
+    }
+    expect(sentAbout(id)).toHaveLength(1);
+    expect((await notifyRecords(deps(), [record])).outcomes.duplicate).toBe(1);
+  }, 60_000);
+
+  it('hands an outage longer than its bound back to the stream, then sends once, without holding up another chat', async () => {
+    const stuck = failedRecord();
+    const later = failedRecord();
+    await fetch(`${apiRoot}/emulator/faults`, {
+      method: 'PUT',
+      body: JSON.stringify({ chat_id: CHAT, fault: '500', count: 100_000 }),
     });
     // Two chats: the other chat's queue is not behind the failing one's.
     const other = -5002;
-    const summary = await notifyRecords(deps({ chats: [CHAT, other] }), [poisoned, healthy]);
-    expect(summary.outcomes.failed).toBeGreaterThanOrEqual(1);
-    expect(
-      emulator.messages.filter((m) => m.chat_id === other && m.text.includes(healthy.dynamodb!.NewImage!.id.S!)),
-    ).toHaveLength(1);
-    const failures = await deps().deliveries.listFailures(20);
-    expect(
-      failures.some(
-        (f) => f.download_id === poisoned.dynamodb!.NewImage!.id.S! && /gave up after 4 attempts/.test(f.reason),
-      ),
-    ).toBe(true);
-    // Settled: a redelivery neither loops nor sends.
+    const policy = { ...POLICY, boundMs: 1000 };
+    const summary = await notifyRecords(deps({ chats: [CHAT, other], policy }), [stuck, later]);
+    // The first record not delivered to every chat is the batch item failure: the stream resumes there.
+    expect(summary.outcomes).toMatchObject({ deferred: 2, failed: 0, sent: 2 });
+    expect(summary.resumeFrom).toBe(stuck.dynamodb!.SequenceNumber);
+    for (const r of [stuck, later])
+      expect(
+        emulator.messages.filter((m) => m.chat_id === other && m.text.includes(r.dynamodb!.NewImage!.id.S!)),
+      ).toHaveLength(1);
+    const failures = await deps().deliveries.listFailures(50);
+    expect(failures.some((f) => f.download_id === stuck.dynamodb!.NewImage!.id.S!)).toBe(false);
+    // Telegram is back: the stream's retry of the batch sends each message once, and only to the chat that missed it.
     await fetch(`${apiRoot}/emulator/faults`, { method: 'DELETE' });
-    expect((await notifyRecords(deps({ chats: [CHAT] }), [poisoned])).outcomes.duplicate).toBe(1);
+    const again = await notifyRecords(deps({ chats: [CHAT, other] }), [stuck, later]);
+    expect(again.outcomes).toMatchObject({ sent: 2, duplicate: 2, deferred: 0 });
+    for (const r of [stuck, later]) expect(sentAbout(r.dynamodb!.NewImage!.id.S!)).toHaveLength(2);
   });
 
   it('stores an unreadable record as a failure and goes on with the batch', async () => {

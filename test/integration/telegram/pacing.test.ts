@@ -1,12 +1,12 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { TelegramEmulator } from '../../../emulator/telegram/emulator';
 import { newId } from '../../../lib/ident';
 import { Logger, silentLogger } from '../../../lib/log';
 import { GrammySender } from '../../../lib/telegram/api';
 import { DynamoDeliveryStore } from '../../../lib/telegram/dynamodb-store';
-import { moveKey } from '../../../lib/telegram/keys';
+import { moveKey, updateKey } from '../../../lib/telegram/keys';
 import type { StreamRecord } from '../../../lib/telegram/model';
 import { DeliveryPolicy, NotifierDeps, notifyRecords } from '../../../lib/telegram/notifier';
 import { Pacer, PaceRules } from '../../../lib/telegram/pacer';
@@ -183,12 +183,56 @@ describe('a group that became a supergroup', () => {
 });
 
 describe('the webhook ledger of update_id', () => {
-  it('lets exactly one of racing deliveries of one Update through', async () => {
+  const LEASE = 10_000;
+
+  it('lets exactly one of racing deliveries of one Update through; the others find it busy', async () => {
     const updateId = Math.floor(Math.random() * 1e9);
-    const results = await Promise.all(Array.from({ length: 10 }, () => store.firstDelivery(updateId, Date.now())));
-    expect(results.filter(Boolean)).toHaveLength(1);
-    expect(await store.firstDelivery(updateId, Date.now())).toBe(false);
+    const t = Date.now();
+    const results = await Promise.all(Array.from({ length: 10 }, () => store.begin(updateId, t, t + LEASE)));
+    expect(results.filter((r) => r === 'first')).toHaveLength(1);
+    expect(results.filter((r) => r === 'busy')).toHaveLength(9);
+    await store.finish(updateId, t + 100);
+    expect(await store.begin(updateId, t + 200, t + 200 + LEASE)).toBe('done');
     // Past its TTL (Telegram gave up on it long ago) the record no longer counts.
-    expect(await store.firstDelivery(updateId, Date.now() + 3 * 24 * 3600 * 1000)).toBe(true);
+    const later = t + 3 * 24 * 3600 * 1000;
+    expect(await store.begin(updateId, later, later + LEASE)).toBe('first');
+  });
+
+  it('hands a handling that never finished to the delivery after its lease (the soak lost a press to a pause)', async () => {
+    const updateId = Math.floor(Math.random() * 1e9);
+    const t = Date.now();
+    expect(await store.begin(updateId, t, t + LEASE)).toBe('first');
+    expect(await store.begin(updateId, t + LEASE - 1, t + 2 * LEASE)).toBe('busy');
+    expect(await store.begin(updateId, t + LEASE + 1, t + 2 * LEASE + 1)).toBe('first');
+    // Its lease is the new one: a third delivery meanwhile is busy.
+    expect(await store.begin(updateId, t + LEASE + 2, t + 2 * LEASE + 2)).toBe('busy');
+  });
+
+  it('hands an abandoned handling (it threw) to the next delivery at once; a finished one is never abandoned', async () => {
+    const updateId = Math.floor(Math.random() * 1e9);
+    const t = Date.now();
+    expect(await store.begin(updateId, t, t + LEASE)).toBe('first');
+    await store.abandon(updateId);
+    expect(await store.begin(updateId, t + 1, t + 1 + LEASE)).toBe('first');
+    await store.finish(updateId, t + 2);
+    await store.abandon(updateId);
+    expect(await store.begin(updateId, t + LEASE * 5, t + LEASE * 6)).toBe('done');
+  });
+
+  it('takes a seen-record written before leases (no status) as handled', async () => {
+    const updateId = Math.floor(Math.random() * 1e9);
+    const t = Date.now();
+    await aws.documents.send(
+      new PutCommand({
+        TableName: table,
+        Item: {
+          entity: 'update',
+          seen_at: new Date(t).toISOString(),
+          expires_at: Math.floor(t / 1000) + 3600,
+          ...updateKey(updateId),
+        },
+      }),
+    );
+    expect(await store.begin(updateId, t, t + LEASE)).toBe('done');
   });
 });

@@ -232,7 +232,7 @@ describe('telegram audit', () => {
   const clean = {
     records: [record],
     chats: [-1, -2],
-    items: [delivery(-1, 1), delivery(-2, 1), { PK: 'UPD#7', SK: 'UPD' }],
+    items: [delivery(-1, 1), delivery(-2, 1), { PK: 'UPD#7', SK: 'UPD', status: 'done' }],
     messages: [
       { chat_id: -1, message_id: 1, text: `Added ${id}` },
       { chat_id: -2, message_id: 1, text: `Added ${id}` },
@@ -264,6 +264,11 @@ describe('telegram audit', () => {
       expect.objectContaining({ invariant: 'telegram: no notification sent twice' }),
     ]);
     expect(auditTelegram({ ...clean, items: clean.items.slice(0, 2) })).toEqual([
+      expect.objectContaining({ invariant: 'telegram: every button press acted on once' }),
+    ]);
+    // Recorded, but its handling never finished (the invocation died in it).
+    const unfinished = [...clean.items.slice(0, 2), { PK: 'UPD#7', SK: 'UPD', status: 'handling' }];
+    expect(auditTelegram({ ...clean, items: unfinished })).toEqual([
       expect.objectContaining({ invariant: 'telegram: every button press acted on once' }),
     ]);
   });

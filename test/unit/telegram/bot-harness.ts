@@ -31,6 +31,12 @@ export interface Harness {
   refused: Record<string, string>;
   /** Each chat's /lang choice (the store's items). */
   languages: Map<number, Lang>;
+  /** The update ledger's items, with the store's rules (lib/telegram/dynamodb-store.ts). */
+  ledger: Map<number, { status: 'handling' | 'done'; leaseUntil: number }>;
+  /** The bot's clock (epoch ms). */
+  clock: number;
+  /** The store's read never answers (DynamoDB Local paused; the invocation dies in it). */
+  readStalls?: boolean;
 }
 
 export function harness(
@@ -56,6 +62,8 @@ export function harness(
     handle: async () => undefined,
     refused: {},
     languages: new Map(),
+    ledger: new Map(),
+    clock: Date.now(),
   };
   const write =
     <T>(name: string, f: () => T) =>
@@ -65,6 +73,7 @@ export function harness(
     };
   const store = {
     get: async () => {
+      if (h.readStalls) await new Promise(() => undefined);
       if (h.readFails) throw new Error('store unavailable');
       return h.download;
     },
@@ -84,9 +93,17 @@ export function harness(
     downloads: { store, torrents, log: silentLogger },
     access: { chats: [CHAT], users: new Set(users) },
     updates: {
-      firstDelivery: async (updateId: number) => {
+      begin: async (updateId, now, leaseUntil) => {
         h.writes.push(`update:${updateId}`);
-        return true;
+        const item = h.ledger.get(updateId);
+        if (item && (item.status === 'done' || item.leaseUntil >= now)) return item.status === 'done' ? 'done' : 'busy';
+        h.ledger.set(updateId, { status: 'handling', leaseUntil });
+        return 'first';
+      },
+      finish: async (updateId) => void h.ledger.set(updateId, { status: 'done', leaseUntil: 0 }),
+      abandon: async (updateId) => {
+        const item = h.ledger.get(updateId);
+        if (item?.status === 'handling') item.leaseUntil = 0;
       },
     },
     moves: { moves: async () => new Map(), recordMove: write('move', () => undefined) },
@@ -102,6 +119,7 @@ export function harness(
     uiBase: 'https://ui.example',
     log: silentLogger,
     botInfo: ME,
+    now: () => h.clock,
   };
   const bot = createBot(deps);
   bot.api.config.use(async (_prev, method, payload) => {

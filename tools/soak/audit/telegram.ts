@@ -8,7 +8,8 @@ import { violation, Violation } from './violations';
  * said), the telegram table (what the notifier recorded) and the Telegram
  * emulator (what the chats received): every event a person cares about
  * reached every chat exactly once, no message in a chat that no delivery
- * accounts for, and every button press found in the bot's update ledger.
+ * accounts for, and every button press handled to the end in the bot's
+ * update ledger.
  */
 
 export interface SentMessage {
@@ -79,7 +80,12 @@ export function auditTelegram(input: TelegramAuditInput): Violation[] {
         ),
       );
 
-  const ledger = new Set(input.items.filter((i) => String(i.PK).startsWith('UPD#')).map((i) => String(i.PK).slice(4)));
+  // A handling still `handling` never finished (decision 356): not acted on, whatever the answer said.
+  const ledger = new Set(
+    input.items
+      .filter((i) => String(i.PK).startsWith('UPD#') && i.status !== 'handling')
+      .map((i) => String(i.PK).slice(4)),
+  );
   for (const p of input.presses) {
     // The webhook never took it (the service stopped or restarting): Telegram keeps such an update pending and
     // delivers it again later; the emulator gives up after its re-deliveries. Inside a fault, no violation.
@@ -89,7 +95,7 @@ export function auditTelegram(input: TelegramAuditInput): Violation[] {
       out.push(
         violation(
           'telegram: every button press acted on once',
-          `update ${p.update_id} (${p.data}) at ${new Date(p.at).toISOString()}, webhook ${p.status}: ${ledger.has(String(p.update_id)) ? 'never answered' : 'not in the update ledger'}`,
+          `update ${p.update_id} (${p.data}) at ${new Date(p.at).toISOString()}, webhook ${p.status}: ${ledger.has(String(p.update_id)) ? 'never answered' : 'not handled to the end in the update ledger'}`,
         ),
       );
   }
