@@ -1,3 +1,5 @@
+import { CliArgs, cliSpec, parseCli, UsageError } from '../cli/run';
+
 /** `npm run soak` flags: parsed strictly, a bad one is a clear error before anything starts. */
 
 export interface SoakArgs {
@@ -15,33 +17,42 @@ export const USAGE = `usage: npm run soak -- [--minutes N] [--seed N] [--no-chao
   --json <path>   also write the report as JSON to <path>
 The stack starts as npm start starts it (schedules on, the real qbittorrent-nox), on free ports.`;
 
-export class UsageError extends Error {}
+/** The soak's flags for the one CLI parser (tools/cli/run.ts): --help, unknown flags and missing values as every tool. */
+export const SOAK_CLI = cliSpec({
+  usage: USAGE,
+  options: {
+    minutes: { type: 'string' },
+    seed: { type: 'string' },
+    'no-chaos': { type: 'boolean' },
+    json: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
 
-export function parseArgs(argv: readonly string[], now = Date.now()): SoakArgs {
-  const out: SoakArgs = { minutes: 10, seed: now % 2 ** 31, chaos: true, help: false };
-  const value = (i: number, flag: string) => {
-    const v = argv[i + 1];
-    if (v === undefined || v.startsWith('--')) throw new UsageError(`${flag} needs a value`);
-    return v;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '--help' || arg === '-h') out.help = true;
-    else if (arg === '--no-chaos') out.chaos = false;
-    else if (arg === '--minutes') {
-      const v = value(i++, arg);
-      const n = Number(v);
-      if (!/^\d+(\.\d+)?$/.test(v) || n <= 0 || n > 24 * 60)
-        throw new UsageError(`--minutes must be a number of minutes in (0, 1440], got ${JSON.stringify(v)}`);
-      out.minutes = n;
-    } else if (arg === '--seed') {
-      const v = value(i++, arg);
-      if (!/^\d{1,10}$/.test(v)) throw new UsageError(`--seed must be a whole number, got ${JSON.stringify(v)}`);
-      out.seed = Number(v) % 2 ** 31;
-    } else if (arg === '--json') out.json = value(i++, arg);
-    else throw new UsageError(`unknown option ${JSON.stringify(arg)}`);
+export { UsageError };
+
+/** The parsed flags, checked: a bad value is a UsageError naming it, before anything starts. */
+export function soakArgs(values: CliArgs<typeof SOAK_CLI.options>['values'], now = Date.now()): SoakArgs {
+  const out: SoakArgs = { minutes: 10, seed: now % 2 ** 31, chaos: !values['no-chaos'], help: !!values.help };
+  if (values.minutes !== undefined) {
+    const v = values.minutes;
+    const n = Number(v);
+    if (!/^\d+(\.\d+)?$/.test(v) || n <= 0 || n > 24 * 60)
+      throw new UsageError(`--minutes must be a number of minutes in (0, 1440], got ${JSON.stringify(v)}`);
+    out.minutes = n;
   }
+  if (values.seed !== undefined) {
+    if (!/^\d{1,10}$/.test(values.seed))
+      throw new UsageError(`--seed must be a whole number, got ${JSON.stringify(values.seed)}`);
+    out.seed = Number(values.seed) % 2 ** 31;
+  }
+  if (values.json !== undefined) out.json = values.json;
   return out;
+}
+
+/** argv → the checked flags (what the entry does through runCli; the unit test calls it directly). */
+export function parseArgs(argv: readonly string[], now = Date.now()): SoakArgs {
+  return soakArgs(parseCli(SOAK_CLI, [...argv]).values, now);
 }
 
 /** A small seeded generator (mulberry32): the same seed gives the same load mix and fault schedule. */

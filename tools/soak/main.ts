@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs, USAGE, UsageError } from './args';
+import { runCli } from '../cli/run';
+import { SOAK_CLI, soakArgs } from './args';
 import { formatReport } from './report';
 import { runSoak } from './run';
 
@@ -14,16 +15,8 @@ import { runSoak } from './run';
 const root = path.resolve(__dirname, '..', '..');
 const say = (line: string) => process.stdout.write(`[soak] ${line}\n`);
 
-async function main() {
-  let args;
-  try {
-    args = parseArgs(process.argv.slice(2));
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`[soak] ${err.message}\n${USAGE}\n`);
-    process.exit(2);
-  }
-  if (args.help) return void process.stdout.write(`${USAGE}\n`);
+async function main(values: Parameters<typeof soakArgs>[0]): Promise<number> {
+  const args = soakArgs(values);
   say(`${args.minutes} min, seed ${args.seed}${args.chaos ? '' : ', no chaos'}: starting the stack`);
   const run = await runSoak({
     root,
@@ -50,10 +43,7 @@ async function main() {
   } finally {
     await stop();
   }
-  process.exit(run.report.violations_total ? 1 : 0);
+  return run.report.violations_total ? 1 : 0;
 }
 
-main().catch((err) => {
-  process.stderr.write(`[soak] ${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
+runCli(SOAK_CLI, ({ values }) => main(values));

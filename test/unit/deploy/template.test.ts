@@ -264,7 +264,7 @@ const EXPECTED_ACCESS: Record<string, string[]> = {
     VPC,
     'DownloadsTable dynamodb:BatchGetItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem',
     ...DOWNLOADS_LIST,
-    'TelegramTable dynamodb:PutItem dynamodb:Query',
+    'TelegramTable dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem',
     secret('telegram'),
     secret('torrent-client'),
   ],

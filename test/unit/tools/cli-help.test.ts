@@ -60,6 +60,7 @@ const MISSING: Record<string, { args: string[]; env?: Record<string, string>; sa
   'npm run sync:demo': { args: ['--no-wait'], says: /API_URL is required; API_TOKEN is required/ },
   'npm run ops:replay-failures': null,
   'npm run ops:restore': null,
+  'npm run soak': null, // it starts its own stack: no setting is required
   'npx tsx tools/cli/sync-backfill-due.ts': { args: [], says: /TABLE_SYNC is required/ },
 };
 
