@@ -4,7 +4,7 @@ import type { SyncDataStore } from './data-store';
 import { EGRESS_PACE, Pace, PaceStore, paceFor, stricter, tokenPace } from './pacer';
 import type { CallBudget } from './tbank/client';
 import type { TBankService } from './tbank/contract';
-import { TBankError } from './tbank/errors';
+import { PastBoundError } from './tbank/errors';
 import { TimeoutError } from '../util/errors';
 
 /**
@@ -81,13 +81,6 @@ export function egressPaceOf(addresses: number, windowMs: number, limits?: Addre
     paceFor(egress.perMinute, windowMs),
     paceFor(egress.perSecond, Math.max(1, Math.round(windowMs / 60))),
   );
-}
-
-/** No send instant of the budget's is left before the step's bound (RATE_LIMITED; a continuing section hands over instead). */
-export class PastBoundError extends TBankError {
-  constructor(message: string) {
-    super('rate-limited', message);
-  }
 }
 
 /** The step's bound leaves no time for one more call (STEP_TIMEOUT, its own bound; a continuing section hands over). */

@@ -4,7 +4,8 @@ import type { SyncDataStore } from './data-store';
 import type { Section, SkippedAccount } from './model';
 import type { TBankClient } from './tbank/client';
 import type { Account, Operation } from './tbank/contract';
-import { NoTimeLeftError, PastBoundError } from './rate-budget';
+import { NoTimeLeftError } from './rate-budget';
+import { PastBoundError } from './tbank/errors';
 import { TBankError } from './tbank/errors';
 
 /**

@@ -15,7 +15,7 @@ import {
   Portfolio,
   TBankService,
 } from './contract';
-import { classify, ContractError, TBankError } from './errors';
+import { classify, ContractError, PastBoundError, TBankError } from './errors';
 
 /**
  * T-Bank Invest API REST client (read methods only: a read-only token is
@@ -122,8 +122,16 @@ export class TBankClient {
     const retries = this.opts.retries ?? 3;
     let transient = 0;
     let waits = 0;
+    let previous: TBankError | undefined;
     for (;;) {
-      await this.opts.budget?.acquire(service, signal, this.opts.remainingMs);
+      try {
+        await this.opts.budget?.acquire(service, signal, this.opts.remainingMs);
+      } catch (e) {
+        // A retry whose send instant runs past the bound keeps the answer that made it wait (a 429's tracking id).
+        if (previous && e instanceof PastBoundError)
+          throw new PastBoundError(`${e.message}, after ${previous.message}`, previous.detail);
+        throw e;
+      }
       const started = performance.now();
       let err: TBankError;
       try {
@@ -148,6 +156,7 @@ export class TBankClient {
         if (!(e instanceof TBankError)) throw e; // the signal's reason: the step's bound fired
         err = e;
       }
+      previous = err;
       log.warn('tbank_call_failed', {
         method: name,
         kind: err.kind,

@@ -46,6 +46,14 @@ export class TBankError extends Error {
   }
 }
 
+/** No send instant of the budget's is left before the step's bound (RATE_LIMITED; a continuing section hands over instead). */
+export class PastBoundError extends TBankError {
+  /** `detail`: the answer that made the call wait (a 429's tracking id), when a retry is what ran past the bound. */
+  constructor(message: string, detail: TBankError['detail'] = {}) {
+    super('rate-limited', message, detail);
+  }
+}
+
 export const STEP_CODE: Record<TBankErrorKind, string> = {
   unauthenticated: 'TOKEN_INVALID',
   forbidden: 'INSUFFICIENT_RIGHTS',

@@ -3,6 +3,7 @@ import { silentLogger } from '../../../lib/log';
 import { EGRESS_PACE, paceFor, sendsPerWindow } from '../../../lib/sync/pacer';
 import { egressLimits, SharedCallBudget, TBANK_LIMITS } from '../../../lib/sync/rate-budget';
 import { TBankClient } from '../../../lib/sync/tbank/client';
+import { PastBoundError } from '../../../lib/sync/tbank/errors';
 import { MemorySyncDataStore } from '../../support/memory-sync-data-store';
 import { VirtualClock } from '../../support/virtual-clock';
 
@@ -152,5 +153,35 @@ describe('the pacer (simulated clock)', () => {
     // The schedule is untouched: the next caller with time gets the first instant at once.
     await budget.acquire('UsersService', signal, () => 10_000);
     expect(budget.waitedMs).toEqual({ token: 0, egress: 0 });
+  });
+
+  it("a 429 whose pause runs past the bound: the refusal keeps the 429's tracking id (the step row shows it)", async () => {
+    jest.spyOn(global, 'fetch').mockImplementation(
+      async () =>
+        new Response(JSON.stringify({ code: 8, message: '80002' }), {
+          status: 429,
+          headers: { 'x-ratelimit-reset': '30', 'x-tracking-id': 'ab'.repeat(16) },
+        }),
+    );
+    let refusals = 0;
+    const client = new TBankClient({
+      baseUrl: 'http://tbank.test',
+      token: 't.user-x',
+      appName: 'pacer-test',
+      signal: new AbortController().signal,
+      remainingMs: () => 60_000,
+      log: silentLogger,
+      // A budget whose second instant falls past the bound: the retry after the 429 is refused.
+      budget: {
+        acquire: async () => {
+          if (refusals++ > 0) throw new PastBoundError('no send instant before the bound');
+        },
+        pause: async () => {},
+      },
+    });
+    const err = (await client.call('UsersService', 'GetAccounts', {}, (b) => b).catch((e) => e)) as PastBoundError;
+    expect(err).toBeInstanceOf(PastBoundError);
+    expect(err.trackingId).toBe('ab'.repeat(16));
+    expect(err.message).toMatch(/no send instant before the bound, after /);
   });
 });

@@ -1,6 +1,6 @@
 import { silentLogger } from '../../../lib/log';
 import { MemorySyncDataStore } from '../../support/memory-sync-data-store';
-import { PastBoundError } from '../../../lib/sync/rate-budget';
+import { PastBoundError } from '../../../lib/sync/tbank/errors';
 import {
   DEFAULT_SECTION_SETTINGS,
   SECTION_RUNNERS,
