@@ -1,4 +1,3 @@
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,7 +8,8 @@ import { dimensionSets, type MetricName } from '../../lib/metrics/catalog';
 import type { Envelope } from '../../lib/scan/contract';
 import { v1 } from '../support/downloads';
 import { call } from '../support/http';
-import { invokeScheduled, stackClients, stackConfig, stackNats } from '../support/stack';
+import { aws, request, upload } from '../support/scan';
+import { invokeScheduled, stackNats } from '../support/stack';
 
 /**
  * Logs and metrics as the functions really write them (issue 40): a scan
@@ -78,8 +78,6 @@ function expectEmf(line: Line, names: MetricName[]) {
 const hasMetric = (name: MetricName) => (line: Line) => line._aws && typeof line[name] === 'number';
 
 describe('metric lines from the functions, parsed as EMF', () => {
-  const aws = stackClients();
-  const bucket = stackConfig().buckets.files;
   let nc: NatsConnection;
   const envelopes: Envelope[] = [];
   beforeAll(async () => {
@@ -95,27 +93,13 @@ describe('metric lines from the functions, parsed as EMF', () => {
 
   it('a scan request: latency, the gateway part, lateness, backlog and slots, each line carrying the job', async () => {
     const from = fs.statSync(offlineLog).size;
-    const key = `inbox/${randomUUID()}/aep_3.pdf`;
-    await aws.s3.send(
-      new PutObjectCommand({
-        Bucket: bucket,
-        Key: key,
-        Body: fs.readFileSync(path.resolve(__dirname, '../../fixtures/ocr/inputs/aep_3.pdf')),
-      }),
-    );
+    const key = await upload('aep_3.pdf');
     const job = randomUUID();
     nc.publish(
       'scan.requests',
-      JSON.stringify({
-        schema_version: '1.0',
-        job_id: job,
-        file_id: randomUUID(),
-        attempt: 1,
-        pipeline: 'image',
-        s3: { bucket, key },
-        original_name: 'aep_3.pdf',
-        reply_deadline: new Date(Date.now() + 600_000).toISOString(),
-      }),
+      JSON.stringify(
+        request(key, 'aep_3.pdf', { job_id: job, reply_deadline: new Date(Date.now() + 600_000).toISOString() }),
+      ),
     );
     const final = () => envelopes.some((e) => e.job_id === job && e.status !== 'processing');
     // The request starts a poller; the schedule is off in tests, so drive it too until the answer is out.
