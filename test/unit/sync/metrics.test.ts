@@ -3,9 +3,10 @@ import { runInvocation, silentLogger } from '../../../lib/log';
 import { metricsOutput } from '../../../lib/metrics';
 import { newKeyringEntry, parseKeyring, SecretSealer } from '../../../lib/secrets/sealer';
 import { ConnectionService } from '../../../lib/sync/connections';
-import { HOUR_MS, type Section } from '../../../lib/sync/model';
+import { HOUR_MS } from '../../../lib/sync/model';
 import { HourlyService } from '../../../lib/sync/service';
 import { tickUser, type TickDeps } from '../../../lib/sync/tick';
+import { finishSteps } from './finish-steps';
 import { MemorySyncStore } from './memory-sync-store';
 
 /**
@@ -33,23 +34,6 @@ function setup() {
     run: { run_id: newId(), run_deadline: clock + 55_000 },
   });
   return { hourly, connections, deps, at: (ms: number) => (clock = ms), now: () => clock };
-}
-
-async function finishSteps(s: ReturnType<typeof setup>, user: string) {
-  const { attempt_id } = (await s.hourly.head(user))!;
-  const done = new Set<string>();
-  for (let sent = true; sent;) {
-    const head = (await s.hourly.head(user))!;
-    for (const [section, stepId] of Object.entries(head.children)) {
-      if (done.has(stepId)) continue;
-      done.add(stepId);
-      const row = { attempt_id, step_id: stepId, section: section as Section };
-      await s.hourly.startStep(user, { ...row, state: 'running', started_at: s.now() });
-      await s.hourly.finishStep(user, row, 'succeeded', s.now());
-    }
-    sent = (await s.hourly.dispatchReady(user, attempt_id, s.now(), async () => {})).length > 0;
-  }
-  return s.hourly.settleHourly(user, attempt_id, s.now());
 }
 
 async function metricLines(body: () => Promise<void>): Promise<Line[]> {

@@ -6,6 +6,7 @@ import { DUE_SHARDS, dueShardOf, headFromItem, headItem, stepFromItem, stepItem 
 import { HOUR_MS, HourlyHead, type Section } from '../../../lib/sync/model';
 import { HourlyService, SETTLE_GRACE_MS } from '../../../lib/sync/service';
 import { tick, tickUser, type TickDeps } from '../../../lib/sync/tick';
+import { finishSteps } from './finish-steps';
 import { MemorySyncStore } from './memory-sync-store';
 
 /** The hourly policy over an in-memory store: fast, and exact about what each visit reads and writes. */
@@ -37,27 +38,6 @@ function setup() {
     at: (ms: number) => (clock = ms),
     now: () => clock,
   };
-}
-
-/**
- * Finishes every dispatched step of the user's running attempt as the steps would, the second
- * phase too (a finish sends what waited for it); then settles unless `lost`.
- */
-async function finishSteps(s: ReturnType<typeof setup>, user: string, opts: { lost?: boolean } = {}) {
-  const { attempt_id } = (await s.hourly.head(user))!;
-  const done = new Set<string>();
-  for (let sent = true; sent;) {
-    const head = (await s.hourly.head(user))!;
-    for (const [section, stepId] of Object.entries(head.children)) {
-      if (done.has(stepId)) continue;
-      done.add(stepId);
-      const row = { attempt_id, step_id: stepId, section: section as Section };
-      await s.hourly.startStep(user, { ...row, state: 'running', started_at: s.now() });
-      await s.hourly.finishStep(user, row, 'succeeded', s.now());
-    }
-    sent = (await s.hourly.dispatchReady(user, attempt_id, s.now(), async () => {})).length > 0;
-  }
-  return opts.lost ? undefined : s.hourly.settleHourly(user, attempt_id, s.now());
 }
 
 describe('reserveHourly and the due entry it writes', () => {
