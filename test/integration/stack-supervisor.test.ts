@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { freePort, tcpOpen } from '../../tools/stack/ports';
-import { RunningService, ServiceDeath, startProcess } from '../../tools/stack/process';
+import net from 'node:net';
+import { PortTakenError, RunningService, ServiceDeath, startProcess } from '../../tools/stack/process';
+import { startOffline } from '../../tools/stack/services';
 import { startStack, Stack } from '../../tools/stack/stack';
 import { ROOT } from '../support/globalSetup';
 import { stackNats } from '../support/stack';
@@ -26,6 +28,14 @@ async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 3
   }
 }
 
+const zombie = (pid: number) => {
+  try {
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] === 'Z';
+  } catch {
+    return true;
+  }
+};
+
 /** A TCP listener on `port`: ready when the port accepts, like the stack's real services. */
 async function listener(name: string, port: number): Promise<RunningService> {
   return startProcess({
@@ -38,6 +48,7 @@ async function listener(name: string, port: number): Promise<RunningService> {
     logFile: path.join(logDir, `${name}.log`),
     url: `tcp://127.0.0.1:${port}`,
     ready: () => tcpOpen(port),
+    port,
   });
 }
 
@@ -96,6 +107,49 @@ describe('a supervised process', () => {
       expect(deaths[2].detail).toContain('restarted 2 times');
     } finally {
       await service.stop();
+    }
+  });
+
+  it('is not ready on a port another process answers: the holder is named and its own process stopped', async () => {
+    // Another stack's server took the port between freePort's check and this service's bind.
+    const other = net.createServer((s) => s.end());
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    const port = (other.address() as net.AddressInfo).port;
+    const pidFile = path.join(logDir, 'late.pid');
+    try {
+      const err = await startProcess({
+        name: 'late-binder',
+        command: '/bin/sh',
+        args: ['-c', `echo $$ > ${pidFile}; exec sleep 60`],
+        logFile: path.join(logDir, 'late-binder.log'),
+        url: `tcp://127.0.0.1:${port}`,
+        ready: () => tcpOpen(port),
+        port,
+      }).catch((e) => e);
+      expect(err).toBeInstanceOf(PortTakenError);
+      expect(err.message).toContain(`port ${port} is held by pid ${process.pid}`);
+      expect(err.message).toContain('not by the late-binder this stack started');
+      const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+      await until('the late binder to end', () => !fs.existsSync(`/proc/${pid}`) || zombie(pid));
+    } finally {
+      other.close();
+    }
+  });
+
+  it("offline's fixed ports: one already held stops the start at once, naming the holder and the settings", async () => {
+    const other = net.createServer();
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    const held = (other.address() as net.AddressInfo).port;
+    try {
+      const err = await startOffline(
+        { root: ROOT, logDir, say: () => undefined },
+        { httpPort: held, lambdaPort: await freePort(), stage: 'test', env: process.env, natsTrigger: 'plugin' },
+      ).catch((e) => e);
+      expect(err).toBeInstanceOf(PortTakenError);
+      expect(err.message).toContain(`port ${held} is held by pid ${process.pid}`);
+      expect(err.message).toContain('HTTP_PORT and LAMBDA_PORT');
+    } finally {
+      other.close();
     }
   });
 

@@ -115,6 +115,7 @@ export async function startSamba(dir: string, fixedPort?: number): Promise<Share
     logFile: path.join(dir, 'smbd.out'),
     url: `smb://127.0.0.1:${port}/hotfolder`,
     ready: () => tcpOpen(port),
+    port,
   });
   return {
     host: '127.0.0.1',

@@ -33,6 +33,7 @@ export function tsProcess(
   env: Record<string, string>,
   url: string,
   ready: () => Promise<boolean>,
+  port?: number,
 ) {
   return startProcess({
     name,
@@ -42,6 +43,7 @@ export function tsProcess(
     logFile: path.join(ctx.logDir, `${name}.log`),
     url,
     ready,
+    port,
   });
 }
 
@@ -138,6 +140,7 @@ const qbittorrent: EmulatorSpec = {
       { ...env, PORT: String(port), QBT_EMULATOR_PROFILE: profile },
       url,
       () => httpAnswers(`${url}/emulator/torrents`),
+      port,
     );
     return { service, env };
   },
@@ -168,6 +171,7 @@ const brokerage: EmulatorSpec = {
       { PORT: String(port), BROKERAGE_RATE_WINDOW_MS: windowMs },
       url,
       () => httpAnswers(`${url}/emulator/faults`),
+      port,
     );
     return { service, env: { TBANK_API_URL: url, TBANK_RATE_WINDOW_MS: windowMs } };
   },
@@ -229,6 +233,7 @@ const telegram: EmulatorSpec = {
       },
       url,
       () => httpAnswers(`${url}/emulator/webhook`),
+      port,
     );
     return { service, env };
   },

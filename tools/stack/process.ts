@@ -1,6 +1,10 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { PortTakenError, ServiceStartError } from './errors';
+import { foreignHolder } from './ports';
+
+export { PortTakenError, ServiceStartError };
 
 /**
  * Supervised child processes of the local stack. Each runs in its own process
@@ -41,17 +45,6 @@ export interface ServiceDeath {
   detail?: string;
 }
 
-export class ServiceStartError extends Error {
-  constructor(
-    readonly service: string,
-    readonly logFile: string,
-    reason: string,
-  ) {
-    super(`${service} failed to start: ${reason} (log: ${logFile})`);
-    this.name = 'ServiceStartError';
-  }
-}
-
 export interface ProcessSpec {
   name: string;
   command: string;
@@ -59,6 +52,11 @@ export interface ProcessSpec {
   logFile: string;
   url: string;
   ready: () => Promise<boolean>;
+  /**
+   * The TCP port the service listens on: once ready, its listener must be the
+   * service's own process group, not another stack's server answering there.
+   */
+  port?: number;
   readyTimeoutMs?: number;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
@@ -115,7 +113,12 @@ async function launch(spec: ProcessSpec): Promise<Launched> {
   const deadline = Date.now() + (spec.readyTimeoutMs ?? 60_000);
   for (;;) {
     if (exited !== undefined) throw new ServiceStartError(spec.name, spec.logFile, exited);
-    if (await spec.ready()) break;
+    if (await spec.ready()) {
+      const holder = spec.port === undefined ? undefined : foreignHolder(spec.port, child.pid!);
+      if (holder === undefined) break;
+      await stop();
+      throw new PortTakenError(spec.name, spec.logFile, spec.port!, holder);
+    }
     if (Date.now() > deadline) {
       await stop();
       throw new ServiceStartError(spec.name, spec.logFile, `not ready after ${spec.readyTimeoutMs ?? 60_000} ms`);

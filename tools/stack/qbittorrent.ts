@@ -127,6 +127,7 @@ export async function startQbittorrent(o: QbittorrentOptions): Promise<RunningQb
     logFile: path.join(o.logDir, `${o.name}.log`),
     url,
     ready: () => httpAnswers(`${url}/api/v2/app/webapiVersion`),
+    port: webuiPort,
     readyTimeoutMs: 60_000,
   });
   return Object.assign(service, {

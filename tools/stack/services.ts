@@ -4,8 +4,8 @@ import { connect, NatsConnection } from 'nats';
 import { loadNatsConfig } from '../../lib/config';
 import { natsOptions } from '../../lib/nats/connection';
 import { ensureSystemDep } from './system-deps';
-import { httpAnswers, tcpOpen } from './ports';
-import { RunningService, startProcess } from './process';
+import { describeProcess, httpAnswers, listeners, tcpOpen } from './ports';
+import { PortTakenError, RunningService, startProcess } from './process';
 
 /** The processes of the embedded stack, each with a readiness probe of its own. */
 
@@ -46,6 +46,7 @@ export async function startDynamoDbLocal(ctx: ServiceContext, port: number, data
     logFile: log(ctx, 'dynamodb-local'),
     url: `http://127.0.0.1:${port}`,
     ready: () => httpAnswers(`http://127.0.0.1:${port}`),
+    port,
   });
 }
 
@@ -59,6 +60,7 @@ export async function startS3Emulator(ctx: ServiceContext, port: number, dataDir
     logFile: log(ctx, 's3rver'),
     url: `http://127.0.0.1:${port}`,
     ready: () => httpAnswers(`http://127.0.0.1:${port}`),
+    port,
   });
 }
 
@@ -88,6 +90,7 @@ export async function startNatsServer(ctx: ServiceContext, port: number, login?:
     logFile: log(ctx, 'nats-server'),
     url: `nats://127.0.0.1:${port}`,
     ready: () => tcpOpen(port),
+    port,
   });
 }
 
@@ -162,6 +165,18 @@ export function readyTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
  */
 export async function startOffline(ctx: ServiceContext, opts: OfflineOptions): Promise<RunningService> {
   const cli = path.join(path.dirname(require.resolve('osls/package.json')), 'bin', 'serverless.js');
+  // Fixed ports (the URLs people use): a held one stops the start now, before a minute of bundling.
+  for (const port of [opts.httpPort, opts.lambdaPort]) {
+    const held = listeners(port);
+    if (held?.length)
+      throw new PortTakenError(
+        'serverless-offline',
+        log(ctx, 'serverless-offline'),
+        port,
+        describeProcess(held[0].pid),
+        'another stack on this machine? npm start takes other ports from HTTP_PORT and LAMBDA_PORT',
+      );
+  }
   const probe = natsPingProbe(opts.env);
   const natsPingAnswers = async () => opts.natsTrigger === 'connector' || probe.answers();
   try {
@@ -185,6 +200,7 @@ export async function startOffline(ctx: ServiceContext, opts: OfflineOptions): P
       url: `http://127.0.0.1:${opts.httpPort}`,
       readyTimeoutMs: readyTimeoutMs(),
       ready: async () => (await httpAnswers(`http://127.0.0.1:${opts.httpPort}/healthcheck`)) && natsPingAnswers(),
+      port: opts.httpPort,
     });
   } finally {
     await probe.close();
@@ -220,6 +236,7 @@ export async function startNatsConnector(ctx: ServiceContext, opts: ConnectorOpt
       logFile: log(ctx, name),
       url,
       ready: async () => (await healthOk(url)) && probe.answers(),
+      port: opts.healthPort,
     });
   } finally {
     await probe.close();

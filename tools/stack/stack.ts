@@ -37,6 +37,8 @@ export interface StackOptions {
   stage?: string;
   /** Ports to try first; a busy or missing one is replaced by a free port. */
   preferredPorts?: Partial<Record<'dynamodb' | 's3' | 'nats', number>>;
+  /** How DynamoDB's, S3's and NATS's ports are picked (ports.ts's freePort); tests give a check that lost its race. */
+  pickPort?: (preferred?: number) => Promise<number>;
   /** Offline's ports are fixed: a busy one is an error, not a surprise port. */
   httpPort?: number;
   lambdaPort?: number;
@@ -87,27 +89,18 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
   try {
     const ext = options.external ?? {};
-    const port = (name: 'dynamodb' | 's3' | 'nats') => freePort(options.preferredPorts?.[name]);
-    const [dynamodbPort, s3Port, natsPort] = await Promise.all([port('dynamodb'), port('s3'), port('nats')]);
-    const endpoints = {
-      dynamodb: ext.dynamodb ?? `http://127.0.0.1:${dynamodbPort}`,
-      s3: ext.s3 ?? `http://127.0.0.1:${s3Port}`,
-      nats: ext.nats ?? `nats://127.0.0.1:${natsPort}`,
-    };
     const auth = authTokens(options.authTokens ?? process.env.AUTH_TOKENS);
     // Our own nats-server requires a login made for this run; an external one uses the NATS_ variables given.
     const natsLogin = ext.nats ? undefined : { user: 'stack', password: randomBytes(18).toString('base64url') };
-    const baseEnv: Record<string, string> = {
+    // Everything but the endpoints, which are known once each service holds its port.
+    const commonEnv: Record<string, string> = {
       AUTH_TOKENS: auth.tokens,
       SYNC_TOKEN_KEYS: process.env.SYNC_TOKEN_KEYS?.trim() || tokenKeyring(options.dataDir),
       // Browser sessions end with the stack unless SESSION_KEYS is given.
       SESSION_KEYS: process.env.SESSION_KEYS?.trim() || newKeyringEntry('local'),
       AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
       ...(ext.dynamodb || ext.s3 ? { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' } : LOCAL_CREDENTIALS),
-      AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
-      AWS_ENDPOINT_URL_S3: endpoints.s3,
       AWS_EC2_METADATA_DISABLED: 'true',
-      NATS_URL: endpoints.nats,
       ...(natsLogin
         ? { NATS_USER: natsLogin.user, NATS_PASSWORD: natsLogin.password, NATS_NKEY_SEED: '', NATS_JWT: '' }
         : {}),
@@ -118,22 +111,44 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     };
 
     const started = (p: Promise<RunningService>) => p.then((s) => (services.push(s), s));
+    // A preferred port first; a start that lost its port to another stack (EADDRINUSE, or another process
+    // answering there once ready) starts again on a port picked then (tools/stack/ports.ts).
+    const startOn = (name: 'dynamodb' | 's3' | 'nats', start: (port: number) => Promise<RunningService>) =>
+      started(retryLostPort(async () => start(await (options.pickPort ?? freePort)(options.preferredPorts?.[name]))));
     const s3Dir = options.dataDir ? path.join(options.dataDir, 's3') : path.join(options.stateDir, 's3');
     if (!options.dataDir) fs.rmSync(s3Dir, { recursive: true, force: true });
     fs.mkdirSync(s3Dir, { recursive: true });
     const dynamodbDir = options.dataDir ? path.join(options.dataDir, 'dynamodb') : undefined;
     if (dynamodbDir) fs.mkdirSync(dynamodbDir, { recursive: true });
     const results = await Promise.allSettled([
-      loadServiceDefinition(options.root, { ...process.env, ...baseEnv }, stage),
-      ext.dynamodb ? undefined : started(startDynamoDbLocal(ctx, dynamodbPort, dynamodbDir)),
-      ext.s3 ? undefined : started(startS3Emulator(ctx, s3Port, s3Dir)),
-      ext.nats ? undefined : started(startNatsServer(ctx, natsPort, natsLogin)),
+      loadServiceDefinition(options.root, { ...process.env, ...commonEnv }, stage),
+      ext.dynamodb ? undefined : startOn('dynamodb', (port) => startDynamoDbLocal(ctx, port, dynamodbDir)),
+      ext.s3 ? undefined : startOn('s3', (port) => startS3Emulator(ctx, port, s3Dir)),
+      ext.nats ? undefined : startOn('nats', (port) => startNatsServer(ctx, port, natsLogin)),
     ]);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
-    const definition = (results[0] as PromiseFulfilledResult<ServiceDefinition>).value;
+    const [definition, dynamodb, s3, nats] = results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
+      ServiceDefinition,
+      RunningService | undefined,
+      RunningService | undefined,
+      RunningService | undefined,
+    ];
+    const endpoints = {
+      dynamodb: ext.dynamodb ?? dynamodb!.url,
+      s3: ext.s3 ?? s3!.url,
+      nats: ext.nats ?? nats!.url,
+    };
+    const baseEnv: Record<string, string> = {
+      ...commonEnv,
+      AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+      AWS_ENDPOINT_URL_S3: endpoints.s3,
+      NATS_URL: endpoints.nats,
+    };
 
-    const env: Record<string, string> = { ...baseEnv, ...definition.provider.environment, NATS_URL: endpoints.nats };
+    // Printed before NATS had its port: the definition says the stack's NATS, as the functions see it.
+    definition.provider.environment.NATS_URL = endpoints.nats;
+    const env: Record<string, string> = { ...baseEnv, ...definition.provider.environment };
     const bootstrap = await bootstrapResources(definition, env);
     say(`resources: ${bootstrap.created.length} created, ${bootstrap.existing.length} already there`);
 

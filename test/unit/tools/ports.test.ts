@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, retryLostPort } from '../../../tools/stack/ports';
+import { foreignHolder, freePort, listeners, processGroup, retryLostPort } from '../../../tools/stack/ports';
 
 /** Two stacks starting at once prefer the same emulator ports: the loser of the bind starts again elsewhere. */
 describe('retryLostPort', () => {
@@ -49,5 +49,25 @@ describe('retryLostPort', () => {
       }, 3),
     ).rejects.toThrow();
     expect(runs).toBe(3);
+  });
+});
+
+/** The check after a bind: who listens on a port, from /proc. */
+describe('listeners', () => {
+  it('names this process for a port it listens on, and nothing for a closed port', async () => {
+    const server = net.createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      const held = listeners(port)!;
+      expect(held.map((l) => l.pid)).toEqual([process.pid]);
+      expect(foreignHolder(port, processGroup(process.pid)!)).toBeUndefined();
+      // Any other process group is not the holder: this process is named with its command line.
+      expect(foreignHolder(port, process.pid + 1_000_000)).toMatch(new RegExp(`^pid ${process.pid} \\(.*node`));
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+    expect(listeners(port)).toEqual([]);
+    expect(foreignHolder(port, 1)).toBeUndefined();
   });
 });
