@@ -1,6 +1,6 @@
 import { BotError } from 'grammy';
 import { httpHandler } from '../../lib/http/handler';
-import { UpdateInProgressError } from '../../lib/telegram/errors';
+import { UpdateInProgressError, UpdateNotClaimedError } from '../../lib/telegram/errors';
 import { ErrorCode, HttpError } from '../../lib/http/errors';
 import { jsonBody } from '../../lib/http/request';
 import { json } from '../../lib/http/response';
@@ -43,10 +43,14 @@ export const handler = httpHandler(
     try {
       await bot.handleUpdate(update);
     } catch (err) {
-      // Still being handled by another delivery: Telegram delivers it again later (lib/telegram/bot.ts).
+      // Not handled now (another delivery holds it, or the ledger did not answer): Telegram delivers it again.
       if (err instanceof BotError && err.error instanceof UpdateInProgressError) {
         log.warn('telegram_update_in_progress', { update_id: update.update_id });
         throw new HttpError(503, ErrorCode.BUSY, 'this update is being handled; deliver it again later');
+      }
+      if (err instanceof BotError && err.error instanceof UpdateNotClaimedError) {
+        log.error('telegram_update_ledger_failed', { update_id: update.update_id, err: err.error.cause });
+        throw new HttpError(503, ErrorCode.UNAVAILABLE, 'the update ledger is unavailable; deliver it again later');
       }
       log.error('telegram_update_failed', { update_id: update.update_id, err });
     }

@@ -10,7 +10,7 @@ import { audit, AUDIT_EVENTS, telegramPrincipal } from '../log/audit';
 import { TorrentClientError } from '../torrents/errors';
 import { grammyClientConfig, TelegramClientOptions } from './api';
 import { ButtonAction, parseCallback } from './callback';
-import { StaleButtonError, UpdateInProgressError } from './errors';
+import { StaleButtonError, UpdateInProgressError, UpdateNotClaimedError } from './errors';
 import type { Lang } from '../i18n';
 import { BotLocale, botLocale, cardText, cardUrl, clip, escapeHtml, fitLines, keyboard, notifiedOf } from './format';
 import { chatLanguage, parseLangArgument } from './language';
@@ -184,10 +184,9 @@ export function createBot(deps: BotDeps): Bot {
     try {
       claim = await deps.updates.begin(updateId, now(), now() + (deps.updateLeaseMs ?? UPDATE_LEASE_MS));
     } catch (err) {
-      // Unknown whether it ran: refuse rather than risk a second Retry; the person can press again.
-      deps.log.error('telegram_update_ledger_failed', { update_id: updateId, err });
-      if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: (await messagesOf(ctx)).busy });
-      return;
+      // Nothing ran. Telegram delivers it again (503): a claim that landed anyway holds only its lease, then the
+      // update is handled, once. Answering "try again" instead lost the press (the soak, decision 358).
+      throw new UpdateNotClaimedError(updateId, err);
     }
     if (claim === 'done') return void deps.log.info('telegram_update_redelivered', { update_id: updateId });
     // Telegram is answered an error and delivers it again later, when the lease is over if that handling died.

@@ -77,3 +77,18 @@ export class UpdateInProgressError extends Error {
     this.name = 'UpdateInProgressError';
   }
 }
+
+/**
+ * The update ledger did not answer the claim (it may still have been written): nothing was handled; the
+ * webhook answers 503 and Telegram delivers it again.
+ */
+export class UpdateNotClaimedError extends Error {
+  readonly code = 'TELEGRAM_UPDATE_NOT_CLAIMED';
+  constructor(
+    readonly updateId: number,
+    cause: unknown,
+  ) {
+    super(`update ${updateId}: the update ledger did not answer its claim`, { cause });
+    this.name = 'UpdateNotClaimedError';
+  }
+}

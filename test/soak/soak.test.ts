@@ -34,7 +34,9 @@ it('two minutes of the three domains under faults: every invariant holds', async
     // Quick faults the service is built to ride out with nothing lost; kills are the long run's (a kill of offline
     // rebuilds every bundle). Decision 352.
     kinds: ['stop', 'telegram-429', 'telegram-5xx', 'tbank-storm', 'tbank-5xx'],
-    stoppable: ['dynamodb-local', 'nats-server', 's3rver', 'qbittorrent-nox', 'serverless-offline'],
+    // The hot folder is a Samba share of the stack's (the default as root, as CI runs): smbd is stopped too.
+    hotFolder: 'smb',
+    stoppable: ['dynamodb-local', 'nats-server', 's3rver', 'qbittorrent-nox', 'smbd', 'serverless-offline'],
     timing: { faultMs: [8_000, 15_000], gapMs: [8_000, 15_000], recoveryTimeoutMs: 90_000 },
     drainMinMs: 65_000,
     drainMs: 180_000,

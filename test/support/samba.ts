@@ -1,10 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { freePort, tcpOpen } from '../../tools/stack/ports';
-import { RunningService, startProcess } from '../../tools/stack/process';
-import { ensureSystemDep } from '../../tools/stack/system-deps';
+import type { RunningService } from '../../tools/stack/process';
+import { startSmbd } from '../../tools/stack/samba';
 
 /**
  * A real Samba share on 127.0.0.1 for the tests: its own config, state and
@@ -38,51 +35,17 @@ const DAEMON_UID = 1;
 
 /** `fixedPort`: Samba's Python client bindings (test/support/smb-hold.py) only reach port 445. */
 export async function startSamba(dir: string, fixedPort?: number): Promise<Share> {
-  const smbd = ensureSystemDep('smbd', () => undefined);
-  ensureSystemDep('smbclient', () => undefined);
-  const smbpasswd = path.join(path.dirname(smbd).replace('/sbin', '/bin'), 'smbpasswd');
-  for (const sub of [
-    'state',
-    'private',
-    'lock',
-    'cache',
-    'pid',
-    'share/Input',
-    'guest',
-    'restricted/Input',
-    'restricted/Tmp',
-  ])
+  for (const sub of ['share/Input', 'guest', 'restricted/Input', 'restricted/Tmp'])
     fs.mkdirSync(path.join(dir, sub), { recursive: true });
   // The guest and restricted shares act as other accounts, which must reach their folders (mkdtemp makes 0700).
   fs.chmodSync(dir, 0o755);
   fs.chmodSync(path.join(dir, 'guest'), 0o777);
   fs.chmodSync(path.join(dir, 'restricted'), 0o755);
   for (const sub of ['Input', 'Tmp']) fs.chownSync(path.join(dir, 'restricted', sub), DAEMON_UID, DAEMON_UID);
-  const port = fixedPort ?? (await freePort());
-  const conf = path.join(dir, 'smb.conf');
-  fs.writeFileSync(
-    conf,
-    `[global]
-  workgroup = WORKGROUP
-  server role = standalone server
-  smb ports = ${port}
-  interfaces = 127.0.0.1
-  bind interfaces only = yes
-  pid directory = ${dir}/pid
-  lock directory = ${dir}/lock
-  state directory = ${dir}/state
-  cache directory = ${dir}/cache
-  private dir = ${dir}/private
-  log file = ${dir}/log.%m
-  passdb backend = tdbsam:${dir}/private/passdb.tdb
-  map to guest = bad user
-  guest account = nobody
-  load printers = no
-  printcap name = /dev/null
-  disable spoolss = yes
-  disable netbios = yes
-  server min protocol = SMB2
-[hotfolder]
+  const { port, password, service } = await startSmbd({
+    dir,
+    port: fixedPort,
+    shares: `[hotfolder]
   path = ${dir}/share
   read only = no
   valid users = root
@@ -102,20 +65,6 @@ export async function startSamba(dir: string, fixedPort?: number): Promise<Share
   valid users = root
   force user = daemon
 `,
-  );
-  const password = randomBytes(9).toString('base64url');
-  execFileSync(fs.existsSync(smbpasswd) ? smbpasswd : 'smbpasswd', ['-c', conf, '-s', '-a', 'root'], {
-    input: `${password}\n${password}\n`,
-    stdio: ['pipe', 'ignore', 'pipe'],
-  });
-  const service = await startProcess({
-    name: 'smbd',
-    command: smbd,
-    args: ['--foreground', '--no-process-group', `--configfile=${conf}`, '--debug-stdout'],
-    logFile: path.join(dir, 'smbd.out'),
-    url: `smb://127.0.0.1:${port}/hotfolder`,
-    ready: () => tcpOpen(port),
-    port,
   });
   return {
     host: '127.0.0.1',

@@ -6,14 +6,18 @@ export interface SoakArgs {
   minutes: number;
   seed: number;
   chaos: boolean;
+  /** The scan functions' hot folder: a Samba share (smbd among the faults) or the folder itself. */
+  hotFolder: 'smb' | 'local';
   json?: string;
   help: boolean;
 }
 
-export const USAGE = `usage: npm run soak -- [--minutes N] [--seed N] [--no-chaos] [--json <path>] [--help]
+export const USAGE = `usage: npm run soak -- [--minutes N] [--seed N] [--no-chaos] [--hotfolder smb|local] [--json <path>] [--help]
   --minutes N     how long the load and the faults run (default 10; 60 for the long run), then drain and audit
   --seed N        the seed of every random choice (load mix, fault order and lengths); default: from the clock
   --no-chaos      load only, no injected faults
+  --hotfolder smb|local   the scan hot folder behind a Samba share of ours (smbd among the faults; needs root,
+                  the default as root) or the folder itself (the default otherwise)
   --json <path>   also write the report as JSON to <path>
 The stack starts as npm start starts it (schedules on, the real qbittorrent-nox), on free ports.`;
 
@@ -24,6 +28,7 @@ export const SOAK_CLI = cliSpec({
     minutes: { type: 'string' },
     seed: { type: 'string' },
     'no-chaos': { type: 'boolean' },
+    hotfolder: { type: 'string' },
     json: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
@@ -32,8 +37,25 @@ export const SOAK_CLI = cliSpec({
 export { UsageError };
 
 /** The parsed flags, checked: a bad value is a UsageError naming it, before anything starts. */
-export function soakArgs(values: CliArgs<typeof SOAK_CLI.options>['values'], now = Date.now()): SoakArgs {
-  const out: SoakArgs = { minutes: 10, seed: now % 2 ** 31, chaos: !values['no-chaos'], help: !!values.help };
+export function soakArgs(
+  values: CliArgs<typeof SOAK_CLI.options>['values'],
+  now = Date.now(),
+  root = process.getuid?.() === 0,
+): SoakArgs {
+  const out: SoakArgs = {
+    minutes: 10,
+    seed: now % 2 ** 31,
+    chaos: !values['no-chaos'],
+    hotFolder: root ? 'smb' : 'local',
+    help: !!values.help,
+  };
+  if (values.hotfolder !== undefined) {
+    if (values.hotfolder !== 'smb' && values.hotfolder !== 'local')
+      throw new UsageError(`--hotfolder must be smb or local, got ${JSON.stringify(values.hotfolder)}`);
+    if (values.hotfolder === 'smb' && !root)
+      throw new UsageError('--hotfolder smb needs root (the soak runs a Samba share of its own)');
+    out.hotFolder = values.hotfolder;
+  }
   if (values.minutes !== undefined) {
     const v = values.minutes;
     const n = Number(v);
@@ -51,8 +73,8 @@ export function soakArgs(values: CliArgs<typeof SOAK_CLI.options>['values'], now
 }
 
 /** argv → the checked flags (what the entry does through runCli; the unit test calls it directly). */
-export function parseArgs(argv: readonly string[], now = Date.now()): SoakArgs {
-  return soakArgs(parseCli(SOAK_CLI, [...argv]).values, now);
+export function parseArgs(argv: readonly string[], now = Date.now(), root?: boolean): SoakArgs {
+  return soakArgs(parseCli(SOAK_CLI, [...argv]).values, now, root);
 }
 
 /** A small seeded generator (mulberry32): the same seed gives the same load mix and fault schedule. */

@@ -21,8 +21,9 @@ export const FAULT_KINDS = [
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
-const STOPPABLE = ['dynamodb-local', 'nats-server', 's3rver', 'qbittorrent-nox', 'serverless-offline'];
-const KILLABLE = ['nats-server', 's3rver', 'qbittorrent-nox', 'serverless-offline'];
+// smbd runs when the hot folder is a share (--hotfolder smb); a fault of a service not running is not scheduled.
+const STOPPABLE = ['dynamodb-local', 'nats-server', 's3rver', 'qbittorrent-nox', 'smbd', 'serverless-offline'];
+const KILLABLE = ['nats-server', 's3rver', 'qbittorrent-nox', 'smbd', 'serverless-offline'];
 
 export interface FaultTargets {
   services: RunningService[];

@@ -17,12 +17,15 @@ const say = (line: string) => process.stdout.write(`[soak] ${line}\n`);
 
 async function main(values: Parameters<typeof soakArgs>[0]): Promise<number> {
   const args = soakArgs(values);
-  say(`${args.minutes} min, seed ${args.seed}${args.chaos ? '' : ', no chaos'}: starting the stack`);
+  say(
+    `${args.minutes} min, seed ${args.seed}${args.chaos ? '' : ', no chaos'}, hot folder ${args.hotFolder}: starting the stack`,
+  );
   const run = await runSoak({
     root,
     minutes: args.minutes,
     seed: args.seed,
     chaos: args.chaos,
+    hotFolder: args.hotFolder,
     say,
     progress: process.stdout,
   });

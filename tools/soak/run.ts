@@ -39,6 +39,8 @@ export interface SoakOptions {
   minutes: number;
   seed: number;
   chaos: boolean;
+  /** The scan hot folder: a Samba share of the stack's (STACK_HOTFOLDER=smb; default) or the folder itself. */
+  hotFolder?: 'smb' | 'local';
   timing?: ChaosTiming;
   kinds?: readonly FaultKind[];
   stoppable?: readonly string[];
@@ -66,7 +68,7 @@ const FOREIGN_CATEGORY = 'soak-foreign';
 export async function runSoak(o: SoakOptions): Promise<SoakRun> {
   const startedAt = Date.now();
   const notes: string[] = [];
-  const soak = await startSoakStack(o.root, o.say, { hourMs: o.hourMs ?? 120_000 });
+  const soak = await startSoakStack(o.root, o.say, { hourMs: o.hourMs ?? 120_000, hotFolder: o.hotFolder ?? 'smb' });
   // The SDK's clients read their credentials from the environment, as the bench's do (bench/support.ts).
   Object.assign(process.env, soak.stack.env);
   const env = process.env;

@@ -38,7 +38,7 @@ export interface SoakStack {
 export async function startSoakStack(
   root: string,
   say: (line: string) => void,
-  opts: { hourMs: number },
+  opts: { hourMs: number; hotFolder: 'smb' | 'local' },
 ): Promise<SoakStack> {
   const stateDir = path.join(root, '.stack', `soak-${process.pid}`);
   fs.rmSync(stateDir, { recursive: true, force: true });
@@ -47,6 +47,8 @@ export async function startSoakStack(
   // As npm start: schedules on, the real client. Nothing of the developer's own systems (useExternal: false).
   process.env.SCHEDULES_ENABLED = 'true';
   process.env.STACK_TORRENT_CLIENT = 'qbittorrent';
+  // The scan functions behind a Samba share of the stack's (smbd among the faults), or the folder itself.
+  process.env.STACK_HOTFOLDER = opts.hotFolder;
   delete process.env.TBANK_API_URL;
   delete process.env.TELEGRAM_BOT_TOKEN;
   // A step lost to a fault is settled after this bound, not npm start's 15 min: the drain must see attempts end.

@@ -7,6 +7,7 @@ import { torrentClientFor } from '../../lib/torrents/qbittorrent';
 import { freePort, httpAnswers } from './ports';
 import { RunningService, startProcess } from './process';
 import { startQbittorrent } from './qbittorrent';
+import { startHotFolderShare } from './samba';
 import type { ServiceContext } from './services';
 
 /**
@@ -177,22 +178,57 @@ const brokerage: EmulatorSpec = {
   },
 };
 
+/**
+ * How the scan functions reach the stack's hot folder (STACK_HOTFOLDER): `local` (default) the folder itself,
+ * `smb` a Samba share of it (needs root), so the SMB path runs locally as against a scanning system's share.
+ */
+export function stackHotFolder(env: NodeJS.ProcessEnv = process.env): 'local' | 'smb' {
+  const chosen = env.STACK_HOTFOLDER?.trim() || 'local';
+  if (chosen !== 'local' && chosen !== 'smb')
+    throw new Error(`STACK_HOTFOLDER must be 'local' or 'smb', got ${JSON.stringify(chosen)}`);
+  return chosen;
+}
+
+/** The hot folder: Input/ is the scanning system's, so the emulator's side creates it. Private (0700): it holds users' documents. */
+function hotFolderRoot(ctx: ServiceContext): string {
+  const root = path.join(path.dirname(ctx.logDir), 'hotfolder');
+  fs.mkdirSync(path.join(root, 'Input'), { recursive: true, mode: 0o700 });
+  fs.chmodSync(root, 0o700);
+  return root;
+}
+
+const hotFolderShare: EmulatorSpec = {
+  name: 'smbd',
+  async start(ctx) {
+    if (stackHotFolder() !== 'smb') return { env: {} };
+    const root = hotFolderRoot(ctx);
+    const share = await startHotFolderShare({
+      stateDir: path.dirname(ctx.logDir),
+      root,
+      logDir: ctx.logDir,
+      say: ctx.say,
+    });
+    ctx.say(
+      `scan hot folder: ${share.env.SCAN_HOTFOLDER_PATH} (Samba on port ${share.env.SCAN_SMB_PORT}, user root, STACK_HOTFOLDER=smb), the folder ${root}`,
+    );
+    return share;
+  },
+};
+
 const scanner: EmulatorSpec = {
   name: 'scanner',
-  async start(ctx) {
-    // The hot folder: Input/ is the scanning system's, so the emulator's side creates it. Private (0700): it holds users' documents.
-    const root = path.join(path.dirname(ctx.logDir), 'hotfolder');
-    fs.mkdirSync(path.join(root, 'Input'), { recursive: true, mode: 0o700 });
-    fs.chmodSync(root, 0o700);
-    const env = { SCAN_HOTFOLDER_ROOT: root };
+  async start(ctx, stackEnv) {
+    const root = hotFolderRoot(ctx);
     const service = await tsProcess(
       ctx,
       'scanner-emulator',
       'scanner/main.ts',
-      { ...env, SCAN_EMULATOR_DELAY: process.env.SCAN_EMULATOR_DELAY ?? '500' },
+      { SCAN_HOTFOLDER_ROOT: root, SCAN_EMULATOR_DELAY: process.env.SCAN_EMULATOR_DELAY ?? '500' },
       root,
       async () => fs.readFileSync(path.join(ctx.logDir, 'scanner-emulator.log'), 'utf8').includes('watching'),
     );
+    // Behind a share the functions get the share's settings (hotFolderShare), not the folder.
+    const env: Record<string, string> = stackEnv.SCAN_HOTFOLDER_MODE === 'smb' ? {} : { SCAN_HOTFOLDER_ROOT: root };
     return { service, env };
   },
 };
@@ -242,6 +278,7 @@ const telegram: EmulatorSpec = {
 export const emulators: EmulatorSpec[] = [
   qbittorrent,
   brokerage,
+  hotFolderShare,
   scanner,
   ...(process.env.TELEGRAM_BOT_TOKEN?.trim() ? [] : [telegram]),
 ];

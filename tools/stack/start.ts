@@ -20,6 +20,7 @@ Environment (docs/configuration.md):
   STACK_DATA_DIR=dir            keeps DynamoDB's and S3's data across runs (default: both start empty)
   NATS_TRIGGER=connector        bridges NATS with the cloud connector process instead of offline's plugin
   STACK_TORRENT_CLIENT=emulator the qBittorrent emulator instead of a real qbittorrent-nox
+  STACK_HOTFOLDER=smb           the scan hot folder behind a Samba share of ours (needs root)
   QBT_PUBLIC_SWARM=true         opens the real client's swarm to the internet (closed by default)
   TORRENT_CLIENT_URL + TORRENT_CLIENT_PASSWORD (or TORRENT_CLIENT_API_KEY)   your own qBittorrent
   TBANK_API_URL=https://…       the real T-Bank API instead of its emulator
@@ -35,6 +36,7 @@ Exit 0 stopped by Ctrl-C, 1 a service failed, 2 bad usage or settings.`,
  *   STACK_DATA_DIR=dir           keeps DynamoDB's and S3's data across runs (default: both start empty)
  *   NATS_TRIGGER=connector       bridges NATS with the cloud connector process instead of offline's plugin
  *   STACK_TORRENT_CLIENT=emulator the qBittorrent emulator instead of a real qbittorrent-nox (the default)
+ *   STACK_HOTFOLDER=smb          the scan hot folder behind a Samba share of ours (needs root; default: the folder)
  *   QBT_PUBLIC_SWARM=true        opens the real client's swarm to the internet (closed by default: loopback only)
  *   TORRENT_CLIENT_URL + TORRENT_CLIENT_PASSWORD (or TORRENT_CLIENT_API_KEY)
  *                                your own qBittorrent instead of ours (checked at start)

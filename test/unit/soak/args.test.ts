@@ -1,15 +1,18 @@
 import { parseArgs, seededRandom, UsageError } from '../../../tools/soak/args';
 
 describe('soak flags', () => {
-  it('defaults: 10 minutes, chaos on, a seed from the clock', () => {
-    expect(parseArgs([], 1234)).toEqual({ minutes: 10, seed: 1234, chaos: true, help: false });
+  it('defaults: 10 minutes, chaos on, a seed from the clock, the hot folder a share as root', () => {
+    expect(parseArgs([], 1234, true)).toEqual({ minutes: 10, seed: 1234, chaos: true, hotFolder: 'smb', help: false });
+    expect(parseArgs([], 1234, false).hotFolder).toBe('local');
   });
 
   it('reads every flag', () => {
-    expect(parseArgs(['--minutes', '60', '--seed', '42', '--no-chaos', '--json', 'out/soak.json'])).toEqual({
+    const argv = ['--minutes', '60', '--seed', '42', '--no-chaos', '--hotfolder', 'local', '--json', 'out/soak.json'];
+    expect(parseArgs(argv, 0, true)).toEqual({
       minutes: 60,
       seed: 42,
       chaos: false,
+      hotFolder: 'local',
       json: 'out/soak.json',
       help: false,
     });
@@ -25,9 +28,15 @@ describe('soak flags', () => {
     [['--seed', 'abc'], '--seed must be'],
     [['--json', '--no-chaos'], '--json needs a value'],
     [['--chaos-monkey'], 'unknown option'],
+    [['--hotfolder', 'SMB'], '--hotfolder must be smb or local'],
+    [['--hotfolder', '../smb'], '--hotfolder must be smb or local'],
   ])('refuses %j with a clear error', (argv, message) => {
-    expect(() => parseArgs(argv)).toThrow(UsageError);
-    expect(() => parseArgs(argv)).toThrow(message);
+    expect(() => parseArgs(argv, 0, true)).toThrow(UsageError);
+    expect(() => parseArgs(argv, 0, true)).toThrow(message);
+  });
+
+  it('refuses a share of its own without root, naming why', () => {
+    expect(() => parseArgs(['--hotfolder', 'smb'], 0, false)).toThrow('--hotfolder smb needs root');
   });
 });
 

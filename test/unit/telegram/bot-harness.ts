@@ -37,6 +37,8 @@ export interface Harness {
   clock: number;
   /** The store's read never answers (DynamoDB Local paused; the invocation dies in it). */
   readStalls?: boolean;
+  /** The ledger's claim is applied but its answer lost (a timeout while DynamoDB Local was paused). */
+  claimAnswerLost?: boolean;
 }
 
 export function harness(
@@ -98,6 +100,7 @@ export function harness(
         const item = h.ledger.get(updateId);
         if (item && (item.status === 'done' || item.leaseUntil >= now)) return item.status === 'done' ? 'done' : 'busy';
         h.ledger.set(updateId, { status: 'handling', leaseUntil });
+        if (h.claimAnswerLost) throw new Error('TimeoutError: the request exceeded its 2500 ms requestTimeout');
         return 'first';
       },
       finish: async (updateId) => void h.ledger.set(updateId, { status: 'done', leaseUntil: 0 }),

@@ -1,6 +1,6 @@
 import { BotError } from 'grammy';
 import { UPDATE_LEASE_MS } from '../../../lib/telegram/bot';
-import { UpdateInProgressError } from '../../../lib/telegram/errors';
+import { UpdateInProgressError, UpdateNotClaimedError } from '../../../lib/telegram/errors';
 import { ALLOWED, command, harness, ID, press } from './bot-harness';
 
 /**
@@ -49,6 +49,28 @@ describe('a re-delivered Update', () => {
     expect((err as BotError).error).toBeInstanceOf(UpdateInProgressError);
     expect(h.calls).toEqual([]);
     expect(changes(h)).toEqual([]);
+  });
+
+  it('whose claim was written but its answer lost: Telegram is asked to deliver again, and the press is acted on once', async () => {
+    // The soak's case: DynamoDB Local paused, the claim timed out on the client side and landed on resume.
+    const h = harness({ state: 'failed' });
+    const update = press(`v1:r:${ID}`, ALLOWED);
+    h.claimAnswerLost = true;
+    const err = await h.handle(update).catch((e: unknown) => e);
+    expect((err as BotError).error).toBeInstanceOf(UpdateNotClaimedError);
+    expect(err).toBeInstanceOf(BotError);
+    expect(answers(h)).toEqual([]);
+    expect(changes(h)).toEqual([]);
+
+    // Delivered again within the lease the claim holds: still refused for now; after it, handled.
+    h.claimAnswerLost = false;
+    h.clock += UPDATE_LEASE_MS - 1;
+    expect(((await h.handle(update).catch((e: unknown) => e)) as BotError).error).toBeInstanceOf(UpdateInProgressError);
+    h.clock += 2;
+    await h.handle(update);
+    expect(answers(h).map((c) => c.payload.text)).toEqual(['Retrying…']);
+    expect(changes(h)).toEqual(['activate', 'torrent_add']);
+    expect(h.ledger.get(update.update_id)?.status).toBe('done');
   });
 
   it('whose handling threw is given back: the next delivery handles it', async () => {
