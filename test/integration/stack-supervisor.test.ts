@@ -110,6 +110,23 @@ describe('a supervised process', () => {
     }
   });
 
+  it('that dies now and then is restarted every time: only deaths within the window count', async () => {
+    // The one-hour soak killed smbd a fourth time after 50 minutes, and a lifetime budget of 3 stopped the stack.
+    const service = await listener('now-and-then', await freePort());
+    const deaths: ServiceDeath[] = [];
+    service.supervise({ restart: true, maxRestarts: 2, restartWindowMs: 1500, onDeath: (d) => deaths.push(d) });
+    try {
+      for (let i = 0; i < 4; i++) {
+        if (i > 0) await sleep(1600); // the earlier restarts have left the window
+        process.kill(-service.pid, 'SIGKILL');
+        await until(`death ${i + 1}`, () => deaths.length > i);
+      }
+      expect(deaths.map((d) => d.outcome)).toEqual(['restarted', 'restarted', 'restarted', 'restarted']);
+    } finally {
+      await service.stop();
+    }
+  });
+
   it('is not ready on a port another process answers: the holder is named and its own process stopped', async () => {
     // Another stack's server took the port between freePort's check and this service's bind.
     const other = net.createServer((s) => s.end());

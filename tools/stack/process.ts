@@ -22,14 +22,18 @@ export interface RunningService {
   /**
    * From now on, a death that stop() did not ask for is reported and, when
    * `restart`, answered by starting the same command again (same port, same
-   * log) at most `maxRestarts` times. Never a silent half-dead stack.
+   * log) at most `maxRestarts` times within `restartWindowMs`: a crash loop
+   * stops the stack, a crash now and then never does. Never a silent half-dead stack.
    */
   supervise(policy: Supervision): void;
 }
 
 export interface Supervision {
   restart: boolean;
+  /** Restarts allowed within the window (default 3). */
   maxRestarts?: number;
+  /** The window a crash loop is judged over (default 10 minutes): older restarts no longer count. */
+  restartWindowMs?: number;
   onDeath(death: ServiceDeath): void;
 }
 
@@ -132,7 +136,8 @@ export async function startProcess(spec: ProcessSpec): Promise<RunningService> {
   let current = await launch(spec);
   let stopping = false;
   let policy: Supervision | undefined;
-  let restarts = 0;
+  // When each restart happened: only those within the window count against the budget.
+  let restarts: number[] = [];
 
   // Called once per launched process when it exits; only an unasked death of the current one counts.
   const onExit = async (running: Launched) => {
@@ -140,8 +145,11 @@ export async function startProcess(spec: ProcessSpec): Promise<RunningService> {
     const death = { service: spec.name, pid: running.pid, reason: running.exited() ?? 'exited', logFile: spec.logFile };
     const fatal = (detail: string) => policy?.onDeath({ ...death, outcome: 'fatal', detail });
     if (!policy.restart) return fatal('this service is not restarted');
-    if (restarts >= (policy.maxRestarts ?? 3)) return fatal(`restarted ${restarts} times already`);
-    restarts++;
+    const windowMs = policy.restartWindowMs ?? 10 * 60_000;
+    restarts = restarts.filter((at) => Date.now() - at < windowMs);
+    if (restarts.length >= (policy.maxRestarts ?? 3))
+      return fatal(`restarted ${restarts.length} times in the last ${Math.round(windowMs / 1000)} s already`);
+    restarts.push(Date.now());
     try {
       const next = await launch(spec);
       if (stopping) return void (await next.stop());
