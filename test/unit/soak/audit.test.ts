@@ -285,6 +285,21 @@ describe('telegram audit', () => {
     const windows = [{ kind: 'stop', target: 'serverless-offline', start: T0 - 5000, end: T0 + 20_000 }];
     expect(auditTelegram({ ...refused, windows })).toEqual([]);
   });
+
+  it('a press acted on whose answer came too late for Telegram: a violation outside a fault window, not inside one', () => {
+    // The one-hour soak: offline stopped 3 s before a press and 21 s after; handled then, the answer refused as too old.
+    const late = { ...clean, presses: [{ ...clean.presses[0], status: 200, answered: false }] };
+    expect(auditTelegram(late)).toEqual([
+      expect.objectContaining({ invariant: 'telegram: every button press acted on once' }),
+    ]);
+    const windows = [{ kind: 'stop', target: 'serverless-offline', start: T0 - 3000, end: T0 + 21_000 }];
+    expect(auditTelegram({ ...late, windows })).toEqual([]);
+    // Never handled to the end stays a violation inside a window too.
+    const unfinished = [...clean.items.slice(0, 2), { PK: 'UPD#7', SK: 'UPD', status: 'handling' }];
+    expect(auditTelegram({ ...late, items: unfinished, windows })).toEqual([
+      expect.objectContaining({ invariant: 'telegram: every button press acted on once' }),
+    ]);
+  });
 });
 
 describe('stack audit', () => {
