@@ -202,42 +202,25 @@ export class DynamoSyncStore extends DynamoConnectionStore implements HourlyStor
   }
 
   async startStep(user: string, row: StepRow): Promise<'started' | 'continued' | 'exists'> {
-    try {
-      await transactWrite(this.deps.documents, [
-        this.fence(user, row.attempt_id),
-        { Put: { TableName: this.table, Item: stepItem(row), ConditionExpression: 'attribute_not_exists(PK)' } },
-      ]);
-      return 'started';
-    } catch (err) {
-      if (conditionFailed(err, 0)) throw new StaleAttemptError(row.attempt_id);
-      if (!conditionFailed(err, 1)) throw err;
-    }
+    const put = { TableName: this.table, Item: stepItem(row), ConditionExpression: 'attribute_not_exists(PK)' };
+    if (await this.fenced(user, row.attempt_id, { Put: put })) return 'started';
     // The row exists: handed over to this step (its first delivery takes it), or a re-delivery.
-    try {
-      await transactWrite(this.deps.documents, [
-        this.fence(user, row.attempt_id),
-        {
-          Update: {
-            TableName: this.table,
-            Key: stepKey(row.attempt_id, row.section),
-            UpdateExpression: 'SET started_at = :at REMOVE awaiting_start',
-            ConditionExpression: 'step_id = :sid AND #state = :running AND awaiting_start = :t',
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: {
-              ':at': isoTime(row.started_at),
-              ':sid': row.step_id,
-              ':running': 'running',
-              ':t': true,
-            },
-          },
+    const taken = await this.fenced(user, row.attempt_id, {
+      Update: {
+        TableName: this.table,
+        Key: stepKey(row.attempt_id, row.section),
+        UpdateExpression: 'SET started_at = :at REMOVE awaiting_start',
+        ConditionExpression: 'step_id = :sid AND #state = :running AND awaiting_start = :t',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: {
+          ':at': isoTime(row.started_at),
+          ':sid': row.step_id,
+          ':running': 'running',
+          ':t': true,
         },
-      ]);
-      return 'continued';
-    } catch (err) {
-      if (conditionFailed(err, 0)) throw new StaleAttemptError(row.attempt_id);
-      if (conditionFailed(err, 1)) return 'exists';
-      throw err;
-    }
+      },
+    });
+    return taken ? 'continued' : 'exists';
   }
 
   async continueStep(
@@ -372,6 +355,18 @@ export class DynamoSyncStore extends DynamoConnectionStore implements HourlyStor
         },
       };
     });
+  }
+
+  /** `item` written under the attempt's fence: StaleAttemptError when the attempt moved on, false when `item`'s own condition failed. */
+  private async fenced(user: string, attemptId: string, item: TransactItem): Promise<boolean> {
+    try {
+      await transactWrite(this.deps.documents, [this.fence(user, attemptId), item]);
+      return true;
+    } catch (err) {
+      if (conditionFailed(err, 0)) throw new StaleAttemptError(attemptId);
+      if (conditionFailed(err, 1)) return false;
+      throw err;
+    }
   }
 
   private fence(user: string, attemptId: string): TransactItem {
