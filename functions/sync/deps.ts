@@ -13,7 +13,7 @@ export const log = syncLog;
 let wired:
   | (ReturnType<typeof syncServices> & {
       dispatch: Dispatch;
-      fanOut?: (shard: number, quota?: number) => Promise<void>;
+      fanOut?: (shard: number, quota?: number, firstQuota?: number) => Promise<void>;
       admit: AdmitPolicy;
       queuedMs: (now: number) => Promise<number>;
     })
@@ -38,7 +38,10 @@ export function syncDeps() {
       // The step's row is its report.
       dispatch: (input) => invoke(settings.stepFunction, input),
       ...(settings.tickShardFunction
-        ? { fanOut: (shard: number, quota?: number) => invoke(settings.tickShardFunction, { shard, quota }) }
+        ? {
+            fanOut: (shard: number, quota?: number, firstQuota?: number) =>
+              invoke(settings.tickShardFunction, { shard, quota, first_quota: firstQuota }),
+          }
         : {}),
     };
   }

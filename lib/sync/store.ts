@@ -119,4 +119,6 @@ export interface SealedToken {
 export interface DueEntry {
   user_id: string;
   due_at: number;
+  /** Due through its connection item: never attempted, so its next attempt is a first sync. */
+  fresh: boolean;
 }

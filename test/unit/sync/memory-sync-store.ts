@@ -160,12 +160,12 @@ export class MemorySyncStore implements HourlyStore, ConnectionStore {
   async *dueEntries(shard: number, now: number, limit?: number) {
     this.count('dueEntries');
     const due = [
-      ...[...this.heads.values()].map((h) => [h.user_id, h.due_at] as const),
-      ...[...this.conns.entries()].map(([user, c]) => [user, c.due_at] as const),
+      ...[...this.heads.values()].map((h) => [h.user_id, h.due_at, false] as const),
+      ...[...this.conns.entries()].map(([user, c]) => [user, c.due_at, true] as const),
     ]
       .filter(([user, at]) => at !== undefined && at <= now && dueShardOf(user) === shard)
-      .sort((a, b) => a[1]! - b[1]!)
-      .map(([user_id, due_at]) => ({ user_id, due_at: due_at! }));
+      .sort((a, b) => a[1]! - b[1]! || (a[0] < b[0] ? -1 : 1))
+      .map(([user_id, due_at, fresh]) => ({ user_id, due_at: due_at!, fresh }));
     yield* limit ? due.slice(0, limit) : due;
   }
   async putConnectionIfNoHead(user: string, sealed: string, createdAt: number, dueAt: number) {
