@@ -30,7 +30,8 @@ export class ConnectionService {
     // A head appearing or disappearing between the two puts (a reservation, a removal) fails the one we try: try again.
     for (let turn = 0; turn < 8; turn++) {
       if (await this.deps.store.putConnectionIfNoHead(user, sealed, now, now)) break;
-      if (await this.deps.store.putConnectionIfHead(user, sealed, now)) break;
+      // A new token is tried at the next tick, not an hour after the last attempt (decision 362).
+      if (await this.deps.store.putConnectionIfHead(user, sealed, now, now)) break;
       if (turn === 7) throw new Error(`putConnection ${user}: the head kept changing`);
     }
     return { user_id: user, created_at: isoTime(now) };

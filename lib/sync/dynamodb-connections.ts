@@ -4,7 +4,15 @@ import { queryItems } from '../aws/query';
 import { transactWrite, TransactItem } from '../aws/transact';
 import { TransactionCancelledError } from '../aws/errors';
 import { isoTime } from '../clock';
-import { connectionItem, connectionKey, connectionsPartition, dueShardKey, dueShardOf, headKey } from './keys';
+import {
+  connectionItem,
+  connectionKey,
+  connectionsPartition,
+  dueEntry,
+  dueShardKey,
+  dueShardOf,
+  headKey,
+} from './keys';
 import type { Connection } from './model';
 import type { ConnectionStore, SealedToken } from './store';
 
@@ -36,10 +44,19 @@ export class DynamoConnectionStore implements ConnectionStore {
     ]);
   }
 
-  async putConnectionIfHead(user: string, sealed: string, createdAt: number): Promise<boolean> {
+  async putConnectionIfHead(user: string, sealed: string, createdAt: number, now: number): Promise<boolean> {
+    const due = dueEntry(user, now);
     return this.applied([
       { Put: { TableName: this.table, Item: connectionItem(user, sealed, createdAt) } },
-      { ConditionCheck: { TableName: this.table, Key: headKey(user), ConditionExpression: 'attribute_exists(PK)' } },
+      {
+        Update: {
+          TableName: this.table,
+          Key: headKey(user),
+          UpdateExpression: 'SET rekeyed_at = :now, due_at = :due, due_shard = :shard ADD revision :one',
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeValues: { ':now': isoTime(now), ':due': due.due_at, ':shard': due.due_shard, ':one': 1 },
+        },
+      },
     ]);
   }
 

@@ -92,8 +92,12 @@ export interface HourlyStore {
 export interface ConnectionStore {
   /** Creates or re-keys the connection WITH a due entry, only while the user has no head; false otherwise. */
   putConnectionIfNoHead(user: string, sealed: string, createdAt: number, dueAt: number): Promise<boolean>;
-  /** Creates or re-keys the connection WITHOUT a due entry (the head carries it), only while a head exists. */
-  putConnectionIfHead(user: string, sealed: string, createdAt: number): Promise<boolean>;
+  /**
+   * Creates or re-keys the connection WITHOUT a due entry (the head carries it), only while a head
+   * exists, and in the same transaction marks the head re-keyed at `now` and due then (its revision
+   * moves: a reservation racing it is refused and reads again).
+   */
+  putConnectionIfHead(user: string, sealed: string, createdAt: number, now: number): Promise<boolean>;
   sealedToken(user: string): Promise<string | undefined>;
   /** Swaps the sealed token only if it is still `old` (a newer one is never overwritten). */
   replaceSealedToken(user: string, old: string, next: string): Promise<boolean>;

@@ -223,9 +223,9 @@ async function* iterate(users: string[]): AsyncGenerator<string> {
 }
 
 /** Whether reserving now would start a new attempt (first, due, or a restart that is due). */
-function startsAttempt(head: HourlyHead | undefined, now: number, hourMs: number): boolean {
+function startsAttempt(head: HourlyHead | undefined, now: number, hourly: HourlyService): boolean {
   if (!head) return true;
-  const due = now >= head.started_at + hourMs;
+  const due = now >= hourly.dueAfter(head);
   if (head.state !== 'running') return due;
   return due && now >= head.run_deadline && !head.walk_completed;
 }
@@ -270,7 +270,7 @@ export async function tickUser(
     await ticket.turn;
     try {
       let cost = admission.hourlyCost;
-      if (!startsAttempt(current, deps.now(), deps.hourly.hourMs)) admission.giveBack();
+      if (!startsAttempt(current, deps.now(), deps.hourly)) admission.giveBack();
       else {
         if (isFirstSync(current)) {
           const refused = admission.takeFirst();

@@ -174,10 +174,12 @@ export class MemorySyncStore implements HourlyStore, ConnectionStore {
     this.conns.set(user, { sealed, created_at: createdAt, due_at: dueAt });
     return true;
   }
-  async putConnectionIfHead(user: string, sealed: string, createdAt: number) {
+  async putConnectionIfHead(user: string, sealed: string, createdAt: number, now: number) {
     this.count('putConnectionIfHead');
-    if (!this.heads.has(user)) return false;
+    const head = this.heads.get(user);
+    if (!head) return false;
     this.conns.set(user, { sealed, created_at: createdAt });
+    Object.assign(head, { rekeyed_at: now, due_at: now, revision: head.revision + 1 });
     return true;
   }
   async sealedToken(user: string) {
