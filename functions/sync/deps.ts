@@ -2,7 +2,6 @@ import { asyncInvoker } from '../../lib/aws/invoke';
 import { config } from '../../lib/config';
 import type { AdmitPolicy } from '../../lib/sync/admission';
 import { EGRESS_PACE } from '../../lib/sync/pacer';
-import { admitPolicy } from '../../lib/sync/rate-budget';
 import type { Dispatch } from '../../lib/sync/tick';
 import { syncLog, syncServices } from '../../lib/sync/wiring';
 
@@ -26,13 +25,6 @@ export function syncDeps() {
     const invoke = asyncInvoker(config().region);
     wired = {
       ...services,
-      // What one minute's tick may start: the egress budget's calls, each attempt at its real cost.
-      admit: admitPolicy(
-        settings.tbankEgressAddresses,
-        settings.tbankRateWindowMs,
-        settings.callsPerSync,
-        settings.callsPerFirstSync,
-      ),
       // The calls already queued on the egress schedule come off the tick's budget.
       queuedMs: (now: number) => services.data.paceQueuedMs(EGRESS_PACE, now),
       // The step's row is its report.

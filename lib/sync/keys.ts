@@ -37,7 +37,7 @@ import type { Account, BondEvent, Dividend, Instrument, Operation, Portfolio } f
  */
 export const connectionKey = (user: string) => ({ PK: 'CONN', SK: `USER#${user}` });
 /** A due index entry (or any item) that is a connection's: its user was never attempted. */
-export const isConnectionItem = (item: Record<string, unknown>) => item.PK === 'CONN';
+export const isConnectionItem = (item: Record<string, unknown>) => item.PK === connectionsPartition;
 export const headKey = (user: string) => ({ PK: `USER#${user}`, SK: 'HOURLY' });
 export const attemptKey = (attempt: string) => ({ PK: `ATTEMPT#${attempt}`, SK: 'META' });
 /** Step rows sort under this prefix in their attempt's partition (beside its record, `META`). */

@@ -99,6 +99,10 @@ export interface ConnectionStore {
    */
   putConnectionIfHead(user: string, sealed: string, createdAt: number, now: number): Promise<boolean>;
   sealedToken(user: string): Promise<string | undefined>;
+  /** When a connection without a head is due (its first sync); undefined once a head carries its entry, or with no connection. */
+  connectionDueAt(user: string): Promise<number | undefined>;
+  /** How many connections without a head are due in `shard` at or before `upTo` (the first syncs' queue; reads the index only). */
+  freshDueCount(shard: number, upTo: number): Promise<number>;
   /** Swaps the sealed token only if it is still `old` (a newer one is never overwritten). */
   replaceSealedToken(user: string, old: string, next: string): Promise<boolean>;
   /** Deletes the connection and the head (so its due entry) in ONE transaction; false when there was none. */

@@ -8,6 +8,7 @@ import { HourlyService } from '../../../lib/sync/service';
 import { stepBoundMs } from '../../../lib/sync/step';
 import { newStepId } from '../../../lib/sync/outcome';
 import { tick, type TickDeps } from '../../../lib/sync/tick';
+import { queuedView } from '../../../lib/sync/views';
 import { HOUR, MINUTE, minutes, startSyncSim } from '../../support/sync-sim';
 import { MemorySyncStore } from './memory-sync-store';
 
@@ -149,6 +150,44 @@ describe('the causes, one by one', () => {
     expect(a.takeFirst()).toBeUndefined();
     a.take();
     expect(a.takeFirst()).toBe('deferred_first_share');
+  });
+});
+
+describe('a connection waiting for its first sync says where it stands (decision 365)', () => {
+  it('its place among the new connections due before it, and the tick the share reaches it', async () => {
+    const s = setup();
+    const users: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const user = newId(T0 - 10_000 + i);
+      await s.connections.putConnection(user, 'tok', T0 - 10_000 + i);
+      users.push(user);
+    }
+    const defaults = policy({ calls: 949, hourlyCost: 25, firstCost: 150 });
+    const queue = await s.connections.firstSyncQueue(users[6], T0, defaults);
+    // Seventh in line; 3.16 first syncs a minute: the third tick after now reaches it.
+    expect(queue?.position).toBe(7);
+    const next = Math.floor(T0 / MINUTE) + 1;
+    let admitted = 0;
+    let minute = next;
+    for (; admitted + firstCallsOfMinute(defaults, minute) / 150 < 7; minute++)
+      admitted += firstCallsOfMinute(defaults, minute) / 150;
+    expect(queue?.expected_at).toBe(minute * MINUTE);
+    expect(queue!.expected_at).toBeGreaterThanOrEqual(T0 + 2 * MINUTE);
+    expect((await s.connections.firstSyncQueue(users[0], T0, defaults))?.position).toBe(1);
+    // Once it has an attempt, or without a connection: no queue to tell.
+    await tick(s.deps({ admit: defaults }));
+    expect(await s.connections.firstSyncQueue(users[0], T0, defaults)).toBeUndefined();
+    expect(await s.connections.firstSyncQueue(newId(), T0, defaults)).toBeUndefined();
+    // The ones admitted left the line: the seventh moved up.
+    expect((await s.connections.firstSyncQueue(users[6], T0, defaults))?.position).toBeLessThan(7);
+  });
+
+  it('the hourly read keeps its shape: state, meta with every attempt field null, and the queue', () => {
+    expect(queuedView({ position: 3, expected_at: T0 })).toEqual({
+      state: 'queued',
+      meta: { attempt_id: null, started_at: null, finished_at: null, error_code: null, sections: null },
+      queue: { reason: 'first_sync', position: 3, expected_at: '2026-12-07T09:00:00.000Z' },
+    });
   });
 });
 

@@ -182,6 +182,14 @@ export class MemorySyncStore implements HourlyStore, ConnectionStore {
     Object.assign(head, { rekeyed_at: now, due_at: now, revision: head.revision + 1 });
     return true;
   }
+  async connectionDueAt(user: string) {
+    return this.conns.get(user)?.due_at;
+  }
+  async freshDueCount(shard: number, upTo: number) {
+    return [...this.conns.entries()].filter(
+      ([user, c]) => c.due_at !== undefined && c.due_at <= upTo && dueShardOf(user) === shard,
+    ).length;
+  }
   async sealedToken(user: string) {
     this.count('sealedToken');
     return this.conns.get(user)?.sealed;
