@@ -7,7 +7,7 @@ import { ConnectionService } from '../../lib/sync/connections';
 import type { HourlyHead } from '../../lib/sync/model';
 import { EGRESS_PACE } from '../../lib/sync/pacer';
 import { ADDRESS_LIMITS, admitPolicy } from '../../lib/sync/rate-budget';
-import { DEFAULT_SECTION_SETTINGS } from '../../lib/sync/sections';
+import { DEFAULT_SECTION_SETTINGS, type SectionSettings } from '../../lib/sync/sections';
 import { HourlyService } from '../../lib/sync/service';
 import { Dispatch, runStep } from '../../lib/sync/step';
 import { tick } from '../../lib/sync/tick';
@@ -32,6 +32,10 @@ export interface SyncSimOptions {
   waitBoundMs?: number;
   stepTimeoutMs?: number;
   admit?: AdmitPolicy;
+  /** Section settings (history depth); production's by default. */
+  settings?: SectionSettings;
+  /** Due users one tick visits itself (INLINE_MAX by default; Infinity: never fan out). */
+  inlineMax?: number;
   /** Logs at this level (benches: BENCH_DEBUG). */
   logLevel?: 'info' | 'warn' | 'error';
 }
@@ -73,7 +77,7 @@ export async function startSyncSim(opts: SyncSimOptions) {
           clock: clock.read,
           sleep: clock.sleep,
         },
-        settings: DEFAULT_SECTION_SETTINGS,
+        settings: opts.settings ?? DEFAULT_SECTION_SETTINGS,
         // The step's bound in virtual time (its waits for send instants); the real timer only guards a hang.
         timeoutMs: opts.stepTimeoutMs ?? 25_000,
         hardTimeoutMs: 600_000,
@@ -107,8 +111,12 @@ export async function startSyncSim(opts: SyncSimOptions) {
       return user;
     },
     /** A connection synced before, whose next attempt is due at `due` (`operations` as its last attempt left it). */
-    async synced(token: string, due: number, last: Partial<HourlyHead> = {}): Promise<string> {
-      const user = newId(due - HOUR);
+    async synced(
+      token: string,
+      due: number,
+      last: Partial<HourlyHead> = {},
+      user = newId(due - HOUR),
+    ): Promise<string> {
       await connections.putConnection(user, token, due - HOUR);
       store.conns.get(user)!.due_at = undefined;
       store.heads.set(user, {
@@ -144,6 +152,7 @@ export async function startSyncSim(opts: SyncSimOptions) {
               sleep: clock.sleep,
               log,
               run: { run_id: newId(), run_deadline: clock.now + 55_000 },
+              ...(opts.inlineMax !== undefined ? { inlineMax: opts.inlineMax } : {}),
             }).then((counts) => onTick?.(counts, instant)),
           );
         }
