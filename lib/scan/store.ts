@@ -1,6 +1,6 @@
 import type { Envelope, ScanRequest } from './contract';
 import type { JobState, JobSummary, ScanJob } from './model';
-import type { SettleState } from './settle';
+import type { PollPatch } from './model';
 
 /** The S3 side of the gateway: the input file, and the raw answer saved before normalising. */
 export interface ScanFiles {
@@ -48,10 +48,7 @@ export interface ScanJobStore {
   /** starting → submitted: the file is in Input/ since `submittedAt`. */
   submitted(job: ScanJob, inboxName: string, submittedAt: number, deadline: number): Promise<ScanJob | undefined>;
   /** Saves what a poll learned (the settle snapshot, that the hot folder answered); same state. */
-  recordPoll(
-    job: ScanJob,
-    patch: { settle?: SettleState; poll_ok?: true; poll_failed?: true },
-  ): Promise<ScanJob | undefined>;
+  recordPoll(job: ScanJob, patch: PollPatch): Promise<ScanJob | undefined>;
   /** → finished with its envelope stored (before publishing), the slot released if held, the publish lease taken. */
   finish(job: ScanJob, result: Envelope, now: number): Promise<ScanJob | undefined>;
   /** Takes the right to (re-)publish a stored result whose lease ran out. */

@@ -15,7 +15,7 @@ import type { GatewayDeps } from './ports';
 /** The job's input, read ahead of its start; undefined when it must not be read (a late job, another bucket). */
 export function prefetch(deps: GatewayDeps, job: ScanJob): Promise<Buffer> | undefined {
   const { request } = job;
-  if (deps.now() > Date.parse(request.reply_deadline) || request.s3.bucket !== deps.config.bucket) return undefined;
+  if (deps.now() > slotDeadline(deps, job) || request.s3.bucket !== deps.config.bucket) return undefined;
   const read = deps.files.read(request.s3.bucket, request.s3.key);
   read.catch(() => undefined); // a dropped prefetch must not be an unhandled rejection; submit sees the error
   return read;
@@ -49,9 +49,9 @@ type Prepared = { ok: true; bytes: Buffer; name: string } | { ok: false; parts: 
 /** What a job needs before its file can go into Input/, or the answer it gets instead. */
 async function prepare(deps: GatewayDeps, job: ScanJob, prefetched?: Promise<Buffer>): Promise<Prepared> {
   const { request } = job;
-  // A slot that came too late: the core stopped waiting, so nothing is read or written.
-  if (deps.now() > Date.parse(request.reply_deadline))
-    return { ok: false, parts: { error: { code: 'TIMEOUT', message: 'the job got a slot after its reply deadline' } } };
+  // A slot that came too late: the core stopped waiting (or waited past what the gateway allows), nothing is read or written.
+  if (deps.now() > slotDeadline(deps, job))
+    return { ok: false, parts: { error: { code: 'TIMEOUT', message: LATE_SLOT } } };
   let bytes: Buffer;
   try {
     if (request.s3.bucket !== deps.config.bucket) throw new Error(`bucket ${request.s3.bucket} is not the gateway's`);
@@ -65,6 +65,17 @@ async function prepare(deps: GatewayDeps, job: ScanJob, prefetched?: Promise<Buf
   } catch {
     return { ok: false, parts: { error: { code: 'RECOGNITION_FAILED', message: ContractMessage.INVALID_FILE_NAME } } };
   }
+}
+
+const LATE_SLOT = 'the job got no slot before its reply deadline (at most SCAN_TIMEOUT_SECONDS after the request)';
+
+/**
+ * Until when a queued job may still get a slot: its `reply_deadline`, capped at SCAN_TIMEOUT_SECONDS after the
+ * request came in (decision 393). The sender sets the deadline with no upper bound; without the cap a job could
+ * wait (and be read again by every pass) for as long as the sender wrote.
+ */
+function slotDeadline(deps: GatewayDeps, job: ScanJob): number {
+  return Math.min(Date.parse(job.request.reply_deadline), job.created_at + deps.config.timeoutMs);
 }
 
 /** The deadline clock starts when the file goes into the hot folder (not when the slot was taken). */
