@@ -167,7 +167,10 @@ describe('a late slot', () => {
     h.clock.now += 5000; // the late job's deadline passes while it waits for the slot
     await runToEnd(h);
     const answer = finals(h).find((e) => e.job_id === late.job_id)!;
-    expect(answer.error).toEqual({ code: 'TIMEOUT', message: 'the job got a slot after its reply deadline' });
+    expect(answer.error).toEqual({
+      code: 'TIMEOUT',
+      message: 'the job got no slot before its reply deadline (at most SCAN_TIMEOUT_SECONDS after the request)',
+    });
     expect(reads).toEqual([first.s3.key]);
     expect(inputs(h.root).filter((n) => n.startsWith(late.job_id))).toEqual([]);
     expect(await h.deps.jobs.slotsInUse()).toBe(0);
