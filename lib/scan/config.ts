@@ -61,9 +61,8 @@ export function loadScanConfig(env: Env = process.env): ScanConfig {
 }
 
 /**
- * The answer set's bounds (decision 391). The set is parsed and held whole while it is merged (the
- * normaliser needs every file), next to its raw form on the way to S3: 32 MiB of JSON is what the scan
- * functions' 256 MB holds with room (docs/scan.md, "Bounds"), so no setting may go past it.
+ * The answer set's bounds (decision 391). The set is parsed and held whole while it is merged (the normaliser
+ * needs every file), next to its raw form on the way to S3: no setting may go past MAX_ANSWER_SET_BYTES.
  */
 function answerBounds(r: EnvReader): AnswerBounds {
   const d = DEFAULT_ANSWER_BOUNDS;

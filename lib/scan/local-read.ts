@@ -27,7 +27,8 @@ export async function jobFolder(realRoot: string, outputDir: string, jobId: stri
       throw err;
     }
     if (stat.isSymbolicLink()) throw new AnswerRefusedError(`${path.relative(realRoot, folder)} is a symbolic link`);
-    if (!stat.isDirectory()) throw new AnswerRefusedError(`${path.relative(realRoot, folder)} is not a folder`);
+    // Not a folder: a failed poll (the hot folder's fault, retried until the deadline), as the old readdir's ENOTDIR.
+    if (!stat.isDirectory()) throw Object.assign(new Error(`${folder} is not a folder`), { code: 'ENOTDIR' });
   }
   return folder;
 }

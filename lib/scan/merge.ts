@@ -25,9 +25,12 @@ export interface AnswerBounds {
 
 const MIB = 1024 * 1024;
 /** The defaults of SCAN_MAX_ANSWER_BYTES, SCAN_MAX_ANSWER_FILES, SCAN_MAX_ANSWER_SET_BYTES. */
-export const DEFAULT_ANSWER_BOUNDS: AnswerBounds = { fileBytes: 4 * MIB, files: 100, setBytes: 16 * MIB };
-/** No bound may go past this (config.ts): what the scan functions' memory holds with room. */
-export const MAX_ANSWER_SET_BYTES = 32 * MIB;
+export const DEFAULT_ANSWER_BOUNDS: AnswerBounds = { fileBytes: 4 * MIB, files: 100, setBytes: 8 * MIB };
+/**
+ * No bound may go past this (config.ts). Merged, stringified and normalised, a set held 8 to 10 times its size
+ * (measured, docs/scan.md "Bounds": 16 MiB of answers peaked at 117–158 MiB), and the scan functions have 256 MB.
+ */
+export const MAX_ANSWER_SET_BYTES = 16 * MIB;
 
 /**
  * The set checked against its bounds on the listed sizes BEFORE any file is read (a set over them is refused
