@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants, FSWatcher, promises as fs, watch } from 'node:fs';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { inboxName, MAX_INBOX_NAME_BYTES, validateName } from '../names';
 import { AnswerRefusedError, HotFolderUnavailableError } from './errors';
 import { entryKind, jobFolder, readAnswerFile, refusalOf } from './local-read';
@@ -27,7 +28,8 @@ export interface AnswerFile {
 }
 
 export interface HotFolder {
-  put(name: string, bytes: Buffer): Promise<void>;
+  /** The file's bytes, or a stream of them (read to its end here; the caller destroys it if `put` fails). */
+  put(name: string, bytes: Buffer | Readable): Promise<void>;
   /** The job's answer files (`*.json`), or null while its Output folder does not exist. */
   poll(jobId: string): Promise<AnswerFile[] | null>;
   /** The root exists and can be read. */
@@ -71,7 +73,7 @@ export class LocalHotFolder implements HotFolder {
     return path.join(this.root, this.dirs[kind]);
   }
 
-  async put(name: string, bytes: Buffer): Promise<void> {
+  async put(name: string, bytes: Buffer | Readable): Promise<void> {
     validateName(name);
     if (!(await isDirectory(this.root))) throw new HotFolderUnavailableError(`${this.root} is missing`);
     const partial = path.join(this.dir('tmp'), partName(name));

@@ -1,6 +1,7 @@
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
 import { validateObjectKey } from '../names';
+import type { ScanInput } from './input';
 import type { ScanFiles } from './store';
 
 export const MAX_INPUT_BYTES = 200 * 1024 * 1024;
@@ -11,7 +12,7 @@ export class S3ScanFiles implements ScanFiles {
     private readonly bucket: string,
   ) {}
 
-  async read(bucket: string, key: string): Promise<Buffer> {
+  async open(bucket: string, key: string): Promise<ScanInput> {
     // A key that climbs out of its prefix is refused before the call (s3rver and other file-backed stores map keys to paths).
     validateObjectKey(key);
     const out = await this.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
@@ -21,6 +22,11 @@ export class S3ScanFiles implements ScanFiles {
       body.destroy();
       throw new Error(length === undefined ? 'object has no length' : `object is larger than ${MAX_INPUT_BYTES} bytes`);
     }
+    return { length, body };
+  }
+
+  async read(bucket: string, key: string): Promise<Buffer> {
+    const { length, body } = await this.open(bucket, key);
     // Into one buffer of the object's length as it arrives: the SDK's transformToByteArray joins its chunks into
     // a second copy, and Buffer.from() of that made a third (150 MiB held 450 MiB at once; decision 394).
     const bytes = Buffer.allocUnsafe(length);

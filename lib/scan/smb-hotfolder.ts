@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { AnswerRefusedError, HotFolderUnavailableError, SmbSessionError } from './errors';
 import { AnswerFile, DEFAULT_DIRS, HotFolder, HotFolderDirs } from './hotfolder';
 import { InvalidFileNameError, validateName } from '../names';
@@ -97,7 +98,7 @@ export class SmbHotFolder implements HotFolder {
     this.session.close();
   }
 
-  async put(name: string, bytes: Buffer): Promise<void> {
+  async put(name: string, bytes: Buffer | Readable): Promise<void> {
     validateName(name);
     // The name goes into smbclient's command line between quotes: a `"` would split `put`/`rename` there.
     const problem = answerNameProblem(name);
@@ -201,9 +202,14 @@ export class SmbHotFolder implements HotFolder {
     return this.authFile;
   }
 
-  private async scratch(bytes: Buffer): Promise<string> {
+  private async scratch(bytes: Buffer | Readable): Promise<string> {
     const file = path.join(os.tmpdir(), `smb-${randomBytes(8).toString('hex')}`);
-    await fs.writeFile(file, bytes, { mode: 0o600 });
+    try {
+      await fs.writeFile(file, bytes, { mode: 0o600, flag: 'wx' });
+    } catch (err) {
+      await fs.rm(file, { force: true }); // a stream that broke halfway leaves no partial copy of a user's file
+      throw err;
+    }
     return file;
   }
 }

@@ -1,3 +1,4 @@
+import type { ScanInput } from './input';
 import type { Envelope, ScanRequest } from './contract';
 import type { JobState, JobSummary, ScanJob } from './model';
 import type { PollPatch } from './model';
@@ -5,6 +6,8 @@ import type { PollPatch } from './model';
 /** The S3 side of the gateway: the input file, and the raw answer saved before normalising. */
 export interface ScanFiles {
   read(bucket: string, key: string): Promise<Buffer>;
+  /** The object opened as a stream (at most MAX_INPUT_BYTES); whoever takes it reads it to the end or destroys it. */
+  open(bucket: string, key: string): Promise<ScanInput>;
   writeRaw(key: string, body: string): Promise<void>;
 }
 

@@ -178,7 +178,11 @@ describe('reply_deadline is capped at SCAN_TIMEOUT_SECONDS', () => {
     const h = await harness({}, { SCAN_MAX_INFLIGHT: '1', SCAN_TIMEOUT_SECONDS: '10' });
     const reads: string[] = [];
     const files = h.deps.files;
-    h.deps.files = { read: (b, k) => (reads.push(k), files.read(b, k)), writeRaw: (k, b) => files.writeRaw(k, b) };
+    h.deps.files = {
+      read: (b, k) => files.read(b, k),
+      open: (b, k) => (reads.push(k), files.open(b, k)),
+      writeRaw: (k, b) => files.writeRaw(k, b),
+    };
     const first = request(await upload('aep_6.pdf'), 'aep_6.pdf');
     const far = request(await upload('aep_6.pdf'), 'aep_6.pdf', { reply_deadline: '2099-01-01T00:00:00Z' });
     expect(await handleRequest(h.deps, JSON.stringify(first))).toBe('started');
