@@ -80,9 +80,11 @@ export function hourlyView(head: HourlyHead) {
  * A connection with no attempt yet, waiting for its first sync: the read's shape (`state`, `meta`,
  * every attempt field null) with `state: queued` and where it stands (decision 365).
  */
+export const QUEUED_STATE = 'queued';
+
 export function queuedView(queue: FirstSyncQueue) {
   return {
-    state: 'queued' as const,
+    state: QUEUED_STATE,
     meta: { attempt_id: null, started_at: null, finished_at: null, error_code: null, sections: null },
     queue: { reason: 'first_sync' as const, position: queue.position, expected_at: isoTime(queue.expected_at) },
   };

@@ -2,7 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { HourlyHead, MANDATORY_SECTIONS, SectionResult, SyncErrorCode } from '../../../lib/sync/model';
 import { STEP_CODE } from '../../../lib/sync/tbank/errors';
-import { HOURLY_ERROR_CODES, HOURLY_SECTION_STATES, HOURLY_STATES, hourlyView } from '../../../lib/sync/views';
+import {
+  HOURLY_ERROR_CODES,
+  HOURLY_SECTION_STATES,
+  HOURLY_STATES,
+  hourlyView,
+  QUEUED_STATE,
+} from '../../../lib/sync/views';
 
 /**
  * GET /sync/{user}/hourly speaks the vocabulary docs/sync.md lists, whatever the head holds: every attempt state
@@ -38,7 +44,7 @@ const sectionStates: SectionResult['state'][] = ['running', 'succeeded', 'failed
 
 describe('the hourly read', () => {
   it('documents exactly its vocabulary in docs/sync.md', () => {
-    expect(documented('`state`')).toEqual([...HOURLY_STATES]);
+    expect(documented('`state`')).toEqual([...HOURLY_STATES, QUEUED_STATE]);
     expect(documented('`meta.sections.<section>.state`')).toEqual([...HOURLY_SECTION_STATES]);
     expect([...documentedCodes].sort()).toEqual([...HOURLY_ERROR_CODES].sort());
   });
