@@ -85,3 +85,33 @@ export const optionalMoney = (m: unknown, what?: string): Money | undefined =>
   m === undefined || m === null ? undefined : money(m, what);
 export const optionalQuotation = (q: unknown, what?: string): Decimal | undefined =>
   q === undefined || q === null ? undefined : quotation(q, what);
+
+/**
+ * Products and their sums: a per-unit amount times a quantity held, each of at
+ * most 9 fractional digits, has at most 18. Held as bigint atoms of 1e-18
+ * ("exact" decimals), never rounded: a sum of expected payments stays the sum
+ * of its parts to the last digit.
+ */
+const ATOMS = 10n ** 18n;
+const EXACT = /^(-)?(\d{1,40})(?:\.(\d{1,18}))?$/;
+
+export function exactAtoms(text: string): bigint {
+  const m = EXACT.exec(text);
+  if (!m) throw new MoneyError(`${JSON.stringify(text)} is not a decimal with at most 18 fractional digits`);
+  const abs = BigInt(m[2]) * ATOMS + BigInt((m[3] ?? '').padEnd(18, '0'));
+  return m[1] ? -abs : abs;
+}
+
+export function atomsToExact(n: bigint): string {
+  const negative = n < 0n;
+  const abs = negative ? -n : n;
+  const fraction = (abs % ATOMS).toString().padStart(18, '0').replace(/0+$/, '');
+  return `${negative ? '-' : ''}${abs / ATOMS}${fraction ? `.${fraction}` : ''}`;
+}
+
+/** a × b, exact (canonical, up to 18 fractional digits). */
+export const multiplyDecimals = (a: string, b: string): string => atomsToExact(decimalToNanos(a) * decimalToNanos(b));
+
+/** The exact sum of decimals of up to 18 fractional digits. */
+export const sumExact = (values: readonly string[]): string =>
+  atomsToExact(values.reduce((sum, v) => sum + exactAtoms(v), 0n));
