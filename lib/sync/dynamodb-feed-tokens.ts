@@ -4,7 +4,7 @@ import { queryAll } from '../aws/query';
 import { transactWrite } from '../aws/transact';
 import { FieldSpec, readItem } from '../util/item';
 import type { FeedTokenRecord, FeedTokenStore } from './feed-tokens';
-import { feedCountKey, feedListKey, feedListPrefix, feedTokenKey, userPartition } from './keys';
+import { connectionKey, feedCountKey, feedListKey, feedListPrefix, feedTokenKey, userPartition } from './keys';
 
 const RECORD: FieldSpec<FeedTokenRecord> = { token_id: 'string', user_id: 'string', created_at: 'string' };
 const record = (item: Record<string, unknown>) => readItem(RECORD, item, 'feed token');
@@ -91,6 +91,18 @@ export class DynamoFeedTokenStore implements FeedTokenStore {
       if (conditionFailed(err, 0)) return false;
       throw err;
     }
+  }
+
+  async hasConnection(user: string): Promise<boolean> {
+    const { Item } = await this.deps.documents.send(
+      new GetCommand({
+        TableName: this.table,
+        Key: connectionKey(user),
+        ProjectionExpression: 'PK',
+        ConsistentRead: true,
+      }),
+    );
+    return !!Item;
   }
 
   async byHash(sha256: string): Promise<FeedTokenRecord | undefined> {

@@ -83,7 +83,14 @@ export const CALENDAR_COLUMNS: readonly Column<CalendarEntry>[] = [
 const table = <T>(format: CsvFormat, columns: readonly Column<T>[], rows: readonly T[]) =>
   csvStart(format) +
   headerLine(format, columns) +
-  rows.map((r) => csvLine(format, columns.map((c) => c.cell(r)))).join('');
+  rows
+    .map((r) =>
+      csvLine(
+        format,
+        columns.map((c) => c.cell(r)),
+      ),
+    )
+    .join('');
 
 export const positionsCsv = (format: CsvFormat, accounts: readonly AccountHoldings[]) =>
   table(

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { tokenHash } from '../auth/tokens';
 import { isoTime } from '../clock';
+import { DomainError, ErrorCode } from '../errors';
 import { newId } from '../ident';
 
 /**
@@ -36,20 +37,24 @@ export interface FeedTokenStore {
   revoke(user: string, tokenId: string): Promise<boolean>;
   /** The token a hash stands for, read consistently (a revoked one is gone). */
   byHash(sha256: string): Promise<FeedTokenRecord | undefined>;
+  /** Whether the user has a brokerage connection: no feed of a calendar that is not synced. */
+  hasConnection(user: string): Promise<boolean>;
 }
 
-export class FeedTokenLimitError extends Error {
+export class FeedTokenLimitError extends DomainError {
+  readonly code = ErrorCode.TOO_MANY_FEED_TOKENS;
+  readonly status = 409;
   constructor(readonly limit: number) {
-    super(`a user holds at most ${limit} feed tokens: revoke one first`);
-    this.name = 'FeedTokenLimitError';
+    super(`a user holds at most ${limit} feed tokens: revoke one first`, { limit });
   }
 }
 
 export class FeedTokenService {
   constructor(private readonly store: FeedTokenStore) {}
 
-  /** A new token: the only time it is ever returned. */
-  async create(user: string, now: number): Promise<FeedTokenRecord & { token: string }> {
+  /** A new token: the only time it is ever returned. Undefined when the user has no connection. */
+  async create(user: string, now: number): Promise<(FeedTokenRecord & { token: string }) | undefined> {
+    if (!(await this.store.hasConnection(user))) return undefined;
     const token = newFeedToken();
     const record = { token_id: newId(), user_id: user, created_at: isoTime(now) };
     if (!(await this.store.create(record, tokenHash(token), MAX_FEED_TOKENS)))
@@ -69,6 +74,6 @@ export class FeedTokenService {
   async opens(token: unknown, user: string): Promise<boolean> {
     if (!isFeedToken(token)) return false;
     const found = await this.store.byHash(tokenHash(token));
-    return found?.user_id === user;
+    return found?.user_id === user && (await this.store.hasConnection(user));
   }
 }

@@ -76,7 +76,11 @@ export function foldLine(line: string): string {
 
 const basicDate = (day: string) => day.replace(/-/g, '');
 const nextDay = (day: string) => new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
-const stamp = (ms: number) => new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+const stamp = (ms: number) =>
+  new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
 
 /** A UID from our own named fields only (ids of the closed key alphabet, a date, a kind): stable, never upstream text. */
 const uidOf = (e: CalendarEntry, user: string, n: number) =>
@@ -106,7 +110,8 @@ export function calendarFeed(
     const uid = uidOf(e, options.user, n);
     seen.add(uid);
     const instrument = e.ticker ?? e.name ?? e.figi;
-    const money = (m: { currency: string; value: string } | null) => (m ? `${m.value} ${m.currency.toUpperCase()}` : null);
+    const money = (m: { currency: string; value: string } | null) =>
+      m ? `${m.value} ${m.currency.toUpperCase()}` : null;
     lines.push(
       'BEGIN:VEVENT',
       `UID:${uid}`,
