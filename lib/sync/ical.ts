@@ -51,7 +51,7 @@ export function escapeText(text: string): string {
   return wellFormed(text)
     .replace(/[\\;,]/g, (c) => `\\${c}`)
     .replace(/\r\n|\r|\n/g, '\\n')
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, ''); // eslint-disable-line no-control-regex
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '');
 }
 
 /** RFC 5545 §3.1: at most 75 octets a line, continued by CRLF and one space; never inside a UTF-8 sequence. */

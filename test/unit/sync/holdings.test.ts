@@ -186,10 +186,8 @@ describe('money stays exact through every route and export', () => {
   };
 
   it('the calendar read', () => {
-    const json = JSON.parse(JSON.stringify(calendar()));
-    expect(sumBy(json.items.filter((e: any) => e.expected_amount).map((e: any) => e.expected_amount))).toEqual(
-      expectedByCurrency,
-    );
+    const json = JSON.parse(JSON.stringify(calendar())) as ReturnType<typeof calendar>;
+    expect(sumBy(json.items.flatMap((e) => e.expected_amount ?? []))).toEqual(expectedByCurrency);
   });
 
   it.each(['csv', 'excel-ru'] as const)(
@@ -216,10 +214,10 @@ describe('money stays exact through every route and export', () => {
   );
 
   it('the portfolio read', () => {
-    const json = JSON.parse(JSON.stringify(view()));
+    const json = JSON.parse(JSON.stringify(view())) as ReturnType<typeof view>;
     const sum = json.accounts
-      .flatMap((a: any) => a.positions)
-      .reduce((s: bigint, p: any) => s + parsed(p.average_position_price.value) + parsed(p.current_price.value), 0n);
+      .flatMap((a) => a.positions)
+      .reduce((s, p) => s + parsed(p.average_position_price!.value) + parsed(p.current_price!.value), 0n);
     expect(sum).toBe(priceAtoms);
   });
 
