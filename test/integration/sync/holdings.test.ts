@@ -3,97 +3,30 @@ import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import ICAL from 'ical.js';
 import { ACCOUNTS, bondEventsOf, dividendsOf, INSTRUMENTS, portfolioOf } from '../../../emulator/brokerage/dataset';
-import { BrokerageEmulator } from '../../../emulator/brokerage/emulator';
 import { newId } from '../../../lib/ident';
-import { silentLogger } from '../../../lib/log';
-import { DynamoSyncDataStore } from '../../../lib/sync/dynamodb-data-store';
 import { HOUR_MS } from '../../../lib/sync/model';
 import { atomsToExact, exactAtoms, nanosToDecimal } from '../../../lib/sync/money';
-import { DEFAULT_SECTION_SETTINGS } from '../../../lib/sync/sections';
-import { runStep, StepDeps, StepInput } from '../../../lib/sync/step';
-import { Dispatch, tickUser } from '../../../lib/sync/tick';
 import { bearer, call } from '../../support/http';
 import { nanosOf } from '../../support/holdings-fixture';
-import { httpUrl, stackClients, stackConfig, stackSealer } from '../../support/stack';
-import { syncServices } from '../../support/sync';
+import { holdingsStack } from '../../support/holdings-stack';
+import { httpUrl } from '../../support/stack';
 
 /**
  * The holdings' reads on the stack: steps run here against the T-Bank emulator and the stack's own sync table,
- * read back over HTTP through serverless offline (the routes, the exports, the feed) as deployed. Time is jest's
- * fake Date (an hour passes between attempts); I/O is real.
+ * read back over HTTP through serverless offline (the routes, the exports, the feed) as deployed
+ * (test/support/holdings-stack.ts: a fixed fake Date, an hour between attempts).
  */
-const aws = stackClients();
-const table = stackConfig().tables.sync;
-const { hourly, connections } = syncServices({
-  documents: aws.documents,
-  table,
-  waitBoundMs: 15 * 60_000,
-  sealer: stackSealer(),
-});
-const data = new DynamoSyncDataStore({ documents: aws.documents, table });
-const brokerage = new BrokerageEmulator();
-let brokerageUrl: string;
-let clock = Date.now();
-const later = (ms: number) => jest.setSystemTime((clock += ms));
+const h = holdingsStack();
+const { data, brokerage } = h;
+const later = (ms: number) => h.later(ms);
+const sync = (user: string) => h.sync(user);
+const clock = () => h.clock;
 const DAY = 86_400_000;
+/** The real time (Date is jest's fake clock here): the feed's handler, in offline, reads it. */
+const realNow = () => Math.round(performance.timeOrigin + performance.now());
 
-beforeAll(async () => {
-  brokerageUrl = await brokerage.listen();
-  jest.useFakeTimers({
-    now: clock,
-    doNotFake: [
-      'setTimeout',
-      'clearTimeout',
-      'setInterval',
-      'clearInterval',
-      'setImmediate',
-      'clearImmediate',
-      'nextTick',
-      'queueMicrotask',
-      'hrtime',
-      'performance',
-    ],
-  });
-});
-afterAll(async () => {
-  jest.useRealTimers();
-  await brokerage.close();
-  aws.dynamodb.destroy();
-});
-
-const stepDeps = (dispatch: Dispatch): StepDeps => ({
-  hourly,
-  dispatch,
-  connections,
-  data,
-  tbank: { baseUrl: brokerageUrl, appName: 'holdings-test', rateWindowMs: 60_000, backoffMs: 10 },
-  settings: { ...DEFAULT_SECTION_SETTINGS, historyDays: 20 },
-  timeoutMs: 20_000,
-  now: () => Date.now(),
-  log: silentLogger,
-});
-
-/** One attempt of the user, every step run here to its end (the second phase too). */
-async function sync(user: string) {
-  const running: Promise<unknown>[] = [];
-  const dispatch: Dispatch = async (input: StepInput) => void running.push(runStep(stepDeps(dispatch), input));
-  const outcome = await tickUser(
-    {
-      hourly,
-      connections,
-      dispatch,
-      now: () => Date.now(),
-      log: silentLogger,
-      run: { run_id: newId(), run_deadline: Date.now() + 55_000 },
-    },
-    user,
-  );
-  for (let n = -1; n !== running.length;) {
-    n = running.length;
-    await Promise.all(running);
-  }
-  return { outcome, head: (await hourly.head(user))! };
-}
+beforeAll(() => h.start());
+afterAll(() => h.stop());
 
 const OPEN = ACCOUNTS.filter(
   (a) =>
@@ -187,8 +120,8 @@ describe('a connected account on the stack', () => {
   const sold = [portfolioOf(OPEN[0].id).positions.find((p) => p.instrumentType === 'share')!.instrumentUid];
 
   beforeAll(async () => {
-    await connections.putConnection(user, `t.${user}`, Date.now());
-    await connections.putConnection(other, `t.${other}`, Date.now());
+    await h.connect(user);
+    await h.connect(other);
   });
 
   it('after a tick, reads back exactly what the emulator served: positions, the calendar, every amount', async () => {
@@ -201,7 +134,7 @@ describe('a connected account on the stack', () => {
 
     const calendar = await call('GET', `/sync/${user}/calendar`);
     expect(calendar.body.filter).toEqual({ date: 'payment_date', from: null, to: null });
-    const served = servedPayments(clock);
+    const served = servedPayments(clock());
     expect(served.length).toBeGreaterThan(20);
     expect(calendar.body.items.map(keyOf).sort()).toEqual(served);
     const dates = calendar.body.items.map((e: { payment_date: string }) => e.payment_date);
@@ -253,7 +186,7 @@ describe('a connected account on the stack', () => {
     const portfolio = await call('GET', `/sync/${user}/portfolio`);
     expect(positionsOf(portfolio.body)).toEqual(servedPositions(sold));
     const calendar = await call('GET', `/sync/${user}/calendar`);
-    expect(calendar.body.items.map(keyOf).sort()).toEqual(servedPayments(clock, sold));
+    expect(calendar.body.items.map(keyOf).sort()).toEqual(servedPayments(clock(), sold));
     expect(calendar.body.items.some((e: { instrument_uid: string }) => sold.includes(e.instrument_uid))).toBe(false);
   }, 60_000);
 
@@ -292,11 +225,11 @@ describe('a connected account on the stack', () => {
     const feed = await raw(feed_path, undefined);
     expect([feed.status, feed.headers.get('content-type')]).toEqual([200, 'text/calendar; charset=utf-8']);
     const events = new ICAL.Component(ICAL.parse(feed.bytes.toString('utf8'))).getAllSubcomponents('vevent');
-    const within = servedPayments(clock, sold).filter((k) => {
+    const within = servedPayments(clock(), sold).filter((k) => {
       const day = k.slice(0, 10);
       return (
-        day >= new Date(clock - 90 * DAY).toISOString().slice(0, 10) &&
-        day <= new Date(clock + 366 * DAY).toISOString().slice(0, 10)
+        day >= new Date(realNow() - 90 * DAY).toISOString().slice(0, 10) &&
+        day <= new Date(realNow() + 366 * DAY).toISOString().slice(0, 10)
       );
     });
     expect(events.length).toBe(within.length);
