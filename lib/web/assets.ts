@@ -97,7 +97,7 @@ fieldset{border:0;padding:0;margin:0}legend{font-weight:600;margin-bottom:8px}
 .list tr{display:block;padding:8px 12px;border-bottom:1px solid var(--line)}.list tbody tr:last-child{border-bottom:0}
 .list td{display:flex;flex-wrap:wrap;align-items:baseline;gap:2px 10px;padding:3px 0;border:0;max-width:none}
 .list td[data-label]::before{content:attr(data-label);flex:0 0 7.5em;font-weight:600;font-size:.85rem;color:var(--muted)}
-.list td:empty{display:none}.reason{min-width:0}
+.list td:empty{display:none}.reason{min-width:0}.list .num{text-align:left}
 .strip{grid-template-columns:repeat(12,1fr)}.sections{margin-left:0;order:3;flex-basis:100%}main{padding:12px}.top{padding:10px 12px}.list th,.list td{padding:8px}progress{width:48px}.facts{grid-template-columns:1fr}.facts dd{margin-bottom:6px}}
 `;
 

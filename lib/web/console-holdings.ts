@@ -75,7 +75,7 @@ function accountSection(ui: Ui, user: string, a: AccountHoldings): Html {
                 'num',
               )}${cell(col.average, amount(ui, p.average_position_price) ?? '–', 'num')}${cell(col.current, amount(ui, p.current_price) ?? '–', 'num')}${cell(
                 col.yield,
-                p.expected_yield ? exactNumber(ui.lang, p.expected_yield, 2) : '–',
+                (p.expected_yield && amount(ui, { currency: p.currency ?? '', value: p.expected_yield })) || '–',
                 'num',
               )}</tr>`,
           )}</tbody></table>`,
@@ -132,6 +132,7 @@ function paymentsSection(ui: Ui, v: HoldingsView): Html {
     );
   });
   const items = v.calendar.items;
+  const accountName = new Map(v.accounts.map((a) => [a.account_id, a.name ?? a.account_id]));
   return html`<section class="card" aria-labelledby="payments"><h2 id="payments">${m.payments({ days: PAYMENT_DAYS })}</h2>
 <p class="muted">${m.paymentsIntro({ from: dateText(ui, v.from), to: dateText(ui, v.to) })}</p>
 ${charts.length ? html`<div class="charts">${charts}</div>` : ''}${
@@ -140,10 +141,10 @@ ${charts.length ? html`<div class="charts">${charts}</div>` : ''}${
       : tableWrap(
           ui,
           html`<table class="list"><caption class="visually-hidden">${m.paymentsCaption}</caption>
-<thead><tr><th scope="col">${col.date}</th><th scope="col">${col.instrument}</th><th scope="col">${col.kind}</th><th scope="col" class="num">${col.perUnit}</th><th scope="col" class="num">${col.quantity}</th><th scope="col" class="num">${col.expected}</th><th scope="col">${col.record}</th></tr></thead>
+<thead><tr><th scope="col">${col.date}</th><th scope="col">${col.instrument}</th><th scope="col">${col.kind}</th><th scope="col">${col.account}</th><th scope="col" class="num">${col.perUnit}</th><th scope="col" class="num">${col.quantity}</th><th scope="col" class="num">${col.expected}</th><th scope="col">${col.record}</th></tr></thead>
 <tbody>${items.map(
             (e) =>
-              html`<tr>${cell(col.date, dateText(ui, e.payment_date))}${cell(col.instrument, instrument(e.name, e.ticker, e.instrument_uid))}${cell(col.kind, m.kind[e.kind])}${cell(
+              html`<tr>${cell(col.date, dateText(ui, e.payment_date))}${cell(col.instrument, instrument(e.name, e.ticker, e.instrument_uid))}${cell(col.kind, m.kind[e.kind])}${cell(col.account, accountName.get(e.account_id) ?? e.account_id)}${cell(
                 col.perUnit,
                 amount(ui, e.amount_per_unit) ?? m.notAnnounced,
                 'num',

@@ -29,6 +29,7 @@ export const en: HoldingsMessages = {
   pcol: {
     date: 'Payment date',
     instrument: 'Instrument',
+    account: 'Account',
     kind: 'Payment',
     perUnit: 'Per unit',
     quantity: 'Quantity',

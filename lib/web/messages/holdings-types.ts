@@ -22,6 +22,7 @@ export interface HoldingsMessages {
     date: string;
     instrument: string;
     kind: string;
+    account: string;
     perUnit: string;
     quantity: string;
     expected: string;
