@@ -5,7 +5,7 @@ import { loadLocaleSettings } from '../../lib/i18n';
 import { perEnvironment } from '../../lib/config';
 import { parseFeedQuery } from '../../lib/sync/holdings-requests';
 import { holdingsServices } from '../../lib/sync/holdings-wiring';
-import { calendarFeed, FEED_WORDS } from '../../lib/sync/ical';
+import { calendarFeed, feedWords } from '../../lib/sync/ical';
 import { syncLog } from '../../lib/sync/wiring';
 
 const DAY = 86_400_000;
@@ -41,7 +41,7 @@ export const handler = httpHandler(
         'content-disposition': 'inline; filename="payments.ics"',
         'cache-control': 'private, no-store',
       },
-      body: calendarFeed(calendar.items, { user, now, words: FEED_WORDS[lang] }),
+      body: calendarFeed(calendar.items, { user, now, words: feedWords(lang) }),
     };
   },
   { publicRoute: true },

@@ -1,3 +1,4 @@
+import { type Catalogs, catalogue } from '../i18n';
 import { wellFormed } from './csv';
 import type { CalendarEntry, PaymentKind } from './holdings';
 
@@ -19,7 +20,8 @@ export interface FeedWords {
   description: (p: { perUnit: string | null; quantity: string; record: string | null; account: string }) => string;
 }
 
-export const FEED_WORDS: Record<'en' | 'ru', FeedWords> = {
+/** The feed's texts, one catalogue per language (lib/i18n): `feedWords(lang)`. */
+const FEED_CATALOGS: Catalogs<FeedWords> = {
   en: {
     calendarName: 'Dividends and coupons',
     kind: { dividend: 'dividend', coupon: 'coupon', maturity: 'redemption' },
@@ -45,6 +47,7 @@ export const FEED_WORDS: Record<'en' | 'ru', FeedWords> = {
       ].join('\n'),
   },
 };
+export const feedWords = catalogue<FeedWords>(FEED_CATALOGS);
 
 /** RFC 5545 §3.3.11: backslash, semicolon, comma escaped; a line break as \n; other controls dropped. */
 export function escapeText(text: string): string {

@@ -7,7 +7,7 @@ import { calendarCsv, EXPORT_PAGE_BYTES, OPERATION_COLUMNS, operationsCsvPage } 
 import { FeedTokenService, isFeedToken, newFeedToken, type FeedTokenStore } from '../../../lib/sync/feed-tokens';
 import { calendarView } from '../../../lib/sync/holdings';
 import { parseCalendarQuery, parseExportQuery } from '../../../lib/sync/holdings-requests';
-import { calendarFeed, escapeText, FEED_WORDS, foldLine } from '../../../lib/sync/ical';
+import { calendarFeed, escapeText, feedWords, foldLine } from '../../../lib/sync/ical';
 import type { Decimal } from '../../../lib/sync/money';
 import type { Operation } from '../../../lib/sync/tbank/contract';
 import { storedFixture, SYNCED_AT, USER } from '../../support/holdings-fixture';
@@ -123,7 +123,7 @@ describe('operations in pages', () => {
 });
 
 describe('the iCalendar feed', () => {
-  const feed = calendarFeed(items, { user: USER, now: SYNCED_AT, words: FEED_WORDS.ru });
+  const feed = calendarFeed(items, { user: USER, now: SYNCED_AT, words: feedWords('ru') });
 
   it('parses with ical.js: one all-day event per payment, stable unique UIDs, texts as written', () => {
     const cal = new ICAL.Component(ICAL.parse(feed));
@@ -140,7 +140,7 @@ describe('the iCalendar feed', () => {
     expect(frac.description).toContain('На одну бумагу: 0.333333333 USD');
     // Stable: the same payments give the same feed, whatever hour it is read.
     expect(
-      calendarFeed(items, { user: USER, now: SYNCED_AT + 1, words: FEED_WORDS.ru }).replace(/DTSTAMP:\S+/g, ''),
+      calendarFeed(items, { user: USER, now: SYNCED_AT + 1, words: feedWords('ru') }).replace(/DTSTAMP:\S+/g, ''),
     ).toBe(feed.replace(/DTSTAMP:\S+/g, ''));
   });
 

@@ -2,7 +2,7 @@ import { parse } from 'csv-parse/sync';
 import ICAL from 'ical.js';
 import { calendarView, freshness, portfolioView } from '../../../lib/sync/holdings';
 import { calendarCsv, positionsCsv } from '../../../lib/sync/exports';
-import { calendarFeed, FEED_WORDS } from '../../../lib/sync/ical';
+import { calendarFeed, feedWords } from '../../../lib/sync/ical';
 import { exactAtoms, multiplyDecimals, sumExact } from '../../../lib/sync/money';
 import { SyncErrorCode } from '../../../lib/sync/model';
 import {
@@ -222,7 +222,7 @@ describe('money stays exact through every route and export', () => {
   });
 
   it('the iCalendar feed, read by ical.js', () => {
-    const text = calendarFeed(calendar().items, { user: USER, now: SYNCED_AT, words: FEED_WORDS.en });
+    const text = calendarFeed(calendar().items, { user: USER, now: SYNCED_AT, words: feedWords('en') });
     const events = new ICAL.Component(ICAL.parse(text)).getAllSubcomponents('vevent');
     const rows = events.flatMap((e) => {
       const m = /: (?:dividend|coupon|redemption) (-?[\d.]+) ([A-Z]{3})$/.exec(
