@@ -86,9 +86,12 @@ export const handler = webHandler(
       }
       case 'GET /sync/{user}': {
         const user = pathId(event, 'user');
-        const { hourly, data } = syncServices();
+        const { hourly, data, connections, admit } = syncServices();
         const attempts = await hourly.attempts(user, ATTEMPTS_READ);
-        if (attempts.length === 0) throw new HttpError(404, ErrorCode.NOT_FOUND, 'no hourly sync for this user');
+        // No attempt yet: a connection waiting for its first sync says where it stands.
+        const queue = attempts.length === 0 ? await connections.firstSyncQueue(user, now, admit) : undefined;
+        if (attempts.length === 0 && !queue)
+          throw new HttpError(404, ErrorCode.NOT_FOUND, 'no hourly sync for this user');
         // The list already holds the chosen attempt (the current one from the head): only its rows are read.
         const chosen = attempts.find((a) => a.attempt_id === (query.attempt ?? attempts[0].attempt_id));
         const { holdings } = holdingsServices();
@@ -96,8 +99,9 @@ export const handler = webHandler(
         const [rows, rates, portfolio, calendar] = await Promise.all([
           chosen ? hourly.stepRows(chosen.attempt_id) : [],
           data.rateUse(user),
-          holdings.portfolio(user),
-          holdings.calendar(user, window),
+          // A first sync still queued has stored nothing to show.
+          attempts.length ? holdings.portfolio(user) : undefined,
+          attempts.length ? holdings.calendar(user, window) : undefined,
         ]);
         return {
           page: syncUserPage(ui, {
@@ -106,7 +110,8 @@ export const handler = webHandler(
             selected: chosen && { ...chosen, rows },
             rates,
             now,
-            holdings: { accounts: portfolio.accounts, calendar, ...window },
+            ...(portfolio && calendar ? { holdings: { accounts: portfolio.accounts, calendar, ...window } } : {}),
+            ...(queue ? { queue: { ...queue, perMinute: (admit.calls * admit.firstShare) / admit.firstCost } } : {}),
           }),
         };
       }

@@ -191,6 +191,7 @@ const EXPECTED_ACCESS: Record<string, string[]> = {
     'ScanTable/index/RECENT dynamodb:Query',
     'SyncTable dynamodb:BatchGetItem dynamodb:GetItem dynamodb:Query',
     'SyncTable/index/ATTEMPTS dynamodb:Query',
+    'SyncTable/index/DUE dynamodb:Query',
     'TelegramTable dynamodb:Query',
   ],
   webConsoleRetry: [
@@ -257,7 +258,7 @@ const EXPECTED_ACCESS: Record<string, string[]> = {
     secret('sync-token-keys'),
   ],
   syncConnectionDelete: ['SyncTable dynamodb:DeleteItem dynamodb:GetItem'],
-  syncHourly: ['SyncTable dynamodb:GetItem'],
+  syncHourly: ['SyncTable dynamodb:GetItem', 'SyncTable/index/DUE dynamodb:Query'],
   syncAttempt: ['SyncTable dynamodb:GetItem dynamodb:Query'],
   syncOperations: ['SyncTable dynamodb:Query'],
   syncPortfolio: [
