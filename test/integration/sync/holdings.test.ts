@@ -9,7 +9,9 @@ import { atomsToExact, exactAtoms, nanosToDecimal } from '../../../lib/sync/mone
 import { bearer, call } from '../../support/http';
 import { nanosOf } from '../../support/holdings-fixture';
 import { holdingsStack } from '../../support/holdings-stack';
-import { httpUrl } from '../../support/stack';
+import { httpUrl, stackConfig } from '../../support/stack';
+import { DynamoFeedTokenStore } from '../../../lib/sync/dynamodb-feed-tokens';
+import { FeedTokenService, MAX_FEED_TOKENS } from '../../../lib/sync/feed-tokens';
 
 /**
  * The holdings' reads on the stack: steps run here against the T-Bank emulator and the stack's own sync table,
@@ -258,4 +260,31 @@ describe('a connected account on the stack', () => {
     expect(log).toContain(`/sync/${user}/calendar.ics`);
     expect(log).not.toContain(token.slice(4));
   }, 60_000);
+});
+
+describe('feed tokens on DynamoDB, raced', () => {
+  const feeds = () =>
+    new FeedTokenService(new DynamoFeedTokenStore({ documents: h.aws.documents, table: stackConfig().tables.sync }));
+
+  it('twenty creates at once leave exactly the limit; two revokes of one token revoke it once', async () => {
+    const user = newId();
+    await h.connect(user);
+    const service = feeds();
+    const results = await Promise.allSettled(Array.from({ length: 20 }, () => service.create(user, Date.now())));
+    const made = results.filter((r) => r.status === 'fulfilled');
+    expect(made.length).toBe(MAX_FEED_TOKENS);
+    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.code)).toEqual(
+      Array(20 - MAX_FEED_TOKENS).fill('TOO_MANY_FEED_TOKENS'),
+    );
+    const listed = await service.list(user);
+    expect(listed.length).toBe(MAX_FEED_TOKENS);
+    const first = (made[0] as PromiseFulfilledResult<{ token: string; token_id: string }>).value;
+    expect(await service.opens(first.token, user)).toBe(true);
+    const revokes = await Promise.all([service.revoke(user, first.token_id), service.revoke(user, first.token_id)]);
+    expect(revokes.filter(Boolean).length).toBe(1);
+    expect(await service.opens(first.token, user)).toBe(false);
+    // The count followed: one more may be made, and no more than that.
+    await service.create(user, Date.now());
+    await expect(service.create(user, Date.now())).rejects.toMatchObject({ code: 'TOO_MANY_FEED_TOKENS' });
+  });
 });
