@@ -9,7 +9,8 @@ import { isApiCode } from './errors';
  *     "inject": {"PK": "…"} (extra fields in every item), "times": 2 (the fault applies to the next 2 calls only),
  *     "tokens": ["t.…"] (the fault applies to these tokens' calls only: one account's storm beside healthy ones)},
  *    "changeIds": true (operation ids change between two reads),
- *    "denyAccounts": ["<account id>"] (40002 on that account's methods: a single-account token)}
+ *    "denyAccounts": ["<account id>"] (40002 on that account's methods: a single-account token),
+ *    "sold": ["<instrument uid>"] (GetPortfolio no longer lists these positions: sold since)}
  */
 
 export interface Fault {
@@ -28,7 +29,7 @@ export interface Fault {
   resetSeconds?: number;
 }
 
-export type Faults = Record<string, Fault> & { changeIds?: boolean; denyAccounts?: string[] };
+export type Faults = Record<string, Fault> & { changeIds?: boolean; denyAccounts?: string[]; sold?: string[] };
 
 /** True when a fault's `error` is no code of the official table (errors.ts): the emulator refuses such faults. */
 export function namesUnknownCode(faults: Faults): boolean {

@@ -56,7 +56,12 @@ function users(method: string): unknown {
 }
 
 function operations(method: string, body: Record<string, unknown>, ctx: Context): unknown {
-  if (method === 'GetPortfolio') return portfolioOf(account(body.accountId, ctx.faults).id);
+  if (method === 'GetPortfolio') {
+    const answer = portfolioOf(account(body.accountId, ctx.faults).id);
+    // `sold`: the holder sold these instruments since; their positions are gone from every account.
+    const sold = ctx.faults.sold ?? [];
+    return { ...answer, positions: answer.positions.filter((p) => !sold.includes(p.instrumentUid)) };
+  }
   if (method === 'GetOperationsByCursor') return operationsByCursor(body, ctx);
   return undefined;
 }

@@ -10,6 +10,8 @@ import { downloadsDeps } from '../../lib/downloads/wiring';
 import { rawAnswerOf } from '../../lib/scan/raw-answer';
 import { scanSettings, scanStores } from '../../lib/scan/wiring';
 import { syncServices } from '../../lib/sync/wiring';
+import { holdingsServices } from '../../lib/sync/holdings-wiring';
+import { paymentWindow } from '../../lib/web/console-holdings';
 import { deliveryStore } from '../../lib/telegram/wiring';
 import { createLogger } from '../../lib/log';
 import { localMetrics } from '../../lib/metrics/local';
@@ -92,7 +94,15 @@ export const handler = webHandler(
           throw new HttpError(404, ErrorCode.NOT_FOUND, 'no hourly sync for this user');
         // The list already holds the chosen attempt (the current one from the head): only its rows are read.
         const chosen = attempts.find((a) => a.attempt_id === (query.attempt ?? attempts[0].attempt_id));
-        const [rows, rates] = await Promise.all([chosen ? hourly.stepRows(chosen.attempt_id) : [], data.rateUse(user)]);
+        const { holdings } = holdingsServices();
+        const window = paymentWindow(now, ui.f.timeZone);
+        const [rows, rates, portfolio, calendar] = await Promise.all([
+          chosen ? hourly.stepRows(chosen.attempt_id) : [],
+          data.rateUse(user),
+          // A first sync still queued has stored nothing to show.
+          attempts.length ? holdings.portfolio(user) : undefined,
+          attempts.length ? holdings.calendar(user, window) : undefined,
+        ]);
         return {
           page: syncUserPage(ui, {
             user,
@@ -100,6 +110,7 @@ export const handler = webHandler(
             selected: chosen && { ...chosen, rows },
             rates,
             now,
+            ...(portfolio && calendar ? { holdings: { accounts: portfolio.accounts, calendar, ...window } } : {}),
             ...(queue ? { queue: { ...queue, perMinute: (admit.calls * admit.firstShare) / admit.firstCost } } : {}),
           }),
         };

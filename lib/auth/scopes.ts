@@ -22,6 +22,13 @@ export const ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   'GET /sync/{user}/hourly': 'sync:read',
   'GET /sync/attempts/{attempt}': 'sync:read',
   'GET /sync/{user}/operations': 'sync:read',
+  'GET /sync/{user}/portfolio': 'sync:read',
+  'GET /sync/{user}/calendar': 'sync:read',
+  'GET /sync/{user}/exports/{dataset}': 'sync:read',
+  // The calendar feed's tokens open a user's payments to anyone holding the URL: their management is an admin's.
+  'POST /sync/{user}/feed-tokens': 'sync:admin',
+  'GET /sync/{user}/feed-tokens': 'sync:admin',
+  'DELETE /sync/{user}/feed-tokens/{token_id}': 'sync:admin',
   // The web UI (lib/web): the same scopes as the API routes it stands for, proven by a session cookie.
   'GET /': 'downloads:read',
   'GET /download/{id}': 'downloads:read',
@@ -70,11 +77,14 @@ export const SESSION_ROUTES: readonly string[] = [
 /**
  * Routes without an authorizer. `POST /telegram/webhook` is not open:
  * Telegram cannot send a bearer token, so its handler checks the webhook's
- * secret header (constant time) before reading anything.
+ * secret header (constant time) before reading anything. Nor can a calendar
+ * app: `GET /sync/{user}/calendar.ics` checks its URL's feed token first.
  */
 export const PUBLIC_ROUTES: readonly string[] = [
   'GET /healthcheck',
   'GET /signin',
   'POST /signin',
   'POST /telegram/webhook',
+  // A calendar app cannot send a bearer token: the feed's handler checks the feed token of its URL (lib/sync/feed-tokens.ts).
+  'GET /sync/{user}/calendar.ics',
 ];

@@ -41,6 +41,8 @@ export const ErrorCode = {
   /** The console's retry of a failed Telegram delivery: at most once. */
   ALREADY_RETRIED: 'ALREADY_RETRIED',
   TELEGRAM_REFUSED: 'TELEGRAM_REFUSED',
+  /** A user holds at most MAX_FEED_TOKENS calendar feed tokens (lib/sync/feed-tokens.ts). */
+  TOO_MANY_FEED_TOKENS: 'TOO_MANY_FEED_TOKENS',
   INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -93,3 +93,22 @@ export function hourStart(at: number, timeZone: string): number {
   const n = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
   return at - (n('minute') * 60 + n('second')) * 1000 - (at % 1000);
 }
+
+const SEPARATORS: Record<Lang, { group: string; decimal: string }> = {
+  en: { group: ',', decimal: '.' },
+  // What Intl writes for ru: a no-break space between thousands, a decimal comma.
+  ru: { group: '\u00a0', decimal: ',' },
+};
+
+/**
+ * An exact decimal string ("-1234.5") as people of the language read it ("-1,234.50", "-1 234,50"), at least
+ * `minFraction` fractional digits, never fewer than it has: the digits are the string's own, never a float's.
+ */
+export function exactNumber(lang: Lang, value: string, minFraction = 0): string {
+  const m = /^(-)?(\d+)(?:\.(\d+))?$/.exec(value);
+  if (!m) return value;
+  const s = SEPARATORS[lang];
+  const whole = m[2].replace(/\B(?=(\d{3})+$)/g, s.group);
+  const fraction = (m[3] ?? '').padEnd(minFraction, '0');
+  return `${m[1] ?? ''}${whole}${fraction ? s.decimal + fraction : ''}`;
+}

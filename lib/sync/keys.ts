@@ -24,6 +24,9 @@ import type { Account, BondEvent, Dividend, Instrument, Operation, Portfolio } f
  * instrument      INSTR#<uid>                              META                         the shared catalog
  * rate window     RATE#<user>                              <service>#<window start>     the token's calls per window: the console's view (TTL)
  * pace            PACE#<schedule>                          PACE                         a pacing schedule (pacer.ts): EGRESS, TOKEN#<user>#<service> (TTL)
+ * feed token      CALFEED#<sha256 of the token>            META                         the calendar feed's lookup: token → user (feed-tokens.ts)
+ * feed listing    USER#<user>                              CALFEED#<token id>           a user's feed tokens, listed and revoked by id
+ * feed count      USER#<user>                              CALFEEDS                     how many feed tokens the user holds (a bound)
  *
  * Index ATTEMPTS (sparse; attempt_user / attempt_started, all attributes): a
  * user's attempt records newest first, for the operator console. Attributes of
@@ -95,6 +98,7 @@ export const eventsKey = (user: string, instrument: string) => ({
   PK: userPartition(user),
   SK: `EVT#${keyPart('instrument', instrument)}`,
 });
+export const eventsPrefix = 'EVT#';
 export const seenKey = (user: string) => ({ PK: userPartition(user), SK: 'SEEN' });
 export const instrumentKey = (uid: string) => ({ PK: `INSTR#${keyPart('instrument', uid)}`, SK: 'META' });
 export const ratePartition = (user: string) => `RATE#${user}`;
@@ -109,6 +113,18 @@ export function rateWindowOf(sk: string): { service: string; window_start: numbe
   const m = /^([A-Za-z]{1,64})#(\d{1,15})$/.exec(sk);
   return m ? { service: m[1], window_start: Number(m[2]) } : undefined;
 }
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+/** A feed token's lookup item, by the token's SHA-256 (never the token): only a hash we computed reaches the key. */
+export const feedTokenKey = (sha256: string) => {
+  if (!SHA256_HEX.test(sha256)) throw new UnsafeKeyPartError('feed token hash', sha256);
+  return { PK: `CALFEED#${sha256}`, SK: 'META' };
+};
+export const feedListPrefix = 'CALFEED#';
+export const feedListKey = (user: string, tokenId: string) => ({
+  PK: userPartition(user),
+  SK: `${feedListPrefix}${keyPart('feed token id', tokenId)}`,
+});
+export const feedCountKey = (user: string) => ({ PK: userPartition(user), SK: 'CALFEEDS' });
 /** Index ATTEMPTS (attempt_user / attempt_started, projection ALL): attempt records only. */
 export const ATTEMPTS_INDEX = 'ATTEMPTS';
 
@@ -158,6 +174,7 @@ const POSITION_FIELDS = [
   'quantity',
   'average_position_price',
   'current_price',
+  'expected_yield',
 ] as const;
 const DIVIDEND_FIELDS = [
   'dividend_net',
@@ -174,6 +191,7 @@ const BOND_EVENT_FIELDS = [
   'event_number',
   'event_date',
   'event_type',
+  'fix_date',
   'pay_date',
   'pay_one_bond',
   'coupon_interest_rate',

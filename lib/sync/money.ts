@@ -49,20 +49,25 @@ export function quotationNanos(q: unknown, what = 'quotation'): bigint {
   return u * NANO + BigInt(nano);
 }
 
-export function nanosToDecimal(n: bigint): Decimal {
+/** An integer count of 10^-digits as its canonical decimal text. */
+function scaledToText(n: bigint, digits: number): string {
+  const unit = 10n ** BigInt(digits);
   const negative = n < 0n;
   const abs = negative ? -n : n;
-  const whole = abs / NANO;
-  const fraction = (abs % NANO).toString().padStart(9, '0').replace(/0+$/, '');
-  return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}` as Decimal;
+  const fraction = (abs % unit).toString().padStart(digits, '0').replace(/0+$/, '');
+  return `${negative ? '-' : ''}${abs / unit}${fraction ? `.${fraction}` : ''}`;
 }
 
-export function decimalToNanos(text: string): bigint {
-  const m = DECIMAL.exec(text);
-  if (!m) throw new MoneyError(`${JSON.stringify(text)} is not a decimal with at most 9 fractional digits`);
-  const abs = BigInt(m[2]) * NANO + BigInt((m[3] ?? '').padEnd(9, '0'));
+/** A decimal text (matched by `pattern`: sign, whole, fraction) as an integer count of 10^-digits. */
+function textToScaled(text: string, pattern: RegExp, digits: number): bigint {
+  const m = pattern.exec(text);
+  if (!m) throw new MoneyError(`${JSON.stringify(text)} is not a decimal with at most ${digits} fractional digits`);
+  const abs = BigInt(m[2]) * 10n ** BigInt(digits) + BigInt((m[3] ?? '').padEnd(digits, '0'));
   return m[1] ? -abs : abs;
 }
+
+export const nanosToDecimal = (n: bigint): Decimal => scaledToText(n, 9) as Decimal;
+export const decimalToNanos = (text: string): bigint => textToScaled(text, DECIMAL, 9);
 
 export function nanosToQuotation(n: bigint): Quotation {
   // Truncating division keeps units and nano on the same sign, as the contract requires.
@@ -85,3 +90,20 @@ export const optionalMoney = (m: unknown, what?: string): Money | undefined =>
   m === undefined || m === null ? undefined : money(m, what);
 export const optionalQuotation = (q: unknown, what?: string): Decimal | undefined =>
   q === undefined || q === null ? undefined : quotation(q, what);
+
+/**
+ * Products and their sums: a per-unit amount times a quantity held, each of at
+ * most 9 fractional digits, has at most 18. Held as bigint atoms of 1e-18
+ * ("exact" decimals), never rounded: a sum of expected payments stays the sum
+ * of its parts to the last digit.
+ */
+const EXACT = /^(-)?(\d{1,40})(?:\.(\d{1,18}))?$/;
+export const exactAtoms = (text: string): bigint => textToScaled(text, EXACT, 18);
+export const atomsToExact = (n: bigint): string => scaledToText(n, 18);
+
+/** a × b, exact (canonical, up to 18 fractional digits). */
+export const multiplyDecimals = (a: string, b: string): string => atomsToExact(decimalToNanos(a) * decimalToNanos(b));
+
+/** The exact sum of decimals of up to 18 fractional digits. */
+export const sumExact = (values: readonly string[]): string =>
+  atomsToExact(values.reduce((sum, v) => sum + exactAtoms(v), 0n));

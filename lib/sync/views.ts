@@ -39,7 +39,7 @@ export const HOURLY_ERROR_CODES = [
 const LIFECYCLE_AS: Record<string, string> = { [SyncErrorCode.DISPATCH_FAILED]: SyncErrorCode.INTERNAL };
 
 /** Any code as the read shows it: its own when in the vocabulary, its mapping, else INTERNAL (never a new word). */
-function hourlyCode(code: string | undefined): string | null {
+export function hourlyCode(code: string | undefined): string | null {
   if (code === undefined) return null;
   if ((HOURLY_ERROR_CODES as readonly string[]).includes(code)) return code;
   return LIFECYCLE_AS[code] ?? SyncErrorCode.INTERNAL;

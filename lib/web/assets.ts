@@ -91,12 +91,13 @@ fieldset{border:0;padding:0;margin:0}legend{font-weight:600;margin-bottom:8px}
 .timeline{list-style:none;padding:0;margin:0}.timeline li{display:flex;flex-wrap:wrap;gap:8px;padding:6px 0;border-bottom:1px solid var(--line)}.timeline span{font-weight:600;min-width:110px}
 .reason{min-width:11em;max-width:360px;overflow-wrap:anywhere}.plain{list-style:none;padding:0;margin:0}.plain li{padding:6px 0}
 .ok{border:1px solid #1a7f37;background:#dafbe1;border-radius:8px;padding:4px 16px;margin:16px 0}
+.list .num{text-align:right;white-space:nowrap}h3.account{font-size:1rem;margin:16px 0 2px}
 @media (max-width:640px){.zone{padding:6px 12px 0;justify-content:flex-start}
 .list thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 .list tr{display:block;padding:8px 12px;border-bottom:1px solid var(--line)}.list tbody tr:last-child{border-bottom:0}
 .list td{display:flex;flex-wrap:wrap;align-items:baseline;gap:2px 10px;padding:3px 0;border:0;max-width:none}
 .list td[data-label]::before{content:attr(data-label);flex:0 0 7.5em;font-weight:600;font-size:.85rem;color:var(--muted)}
-.list td:empty{display:none}.reason{min-width:0}
+.list td:empty{display:none}.reason{min-width:0}.list .num{text-align:left}
 .strip{grid-template-columns:repeat(12,1fr)}.sections{margin-left:0;order:3;flex-basis:100%}main{padding:12px}.top{padding:10px 12px}.list th,.list td{padding:8px}progress{width:48px}.facts{grid-template-columns:1fr}.facts dd{margin-bottom:6px}}
 `;
 

@@ -136,3 +136,40 @@ export function countChart(
     (b) => html`<tr><td>${b.label}</td>${b.counts.map((c) => html`<td>${c}</td>`)}</tr>`,
   )}</tbody></table></figure>`;
 }
+
+export interface AmountBucket {
+  label: string;
+  /** An exact decimal (the sum of the bucket's amounts); its text is shown as it is. */
+  value: string;
+}
+
+/**
+ * Amounts per bucket as bars (expected payments per month): heights are
+ * proportions of the largest bucket (a float is fine for a pixel), every
+ * label and the text equivalent are the exact amounts, formatted.
+ */
+export function amountChart(
+  title: string,
+  buckets: readonly AmountBucket[],
+  format: (value: string) => string,
+  words: { summary: string; bucket: string; amount: string },
+): Html {
+  const values = buckets.map((b) => Math.max(0, Number(b.value)));
+  const top = Math.max(...values, 0);
+  const slot = W / Math.max(1, buckets.length);
+  const base = H - PAD_BOTTOM;
+  const height = (v: number) => (top > 0 ? ((H - PAD_TOP - PAD_BOTTOM) * v) / top : 0);
+  const largest = buckets[values.indexOf(top)];
+  const bars = buckets.map((b, i) => {
+    const h = height(values[i]);
+    const x = i * slot + slot * 0.2;
+    return html`${h > 0 ? html`<rect class="bar" x="${x.toFixed(1)}" y="${(base - h).toFixed(1)}" width="${Math.max(1, slot * 0.6).toFixed(1)}" height="${h.toFixed(1)}"></rect>` : ''}<text class="axis" x="${(i * slot + slot / 2).toFixed(1)}" y="${H - 2}" text-anchor="middle">${b.label}</text>`;
+  });
+  return html`<figure class="chart"><figcaption>${title}</figcaption>
+<svg viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="${words.summary}" preserveAspectRatio="none"><title>${words.summary}</title>
+<line class="axisline" x1="0" x2="${W}" y1="${base}" y2="${base}"></line>
+<text class="axis" x="2" y="10">${top > 0 && largest ? format(largest.value) : ''}</text>${bars}</svg>
+<table class="visually-hidden"><caption>${title}</caption><thead><tr><th scope="col">${words.bucket}</th><th scope="col">${words.amount}</th></tr></thead><tbody>${buckets.map(
+    (b) => html`<tr><td>${b.label}</td><td>${format(b.value)}</td></tr>`,
+  )}</tbody></table></figure>`;
+}

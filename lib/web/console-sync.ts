@@ -2,6 +2,7 @@ import { hourStart } from '../i18n';
 import { TBANK_LIMITS } from '../sync/rate-budget';
 import type { FirstSyncQueue } from '../sync/connections';
 import { HOUR_MS, HourlyHead, MANDATORY_SECTIONS, RateUse, StepRow } from '../sync/model';
+import { holdingsSections, type HoldingsView } from './console-holdings';
 import { MetricsView, syncMetricsPanel } from './console-metrics';
 import { at, cell, pill, span, tableWrap } from './console-parts';
 import { Html, html } from './html';
@@ -63,6 +64,8 @@ export interface SyncUserView {
   selected?: HourlyHead & { rows: StepRow[] };
   rates: RateUse[];
   now: number;
+  /** The positions and the next payments (console-holdings.ts). */
+  holdings?: HoldingsView;
   /** No attempt yet: where its first sync stands, and the first syncs started a minute (decision 365). */
   queue?: FirstSyncQueue & { perMinute: number };
 }
@@ -140,6 +143,7 @@ ${sectionsTable(ui, s)}</section>`
 <p class="muted">${c.firstSyncQueuedWhy({ perMinute: ui.f.number(Math.round(v.queue.perMinute * 10) / 10) })}</p></section>`
       : html`<p class="empty">${c.noAttempt}</p>`
 }
+${v.holdings ? holdingsSections(ui, v.user, v.holdings) : ''}
 <section class="card" aria-labelledby="budget"><h2 id="budget">${c.budget}</h2>${
       v.rates.length === 0
         ? html`<p class="muted">${c.noCalls}</p>`

@@ -223,6 +223,7 @@ export const PUBLIC_FUNCTIONS: Record<string, { secrets: string[]; writes: strin
     writes: ['TelegramTable', 'DownloadsTable'],
     why: "the bot's update records; its buttons retry and cancel downloads in the torrent client",
   },
+  syncCalendarFeed: { secrets: [], writes: [], why: "checks the feed's own token and reads one user's calendar" },
 };
 
 const WRITE_ACTION =

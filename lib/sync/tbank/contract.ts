@@ -102,6 +102,8 @@ export interface Position {
   quantity: Decimal;
   average_position_price?: Money;
   current_price?: Money;
+  /** The position's yield as T-Bank computes it, in its currency. */
+  expected_yield?: Decimal;
 }
 export interface Portfolio {
   account_id: string;
@@ -150,6 +152,8 @@ export interface BondEvent {
   event_number: number;
   event_date?: string;
   event_type: string;
+  /** The date the holders entitled to the payment are fixed (the coupon's record date). */
+  fix_date?: string;
   pay_date?: string;
   pay_one_bond?: Money;
   coupon_interest_rate?: Decimal;
@@ -272,6 +276,7 @@ export function parsePortfolio(body: unknown, accountId: string): Portfolio {
         quantity: wrapMoney(() => quotation(p.quantity ?? {}, `${what}.quantity`)),
         average_position_price: moneyField(p, 'averagePositionPrice', what),
         current_price: moneyField(p, 'currentPrice', what),
+        expected_yield: quotationField(p, 'expectedYield', what),
       };
     }),
   };
@@ -350,6 +355,7 @@ export function parseBondEvents(body: unknown, unknown?: Unknown): BondEvent[] {
       event_number: number,
       event_date: timestamp(e, 'eventDate', what),
       event_type: enumField(e, 'eventType', BOND_EVENT_TYPES, what, unknown, 'EVENT_TYPE_UNSPECIFIED'),
+      fix_date: timestamp(e, 'fixDate', what),
       pay_date: timestamp(e, 'payDate', what),
       pay_one_bond: moneyField(e, 'payOneBond', what),
       coupon_interest_rate: quotationField(e, 'couponInterestRate', what),

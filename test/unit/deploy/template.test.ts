@@ -261,6 +261,19 @@ const EXPECTED_ACCESS: Record<string, string[]> = {
   syncHourly: ['SyncTable dynamodb:GetItem', 'SyncTable/index/DUE dynamodb:Query'],
   syncAttempt: ['SyncTable dynamodb:GetItem dynamodb:Query'],
   syncOperations: ['SyncTable dynamodb:Query'],
+  syncPortfolio: [
+    'SyncTable dynamodb:BatchGetItem dynamodb:GetItem dynamodb:Query',
+    'SyncTable/index/ATTEMPTS dynamodb:Query',
+  ],
+  syncCalendar: ['SyncTable dynamodb:BatchGetItem dynamodb:Query'],
+  syncExport: [
+    'SyncTable dynamodb:BatchGetItem dynamodb:GetItem dynamodb:Query',
+    'SyncTable/index/ATTEMPTS dynamodb:Query',
+  ],
+  syncFeedTokens: [
+    'SyncTable dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem',
+  ],
+  syncCalendarFeed: ['SyncTable dynamodb:BatchGetItem dynamodb:GetItem dynamodb:Query'],
   telegramWebhook: [
     VPC,
     'DownloadsTable dynamodb:BatchGetItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem',
