@@ -15,8 +15,9 @@
  *   no key at all.
  * - Packaging on `aws`: refuses a stage whose endpoint settings are missing,
  *   loopback or plaintext (naming each), then writes one IAM role per
- *   function, each key's policy, and drops DependsOn that a Ref already
- *   implies; every log group keeps its logs LOG_RETENTION_DAYS.
+ *   function, each key's policy, the failure queue's policy (its senders:
+ *   the roles of the functions it is the destination of), and drops
+ *   DependsOn that a Ref already implies; every log group keeps its logs LOG_RETENTION_DAYS.
  */
 const iam = require('./iam');
 const stageRules = require('./settings');
@@ -211,6 +212,9 @@ class AwsAccess {
     const resources = /** @type {Record<string, any>} */ (template.Resources);
     /** @type {Map<string, Array<{ roleId: string, actions: string[] }>>} */
     const keyUsers = new Map();
+    /** The roles whose functions' on-failure destination each queue is, by the queue's logical id. */
+    /** @type {Map<string, string[]>} */
+    const queueSenders = new Map();
 
     for (const [key, fn] of this.functions()) {
       const roleId = this.roleId(key);
@@ -238,10 +242,17 @@ class AwsAccess {
         inVpc: Boolean(resources[naming.getLambdaLogicalId(key)]?.Properties?.VpcConfig),
         tracing: resources[naming.getLambdaLogicalId(key)]?.Properties?.TracingConfig?.Mode === 'Active',
       });
+      for (const queue of failureQueues) {
+        const queueId = /** @type {any} */ (queue)?.['Fn::GetAtt']?.[0];
+        if (typeof queueId !== 'string') throw new Error(`${key}: an on-failure queue must be !GetAtt <queue>.Arn`);
+        queueSenders.set(queueId, [...(queueSenders.get(queueId) ?? []), roleId]);
+      }
       for (const [keyId, actions] of Object.entries(fn.keyUse ?? {}))
         keyUsers.set(keyId, [...(keyUsers.get(keyId) ?? []), { roleId, actions }]);
     }
 
+    for (const [queueId, roleIds] of queueSenders)
+      resources[`${queueId}Policy`] = iam.failureQueuePolicy(queueId, roleIds);
     for (const keyId of Object.keys(this.custom.keys ?? {})) {
       if (!resources[keyId]) continue;
       resources[keyId].Properties.KeyPolicy = iam.keyPolicy(keyUsers.get(keyId) ?? []);
