@@ -48,6 +48,14 @@ export class ConnectionService {
     return (await this.deps.sealer()).open(sealed, tokenContext(user));
   }
 
+  /**
+   * Whether the user has a stored token, without opening it: the tick's check (no KMS call, no Decrypt in
+   * CloudTrail for every user every hour; the step that uses the token opens it).
+   */
+  async hasToken(user: string): Promise<boolean> {
+    return (await this.deps.store.sealedToken(user)) !== undefined;
+  }
+
   /** One page of connections by user id (the console): never a token. */
   connectionPage(limit: number, after?: string): Promise<{ items: Connection[]; next?: string }> {
     return this.deps.store.connectionPage(limit, after);

@@ -212,11 +212,31 @@ const KEY_ADMINISTRATION = [
 ];
 
 /**
- * A key's policy: administration by the account root, and each use granted to
- * exactly the roles of the functions whose `keyUse` names it.
- * @param {Array<{ roleId: string, actions: string[] }>} users
+ * The condition every use of a key carries: the encryption context our code
+ * always sends (custom.keys `encryptionContext`: `{purpose: sync-token}`, the
+ * sealer's purpose), so a role's use of the key for anything else — a
+ * Decrypt of another purpose's data key, a data key asked without the context
+ * — is refused by KMS itself.
+ * @param {{ encryptionContext?: Record<string, string> } | undefined} key
+ * @returns {Record<string, Record<string, string>> | undefined}
  */
-function keyPolicy(users) {
+function keyCondition(key) {
+  const context = key?.encryptionContext ?? {};
+  if (Object.keys(context).length === 0) return undefined;
+  return {
+    StringEquals: Object.fromEntries(
+      Object.entries(context).map(([name, value]) => [`kms:EncryptionContext:${name}`, String(value)]),
+    ),
+  };
+}
+
+/**
+ * A key's policy: administration by the account root, and each use granted to
+ * exactly the roles of the functions whose `keyUse` names it, under `condition`.
+ * @param {Array<{ roleId: string, actions: string[] }>} users
+ * @param {Record<string, Record<string, string>>} [condition]
+ */
+function keyPolicy(users, condition) {
   /** @type {Map<string, string[]>} */
   const byAction = new Map();
   for (const { roleId, actions } of users)
@@ -241,6 +261,7 @@ function keyPolicy(users) {
           Principal: { AWS: [...new Set(roles)].sort().map((roleId) => ({ 'Fn::GetAtt': [roleId, 'Arn'] })) },
           Action: action,
           Resource: '*',
+          ...(condition ? { Condition: condition } : {}),
         })),
     ],
   };
@@ -285,6 +306,7 @@ module.exports = {
   flattenStatements,
   functionRole,
   failureQueuePolicy,
+  keyCondition,
   keyPolicy,
   dropImpliedDependsOn,
   VPC_ACTIONS,

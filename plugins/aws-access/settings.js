@@ -200,7 +200,39 @@ function logRetention(value) {
     problem: `LOG_RETENTION_DAYS must be one of CloudWatch's ${RETENTION_DAYS.join(', ')} (got ${JSON.stringify(value)})`,
   };
 }
+
+const KEY_ARN = /^arn:aws(-[a-z]+)*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]{1,64}$/;
+
+/**
+ * The keys a function that uses a key of custom.keys is given, newest first
+ * (the first seals, every one opens): the stack's own key alone, unless the
+ * key's `override` setting lists them (docs/security.md, "Replacing the KMS
+ * key"): key ARNs of your own, and the key's logical id for the stack's key.
+ * @param {string} keyId
+ * @param {unknown} override
+ * @returns {{ value: unknown, external: string[], problems: string[] }}
+ */
+function keyEnvironment(keyId, override) {
+  const own = { 'Fn::GetAtt': [keyId, 'Arn'] };
+  const text = String(override ?? '').trim();
+  if (!text) return { value: own, external: [], problems: [] };
+  const entries = text.split(',').map((e) => e.trim());
+  /** @type {string[]} */
+  const problems = [];
+  for (const entry of entries)
+    if (entry !== keyId && !KEY_ARN.test(entry))
+      problems.push(`${JSON.stringify(entry)} is neither a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>) nor ${keyId}`);
+  if (new Set(entries).size < entries.length) problems.push('names a key twice');
+  const parts = entries.map((e) => (e === keyId ? own : e));
+  return {
+    value: parts.length === 1 ? parts[0] : { 'Fn::Join': [',', parts] },
+    external: entries.filter((e) => e !== keyId),
+    problems,
+  };
+}
+
 module.exports = {
+  keyEnvironment,
   runsFromImage,
   effectiveSecrets,
   secretEnvironment,
