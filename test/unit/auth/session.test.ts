@@ -84,7 +84,7 @@ describe('authorizeSession', () => {
     const scanOnly: TokenGrant = { name: 'scanner', sha256: 'c3'.repeat(32), scopes: ['scan:read'] };
     const page = authorizeSession([scanOnly], keyring, cookie(scanOnly), 'GET /sync', now);
     expect(page).toMatchObject({ effect: 'page-forbidden', principal: 'scanner', scope: 'sync:read' });
-    const answer = gatewayAnswer(page, 'arn:route');
+    const answer = gatewayAnswer(page, 'arn:route', 'GET /sync');
     expect(answer.context).toMatchObject({ principal: 'scanner', scope: '', scopes: 'scan:read', denied: 'sync:read' });
     expect(authorizeSession([scanOnly], keyring, cookie(scanOnly), 'POST /failures/{id}/retry', now)).toMatchObject({
       effect: 'forbidden',
@@ -93,6 +93,7 @@ describe('authorizeSession', () => {
       gatewayAnswer(
         authorizeSession([scanOnly], keyring, cookie(scanOnly), 'POST /failures/{id}/retry', now),
         'arn:route',
+        'POST /failures/{id}/retry',
       ).policyDocument.Statement[0],
     ).toMatchObject({ Effect: 'Deny' });
   });
