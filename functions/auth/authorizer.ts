@@ -47,7 +47,14 @@ async function authorizer(event: APIGatewayRequestAuthorizerEventV2): Promise<AP
   }
   const now = systemClock();
   const decision = web
-    ? authorizeSession(settings.grants, settings.sessionKeys!, credential, event.routeKey, now)
+    ? authorizeSession(
+        settings.grants,
+        settings.sessionKeys!,
+        credential,
+        event.routeKey,
+        now,
+        header(event.headers, 'host'),
+      )
     : authorize(settings.grants, credential as string | undefined, event.routeKey, now);
   if (decision.effect !== 'allow') {
     log.warn('auth_refused', {
