@@ -1,6 +1,8 @@
 import { isoTime } from '../clock';
 import type { TokenSealer } from '../secrets/token-sealer';
+import type { PurgeBound, PurgeResult, SyncDataStore } from './data-store';
 import type { Connection } from './model';
+import type { HourlyService } from './service';
 import type { ConnectionStore, HourlyStore } from './store';
 
 /**
@@ -65,6 +67,30 @@ export class ConnectionService {
   removeConnection(user: string): Promise<boolean> {
     return this.deps.store.removeConnection(user);
   }
+}
+
+/**
+ * DELETE /sync/connections/{user}: the connection and its head go (one
+ * transaction: the user leaves the due index), then the user's synced data,
+ * within `bound` (dynamodb-purge.ts). Called again, it goes on where the last
+ * call stopped: `purge.done` says when nothing is left. A step already
+ * running for the user loses its fence with the head, so its next fenced
+ * write is refused (decision 387).
+ */
+export async function deleteConnection(
+  deps: {
+    connections: ConnectionService;
+    hourly: Pick<HourlyService, 'head'>;
+    data: Pick<SyncDataStore, 'purgeUser'>;
+  },
+  user: string,
+  bound: PurgeBound,
+): Promise<{ removed: boolean; purge: PurgeResult; running: boolean }> {
+  // An attempt in flight: its steps' unfenced writes (accounts, portfolio, events) may still land after the
+  // purge, until the step's own bound; the caller is told to call again once that has passed.
+  const running = (await deps.hourly.head(user))?.state === 'running';
+  const removed = await deps.connections.removeConnection(user);
+  return { removed, purge: await deps.data.purgeUser(user, bound), running: removed && running };
 }
 
 /**

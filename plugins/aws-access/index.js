@@ -193,7 +193,17 @@ class AwsAccess {
       refused: custom.refusedSettings ?? {},
       allowPlaintext,
     });
-    const problems = [...settings.problems, ...stageRules.privateNetwork(custom.vpc ?? {}).problems];
+    const network = stageRules.privateNetwork(custom.vpc ?? {});
+    const problems = [...settings.problems, ...network.problems];
+    const alarms = stageRules.alarmSubscribers({
+      emails: custom.operations?.alarmEmails,
+      required: custom.operations?.alarmSubscriberRequired,
+    });
+    if (alarms.problem) problems.push(alarms.problem);
+    if (alarms.warning) this.warn(alarms.warning);
+    if (!network.problems.length)
+      for (const warning of stageRules.scanGatewayWarnings({ scanImage: custom.scanImage, vpc: network.vpc }))
+        this.warn(warning);
     const retention = stageRules.logRetention(custom.logRetentionDays);
     if (retention.problem) problems.push(retention.problem);
     if (String(custom.connector?.deploy) === 'true')
