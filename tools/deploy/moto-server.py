@@ -1,4 +1,4 @@
-"""moto's server, with the two fixes the deploy test needs (tools/deploy/moto.ts starts it).
+"""moto's server, with the three fixes the deploy test needs (tools/deploy/moto.ts starts it).
 
 moto 5.2's CloudFormation creates an AWS::KMS::Key with its KeyPolicy as the
 template gives it: a JSON object (CloudFormation accepts an object or a string).
@@ -14,8 +14,13 @@ sets the document as each named queue's `Policy` attribute (SetQueueAttributes);
 this model does the same, so GetQueueAttributes answers the policy the stack
 gave the failure queue. moto stores a queue policy and does not enforce it.
 
+moto 5.2 keeps an inline policy of an AWS::IAM::Role created by CloudFormation
+as the template's object, and GetRolePolicy then answers its Python repr
+(`{'Version': …}`), which no JSON reader parses. AWS stores and answers the
+document as JSON; this writes it as JSON, as moto's own PutRolePolicy does.
+
 Everything else is moto as shipped. test/aws/deploy.test.ts checks that moto as
-shipped still lacks both: when those tests fail, moto caught up and the patch
+shipped still lacks each: when those tests fail, moto caught up and the patch
 can go.
 
 Usage: python3 moto-server.py [moto_server's arguments, e.g. -H 127.0.0.1 -p 5000]
@@ -25,6 +30,7 @@ import json
 import sys
 
 from moto.core.common_models import CloudFormationModel
+from moto.iam import models as iam_models
 from moto.kms import models
 from moto.server import main
 from moto.sqs.models import sqs_backends
@@ -41,6 +47,16 @@ def create_from_cloudformation_json(cls, resource_name, cloudformation_json, acc
 
 
 models.Key.create_from_cloudformation_json = classmethod(create_from_cloudformation_json)
+
+moto_put_role_policy = iam_models.Role.put_policy
+
+
+def put_role_policy(self, policy_name, policy_json):
+    text = policy_json if isinstance(policy_json, str) else json.dumps(policy_json)
+    moto_put_role_policy(self, policy_name, text)
+
+
+iam_models.Role.put_policy = put_role_policy
 
 
 class QueuePolicy(CloudFormationModel):
