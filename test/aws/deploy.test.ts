@@ -743,158 +743,63 @@ suite(title, () => {
 });
 
 suite(
-  "moto's CloudFormation (a KMS key's policy, a queue policy), as shipped and as tools/deploy/moto-server.py fixes it",
+  "moto's CloudFormation (a KMS key's policy, a queue policy, a role's inline policy), as shipped and as tools/deploy/moto-server.py fixes it",
   () => {
-    // A key as a template declares one: its policy a JSON object.
-    const template = JSON.stringify({
-      Resources: {
-        Key: {
-          Type: 'AWS::KMS::Key',
-          Properties: {
-            EnableKeyRotation: true,
-            KeyPolicy: {
-              Version: '2012-10-17',
-              Statement: [
-                {
-                  Effect: 'Allow',
-                  Principal: { AWS: 'arn:aws:iam::123456789012:root' },
-                  Action: 'kms:*',
-                  Resource: '*',
-                },
-              ],
-            },
-          },
-        },
-      },
-    });
-    const describeKeyOfStack = async (patched: boolean) => {
+    /** A stack of `resources` created in a moto of its own (as shipped, or fixed), then `read` from it. */
+    const onMoto = async <T>(
+      patched: boolean,
+      resources: Record<string, unknown>,
+      read: (
+        config: { endpoint: string; region: string; credentials: typeof credentials },
+        stack: string[],
+      ) => Promise<T>,
+    ): Promise<T> => {
       const server = await startMoto({ patched });
       try {
-        const config = {
-          endpoint: server.endpoint,
-          region: REGION,
-          credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
-        };
+        const config = { endpoint: server.endpoint, region: REGION, credentials };
         const cfn = new CloudFormationClient(config);
-        await cfn.send(new CreateStackCommand({ StackName: 'kms-policy', TemplateBody: template }));
-        const { StackResourceSummaries } = await cfn.send(new ListStackResourcesCommand({ StackName: 'kms-policy' }));
-        const kms = new KMSClient({ ...config, maxAttempts: 1 });
-        const KeyId = StackResourceSummaries![0].PhysicalResourceId;
-        const { KeyMetadata } = await kms.send(new DescribeKeyCommand({ KeyId }));
-        const { KeyRotationEnabled } = await kms.send(new GetKeyRotationStatusCommand({ KeyId }));
-        return { ...KeyMetadata, KeyRotationEnabled };
+        await cfn.send(
+          new CreateStackCommand({ StackName: 'fix', TemplateBody: JSON.stringify({ Resources: resources }) }),
+        );
+        const { StackResourceSummaries = [] } = await cfn.send(new ListStackResourcesCommand({ StackName: 'fix' }));
+        return await read(
+          config,
+          StackResourceSummaries.map(
+            (r) => `${r.LogicalResourceId} ${r.ResourceType ?? '(untyped)'} ${r.PhysicalResourceId}`,
+          ),
+        );
       } finally {
         await server.stop();
       }
     };
+    const credentials = { accessKeyId: 'testing', secretAccessKey: 'testing' };
+
+    // A key as a template declares one: its policy a JSON object.
+    const key = {
+      Key: {
+        Type: 'AWS::KMS::Key',
+        Properties: {
+          EnableKeyRotation: true,
+          KeyPolicy: {
+            Version: '2012-10-17',
+            Statement: [
+              { Effect: 'Allow', Principal: { AWS: 'arn:aws:iam::123456789012:root' }, Action: 'kms:*', Resource: '*' },
+            ],
+          },
+        },
+      },
+    };
+    const describeKeyOfStack = (patched: boolean) =>
+      onMoto(patched, key, async (config, stack) => {
+        const kms = new KMSClient({ ...config, maxAttempts: 1 });
+        const KeyId = stack[0].split(' ')[2];
+        const { KeyMetadata } = await kms.send(new DescribeKeyCommand({ KeyId }));
+        const { KeyRotationEnabled } = await kms.send(new GetKeyRotationStatusCommand({ KeyId }));
+        return { ...KeyMetadata, KeyRotationEnabled };
+      });
 
     it('as shipped, every call naming the key fails (HTTP 500): when this fails, moto caught up and the fix can go', async () => {
       await expect(describeKeyOfStack(false)).rejects.toMatchObject({ $metadata: { httpStatusCode: 500 } });
-    });
-
-    it('as shipped, a queue policy is created untyped and the queue keeps none; fixed, the queue holds it', async () => {
-      const stack = JSON.stringify({
-        Resources: {
-          Queue: { Type: 'AWS::SQS::Queue', Properties: { QueueName: 'with-policy' } },
-          QueuePolicy: {
-            Type: 'AWS::SQS::QueuePolicy',
-            Properties: {
-              Queues: [{ Ref: 'Queue' }],
-              PolicyDocument: {
-                Version: '2012-10-17',
-                Statement: [
-                  {
-                    Effect: 'Deny',
-                    Principal: '*',
-                    Action: 'sqs:SendMessage',
-                    Resource: { 'Fn::GetAtt': ['Queue', 'Arn'] },
-                  },
-                ],
-              },
-            },
-          },
-        },
-      });
-      const policyOfStack = async (patched: boolean) => {
-        const server = await startMoto({ patched });
-        try {
-          const config = {
-            endpoint: server.endpoint,
-            region: REGION,
-            credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
-          };
-          const cfn = new CloudFormationClient(config);
-          await cfn.send(new CreateStackCommand({ StackName: 'queue-policy', TemplateBody: stack }));
-          const { StackResourceSummaries = [] } = await cfn.send(
-            new ListStackResourcesCommand({ StackName: 'queue-policy' }),
-          );
-          const { QueueUrl } = await sqs<{ QueueUrl: string }>(server.endpoint, 'GetQueueUrl', {
-            QueueName: 'with-policy',
-          });
-          const { Attributes } = await sqs<{ Attributes?: Record<string, string> }>(
-            server.endpoint,
-            'GetQueueAttributes',
-            {
-              QueueUrl,
-              AttributeNames: ['Policy'],
-            },
-          );
-          return {
-            type: StackResourceSummaries.find((r) => r.LogicalResourceId === 'QueuePolicy')?.ResourceType,
-            policy: Attributes?.Policy,
-          };
-        } finally {
-          await server.stop();
-        }
-      };
-      expect(await policyOfStack(false)).toEqual({ type: undefined, policy: undefined });
-      const fixed = await policyOfStack(true);
-      expect(fixed.type).toBe('AWS::SQS::QueuePolicy');
-      expect(JSON.parse(fixed.policy!).Statement[0]).toMatchObject({ Effect: 'Deny', Action: 'sqs:SendMessage' });
-    });
-
-    it("as shipped, a role's inline policy made by CloudFormation reads back as Python's repr; fixed, as JSON", async () => {
-      const stack = JSON.stringify({
-        Resources: {
-          Role: {
-            Type: 'AWS::IAM::Role',
-            Properties: {
-              RoleName: 'inline-policy',
-              AssumeRolePolicyDocument: { Version: '2012-10-17', Statement: [] },
-              Policies: [
-                {
-                  PolicyName: 'function',
-                  PolicyDocument: {
-                    Version: '2012-10-17',
-                    Statement: [{ Effect: 'Allow', Action: ['sqs:SendMessage'], Resource: '*' }],
-                  },
-                },
-              ],
-            },
-          },
-        },
-      });
-      const documentOfStack = async (patched: boolean) => {
-        const server = await startMoto({ patched });
-        try {
-          const config = {
-            endpoint: server.endpoint,
-            region: REGION,
-            credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
-          };
-          await new CloudFormationClient(config).send(
-            new CreateStackCommand({ StackName: 'inline-policy', TemplateBody: stack }),
-          );
-          const { PolicyDocument } = await new IAMClient(config).send(
-            new GetRolePolicyCommand({ RoleName: 'inline-policy', PolicyName: 'function' }),
-          );
-          return decodeURIComponent(PolicyDocument!);
-        } finally {
-          await server.stop();
-        }
-      };
-      await expect(documentOfStack(false).then((text) => JSON.parse(text))).rejects.toThrow(SyntaxError);
-      expect(JSON.parse(await documentOfStack(true)).Statement[0]).toMatchObject({ Action: ['sqs:SendMessage'] });
     });
 
     it('fixed, the key answers with its rotation on', async () => {
@@ -903,6 +808,78 @@ suite(
         KeyUsage: 'ENCRYPT_DECRYPT',
         KeyRotationEnabled: true,
       });
+    });
+
+    it('as shipped, a queue policy is created untyped and the queue keeps none; fixed, the queue holds it', async () => {
+      const queue = {
+        Queue: { Type: 'AWS::SQS::Queue', Properties: { QueueName: 'with-policy' } },
+        QueuePolicy: {
+          Type: 'AWS::SQS::QueuePolicy',
+          Properties: {
+            Queues: [{ Ref: 'Queue' }],
+            PolicyDocument: {
+              Version: '2012-10-17',
+              Statement: [
+                {
+                  Effect: 'Deny',
+                  Principal: '*',
+                  Action: 'sqs:SendMessage',
+                  Resource: { 'Fn::GetAtt': ['Queue', 'Arn'] },
+                },
+              ],
+            },
+          },
+        },
+      };
+      const policyOfStack = (patched: boolean) =>
+        onMoto(patched, queue, async (config, stack) => {
+          const { QueueUrl } = await sqs<{ QueueUrl: string }>(config.endpoint, 'GetQueueUrl', {
+            QueueName: 'with-policy',
+          });
+          const { Attributes } = await sqs<{ Attributes?: Record<string, string> }>(
+            config.endpoint,
+            'GetQueueAttributes',
+            {
+              QueueUrl,
+              AttributeNames: ['Policy'],
+            },
+          );
+          return { type: stack.find((r) => r.startsWith('QueuePolicy '))?.split(' ')[1], policy: Attributes?.Policy };
+        });
+      expect(await policyOfStack(false)).toEqual({ type: '(untyped)', policy: undefined });
+      const fixed = await policyOfStack(true);
+      expect(fixed.type).toBe('AWS::SQS::QueuePolicy');
+      expect(JSON.parse(fixed.policy!).Statement[0]).toMatchObject({ Effect: 'Deny', Action: 'sqs:SendMessage' });
+    });
+
+    it("as shipped, a role's inline policy made by CloudFormation reads back as Python's repr; fixed, as JSON", async () => {
+      const role = {
+        Role: {
+          Type: 'AWS::IAM::Role',
+          Properties: {
+            RoleName: 'inline-policy',
+            AssumeRolePolicyDocument: { Version: '2012-10-17', Statement: [] },
+            Policies: [
+              {
+                PolicyName: 'function',
+                PolicyDocument: {
+                  Version: '2012-10-17',
+                  Statement: [{ Effect: 'Allow', Action: ['sqs:SendMessage'], Resource: '*' }],
+                },
+              },
+            ],
+          },
+        },
+      };
+      const documentOfStack = (patched: boolean) =>
+        onMoto(patched, role, async (config) => {
+          const { PolicyDocument } = await new IAMClient(config).send(
+            new GetRolePolicyCommand({ RoleName: 'inline-policy', PolicyName: 'function' }),
+          );
+          return decodeURIComponent(PolicyDocument!);
+        });
+      await expect(documentOfStack(false).then((text) => JSON.parse(text))).rejects.toThrow(SyntaxError);
+      expect(JSON.parse(await documentOfStack(true)).Statement[0]).toMatchObject({ Action: ['sqs:SendMessage'] });
     });
   },
 );
