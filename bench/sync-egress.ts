@@ -1,18 +1,7 @@
-import { BrokerageEmulator } from '../emulator/brokerage/emulator';
 import { newId } from '../lib/ident';
-import { createLogger, silentLogger } from '../lib/log';
-import { newKeyringEntry, parseKeyring, SecretSealer } from '../lib/secrets/sealer';
-import { ConnectionService } from '../lib/sync/connections';
-import type { HourlyHead } from '../lib/sync/model';
-import { EGRESS_PACE } from '../lib/sync/pacer';
 import { ADDRESS_LIMITS, admitPolicy, egressLimits } from '../lib/sync/rate-budget';
 import { DEFAULT_SECTION_SETTINGS } from '../lib/sync/sections';
-import { HourlyService } from '../lib/sync/service';
-import { Dispatch, runStep } from '../lib/sync/step';
-import { tick } from '../lib/sync/tick';
-import { MemorySyncDataStore } from '../test/support/memory-sync-data-store';
-import { VirtualClock } from '../test/support/virtual-clock';
-import { MemorySyncStore } from '../test/unit/sync/memory-sync-store';
+import { HOUR, MINUTE, minutes, startSyncSim } from '../test/support/sync-sim';
 
 /**
  * One hour of the hourly sync with more connections due than one egress address can serve: N
@@ -27,10 +16,7 @@ import { MemorySyncStore } from '../test/unit/sync/memory-sync-store';
  * calls in one sliding minute and second, 429s, connections synced per hour, calls per sync.
  */
 
-const keyring = new SecretSealer(parseKeyring(newKeyringEntry('bench')).keyring!);
 const T0 = Date.UTC(2026, 11, 4, 12, 0, 0);
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
 
 export interface SyncEgressRow {
   n: number;
@@ -65,117 +51,40 @@ export async function syncEgress(opts: { n?: number; callsPerSync?: number } = {
   // The admission's estimate of an hourly sync (SYNC_CALLS_PER_SYNC): this bench's measured cost.
   const callsPerSync = opts.callsPerSync ?? Number(process.env.BENCH_EGRESS_CALLS_PER_SYNC ?? 16);
   const say = (line: string) => process.stdout.write(`[bench sync-egress] ${line}\n`);
-  const clock = new VirtualClock(T0 - HOUR);
-  const emulator = new BrokerageEmulator({ windowMs: MINUTE, clock: clock.read, addressLimits: ADDRESS_LIMITS });
-  const url = await emulator.listen();
-  const realFetch = globalThis.fetch;
-  const sent: number[] = [];
-  globalThis.fetch = (input, init) => {
-    sent.push(clock.now);
-    return clock.track(realFetch(input, init));
-  };
-  const store = new MemorySyncStore();
-  const hourly = new HourlyService({ store, waitBoundMs: 15 * MINUTE });
-  const connections = new ConnectionService({ store, sealer: async () => keyring });
-  const data = new MemorySyncDataStore();
-  const running = new Set<Promise<unknown>>();
-  const results: Record<string, number> = {};
-  const dispatch: Dispatch = async (input) => {
-    const p = runStep(
-      {
-        hourly,
-        dispatch,
-        connections,
-        data,
-        tbank: {
-          baseUrl: url,
-          appName: 'bench',
-          rateWindowMs: MINUTE,
-          egressAddresses: 1,
-          backoffMs: 20,
-          clock: clock.read,
-          sleep: clock.sleep,
-        },
-        settings: { ...DEFAULT_SECTION_SETTINGS, historyDays: 30 },
-        // The step's bound in virtual time (its waits for send instants); the real timer only guards a hang.
-        timeoutMs: 25_000,
-        hardTimeoutMs: 600_000,
-        now: clock.read,
-        log: silentLogger,
-      },
-      input,
-    ).then(
-      (r) => (results[r] = (results[r] ?? 0) + 1),
-      (err: unknown) => {
-        results.threw = (results.threw ?? 0) + 1;
-        if (results.threw === 1) process.stderr.write(`[bench sync-egress] a step threw: ${String(err)}\n`);
-      },
-    );
-    running.add(p);
-    void p.finally(() => running.delete(p));
-  };
+  const admit = admitPolicy(1, MINUTE, callsPerSync, callsPerSync);
+  const sim = await startSyncSim({
+    start: T0 - HOUR,
+    admit,
+    settings: { ...DEFAULT_SECTION_SETTINGS, historyDays: 30 },
+    inlineMax: Infinity, // one process: no fan-out to invoke
+    logLevel: process.env.BENCH_DEBUG ? 'error' : undefined,
+  });
   const began = performance.now();
   try {
     // Synced an hour ago (their operations succeeded: hourly syncs), all due at T0 in creation order.
     for (let i = 0; i < n; i++) {
       const user = newId(T0 - HOUR + i);
-      await connections.putConnection(user, `t.${user}`, T0 - HOUR);
-      store.conns.get(user)!.due_at = undefined;
-      const head: HourlyHead = {
-        user_id: user,
-        attempt_id: newId(T0 - HOUR + i),
-        state: 'succeeded',
-        started_at: T0 - HOUR - n + i,
-        run_id: 'seed',
-        run_deadline: 0,
-        walk_completed: true,
-        children: {},
-        sections: { operations: { state: 'succeeded' } },
-        revision: 1,
-        due_at: T0 - n + i,
-      };
-      store.heads.set(user, head);
+      await sim.synced(`t.${user}`, T0 - n + i, { started_at: T0 - HOUR - n + i }, user);
     }
-    const admit = admitPolicy(1, MINUTE, callsPerSync, callsPerSync);
     say(`${n} connections due; ${admit.calls} calls a minute admitted at ${callsPerSync} a sync; real windows`);
     let reserved = 0;
     let deferredLastTick = 0;
-    const hour = async () => {
-      const ticks: Promise<unknown>[] = [];
-      for (let minute = 0; minute < 60; minute++) {
-        await clock.until(T0 + minute * MINUTE);
-        ticks.push(
-          tick({
-            hourly,
-            connections,
-            dispatch,
-            admit,
-            queuedMs: (now) => data.paceQueuedMs(EGRESS_PACE, now),
-            now: clock.read,
-            sleep: clock.sleep,
-            log: process.env.BENCH_DEBUG ? createLogger({ bench: 'sync-egress' }, { level: 'error' }) : silentLogger,
-            run: { run_id: newId(), run_deadline: clock.now + 55_000 },
-            inlineMax: Infinity, // one process: no fan-out to invoke
-          }).then((counts) => {
-            reserved += (counts.first ?? 0) + (counts.due ?? 0);
-            deferredLastTick = counts.deferred ?? 0;
-            if (minute % 10 === 9 || process.env.BENCH_DEBUG)
-              say(`minute ${minute + 1}: ${JSON.stringify(counts)} ${reserved} reserved, ${sent.length} calls`);
-          }),
-        );
-      }
-      await Promise.all(ticks);
-      while (running.size) await Promise.all([...running]);
-    };
-    await clock.run(hour());
-    const heads = [...store.heads.values()].filter((h) => h.started_at >= T0);
+    await sim.run(minutes(T0, 60), (counts, at) => {
+      const minute = Math.round((at - T0) / MINUTE);
+      reserved += (counts.first ?? 0) + (counts.due ?? 0);
+      deferredLastTick = counts.deferred ?? 0;
+      if (minute % 10 === 9 || process.env.BENCH_DEBUG)
+        say(`minute ${minute + 1}: ${JSON.stringify(counts)} ${reserved} reserved, ${sim.sent.length} calls`);
+    });
+    const heads = [...sim.store.heads.values()].filter((h) => h.started_at >= T0);
     const outcomes: Record<string, number> = {};
     for (const h of heads) {
       const key = `${h.state}${h.error_code ? ` ${h.error_code}` : ''}`;
       outcomes[key] = (outcomes[key] ?? 0) + 1;
     }
-    say(`outcomes: ${JSON.stringify(outcomes)}; steps: ${JSON.stringify(results)}`);
-    const address = [...emulator.addresses.values()][0] ?? { peakMinute: 0, peakSecond: 0, limited: 0 };
+    say(`outcomes: ${JSON.stringify(outcomes)}; steps: ${JSON.stringify(sim.stepResults)}`);
+    const address = [...sim.emulator.addresses.values()][0] ?? { peakMinute: 0, peakSecond: 0, limited: 0 };
+    const sent = sim.sent;
     return {
       n,
       callsPerSyncSetting: callsPerSync,
@@ -193,8 +102,7 @@ export async function syncEgress(opts: { n?: number; callsPerSync?: number } = {
       wallS: (performance.now() - began) / 1000,
     };
   } finally {
-    globalThis.fetch = realFetch;
-    await emulator.close();
+    await sim.close();
   }
 }
 

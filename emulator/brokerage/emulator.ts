@@ -158,13 +158,15 @@ export class BrokerageEmulator {
       }
     }
 
-    const fault = takeFault(this.faults, name, service);
+    const fault = takeFault(this.faults, name, service, token);
     if (fault.hang) return; // never answers: the caller's own bound must end the wait
     if (fault.latencyMs) await new Promise((r) => setTimeout(r, fault.latencyMs));
     if (!token) return fail(40003);
     if (fault.storm) {
       this.rateLimited++;
       headers['x-ratelimit-remaining'] = '0';
+      if (Number.isInteger(fault.resetSeconds) && fault.resetSeconds! >= 0)
+        headers['x-ratelimit-reset'] = String(fault.resetSeconds);
       return fail(80002);
     }
     if (fault.error) {

@@ -4,8 +4,10 @@ import { isApiCode } from './errors';
  * The emulator's fault knobs, by tests and by hand (`PUT /emulator/faults`, `DELETE /emulator/faults`):
  *   {"<Service>/<Method>" | "<Service>" | "*": {"latencyMs": 200, "hang": true,
  *     "error": 40003 | 40002 | 50004 | 70001 | 70002 | 30001 | 30238 | 12002, "storm": true (every call 429),
+ *     "resetSeconds": 1 (the storm's x-ratelimit-reset instead of the token window's),
  *     "html": true (a 502 HTML page), "truncate": true, "badEnum": true, "badMoney": true,
- *     "inject": {"PK": "…"} (extra fields in every item), "times": 2 (the fault applies to the next 2 calls only)},
+ *     "inject": {"PK": "…"} (extra fields in every item), "times": 2 (the fault applies to the next 2 calls only),
+ *     "tokens": ["t.…"] (the fault applies to these tokens' calls only: one account's storm beside healthy ones)},
  *    "changeIds": true (operation ids change between two reads),
  *    "denyAccounts": ["<account id>"] (40002 on that account's methods: a single-account token)}
  */
@@ -22,6 +24,8 @@ export interface Fault {
   /** Extra fields merged into every object of the answer's lists (and its `instrument`): hostile upstream data. */
   inject?: Record<string, unknown>;
   times?: number;
+  tokens?: string[];
+  resetSeconds?: number;
 }
 
 export type Faults = Record<string, Fault> & { changeIds?: boolean; denyAccounts?: string[] };
@@ -36,11 +40,12 @@ export function namesUnknownCode(faults: Faults): boolean {
 export const BAD_GATEWAY_HTML =
   '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>';
 
-/** The fault for this call (the method's, else the service's, else `*`), counting down `times`. */
-export function takeFault(faults: Faults, name: string, service: string): Fault {
+/** The fault for this call (the method's, else the service's, else `*`, each only for its `tokens`), counting down `times`. */
+export function takeFault(faults: Faults, name: string, service: string, token?: string): Fault {
   for (const key of [name, service, '*']) {
     const fault = faults[key];
     if (!fault || typeof fault !== 'object') continue;
+    if (Array.isArray(fault.tokens) && !(token !== undefined && fault.tokens.includes(token))) continue;
     if (fault.times !== undefined) {
       if (fault.times <= 0) continue;
       fault.times--;

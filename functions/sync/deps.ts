@@ -2,7 +2,6 @@ import { asyncInvoker } from '../../lib/aws/invoke';
 import { config } from '../../lib/config';
 import type { AdmitPolicy } from '../../lib/sync/admission';
 import { EGRESS_PACE } from '../../lib/sync/pacer';
-import { admitPolicy } from '../../lib/sync/rate-budget';
 import type { Dispatch } from '../../lib/sync/tick';
 import { syncLog, syncServices } from '../../lib/sync/wiring';
 
@@ -13,7 +12,7 @@ export const log = syncLog;
 let wired:
   | (ReturnType<typeof syncServices> & {
       dispatch: Dispatch;
-      fanOut?: (shard: number, quota?: number) => Promise<void>;
+      fanOut?: (shard: number, quota?: number, firstQuota?: number) => Promise<void>;
       admit: AdmitPolicy;
       queuedMs: (now: number) => Promise<number>;
     })
@@ -26,19 +25,15 @@ export function syncDeps() {
     const invoke = asyncInvoker(config().region);
     wired = {
       ...services,
-      // What one minute's tick may start: the egress budget's calls, each attempt at its real cost.
-      admit: admitPolicy(
-        settings.tbankEgressAddresses,
-        settings.tbankRateWindowMs,
-        settings.callsPerSync,
-        settings.callsPerFirstSync,
-      ),
       // The calls already queued on the egress schedule come off the tick's budget.
       queuedMs: (now: number) => services.data.paceQueuedMs(EGRESS_PACE, now),
       // The step's row is its report.
       dispatch: (input) => invoke(settings.stepFunction, input),
       ...(settings.tickShardFunction
-        ? { fanOut: (shard: number, quota?: number) => invoke(settings.tickShardFunction, { shard, quota }) }
+        ? {
+            fanOut: (shard: number, quota?: number, firstQuota?: number) =>
+              invoke(settings.tickShardFunction, { shard, quota, first_quota: firstQuota }),
+          }
         : {}),
     };
   }

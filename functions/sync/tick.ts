@@ -16,11 +16,16 @@ export const handler = asyncHandler(log, async (_event: unknown, context: Contex
   return tick({ hourly, connections, dispatch, fanOut, admit, queuedMs, now: systemClock, log, run: runOf(context) });
 });
 
-/** Async invocation by the tick: one due shard `{shard, quota?}` (quota: the T-Bank calls it may start), with its own run deadline. */
+const isQuota = (q: unknown): q is number | undefined =>
+  q === undefined || (typeof q === 'number' && Number.isSafeInteger(q) && q >= 0);
+
+/**
+ * Async invocation by the tick: one due shard `{shard, quota?, first_quota?}` (the T-Bank calls its
+ * attempts may spend, and first syncs of them), with its own run deadline.
+ */
 export const shardHandler = asyncHandler(log, async (event: unknown, context: Context) => {
-  const { shard, quota } = (event ?? {}) as { shard?: unknown; quota?: unknown };
-  const validQuota = quota === undefined || (typeof quota === 'number' && Number.isSafeInteger(quota) && quota >= 0);
-  if (!isDueShard(shard) || !validQuota) {
+  const { shard, quota, first_quota } = (event ?? {}) as { shard?: unknown; quota?: unknown; first_quota?: unknown };
+  if (!isDueShard(shard) || !isQuota(quota) || !isQuota(first_quota)) {
     log.error('sync_tick_shard_bad_input', { event: JSON.stringify(event).slice(0, 500) });
     return 'rejected';
   }
@@ -28,6 +33,7 @@ export const shardHandler = asyncHandler(log, async (event: unknown, context: Co
   return tickShard(
     { hourly, connections, dispatch, admit, now: systemClock, log, run: runOf(context) },
     shard,
-    quota as number | undefined,
+    quota,
+    first_quota,
   );
 });

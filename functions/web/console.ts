@@ -84,14 +84,24 @@ export const handler = webHandler(
       }
       case 'GET /sync/{user}': {
         const user = pathId(event, 'user');
-        const { hourly, data } = syncServices();
+        const { hourly, data, connections, admit } = syncServices();
         const attempts = await hourly.attempts(user, ATTEMPTS_READ);
-        if (attempts.length === 0) throw new HttpError(404, ErrorCode.NOT_FOUND, 'no hourly sync for this user');
+        // No attempt yet: a connection waiting for its first sync says where it stands.
+        const queue = attempts.length === 0 ? await connections.firstSyncQueue(user, now, admit) : undefined;
+        if (attempts.length === 0 && !queue)
+          throw new HttpError(404, ErrorCode.NOT_FOUND, 'no hourly sync for this user');
         // The list already holds the chosen attempt (the current one from the head): only its rows are read.
         const chosen = attempts.find((a) => a.attempt_id === (query.attempt ?? attempts[0].attempt_id));
         const [rows, rates] = await Promise.all([chosen ? hourly.stepRows(chosen.attempt_id) : [], data.rateUse(user)]);
         return {
-          page: syncUserPage(ui, { user, attempts, selected: chosen && { ...chosen, rows }, rates, now }),
+          page: syncUserPage(ui, {
+            user,
+            attempts,
+            selected: chosen && { ...chosen, rows },
+            rates,
+            now,
+            ...(queue ? { queue: { ...queue, perMinute: (admit.calls * admit.firstShare) / admit.firstCost } } : {}),
+          }),
         };
       }
       default: {

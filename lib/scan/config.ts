@@ -1,4 +1,5 @@
 import { Env, EnvReader } from '../config/env';
+import { AnswerBounds, DEFAULT_ANSWER_BOUNDS, MAX_ANSWER_SET_BYTES } from './merge';
 import type { SmbShare } from './smb-hotfolder';
 
 /** The scan gateway's settings (scan functions only; lib/scan/README.md). Durations are seconds, fractions allowed. */
@@ -17,6 +18,8 @@ export interface ScanConfig {
   pollFunction: string;
   normalizer: 'content-ai' | 'null';
   confidenceThreshold: number;
+  /** What of an answer set is read at most (SCAN_MAX_ANSWER_*): a set over it ends its job refused. */
+  answerBounds: AnswerBounds;
 }
 
 const DIR = /^[A-Za-z0-9][A-Za-z0-9 _-]{0,63}$/;
@@ -51,9 +54,22 @@ export function loadScanConfig(env: Env = process.env): ScanConfig {
     }),
     normalizer: normalizer as ScanConfig['normalizer'],
     confidenceThreshold: threshold / 100,
+    answerBounds: answerBounds(r),
   };
   r.done();
   return config;
+}
+
+/**
+ * The answer set's bounds (decision 391). The set is parsed and held whole while it is merged (the normaliser
+ * needs every file), next to its raw form on the way to S3: no setting may go past MAX_ANSWER_SET_BYTES.
+ */
+function answerBounds(r: EnvReader): AnswerBounds {
+  const d = DEFAULT_ANSWER_BOUNDS;
+  const setBytes = r.int('SCAN_MAX_ANSWER_SET_BYTES', { default: d.setBytes, min: 1024, max: MAX_ANSWER_SET_BYTES });
+  const fileBytes = r.int('SCAN_MAX_ANSWER_BYTES', { default: d.fileBytes, min: 1024, max: MAX_ANSWER_SET_BYTES });
+  if (fileBytes > setBytes) r.refuse('SCAN_MAX_ANSWER_BYTES', `is more than SCAN_MAX_ANSWER_SET_BYTES (${setBytes})`);
+  return { fileBytes, setBytes, files: r.int('SCAN_MAX_ANSWER_FILES', { default: d.files, min: 1, max: 1000 }) };
 }
 
 /** The folder names inside the hot folder (shared by the gateway and the scanner emulator). */

@@ -32,7 +32,7 @@ import {
   startSubmitted,
   submitted,
 } from './model';
-import type { SettleState } from './settle';
+import type { PollPatch } from './model';
 import type { ScanJobStore } from './store';
 
 /**
@@ -135,10 +135,7 @@ export class DynamoDbScanJobStore implements ScanJobStore {
     return this.written(job, submitted(job, inboxName, submittedAt, deadline));
   }
 
-  recordPoll(
-    job: ScanJob,
-    patch: { settle?: SettleState; poll_ok?: true; poll_failed?: true },
-  ): Promise<ScanJob | undefined> {
+  recordPoll(job: ScanJob, patch: PollPatch): Promise<ScanJob | undefined> {
     return this.written(job, polled(job, patch));
   }
 

@@ -22,6 +22,24 @@ export class AnswerNotReadyError extends Error {
   }
 }
 
+/**
+ * An answer file the gateway will not read (docs/security.md, "Hot folder"): a link or anything but a regular
+ * file, a folder reached through a link, a file or set over its bounds. The job ends with an error envelope;
+ * nothing of the file reaches S3 or a message.
+ */
+export class AnswerRefusedError extends Error {
+  readonly code = 'ANSWER_REFUSED';
+  constructor(reason: string) {
+    super(`answer refused: ${reason}`);
+    this.name = 'AnswerRefusedError';
+  }
+}
+
+/** A file over SCAN_MAX_ANSWER_BYTES: refused (`size` as listed, or "more than N" when found while reading). */
+export function answerTooLarge(name: string, size: number | string, maxBytes: number): AnswerRefusedError {
+  return new AnswerRefusedError(`${name} has ${size} bytes, more than the ${maxBytes} allowed (SCAN_MAX_ANSWER_BYTES)`);
+}
+
 /** The session itself failed (exit, timeout, spawn error); `output` is what it printed. */
 export class SmbSessionError extends Error {
   constructor(

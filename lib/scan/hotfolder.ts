@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { constants, FSWatcher, promises as fs, watch } from 'node:fs';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { inboxName, MAX_INBOX_NAME_BYTES, validateName } from '../names';
-import { HotFolderUnavailableError } from './errors';
+import { AnswerRefusedError, HotFolderUnavailableError } from './errors';
+import { entryKind, jobFolder, readAnswerFile, refusalOf } from './local-read';
 
-export { AnswerNotReadyError, HotFolderUnavailableError } from './errors';
+export { AnswerNotReadyError, AnswerRefusedError, HotFolderUnavailableError } from './errors';
 
 /**
  * The hot folder of the scanning system: we drop `Input/<name>`, it answers
@@ -18,12 +20,16 @@ export { AnswerNotReadyError, HotFolderUnavailableError } from './errors';
 export interface AnswerFile {
   name: string;
   size: number;
-  /** Throws AnswerNotReadyError while the scanning system still holds the file. */
-  read(): Promise<Buffer>;
+  /**
+   * The file's bytes. Throws AnswerNotReadyError while the scanning system still holds the file, and
+   * AnswerRefusedError for a file never to be read (a link, not a regular file, more than `maxBytes`).
+   */
+  read(maxBytes: number): Promise<Buffer>;
 }
 
 export interface HotFolder {
-  put(name: string, bytes: Buffer): Promise<void>;
+  /** The file's bytes, or a stream of them (read to its end here; the caller destroys it if `put` fails). */
+  put(name: string, bytes: Buffer | Readable): Promise<void>;
   /** The job's answer files (`*.json`), or null while its Output folder does not exist. */
   poll(jobId: string): Promise<AnswerFile[] | null>;
   /** The root exists and can be read. */
@@ -67,7 +73,7 @@ export class LocalHotFolder implements HotFolder {
     return path.join(this.root, this.dirs[kind]);
   }
 
-  async put(name: string, bytes: Buffer): Promise<void> {
+  async put(name: string, bytes: Buffer | Readable): Promise<void> {
     validateName(name);
     if (!(await isDirectory(this.root))) throw new HotFolderUnavailableError(`${this.root} is missing`);
     const partial = path.join(this.dir('tmp'), partName(name));
@@ -84,23 +90,31 @@ export class LocalHotFolder implements HotFolder {
 
   async poll(jobId: string): Promise<AnswerFile[] | null> {
     validateName(jobId);
-    const dir = path.join(this.dir('output'), jobId);
-    let entries: string[];
+    let dir: string | null;
+    let entries: string[] = [];
     try {
-      entries = await fs.readdir(dir);
+      // The root as configured may pass through links (it is ours); below it, nothing is followed (local-read.ts).
+      dir = await jobFolder(await fs.realpath(this.root), this.dirs.output, jobId);
+      entries = dir === null ? [] : await fs.readdir(dir);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-        // No answer yet — unless the share itself is gone, which must not pass for "waiting".
-        if (!(await isDirectory(this.root))) throw new HotFolderUnavailableError(`${this.root} is missing`);
-        return null;
-      }
-      throw new HotFolderUnavailableError((err as Error).message);
+      if (err instanceof AnswerRefusedError) throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new HotFolderUnavailableError((err as Error).message);
+      dir = null;
     }
+    if (dir === null) {
+      // No answer yet — unless the share itself is gone, which must not pass for "waiting".
+      if (!(await isDirectory(this.root))) throw new HotFolderUnavailableError(`${this.root} is missing`);
+      return null;
+    }
+    const folder = dir;
     const answers: AnswerFile[] = [];
     for (const name of entries.filter((n) => n.toLowerCase().endsWith('.json') && !n.startsWith('.')).sort()) {
-      const file = path.join(dir, name);
-      const stat = await fs.stat(file).catch(() => undefined);
-      if (stat?.isFile()) answers.push({ name, size: stat.size, read: () => fs.readFile(file) });
+      const stat = await fs.lstat(path.join(folder, name)).catch(() => undefined);
+      const kind = stat ? entryKind(stat) : 'skipped';
+      // A link or a special file is listed (the job ends refused, never waits in silence) but never opened.
+      if (kind === 'file') answers.push({ name, size: stat!.size, read: (max) => readAnswerFile(folder, name, max) });
+      if (kind === 'refused')
+        answers.push({ name, size: stat!.size, read: () => Promise.reject(refusalOf(name, stat!)) });
     }
     return answers;
   }

@@ -76,6 +76,7 @@ const JOB_FIELDS: FieldSpec<ScanJob> = {
   settle: 'object?',
   poll_ok: 'boolean?',
   poll_failed: 'boolean?',
+  answer_reads: 'number?',
   result: 'object?',
   finished_at: 'number?',
   published_at: 'number?',

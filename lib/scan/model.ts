@@ -29,6 +29,8 @@ export interface ScanJob {
   poll_ok?: boolean;
   /** At least one poll of the hot folder failed. */
   poll_failed?: boolean;
+  /** Reads of the settled answer set begun and not ended by an outcome (MAX_ANSWER_READS, answers.ts). */
+  answer_reads?: number;
   result?: Envelope;
   /** When the result was stored (settled, or ended by an error or the deadline). */
   finished_at?: number;
@@ -92,8 +94,10 @@ export function submitted(job: ScanJob, inboxName: string, submittedAt: number, 
   };
 }
 
+export type PollPatch = { settle?: SettleState; poll_ok?: true; poll_failed?: true; answer_reads?: number };
+
 /** What a poll learned (the settle snapshot, that the hot folder answered or failed); same state. */
-export function polled(job: ScanJob, patch: { settle?: SettleState; poll_ok?: true; poll_failed?: true }): ScanJob {
+export function polled(job: ScanJob, patch: PollPatch): ScanJob {
   return { ...job, ...patch, revision: job.revision + 1 };
 }
 

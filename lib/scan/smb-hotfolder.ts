@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { HotFolderUnavailableError, SmbSessionError } from './errors';
+import type { Readable } from 'node:stream';
+import { AnswerRefusedError, HotFolderUnavailableError, SmbSessionError } from './errors';
 import { AnswerFile, DEFAULT_DIRS, HotFolder, HotFolderDirs } from './hotfolder';
 import { InvalidFileNameError, validateName } from '../names';
 import { answerNameProblem, readExclusive } from './smb-read';
@@ -55,7 +56,8 @@ const NOT_FOUND = /NT_STATUS_(OBJECT_PATH_NOT_FOUND|OBJECT_NAME_NOT_FOUND|NO_SUC
 const MKDIR_STATUS = /^NT_STATUS_[A-Z_]+ making remote directory /;
 /** The system's Python (an image's, a distribution's), not a version manager's shim on PATH, which adds ~1 s a read. */
 const SYSTEM_PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
-const LISTING = /^ {2}(.+?)\s+([A-Z]*)\s+(\d+)\s+\w{3} \w{3}\s+\d+ [\d:]+ \d{4}$/;
+/** An `ls` line: name, attribute letters (smbclient's attrib_string: `r` a reparse point, `s` sparse…), size, time. */
+const LISTING = /^ {2}(.+?)\s+([A-Za-z]*)\s+(\d+)\s+\w{3} \w{3}\s+\d+ [\d:]+ \d{4}$/;
 
 export class SmbHotFolder implements HotFolder {
   private readonly dirs: HotFolderDirs;
@@ -96,8 +98,11 @@ export class SmbHotFolder implements HotFolder {
     this.session.close();
   }
 
-  async put(name: string, bytes: Buffer): Promise<void> {
+  async put(name: string, bytes: Buffer | Readable): Promise<void> {
     validateName(name);
+    // The name goes into smbclient's command line between quotes: a `"` would split `put`/`rename` there.
+    const problem = answerNameProblem(name);
+    if (problem) throw new InvalidFileNameError(`${JSON.stringify(name)} ${problem}`);
     const local = await this.scratch(bytes);
     const part = `${this.dirs.tmp}/${name}.${randomBytes(6).toString('hex')}.part`;
     try {
@@ -139,7 +144,10 @@ export class SmbHotFolder implements HotFolder {
       const name = m[1];
       // Every answer is read, whatever its name: the read never goes through smbclient's command parser.
       if (!name.toLowerCase().endsWith('.json') || name.startsWith('.')) continue;
-      answers.push({ name, size: Number(m[3]), read: () => this.read(jobId, name) });
+      // A reparse point (a link or junction on a Windows server) is listed, so the job ends refused, never opened.
+      const link = m[2].includes('r');
+      const refused = () => Promise.reject(new AnswerRefusedError(`${name} is a reparse point (a link)`));
+      answers.push({ name, size: Number(m[3]), read: link ? refused : (max) => this.read(jobId, name, max) });
     }
     return answers.sort((a, b) => (a.name < b.name ? -1 : 1));
   }
@@ -150,7 +158,7 @@ export class SmbHotFolder implements HotFolder {
   }
 
   /** One answer under the contract's exclusive open; a name no open can address is the job's invalid name. */
-  private async read(jobId: string, name: string): Promise<Buffer> {
+  private async read(jobId: string, name: string, maxBytes: number): Promise<Buffer> {
     const problem = answerNameProblem(name);
     if (problem) throw new InvalidFileNameError(`answer ${JSON.stringify(name)} ${problem}`);
     const { host, port, share, user, password } = this.options;
@@ -164,7 +172,7 @@ export class SmbHotFolder implements HotFolder {
         password: user === undefined ? '' : (password ?? ''),
         path: `${this.dirs.output}/${jobId}/${name}`.split('/'),
       },
-      { python: this.options.python ?? SYSTEM_PYTHON, timeoutMs: this.options.timeoutMs ?? 10_000 },
+      { python: this.options.python ?? SYSTEM_PYTHON, timeoutMs: this.options.timeoutMs ?? 10_000, maxBytes },
     );
   }
 
@@ -194,9 +202,14 @@ export class SmbHotFolder implements HotFolder {
     return this.authFile;
   }
 
-  private async scratch(bytes: Buffer): Promise<string> {
+  private async scratch(bytes: Buffer | Readable): Promise<string> {
     const file = path.join(os.tmpdir(), `smb-${randomBytes(8).toString('hex')}`);
-    await fs.writeFile(file, bytes, { mode: 0o600 });
+    try {
+      await fs.writeFile(file, bytes, { mode: 0o600, flag: 'wx' });
+    } catch (err) {
+      await fs.rm(file, { force: true }); // a stream that broke halfway leaves no partial copy of a user's file
+      throw err;
+    }
     return file;
   }
 }

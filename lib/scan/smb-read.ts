@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { AnswerNotReadyError, HotFolderUnavailableError } from './errors';
+import { childEnv } from '../util/child-env';
+import { AnswerNotReadyError, answerTooLarge, HotFolderUnavailableError } from './errors';
 
 /**
  * An answer file read under the contract's exclusive open (decision 315): the file is opened with the share mode
@@ -10,7 +11,8 @@ import { AnswerNotReadyError, HotFolderUnavailableError } from './errors';
  * the path given as data, never through smbclient's command parser (any character the share accepts).
  *
  * The request (share, path segments, credentials) arrives as one JSON line on stdin, never on a command line. The
- * file's bytes come back on stdout; a refused open exits 3 with the errno's name on stderr. libsmbclient reports an
+ * file's bytes come back on stdout, never more than `max_bytes` (past them it stops and exits 5: the file is
+ * refused, AnswerRefusedError); a refused open exits 3 with the errno's name on stderr. libsmbclient reports an
  * errno, not the NT status: SHARING_VIOLATION is EBUSY, a file gone since the listing ENOENT, DELETE_PENDING the
  * catch-all EINVAL (checked on Samba 4.17: libcli/util/errmap_unix.c has no entry for it). All three mean "not
  * settled yet, try at the next poll"; names the share cannot address are refused before (answerNameProblem).
@@ -57,12 +59,16 @@ fd = lib.smbc_open(url.encode(), os.O_RDONLY, 0)
 if fd < 0:
     print(errno.errorcode.get(ctypes.get_errno(), '?'), file=sys.stderr); sys.exit(3)
 buf = ctypes.create_string_buffer(1 << 16)
+left = a['max_bytes']
 while True:
     n = lib.smbc_read(fd, buf, len(buf))
     if n < 0:
         print('read', errno.errorcode.get(ctypes.get_errno(), '?'), file=sys.stderr); sys.exit(4)
     if n == 0:
         break
+    left -= n
+    if left < 0:
+        print('too large', file=sys.stderr); sys.exit(5)
     sys.stdout.buffer.write(buf.raw[:n])
 `;
 
@@ -83,7 +89,9 @@ export interface ExclusiveReadTarget {
 export interface ExclusiveReadOptions {
   python: string;
   timeoutMs: number;
-  /** Variables added to the program's environment (the process's own otherwise). */
+  /** More bytes than this: the read stops and the file is refused (SCAN_MAX_ANSWER_BYTES). */
+  maxBytes: number;
+  /** Variables added to the program's environment (lib/util/child-env.ts: never the whole of the process's). */
   env?: Record<string, string>;
 }
 
@@ -92,12 +100,19 @@ export function readExclusive(target: ExclusiveReadTarget, options: ExclusiveRea
   return new Promise((resolve, reject) => {
     const child = spawn(options.python, ['-c', PROGRAM], {
       stdio: ['pipe', 'pipe', 'pipe'],
-      ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
+      // Never the process's secrets (decision 396); UTF-8 whatever the locale (the request's names).
+      env: childEnv({ PYTHONUTF8: '1', ...options.env }),
     });
     const out: Buffer[] = [];
+    let size = 0;
     let err = '';
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs + 2_000);
-    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stdout.on('data', (d: Buffer) => {
+      size += d.length;
+      // The program stops at the bound itself; this holds even if it did not.
+      if (size > options.maxBytes) child.kill('SIGKILL');
+      else out.push(d);
+    });
     child.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
     child.stdin.on('error', () => undefined); // a program that died early: its exit says why
     child.on('error', (e) => {
@@ -107,12 +122,25 @@ export function readExclusive(target: ExclusiveReadTarget, options: ExclusiveRea
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       const reason = err.trim().split('\n').pop() ?? '';
-      if (code === 0) resolve(Buffer.concat(out));
+      const name = target.path[target.path.length - 1];
+      if (size > options.maxBytes || code === 5)
+        reject(answerTooLarge(name, `more than ${options.maxBytes}`, options.maxBytes));
+      else if (code === 0) resolve(Buffer.concat(out, size));
       else if (code === 3 && NOT_SETTLED.has(reason)) reject(new AnswerNotReadyError(`open refused (${reason})`));
       else reject(new HotFolderUnavailableError(`reading ${target.path.join('/')}: ${reason || signal || code}`));
     });
     const { host, port, share, user, password, path } = target;
-    child.stdin.end(`${JSON.stringify({ host, port, share, user, password, path, timeout_ms: options.timeoutMs })}\n`);
+    const request = {
+      host,
+      port,
+      share,
+      user,
+      password,
+      path,
+      timeout_ms: options.timeoutMs,
+      max_bytes: options.maxBytes,
+    };
+    child.stdin.end(`${JSON.stringify(request)}\n`);
   });
 }
 

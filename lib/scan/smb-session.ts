@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
+import { childEnv } from '../util/child-env';
 import { SmbSessionError } from './errors';
 
 /**
@@ -32,7 +33,7 @@ export interface SmbSessionOptions {
   args: () => Promise<string[]>;
   timeoutMs: number;
   idleMs: number;
-  /** Variables added to smbclient's environment (the process's own otherwise). */
+  /** Variables added to smbclient's environment (lib/util/child-env.ts: never the whole of the process's). */
   env?: Record<string, string>;
 }
 
@@ -116,7 +117,7 @@ export class SmbSession {
     // "$@" passes every argument as it is: nothing here goes through the shell's parsing.
     const child = spawn('sh', ['-c', 'exec stdbuf -i0 -oL -eL "$@" 2>&1', 'sh', this.options.smbclient, ...args], {
       stdio: ['pipe', 'pipe', 'ignore'],
-      ...(this.options.env ? { env: { ...process.env, ...this.options.env } } : {}),
+      env: childEnv(this.options.env), // never the process's secrets (decision 396)
     });
     this.child = child;
     child.stdout!.setEncoding('utf8');

@@ -1,10 +1,13 @@
+import type { ScanInput } from './input';
 import type { Envelope, ScanRequest } from './contract';
 import type { JobState, JobSummary, ScanJob } from './model';
-import type { SettleState } from './settle';
+import type { PollPatch } from './model';
 
 /** The S3 side of the gateway: the input file, and the raw answer saved before normalising. */
 export interface ScanFiles {
   read(bucket: string, key: string): Promise<Buffer>;
+  /** The object opened as a stream (at most MAX_INPUT_BYTES); whoever takes it reads it to the end or destroys it. */
+  open(bucket: string, key: string): Promise<ScanInput>;
   writeRaw(key: string, body: string): Promise<void>;
 }
 
@@ -48,10 +51,7 @@ export interface ScanJobStore {
   /** starting → submitted: the file is in Input/ since `submittedAt`. */
   submitted(job: ScanJob, inboxName: string, submittedAt: number, deadline: number): Promise<ScanJob | undefined>;
   /** Saves what a poll learned (the settle snapshot, that the hot folder answered); same state. */
-  recordPoll(
-    job: ScanJob,
-    patch: { settle?: SettleState; poll_ok?: true; poll_failed?: true },
-  ): Promise<ScanJob | undefined>;
+  recordPoll(job: ScanJob, patch: PollPatch): Promise<ScanJob | undefined>;
   /** → finished with its envelope stored (before publishing), the slot released if held, the publish lease taken. */
   finish(job: ScanJob, result: Envelope, now: number): Promise<ScanJob | undefined>;
   /** Takes the right to (re-)publish a stored result whose lease ran out. */

@@ -1,6 +1,8 @@
 import { isoTime } from '../clock';
 import type { TokenSealer } from '../secrets/token-sealer';
+import { AdmitPolicy, firstCallsOfMinute } from './admission';
 import type { PurgeBound, PurgeResult, SyncDataStore } from './data-store';
+import { DUE_SHARDS } from './keys';
 import type { Connection } from './model';
 import type { HourlyService } from './service';
 import type { ConnectionStore, HourlyStore } from './store';
@@ -20,6 +22,17 @@ export interface ConnectionServiceDeps {
   sealer: () => Promise<TokenSealer>;
 }
 
+/** Where a connection waiting for its first sync stands (docs/sync.md, "Waiting for the first sync"). */
+export interface FirstSyncQueue {
+  /** 1 = the next to start: new connections due at or before it, itself included. */
+  position: number;
+  /** The tick (a whole minute) by which the admission's share should have started it. */
+  expected_at: number;
+}
+
+/** A queue this long is not walked minute by minute: a week of ticks at most. */
+const QUEUE_MINUTES = 7 * 24 * 60;
+
 /** Binds a sealed token to its row: copied onto another user's connection, it does not open. */
 export const tokenContext = (user: string) => `sync-connection:${user}`;
 
@@ -32,7 +45,8 @@ export class ConnectionService {
     // A head appearing or disappearing between the two puts (a reservation, a removal) fails the one we try: try again.
     for (let turn = 0; turn < 8; turn++) {
       if (await this.deps.store.putConnectionIfNoHead(user, sealed, now, now)) break;
-      if (await this.deps.store.putConnectionIfHead(user, sealed, now)) break;
+      // A new token is tried at the next tick, not an hour after the last attempt (decision 362).
+      if (await this.deps.store.putConnectionIfHead(user, sealed, now, now)) break;
       if (turn === 7) throw new Error(`putConnection ${user}: the head kept changing`);
     }
     return { user_id: user, created_at: isoTime(now) };
@@ -56,6 +70,32 @@ export class ConnectionService {
    */
   async hasToken(user: string): Promise<boolean> {
     return (await this.deps.store.sealedToken(user)) !== undefined;
+  }
+
+  /**
+   * A connection that has never had an attempt: its place among the new connections due before it
+   * (each shard's due index, counted, never read item by item) and the minute the first syncs'
+   * share reaches it (admission.ts). First-sync retries of failed attempts also take the share but
+   * are not counted: the expected minute is the earliest, said as such. Undefined once it has an
+   * attempt, or with no connection.
+   */
+  async firstSyncQueue(user: string, now: number, policy: AdmitPolicy): Promise<FirstSyncQueue | undefined> {
+    const due = await this.deps.store.connectionDueAt(user);
+    if (due === undefined) return undefined;
+    const counts = await Promise.all(
+      Array.from({ length: DUE_SHARDS }, (_, shard) => this.deps.store.freshDueCount(shard, due)),
+    );
+    const position = Math.max(
+      1,
+      counts.reduce((a, b) => a + b, 0),
+    );
+    // The next tick is the next whole minute (or this one's, still due); each admits its share in due order.
+    let minute = Math.floor(Math.max(now, due) / 60_000) + 1;
+    for (let admitted = 0, i = 0; i < QUEUE_MINUTES; i++, minute++) {
+      admitted += firstCallsOfMinute(policy, minute) / policy.firstCost;
+      if (admitted >= position) break;
+    }
+    return { position, expected_at: minute * 60_000 };
   }
 
   /** One page of connections by user id (the console): never a token. */

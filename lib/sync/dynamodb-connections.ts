@@ -3,8 +3,17 @@ import { conditionFailed } from '../aws/conditions';
 import { queryItems } from '../aws/query';
 import { transactWrite, TransactItem } from '../aws/transact';
 import { TransactionCancelledError } from '../aws/errors';
-import { isoTime } from '../clock';
-import { connectionItem, connectionKey, connectionsPartition, dueShardKey, dueShardOf, headKey } from './keys';
+import { isoTime, parseIsoTime } from '../clock';
+import {
+  connectionItem,
+  connectionKey,
+  connectionsPartition,
+  DUE_INDEX,
+  dueEntry,
+  dueShardKey,
+  dueShardOf,
+  headKey,
+} from './keys';
 import type { Connection } from './model';
 import type { ConnectionStore, SealedToken } from './store';
 
@@ -36,16 +45,56 @@ export class DynamoConnectionStore implements ConnectionStore {
     ]);
   }
 
-  async putConnectionIfHead(user: string, sealed: string, createdAt: number): Promise<boolean> {
+  async putConnectionIfHead(user: string, sealed: string, createdAt: number, now: number): Promise<boolean> {
+    const due = dueEntry(user, now);
     return this.applied([
       { Put: { TableName: this.table, Item: connectionItem(user, sealed, createdAt) } },
-      { ConditionCheck: { TableName: this.table, Key: headKey(user), ConditionExpression: 'attribute_exists(PK)' } },
+      {
+        Update: {
+          TableName: this.table,
+          Key: headKey(user),
+          UpdateExpression: 'SET rekeyed_at = :now, due_at = :due, due_shard = :shard ADD revision :one',
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeValues: { ':now': isoTime(now), ':due': due.due_at, ':shard': due.due_shard, ':one': 1 },
+        },
+      },
     ]);
   }
 
   async sealedToken(user: string): Promise<string | undefined> {
     const item = await this.get(connectionKey(user));
     return typeof item?.token_sealed === 'string' ? item.token_sealed : undefined;
+  }
+
+  async connectionDueAt(user: string): Promise<number | undefined> {
+    const item = await this.get(connectionKey(user));
+    return typeof item?.due_at === 'string' ? parseIsoTime(item.due_at) : undefined;
+  }
+
+  async freshDueCount(shard: number, upTo: number): Promise<number> {
+    let count = 0;
+    let after: Record<string, unknown> | undefined;
+    do {
+      const page = await this.deps.documents.send(
+        new QueryCommand({
+          TableName: this.table,
+          IndexName: DUE_INDEX,
+          KeyConditionExpression: 'due_shard = :s AND due_at <= :upTo',
+          // The base table's keys come with every entry: a connection item's is a first sync's.
+          FilterExpression: 'PK = :conn',
+          ExpressionAttributeValues: {
+            ':s': dueShardKey(shard),
+            ':upTo': isoTime(upTo),
+            ':conn': connectionsPartition,
+          },
+          Select: 'COUNT',
+          ...(after ? { ExclusiveStartKey: after } : {}),
+        }),
+      );
+      count += page.Count ?? 0;
+      after = page.LastEvaluatedKey;
+    } while (after);
+    return count;
   }
 
   async replaceSealedToken(user: string, old: string, next: string): Promise<boolean> {

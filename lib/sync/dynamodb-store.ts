@@ -17,6 +17,7 @@ import {
   headFromItem,
   headItem,
   headKey,
+  isConnectionItem,
   STEP_SORT_PREFIX,
   stepFromItem,
   stepItem,
@@ -323,13 +324,15 @@ export class DynamoSyncStore extends DynamoConnectionStore implements HourlyStor
       IndexName: DUE_INDEX,
       KeyConditionExpression: 'due_shard = :s AND due_at <= :now',
       ExpressionAttributeValues: { ':s': dueShardKey(shard), ':now': isoTime(now) },
-      ProjectionExpression: 'user_id, due_at',
+      // The base table's keys come with every index entry: a connection item's say "never attempted".
+      ProjectionExpression: 'PK, user_id, due_at',
       ...(limit ? { Limit: limit } : {}),
     });
     let n = 0;
     for await (const item of items) {
       const dueAt = parseIsoTime(item.due_at);
-      if (typeof item.user_id === 'string') yield { user_id: item.user_id, due_at: dueAt ?? 0 };
+      if (typeof item.user_id === 'string')
+        yield { user_id: item.user_id, due_at: dueAt ?? 0, fresh: isConnectionItem(item) };
       if (limit && ++n >= limit) return;
     }
   }

@@ -36,6 +36,8 @@ import type { Account, BondEvent, Dividend, Instrument, Operation, Portfolio } f
  * due at once); the first reservation removes them in its transaction.
  */
 export const connectionKey = (user: string) => ({ PK: 'CONN', SK: `USER#${user}` });
+/** A due index entry (or any item) that is a connection's: its user was never attempted. */
+export const isConnectionItem = (item: Record<string, unknown>) => item.PK === connectionsPartition;
 export const headKey = (user: string) => ({ PK: `USER#${user}`, SK: 'HOURLY' });
 export const attemptKey = (attempt: string) => ({ PK: `ATTEMPT#${attempt}`, SK: 'META' });
 /** Step rows sort under this prefix in their attempt's partition (beside its record, `META`). */
@@ -55,7 +57,7 @@ export const dueShardKey = (shard: number) => `DUE#${shard}`;
 export function dueShardOf(user: string): number {
   return createHash('sha256').update(user).digest().readUInt32BE(0) % DUE_SHARDS;
 }
-const dueEntry = (user: string, dueAt: number) => ({
+export const dueEntry = (user: string, dueAt: number) => ({
   due_shard: dueShardKey(dueShardOf(user)),
   due_at: isoTime(dueAt),
 });
@@ -253,7 +255,7 @@ function storedTime(value: unknown): number | undefined {
 const isoOrAbsent = (ms: number | undefined) => (ms === undefined ? undefined : isoTime(ms));
 
 /** The head's and attempt record's fields besides its times (stored ISO, read from either form below). */
-const HEAD: FieldSpec<Omit<HourlyHead, 'started_at' | 'run_deadline' | 'finished_at' | 'due_at'>> = {
+const HEAD: FieldSpec<Omit<HourlyHead, 'started_at' | 'run_deadline' | 'finished_at' | 'due_at' | 'rekeyed_at'>> = {
   user_id: 'string',
   attempt_id: 'string',
   state: 'string',
@@ -273,8 +275,9 @@ function headFields(head: HourlyHead): Item {
         started_at: isoTime(head.started_at),
         run_deadline: isoTime(head.run_deadline),
         finished_at: isoOrAbsent(head.finished_at),
+        rekeyed_at: isoOrAbsent(head.rekeyed_at),
       },
-      ['started_at', 'run_deadline', 'finished_at'],
+      ['started_at', 'run_deadline', 'finished_at', 'rekeyed_at'],
     ),
   };
 }
@@ -306,6 +309,8 @@ export function headFromItem(item: Item): HourlyHead {
   if (finished !== undefined) head.finished_at = finished;
   const due = storedTime(item.due_at);
   if (due !== undefined) head.due_at = due;
+  const rekeyed = storedTime(item.rekeyed_at);
+  if (rekeyed !== undefined) head.rekeyed_at = rekeyed;
   head.children ??= {};
   return head;
 }

@@ -76,6 +76,11 @@ export interface HourlyHead {
    * lib/sync/README.md). Absent only on a head written before the index existed.
    */
   due_at?: number;
+  /**
+   * Epoch ms: the connection was given a new token after this attempt started (PUT again). The
+   * attempt after it is due at once, whatever the hour: the new token is tried at the next tick.
+   */
+  rekeyed_at?: number;
 }
 
 /** Times in the model are epoch ms (lib/clock); items store them as ISO-8601 UTC (keys.ts). */

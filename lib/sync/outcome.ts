@@ -17,11 +17,12 @@ import {
  *  - failed:    none succeeded.
  * Its error code is the first problem by precedence: the attempt's cause
  * (INTERRUPTED, ACCESS_DENIED), then each section's code in section order,
- * where DEADLINE is the code of a step whose wait expired: still running past
- * its own wait bound, or finished only after it (its row keeps its own code,
- * e.g. STEP_TIMEOUT from the step's own bound): whichever side notices first,
- * the attempt reads DEADLINE (a step-level code: it never hides an earlier
- * section's cause). A second-phase section never
+ * where DEADLINE is the code of a step whose wait expired: still running when
+ * the attempt settled (a step-level code: it never hides an earlier section's
+ * cause). A step that finished after its wait bound but before anyone settled
+ * the attempt keeps its own result: the design's rule is that a late
+ * publication of the current attempt's step holds until the outcome is fixed
+ * (decision 363, which replaces 318's "late is expired"). A second-phase section never
  * dispatched because a section it depends on did not succeed is `failed`
  * with DEPENDENCY_FAILED: it did nothing, so it cannot count as a success.
  */
@@ -36,11 +37,9 @@ export interface DeriveInput {
   head: Pick<HourlyHead, 'walk_completed' | 'children' | 'started_at'>;
   rows: StepRow[];
   cause?: typeof SyncErrorCode.INTERRUPTED | typeof SyncErrorCode.ACCESS_DENIED;
-  /** WORK_WAIT_BOUND_MS: a row finished at or after its step's dispatch plus this came too late (DEADLINE). */
-  waitBoundMs?: number;
 }
 
-export function deriveOutcome({ head, rows, cause, waitBoundMs = Infinity }: DeriveInput): Derived {
+export function deriveOutcome({ head, rows, cause }: DeriveInput): Derived {
   const sections = {} as Record<Section, SectionResult>;
   const problems: string[] = [];
   if (cause) problems.push(cause);
@@ -60,10 +59,6 @@ export function deriveOutcome({ head, rows, cause, waitBoundMs = Infinity }: Der
     } else if (row.state === 'running') {
       // Settled while still running: its wait is over (the barrier) or the run died.
       sections[section] = { state: 'expired', step_id: row.step_id };
-      problems.push(SyncErrorCode.DEADLINE);
-    } else if ((row.finished_at ?? Infinity) >= dispatchedAt(row.step_id, head.started_at) + waitBoundMs) {
-      // Finished, but after its wait was over: the same expired step as above, its row's own code kept.
-      sections[section] = { state: 'expired', step_id: row.step_id, error_code: row.error_code };
       problems.push(SyncErrorCode.DEADLINE);
     } else {
       sections[section] = { state: row.state, step_id: row.step_id, error_code: row.error_code };

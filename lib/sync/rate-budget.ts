@@ -4,7 +4,7 @@ import type { SyncDataStore } from './data-store';
 import { EGRESS_PACE, Pace, PaceStore, paceFor, stricter, tokenPace } from './pacer';
 import type { CallBudget } from './tbank/client';
 import type { TBankService } from './tbank/contract';
-import { PastBoundError } from './tbank/errors';
+import { PastBoundError, RateScope } from './tbank/errors';
 import { TimeoutError } from '../util/errors';
 
 /**
@@ -134,10 +134,19 @@ export class SharedCallBudget implements CallBudget {
       if ((await this.deps.data.pacePausedUntil(EGRESS_PACE)) <= this.now()) return;
   }
 
-  /** A 429 (x-ratelimit-reset): no call leaves any of our addresses for `ms` (the token's alone without them). */
-  async pause(ms: number, signal: AbortSignal): Promise<void> {
-    const { windowMs, egressAddresses } = this.deps;
+  /**
+   * A 429 (x-ratelimit-reset): the token's own limit holds that token's calls to the service for
+   * `ms`; an address's limit holds every call of our addresses (the token's alone without them).
+   * Pausing the addresses for one token's 429 stopped every other connection's sync, and the tick,
+   * reading the pause as a queue, admitted none for as long as one account stormed (decision 362).
+   */
+  async pause(ms: number, signal: AbortSignal, scope?: { service: TBankService; rateScope: RateScope }): Promise<void> {
+    const { windowMs, egressAddresses, user } = this.deps;
     const until = this.now() + ms;
+    if (scope?.rateScope === 'token') {
+      const pace = tokenPaceOf(scope.service, windowMs, this.deps.headroom);
+      return this.deps.data.pausePace(tokenPace(user, scope.service), until, pace, until + 2 * windowMs + 60_000);
+    }
     if (!egressAddresses) return (this.deps.sleep ?? defaultSleep)(ms, signal);
     await this.deps.data.pausePace(
       EGRESS_PACE,

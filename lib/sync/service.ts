@@ -58,6 +58,17 @@ export class HourlyService {
     return this.deps.hourMs ?? HOUR_MS;
   }
 
+  /** WORK_WAIT_BOUND_MS: how long the attempt waits for each step from its dispatch. */
+  get waitBoundMs(): number {
+    return this.deps.waitBoundMs;
+  }
+
+  /** When the attempt after `head` is due: an hour after its start, or at once when re-keyed since (decision 362). */
+  dueAfter(head: Pick<HourlyHead, 'started_at' | 'rekeyed_at'>): number {
+    const rekeyed = head.rekeyed_at ?? 0;
+    return rekeyed > head.started_at ? rekeyed : head.started_at + this.hourMs;
+  }
+
   head(user: string): Promise<HourlyHead | undefined> {
     return this.store.head(user);
   }
@@ -118,16 +129,11 @@ export class HourlyService {
       const next = fresh();
       return (await this.store.putFirstHead(next)) ? { branch: 'first', head: next } : { branch: 'raced' };
     }
-    const due = now >= head.started_at + this.hourMs;
+    const due = now >= this.dueAfter(head);
     if (head.state === 'running') {
       if (now < head.run_deadline || head.walk_completed) return { branch: 'running', current: head };
       const rows = await this.store.stepRows(head.attempt_id);
-      const closed = deriveOutcome({
-        head,
-        rows,
-        cause: SyncErrorCode.INTERRUPTED,
-        waitBoundMs: this.deps.waitBoundMs,
-      });
+      const closed = deriveOutcome({ head, rows, cause: SyncErrorCode.INTERRUPTED });
       const closedHead = this.closedHead(head, closed, now);
       const next = due ? fresh() : undefined;
       const written = await this.store.replaceHead(head, next ?? closedHead, {
@@ -211,7 +217,7 @@ export class HourlyService {
       const lost = opts.lostIfFinishedBefore !== undefined && finishedBefore(head, rows, opts.lostIfFinishedBefore);
       const cause = opts.cause ?? (lost ? SyncErrorCode.INTERRUPTED : undefined);
       if (!cause && !barrierReached(head, rows, now, this.deps.waitBoundMs)) return { skipped: 'waiting' };
-      const settled = deriveOutcome({ head, rows, cause, waitBoundMs: this.deps.waitBoundMs });
+      const settled = deriveOutcome({ head, rows, cause });
       const closed = this.closedHead(head, settled, now);
       if (await this.store.replaceHead(head, closed, { whileRunning: true, rows, records: [closed] })) {
         settledMetrics(head, settled);
@@ -274,7 +280,9 @@ export class HourlyService {
     const head = await this.store.head(user);
     if (!head || head.attempt_id !== row.attempt_id || head.state !== 'running')
       throw new StaleAttemptError(row.attempt_id);
-    if (now + stepBoundMs >= head.started_at + this.deps.waitBoundMs) return false;
+    // Each step has its own wait bound; the chain ends within the attempt's hour, so the next attempt
+    // is never held behind it (decision 364; every continuation synced at least one window).
+    if (now + stepBoundMs >= head.started_at + this.hourMs) return false;
     await this.store.continueStep(user, row, next);
     return true;
   }
@@ -308,11 +316,11 @@ export class HourlyService {
    */
   nextLook(
     head: Pick<HourlyHead, 'state' | 'started_at' | 'walk_completed' | 'run_deadline'> &
-      Partial<Pick<HourlyHead, 'children'>>,
+      Partial<Pick<HourlyHead, 'children' | 'rekeyed_at'>>,
     now: number,
   ): number {
     const floor = now + 1000;
-    if (head.state !== 'running') return Math.max(head.started_at + this.hourMs, floor);
+    if (head.state !== 'running') return Math.max(this.dueAfter(head), floor);
     if (!head.walk_completed) return Math.max(head.run_deadline, floor);
     const waitEnds = nextWaitEnd(head, now, this.deps.waitBoundMs) ?? Infinity;
     return Math.max(Math.min(waitEnds, now + SETTLE_GRACE_MS), floor);
@@ -326,7 +334,7 @@ export class HourlyService {
       error_code: outcome.error_code,
       sections: outcome.sections,
       revision: head.revision + 1,
-      due_at: head.started_at + this.hourMs,
+      due_at: this.dueAfter(head),
     };
   }
 }

@@ -7,7 +7,7 @@ import { NoTokenError, StaleAttemptError } from './errors';
 import { UnsafeKeyPartError } from './errors';
 import { Section, SkippedAccount, StepReport, SyncErrorCode } from './model';
 import { AddressLimits, SharedCallBudget } from './rate-budget';
-import { newStepId } from './outcome';
+import { dispatchedAt, newStepId } from './outcome';
 import {
   DEFAULT_SECTION_SETTINGS,
   SECTION_RUNNERS,
@@ -80,6 +80,20 @@ export type StepResult = 'succeeded' | 'failed' | 'stale' | 'duplicate' | 'conti
  */
 export const HANDOVER_AT_SHARE = 0.6;
 
+/** A step's finish is written this long before its wait bound at the latest (the write and the settle). */
+export const FINISH_GUARD_MS = 1000;
+
+/**
+ * The step's own bound: SYNC_STEP_TIMEOUT_MS, but never past its wait bound (WORK_WAIT_BOUND_MS from
+ * its dispatch, the instant in its id) less the finish guard. A bound past the wait let the attempt
+ * stop waiting for a step that would still have finished, and hand over only after (decision 364).
+ */
+export function stepBoundMs(deps: Pick<StepDeps, 'timeoutMs' | 'hourly' | 'now'>, stepId: string): number {
+  const now = deps.now();
+  const waitLeft = dispatchedAt(stepId, now) + deps.hourly.waitBoundMs - now - FINISH_GUARD_MS;
+  return Math.max(0, Math.min(deps.timeoutMs, waitLeft));
+}
+
 export async function runStep(deps: StepDeps, input: StepInput): Promise<StepResult> {
   const log = deps.log.child({
     attempt_id: input.attempt_id,
@@ -125,8 +139,9 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
     // Monotonic: the remaining time of the step's own bound, whatever the wall clock does.
     const elapsed = deps.tbank.clock ?? (() => performance.now());
     const started = elapsed();
-    const remainingMs = () => deps.timeoutMs - (elapsed() - started);
-    const stored = await withTimeout(deps.hardTimeoutMs ?? deps.timeoutMs, `step ${input.section}`, (signal) => {
+    const boundMs = stepBoundMs(deps, input.step_id);
+    const remainingMs = () => boundMs - (elapsed() - started);
+    const stored = await withTimeout(deps.hardTimeoutMs ?? boundMs, `step ${input.section}`, (signal) => {
       budget = new SharedCallBudget({
         data: deps.data,
         user: input.user_id,
@@ -147,7 +162,7 @@ export async function runStep(deps: StepDeps, input: StepInput): Promise<StepRes
         now: deps.now,
         log,
         settings: deps.settings ?? DEFAULT_SECTION_SETTINGS,
-        handover: { resume, due: () => elapsed() - started >= deps.timeoutMs * HANDOVER_AT_SHARE },
+        handover: { resume, due: () => elapsed() - started >= boundMs * HANDOVER_AT_SHARE },
       }).then((n) => {
         log.info('sync_step_calls', { calls: client.calls, rate_limited: client.rateLimited });
         return n;
@@ -227,7 +242,7 @@ async function handOver(
         row,
         { step_id: next.step_id, resume },
         deps.now(),
-        deps.timeoutMs,
+        Math.min(deps.timeoutMs, deps.hourly.waitBoundMs),
       ))
     )
       return 'no-time';

@@ -92,9 +92,17 @@ export interface HourlyStore {
 export interface ConnectionStore {
   /** Creates or re-keys the connection WITH a due entry, only while the user has no head; false otherwise. */
   putConnectionIfNoHead(user: string, sealed: string, createdAt: number, dueAt: number): Promise<boolean>;
-  /** Creates or re-keys the connection WITHOUT a due entry (the head carries it), only while a head exists. */
-  putConnectionIfHead(user: string, sealed: string, createdAt: number): Promise<boolean>;
+  /**
+   * Creates or re-keys the connection WITHOUT a due entry (the head carries it), only while a head
+   * exists, and in the same transaction marks the head re-keyed at `now` and due then (its revision
+   * moves: a reservation racing it is refused and reads again).
+   */
+  putConnectionIfHead(user: string, sealed: string, createdAt: number, now: number): Promise<boolean>;
   sealedToken(user: string): Promise<string | undefined>;
+  /** When a connection without a head is due (its first sync); undefined once a head carries its entry, or with no connection. */
+  connectionDueAt(user: string): Promise<number | undefined>;
+  /** How many connections without a head are due in `shard` at or before `upTo` (the first syncs' queue; reads the index only). */
+  freshDueCount(shard: number, upTo: number): Promise<number>;
   /** Swaps the sealed token only if it is still `old` (a newer one is never overwritten). */
   replaceSealedToken(user: string, old: string, next: string): Promise<boolean>;
   /** Deletes the connection and the head (so its due entry) in ONE transaction; false when there was none. */
@@ -119,4 +127,6 @@ export interface SealedToken {
 export interface DueEntry {
   user_id: string;
   due_at: number;
+  /** Due through its connection item: never attempted, so its next attempt is a first sync. */
+  fresh: boolean;
 }

@@ -1,12 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../clock';
-import { Admission, AdmitPolicy, isFirstSync, Refusal } from './admission';
+import { Admission, AdmitPolicy, firstCallsOfMinute, isFirstSync, Refusal, Ticket } from './admission';
 import type { Logger } from '../log';
 import type { ConnectionService } from './connections';
 import { DUE_SHARDS, dueShardOf } from './keys';
 import { FIRST_PHASE, HourlyHead, SyncErrorCode } from './model';
 import { newStepId } from './outcome';
 import type { HourlyService, Reservation, Run } from './service';
+import type { DueEntry } from './store';
 import type { Dispatch, StepInput } from './step';
 
 /**
@@ -35,10 +36,11 @@ export interface TickDeps {
   log: Logger;
   run: Run;
   /**
-   * Invokes the shard tick of `shard` asynchronously, with the attempts it may start (`quota`);
-   * without it an oversized due set is walked shard by shard here.
+   * Invokes the shard tick of `shard` asynchronously, with the calls its attempts may spend
+   * (`quota`) and those of them first syncs may take (`firstQuota`); without it an oversized due
+   * set is walked shard by shard here.
    */
-  fanOut?: (shard: number, quota?: number) => Promise<void>;
+  fanOut?: (shard: number, quota?: number, firstQuota?: number) => Promise<void>;
   /** Due users visited inline at most; more are fanned out (INLINE_MAX). */
   inlineMax?: number;
   /**
@@ -75,7 +77,11 @@ export async function tick(deps: TickDeps): Promise<Record<string, number>> {
   if (pastMargin(deps)) return counts;
   const inlineMax = deps.inlineMax ?? INLINE_MAX;
   const now = deps.now();
+  const policy = deps.admit;
   deps = await withQueue(deps, now);
+  // First syncs keep their share of what the queue leaves, so the hourly syncs keep theirs.
+  const firstCalls =
+    policy && deps.admit && (firstCallsOfMinute(policy, Math.floor(now / 60_000)) * deps.admit.calls) / policy.calls;
   // One query per shard; each reads at most inlineMax + 1 entries, so an oversized set is seen without reading it.
   const due = await Promise.all(
     Array.from({ length: DUE_SHARDS }, async (_, shard) => collect(deps.hourly.dueEntries(shard, now, inlineMax + 1))),
@@ -84,27 +90,23 @@ export async function tick(deps: TickDeps): Promise<Record<string, number>> {
   // Due order across the shards: the oldest due are admitted first.
   const ordered = due.flat().sort((a, b) => a.due_at - b.due_at || (a.user_id < b.user_id ? -1 : 1));
   if (total <= inlineMax) {
-    await visitAll(deps, iterate(ordered.map((e) => e.user_id)), counts, admissionOf(deps));
+    await visitAll(deps, iterate(ordered.map((e) => e.user_id)), counts, admissionOf(deps, undefined, firstCalls));
   } else {
-    // Each shard's quota of calls: the hourly cost of its entries among those the budget covers, in due order.
-    const hourly = deps.admit?.hourlyCost ?? 1;
-    const quota = new Map<number, number>();
-    for (const e of ordered.slice(0, deps.admit ? Math.floor(deps.admit.calls / hourly) : Infinity))
-      quota.set(dueShardOf(e.user_id), (quota.get(dueShardOf(e.user_id)) ?? 0) + hourly);
+    const plan = deps.admit && planShards(deps.admit, ordered, firstCalls);
     const shards = due.flatMap((entries, shard) => (entries.length ? [shard] : []));
     for (const shard of shards) {
-      const q = deps.admit === undefined ? undefined : (quota.get(shard) ?? 0);
-      if (q === 0) {
+      const q = plan?.get(shard) ?? (plan ? { calls: 0, first: 0 } : undefined);
+      if (q?.calls === 0) {
         // Nothing may start there this minute: its entries stay due (at least those read are counted).
         counts.deferred = (counts.deferred ?? 0) + due[shard].length;
         continue;
       }
       if (!deps.fanOut) {
-        await visitAll(deps, deps.hourly.dueUsers(shard, now), counts, admissionOf(deps, q));
+        await visitAll(deps, deps.hourly.dueUsers(shard, now), counts, admissionOf(deps, q?.calls, q?.first));
         continue;
       }
       try {
-        await deps.fanOut(shard, q);
+        await deps.fanOut(shard, q?.calls, q?.first);
         counts.fanned_out = (counts.fanned_out ?? 0) + 1;
       } catch (err) {
         // Its entries stay due: the next tick fans out again.
@@ -120,11 +122,40 @@ export async function tick(deps: TickDeps): Promise<Record<string, number>> {
 export const isDueShard = (value: unknown): value is number =>
   typeof value === 'number' && Number.isInteger(value) && value >= 0 && value < DUE_SHARDS;
 
+/**
+ * Each shard's calls, and first syncs' calls, from the tick's budget over the due entries in due
+ * order: a new connection (its entry the connection's) at the first-sync cost within the first
+ * syncs' share, any other at the hourly cost. Counting every entry at the hourly cost gave no shard
+ * a share of one first sync, so past INLINE_MAX due entries no first sync ever started (decision 362).
+ */
+function planShards(
+  policy: AdmitPolicy,
+  ordered: DueEntry[],
+  firstCalls?: number,
+): Map<number, { calls: number; first: number }> {
+  const plan = new Admission(policy, policy.calls, 0, 0, firstCalls);
+  const quota = new Map<number, { calls: number; first: number }>();
+  for (const entry of ordered) {
+    if (!plan.take()) break;
+    if (entry.fresh && plan.takeFirst()) continue; // refused: its cost went back
+    const q = quota.get(dueShardOf(entry.user_id)) ?? { calls: 0, first: 0 };
+    q.calls += entry.fresh ? policy.firstCost : policy.hourlyCost;
+    if (entry.fresh) q.first += policy.firstCost;
+    quota.set(dueShardOf(entry.user_id), q);
+  }
+  return quota;
+}
+
 /** One shard's due users, paged, until this invocation's own run deadline. */
-export async function tickShard(deps: TickDeps, shard: number, quota?: number): Promise<Record<string, number>> {
+export async function tickShard(
+  deps: TickDeps,
+  shard: number,
+  quota?: number,
+  firstQuota?: number,
+): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   if (!isDueShard(shard)) throw new RangeError(`no due shard ${shard}`);
-  await visitAll(deps, deps.hourly.dueUsers(shard, deps.now()), counts, admissionOf(deps, quota));
+  await visitAll(deps, deps.hourly.dueUsers(shard, deps.now()), counts, admissionOf(deps, quota, firstQuota));
   deps.log.info('sync_tick_shard_done', { run_id: deps.run.run_id, shard, ...counts });
   return counts;
 }
@@ -136,10 +167,10 @@ async function withQueue(deps: TickDeps, now: number): Promise<TickDeps> {
   return queued > 0 ? { ...deps, admit: { ...deps.admit, calls: Math.max(0, deps.admit.calls - queued) } } : deps;
 }
 
-/** The admission of this tick (or shard tick, `calls` its quota): its dispatches spread until its margin. */
-function admissionOf(deps: TickDeps, calls?: number): Admission {
+/** The admission of this tick (or shard tick, `calls` and `first` its quotas): its dispatches spread until its margin. */
+function admissionOf(deps: TickDeps, calls?: number, first?: number): Admission {
   const now = deps.now();
-  return new Admission(deps.admit, calls, now, deps.run.run_deadline - TICK_MARGIN_MS - now);
+  return new Admission(deps.admit, calls, now, deps.run.run_deadline - TICK_MARGIN_MS - now, first);
 }
 
 /**
@@ -158,18 +189,21 @@ async function visitAll(
       if (pastMargin(deps)) return;
       const next = await users.next();
       if (next.done) return;
-      if (!admission.take()) {
+      const ticket = admission.take();
+      if (!ticket) {
         count('deferred');
         count('deferred_budget');
         continue;
       }
       try {
-        const outcome = await tickUser(deps, next.value, admission);
+        const outcome = await tickUser(deps, next.value, { admission, ticket });
         if (outcome.startsWith('deferred')) count('deferred');
         count(outcome);
       } catch (err) {
         deps.log.error('sync_tick_user_failed', { user_id: next.value, err });
         count('failed');
+      } finally {
+        ticket.done();
       }
     }
   };
@@ -189,15 +223,19 @@ async function* iterate(users: string[]): AsyncGenerator<string> {
 }
 
 /** Whether reserving now would start a new attempt (first, due, or a restart that is due). */
-function startsAttempt(head: HourlyHead | undefined, now: number, hourMs: number): boolean {
+function startsAttempt(head: HourlyHead | undefined, now: number, hourly: HourlyService): boolean {
   if (!head) return true;
-  const due = now >= head.started_at + hourMs;
+  const due = now >= hourly.dueAfter(head);
   if (head.state !== 'running') return due;
   return due && now >= head.run_deadline && !head.walk_completed;
 }
 
 /** One visit of one user: recovery, the reservation and its walk, or the move of its due entry. */
-export async function tickUser(deps: TickDeps, user: string, admission?: Admission): Promise<TickOutcome> {
+export async function tickUser(
+  deps: TickDeps,
+  user: string,
+  admitted?: { admission: Admission; ticket: Ticket },
+): Promise<TickOutcome> {
   const log = deps.log.child({ user_id: user, run_id: deps.run.run_id });
   const head = await deps.hourly.head(user);
   if (head?.state === 'running' && head.walk_completed) {
@@ -207,6 +245,7 @@ export async function tickUser(deps: TickDeps, user: string, admission?: Admissi
     );
     if (sent.length) {
       log.warn('sync_second_phase_dispatched', { attempt_id: head.attempt_id, sections: sent });
+      admitted?.admission.giveBack();
       return 'running';
     }
   }
@@ -220,19 +259,31 @@ export async function tickUser(deps: TickDeps, user: string, admission?: Admissi
 
   // The head just read is the premise unless recovery wrote it or found it moved on.
   const unchanged = !recovered || ('skipped' in recovered && recovered.skipped === 'waiting');
-  let cost = admission?.hourlyCost ?? 0;
-  if (admission) {
+  // When its calls may start: after those admitted before it, at the budget's pace.
+  let startAt = 0;
+  if (admitted) {
+    const { admission, ticket } = admitted;
     // The visit holds an hourly sync's calls (visitAll); one that starts no attempt gives them back,
-    // a first sync takes its real cost (or waits, its entry left due, for a later tick).
+    // a first sync takes its real cost (or waits, its entry left due, for a later tick). Decided in
+    // the order the visits were pulled (due order), whichever head read came back first.
     const current = unchanged ? head : await deps.hourly.head(user);
-    if (!startsAttempt(current, deps.now(), deps.hourly.hourMs)) admission.giveBack();
-    else if (isFirstSync(current)) {
-      const refused = admission.takeFirst();
-      if (refused) {
-        log.info('sync_attempt_deferred', { reason: refused });
-        return refused;
+    await ticket.turn;
+    try {
+      let cost = admission.hourlyCost;
+      if (!startsAttempt(current, deps.now(), deps.hourly)) admission.giveBack();
+      else {
+        if (isFirstSync(current)) {
+          const refused = admission.takeFirst();
+          if (refused) {
+            log.info('sync_attempt_deferred', { reason: refused });
+            return refused;
+          }
+          cost = admission.policy?.firstCost ?? cost;
+        }
+        startAt = admission.startAt(cost);
       }
-      cost = admission.policy?.firstCost ?? cost;
+    } finally {
+      ticket.done();
     }
   }
   const reservation = await deps.hourly.reserveHourly(user, deps.now(), deps.run, unchanged ? { head } : undefined);
@@ -245,7 +296,7 @@ export async function tickUser(deps: TickDeps, user: string, admission?: Admissi
   const attempt = reservation.head;
   log.info('sync_attempt_reserved', { attempt_id: attempt.attempt_id, branch: reservation.branch });
   // Spread: its calls should arrive after those admitted before it (its head is written: no other tick takes it).
-  const wait = admission ? admission.startAt(cost) - deps.now() : 0;
+  const wait = startAt ? startAt - deps.now() : 0;
   if (wait > 0) await (deps.sleep ?? sleep)(wait);
   if (!(await deps.connections.hasToken(user))) {
     // access.local: without a token no section can run.

@@ -1,4 +1,5 @@
 import { isoTime } from '../clock';
+import type { FirstSyncQueue } from './connections';
 import { HourlyHead, Section, SectionResult, StepRow, SyncErrorCode } from './model';
 import type { Operation } from './tbank/contract';
 import { STEP_CODE } from './tbank/errors';
@@ -72,6 +73,18 @@ export function hourlyView(head: HourlyHead) {
       error_code: hourlyCode(head.error_code),
       sections,
     },
+  };
+}
+
+/**
+ * A connection with no attempt yet, waiting for its first sync: the read's shape (`state`, `meta`,
+ * every attempt field null) with `state: queued` and where it stands (decision 365).
+ */
+export function queuedView(queue: FirstSyncQueue) {
+  return {
+    state: 'queued' as const,
+    meta: { attempt_id: null, started_at: null, finished_at: null, error_code: null, sections: null },
+    queue: { reason: 'first_sync' as const, position: queue.position, expected_at: isoTime(queue.expected_at) },
   };
 }
 

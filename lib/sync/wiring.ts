@@ -10,6 +10,8 @@ import { ConnectionService } from './connections';
 import type { SyncDataStore } from './data-store';
 import { DynamoSyncDataStore } from './dynamodb-data-store';
 import { DynamoSyncStore } from './dynamodb-store';
+import type { AdmitPolicy } from './admission';
+import { admitPolicy } from './rate-budget';
 import { HourlyService } from './service';
 
 /**
@@ -27,7 +29,14 @@ export const TOKEN_PURPOSE = 'sync-token';
 let store: DynamoSyncStore | undefined;
 let kms: { keys: string; sealer: KmsSealer } | undefined;
 let services:
-  { hourly: HourlyService; connections: ConnectionService; data: SyncDataStore; settings: SyncConfig } | undefined;
+  | {
+      hourly: HourlyService;
+      connections: ConnectionService;
+      data: SyncDataStore;
+      settings: SyncConfig;
+      admit: AdmitPolicy;
+    }
+  | undefined;
 
 function syncStore(): DynamoSyncStore {
   const cfg = config();
@@ -76,6 +85,13 @@ export function syncServices() {
       data: new DynamoSyncDataStore({ documents: awsClients(config()).documents, table: config().tables.sync }),
       hourly: new HourlyService({ store, waitBoundMs: settings.waitBoundMs, hourMs: settings.hourMs }),
       connections: new ConnectionService({ store, sealer: () => tokenSealer() }),
+      // What one minute's tick may start (the tick), and so when a new connection's first sync comes (the reads).
+      admit: admitPolicy(
+        settings.tbankEgressAddresses,
+        settings.tbankRateWindowMs,
+        settings.callsPerSync,
+        settings.callsPerFirstSync,
+      ),
     };
   }
   return services;

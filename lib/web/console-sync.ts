@@ -1,5 +1,6 @@
 import { hourStart } from '../i18n';
 import { TBANK_LIMITS } from '../sync/rate-budget';
+import type { FirstSyncQueue } from '../sync/connections';
 import { HOUR_MS, HourlyHead, MANDATORY_SECTIONS, RateUse, StepRow } from '../sync/model';
 import { MetricsView, syncMetricsPanel } from './console-metrics';
 import { at, cell, pill, span, tableWrap } from './console-parts';
@@ -62,6 +63,8 @@ export interface SyncUserView {
   selected?: HourlyHead & { rows: StepRow[] };
   rates: RateUse[];
   now: number;
+  /** No attempt yet: where its first sync stands, and the first syncs started a minute (decision 365). */
+  queue?: FirstSyncQueue & { perMinute: number };
 }
 
 /**
@@ -131,7 +134,11 @@ ${
         finished: s.finished_at ? at(ui, s.finished_at) : undefined,
       })}</p>
 ${sectionsTable(ui, s)}</section>`
-    : html`<p class="empty">${c.noAttempt}</p>`
+    : v.queue
+      ? html`<section class="card" aria-labelledby="queued"><h2 id="queued">${c.outcome.queued}</h2>
+<p>${pill('queued', c.outcome.queued)} ${c.firstSyncQueued({ position: v.queue.position, at: at(ui, v.queue.expected_at) })}</p>
+<p class="muted">${c.firstSyncQueuedWhy({ perMinute: ui.f.number(Math.round(v.queue.perMinute * 10) / 10) })}</p></section>`
+      : html`<p class="empty">${c.noAttempt}</p>`
 }
 <section class="card" aria-labelledby="budget"><h2 id="budget">${c.budget}</h2>${
       v.rates.length === 0

@@ -91,7 +91,15 @@ describe('the first run: the lines npm start prints for scan and sync', () => {
   it('the sync line: the demo account connects and, after the minute tick, its attempt shows in the API and the console', async () => {
     const sync = start(FIRST_RUN_COMMANDS.sync);
     const user = await until('connection', () => /connected demo user ([0-9a-z]{26})/.exec(sync.output())?.[1]);
-    expect((await call('GET', `/sync/${user}/hourly`)).status).toBe(404); // connected, no attempt yet
+    // Connected, no attempt yet: the read says it is queued for its first sync, and where (decision 365).
+    const queued = await call('GET', `/sync/${user}/hourly`);
+    expect(queued.status).toBe(200);
+    expect(queued.body).toMatchObject({ state: 'queued', meta: { attempt_id: null }, queue: { reason: 'first_sync' } });
+    expect(queued.body.queue.position).toBeGreaterThanOrEqual(1);
+    expect(Date.parse(queued.body.queue.expected_at)).toBeGreaterThan(Date.now() - 60_000);
+    expect(await consolePage(`/sync/${user}`)).toMatch(
+      /Waiting for its first sync: number \d+ in line|Ждёт первой синхронизации/,
+    );
     // The test stack's schedules are off (tests drive ticks): this is the minute tick npm start's schedule runs.
     expect((await invokeScheduled('syncTick')).FunctionError).toBeUndefined();
     expect(await sync.done).toBe(0);

@@ -27,6 +27,12 @@ export interface Share {
    * cannot address (\`"\`) shows as it is, as some non-Windows servers send it, instead of an 8.3 alias.
    */
   rawNames: { share: string };
+  /**
+   * The hot folder's own folder, shared a third time as docs/scan.md asks of a production share: `follow
+   * symlinks = no` (Samba's default follows a link whose target stays inside the share, and no SMB2 client can
+   * tell such a file from any other; `wide links = no`, the default, already hides a target outside the share).
+   */
+  noLinks: { share: string };
   service: RunningService;
 }
 
@@ -54,6 +60,11 @@ export async function startSamba(dir: string, fixedPort?: number): Promise<Share
   read only = no
   valid users = root
   mangled names = no
+[nolinks]
+  path = ${dir}/share
+  read only = no
+  valid users = root
+  follow symlinks = no
 [guest]
   path = ${dir}/guest
   read only = no
@@ -76,6 +87,7 @@ export async function startSamba(dir: string, fixedPort?: number): Promise<Share
     guest: { share: 'guest', root: path.join(dir, 'guest') },
     restricted: { share: 'restricted', root: path.join(dir, 'restricted') },
     rawNames: { share: 'rawnames' },
+    noLinks: { share: 'nolinks' },
     service,
   };
 }

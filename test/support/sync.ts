@@ -10,11 +10,13 @@ export function syncServices(opts: {
   table: string;
   waitBoundMs: number;
   sealer: () => Promise<TokenSealer>;
+  /** The sync "hour" (SYNC_HOUR_MS; an hour by default). */
+  hourMs?: number;
 }) {
   const store = new DynamoSyncStore({ documents: opts.documents, table: opts.table });
   return {
     store,
-    hourly: new HourlyService({ store, waitBoundMs: opts.waitBoundMs }),
+    hourly: new HourlyService({ store, waitBoundMs: opts.waitBoundMs, hourMs: opts.hourMs }),
     connections: new ConnectionService({ store, sealer: opts.sealer }),
   };
 }

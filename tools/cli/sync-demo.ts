@@ -70,17 +70,23 @@ interface Hourly {
   meta: { attempt_id: string };
 }
 
+/** Before its first attempt the read says where the connection stands (docs/sync.md, decision 365). */
+interface Queued {
+  state: 'queued';
+  queue: { position: number; expected_at: string };
+}
+
 export async function connectDemo(target: DemoTarget, user: string): Promise<void> {
   const answer = await call(target, 'POST', '/sync/connections', { user_id: user, token: DEMO_TOKEN });
   if (answer.status !== 201) throw new DemoRefusedError(`POST /sync/connections answered ${refusal(answer)}`);
 }
 
-/** The user's latest attempt, or undefined while none has started. */
-export async function latestAttempt(target: DemoTarget, user: string): Promise<Hourly | undefined> {
+/** The user's latest attempt, or its place in the first syncs' queue while none has started. */
+export async function latestAttempt(target: DemoTarget, user: string): Promise<Hourly | Queued | undefined> {
   const answer = await call(target, 'GET', `/sync/${user}/hourly`);
   if (answer.status === 404) return undefined;
   if (answer.status !== 200) throw new DemoRefusedError(`GET /sync/${user}/hourly answered ${refusal(answer)}`);
-  return answer.body as Hourly;
+  return answer.body as Hourly | Queued;
 }
 
 async function call(target: DemoTarget, method: string, path: string, body?: unknown) {
@@ -137,7 +143,11 @@ async function main({ values }: CliArgs<typeof DEMO_CLI.options>): Promise<numbe
   for (;;) {
     const hourly = await latestAttempt(target, user);
     const waited = Math.round((Date.now() - began) / 1000);
-    if (hourly) {
+    const place =
+      hourly?.state === 'queued' && 'queue' in hourly
+        ? ` (number ${hourly.queue.position} in line, expected by ${hourly.queue.expected_at})`
+        : '';
+    if (hourly && !('queue' in hourly)) {
       if (out.isTTY) out.write('\r\x1b[K');
       say(`attempt ${hourly.meta.attempt_id} ${hourly.state} after ${waited} s: ${target.api}/sync/${user}`);
       return 0;
@@ -149,10 +159,10 @@ async function main({ values }: CliArgs<typeof DEMO_CLI.options>): Promise<numbe
       );
       return 1;
     }
-    if (out.isTTY) out.write(`\rwaiting for the minute tick to start the first attempt… ${waited} s\x1b[K`);
+    if (out.isTTY) out.write(`\rwaiting for the minute tick to start the first attempt${place}… ${waited} s\x1b[K`);
     else if (waited - shown >= 10) {
       shown = waited;
-      out.write(`waiting for the minute tick to start the first attempt… ${waited} s\n`);
+      out.write(`waiting for the minute tick to start the first attempt${place}… ${waited} s\n`);
     }
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }

@@ -100,7 +100,8 @@ export async function startHotFolderShare(o: {
 }): Promise<{ service: RunningService; env: Record<string, string> }> {
   const smbd = await startSmbd({
     dir: path.join(o.stateDir, 'samba'),
-    shares: `[hotfolder]\n  path = ${o.root}\n  read only = no\n  valid users = root\n`,
+    // As a production share should be (docs/security.md, "The hot folder"): no link in it is followed.
+    shares: `[hotfolder]\n  path = ${o.root}\n  read only = no\n  valid users = root\n  follow symlinks = no\n`,
     logFile: path.join(o.logDir, 'smbd.log'),
     say: o.say,
   });

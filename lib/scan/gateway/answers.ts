@@ -1,6 +1,6 @@
 import { emitMetrics } from '../../metrics';
 import { checkEnvelopeParts, ContractMessage, EnvelopeParts, EnvelopeStatus, envelope } from '../contract';
-import { AnswerNotReadyError } from '../errors';
+import { AnswerNotReadyError, AnswerRefusedError, HotFolderUnavailableError } from '../errors';
 import type { AnswerFile } from '../hotfolder';
 import { mergeAnswers } from '../merge';
 import { InvalidFileNameError } from '../../names';
@@ -28,6 +28,10 @@ export function listAnswers(deps: GatewayDeps, jobId: string): Promise<Listing> 
   );
 }
 
+/** Reads of one answer set that may end without an outcome (the invocation died, the merge threw) before it is given up. */
+export const MAX_ANSWER_READS = 2;
+const ABANDONED = 'reading the answer set failed twice (the poller stopped or failed while reading it): given up';
+
 export async function checkSubmitted(
   deps: GatewayDeps,
   job: ScanJob,
@@ -54,6 +58,8 @@ export async function checkSubmitted(
           };
     return { finished: await finishWith(deps, job, 'error', { error }, later) };
   }
+  if (!listing.ok && listing.err instanceof AnswerRefusedError)
+    return { finished: await refuse(deps, job, listing.err, later) };
   if (!listing.ok) {
     // Logged, and polling goes on until the deadline; only a job whose every poll failed ends "hot folder unavailable".
     deps.log.warn('scan_poll_failed', { job_id: job.job_id, err: listing.err });
@@ -71,10 +77,23 @@ export async function checkSubmitted(
     const settleDue = result.state ? result.state.first_seen_at + deps.config.settleMs : Infinity;
     return { finished: false, dueAt: Math.min(settleDue, deadline + 1) };
   }
+  // Counted before the set is read: a read that kills the invocation (or throws) is seen by the next pass.
+  const reads = job.answer_reads ?? 0;
+  if (reads >= MAX_ANSWER_READS) {
+    deps.log.error('scan_answer_abandoned', { job_id: job.job_id, reads });
+    const error = { code: 'UNKNOWN_ERROR' as const, message: ABANDONED };
+    return { finished: await finishWith(deps, job, 'error', { error }, later) };
+  }
+  const reading = await deps.jobs.recordPoll(job, { answer_reads: reads + 1 });
+  if (!reading) return { finished: false }; // another pass moved it
+  job = reading;
   let merged;
   try {
-    merged = await mergeAnswers(job.job_id, files!);
+    merged = await mergeAnswers(job.job_id, files!, deps.config.answerBounds);
   } catch (err) {
+    const waiting = err instanceof AnswerNotReadyError || err instanceof HotFolderUnavailableError;
+    // Not this set's fault (a held file, a flaky share): that read is not counted.
+    if (waiting) await deps.jobs.recordPoll(job, { answer_reads: reads });
     // The scanning system still holds a file (SMB sharing violation, delete pending): not ready yet.
     if (err instanceof AnswerNotReadyError) {
       deps.log.info('scan_answer_not_ready', { job_id: job.job_id, reason: err.message });
@@ -86,6 +105,7 @@ export async function checkSubmitted(
       const error = { code: 'RECOGNITION_FAILED' as const, message: ContractMessage.INVALID_FILE_NAME };
       return { finished: await finishWith(deps, job, 'error', { error }, later) };
     }
+    if (err instanceof AnswerRefusedError) return { finished: await refuse(deps, job, err, later) };
     throw err;
   }
   const rawKey = rawAnswerKey(job.job_id);
@@ -124,6 +144,17 @@ export async function checkSubmitted(
     };
   }
   return { finished: await finishWith(deps, job, status, parts, later) };
+}
+
+/** A set the gateway will not read (a link, a file or set over its bounds): nothing of it reaches S3 or the envelope but the reason. */
+async function refuse(
+  deps: GatewayDeps,
+  job: ScanJob,
+  err: AnswerRefusedError,
+  later?: Promise<void>[],
+): Promise<boolean> {
+  deps.log.warn('scan_answer_refused', { job_id: job.job_id, reason: err.message });
+  return finishWith(deps, job, 'error', { error: { code: 'RECOGNITION_FAILED', message: err.message } }, later);
 }
 
 /** Stores the result (releasing the slot) THEN publishes; only the winner of the CAS publishes. */

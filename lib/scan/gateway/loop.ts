@@ -2,6 +2,7 @@ import { emitMetrics, metricsActive } from '../../metrics';
 import type { ScanJob } from '../model';
 import { checkSubmitted, finishWith, listAnswers, publishResult } from './answers';
 import type { GatewayDeps } from './ports';
+import { discard, ScanInput } from '../input';
 import { prefetch, startWithInput, write } from './submit';
 
 /**
@@ -122,20 +123,26 @@ export async function pollOnce(
   const submits: Promise<boolean>[] = [];
   // The inputs are read first (in parallel), then each job is started AND marked submitted in one write that takes
   // its slot, and its file written: one round trip less per handover than start, then submitted.
-  const headRead = (await headReads?.catch(() => undefined)) ?? new Map<string, Promise<Buffer> | undefined>();
+  const headRead = (await headReads?.catch(() => undefined)) ?? new Map<string, Promise<ScanInput> | undefined>();
   const reads = queued.map((job) => (headRead.has(job.job_id) ? headRead.get(job.job_id) : prefetch(deps, job)));
+  // The head's input opened for a slot that did not free: closed (an unread S3 body holds its connection).
+  for (const [id, read] of headRead) if (!queued.some((job) => job.job_id === id)) discard(read);
   let finishedQueued = 0;
+  let taken = 0;
   for (const [i, job] of queued.entries()) {
+    taken = i + 1;
     const outcome = await startWithInput(deps, job, reads[i], later).catch((err: unknown) => {
       deps.log.error('scan_job_step_failed', { job_id: job.job_id, state: job.state, err });
+      discard(reads[i]);
       return 'failed' as const;
     });
     if (outcome === 'answered') finishedQueued++;
     if (outcome === 'answered' || outcome === 'moved') continue;
     if (outcome === 'failed' || outcome === 'no-slot') break; // no slot for it, none for the younger
     summary.started++;
-    submits.push(guard(deps, outcome.job, () => write(deps, outcome.job, outcome.name, outcome.bytes))); // in parallel
+    submits.push(guard(deps, outcome.job, () => write(deps, outcome.job, outcome.name, outcome.input))); // in parallel
   }
+  for (const read of reads.slice(taken)) discard(read); // opened for jobs this pass did not reach
   await Promise.all(submits);
   await Promise.all(later);
   summary.finished += finishedQueued;

@@ -16,7 +16,7 @@ import {
   Portfolio,
   TBankService,
 } from './contract';
-import { classify, ContractError, PastBoundError, TBankError } from './errors';
+import { classify, ContractError, PastBoundError, RateScope, TBankError } from './errors';
 
 /**
  * T-Bank Invest API REST client (read methods only: a read-only token is
@@ -32,8 +32,11 @@ export const TBANK_SANDBOX_URL = 'https://sandbox-invest-public-api.tbank.ru';
 /** The shared call budgets (rate-budget.ts): acquire before each call, a retry's too. */
 export interface CallBudget {
   acquire(service: TBankService, signal: AbortSignal, remainingMs: () => number): Promise<void>;
-  /** A 429's reset: holds every caller of the budget's addresses, not only this one. */
-  pause?(ms: number, signal: AbortSignal): Promise<void>;
+  /**
+   * A 429's reset: an address's holds every caller of the budget's addresses; a token's holds only
+   * that token's calls to `service` (its own limit: the others are not refused for it).
+   */
+  pause?(ms: number, signal: AbortSignal, scope?: { service: TBankService; rateScope: RateScope }): Promise<void>;
 }
 
 export interface TBankClientOptions {
@@ -183,8 +186,8 @@ export class TBankClient {
       // A wait that cannot end before the step's bound is no retry at all: fail now, with the cause.
       if (wait >= this.opts.remainingMs()) throw err;
       if (err.kind === 'rate-limited' && this.opts.budget?.pause) {
-        // The shared schedule holds the pause; the retry's acquire waits it out with everyone else.
-        await this.opts.budget.pause(wait, signal);
+        // The shared schedule holds the pause; the retry's acquire waits it out with everyone it holds.
+        await this.opts.budget.pause(wait, signal, { service, rateScope: err.detail.rateScope ?? 'address' });
         continue;
       }
       await sleep(wait, undefined, { signal }).catch(() => {
@@ -239,6 +242,7 @@ export class TBankClient {
     const { apiCode, text: said } = errorBody(json);
     const reset = Number(header(res, 'x-ratelimit-reset'));
     const kind = classify(res.status, apiCode);
+    const tokenSpent = header(res, 'x-ratelimit-limit') !== undefined && header(res, 'x-ratelimit-remaining') === '0';
     throw new TBankError(
       kind,
       `${name} answered ${res.status}${apiCode ? ` ${apiCode}` : ''}: ${said ?? snippet(text)}`,
@@ -246,6 +250,7 @@ export class TBankClient {
         ...detail,
         apiCode,
         resetSeconds: Number.isFinite(reset) && reset >= 0 ? Math.min(reset, 600) : undefined,
+        ...(kind === 'rate-limited' ? { rateScope: tokenSpent ? ('token' as const) : ('address' as const) } : {}),
       },
     );
   }

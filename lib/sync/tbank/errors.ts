@@ -24,6 +24,8 @@ export type TBankErrorKind =
   | 'bad-request'
   | 'bad-answer';
 
+export type RateScope = 'token' | 'address';
+
 export class TBankError extends Error {
   readonly code: string;
   constructor(
@@ -35,6 +37,12 @@ export class TBankError extends Error {
       apiCode?: string;
       trackingId?: string;
       resetSeconds?: number;
+      /**
+       * Whose limit a 429 was: `token` when the answer carries the token's own counter
+       * (x-ratelimit-limit) spent (x-ratelimit-remaining 0), else `address`: the token had calls
+       * left, so it was refused for the address it came from.
+       */
+      rateScope?: RateScope;
     } = {},
   ) {
     super(message);

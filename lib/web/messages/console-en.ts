@@ -78,8 +78,8 @@ export const en: ConsoleMessages = {
   downloadRaw: 'Download the raw answer (JSON)',
   noneStored: 'none stored',
   notFinished: 'Not finished yet.',
-  outcome: { running: 'Running', succeeded: 'Succeeded', partial: 'Partial', failed: 'Failed' },
-  neverRan: 'never ran',
+  outcome: { running: 'Running', succeeded: 'Succeeded', partial: 'Partial', failed: 'Failed', queued: 'Queued' },
+  neverRan: 'waiting for its first sync',
   hourlySync: 'Hourly sync',
   syncIntro: 'Connected users by id, with their latest attempt. Tokens are never shown.',
   noConnections: 'No connections yet.',
@@ -101,6 +101,10 @@ export const en: ConsoleMessages = {
   stepState: { succeeded: 'succeeded', failed: 'failed', running: 'running', 'not-sent': 'not sent' },
   noRow: 'no row',
   noAttempt: 'No attempt yet.',
+  firstSyncQueued: ({ position, at }) =>
+    html`Waiting for its first sync: number ${position} in line, expected to start by ${at}.`,
+  firstSyncQueuedWhy: ({ perMinute }) =>
+    `New connections start in the order they were made; first syncs take half of each minute’s T-Bank calls, about ${perMinute} a minute.`,
   budget: 'T-Bank call budget',
   noCalls: 'No calls in the windows still kept.',
   budgetCaption: 'Calls per service and window',

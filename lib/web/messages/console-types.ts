@@ -67,7 +67,7 @@ export interface ConsoleMessages {
   downloadRaw: string;
   noneStored: string;
   notFinished: string;
-  outcome: Record<'running' | 'succeeded' | 'partial' | 'failed', string>;
+  outcome: Record<'running' | 'succeeded' | 'partial' | 'failed' | 'queued', string>;
   neverRan: string;
   hourlySync: string;
   syncIntro: string;
@@ -89,6 +89,9 @@ export interface ConsoleMessages {
   stepState: Record<'succeeded' | 'failed' | 'running' | 'not-sent', string>;
   noRow: string;
   noAttempt: string;
+  /** A connection waiting for its first sync: its place and the tick expected to start it (decision 365). */
+  firstSyncQueued: (p: { position: number; at: Html }) => Html;
+  firstSyncQueuedWhy: (p: { perMinute: string }) => string;
   budget: string;
   noCalls: string;
   budgetCaption: string;

@@ -1,11 +1,24 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { scanOnce } from '../../../emulator/scanner/scanner';
 import { validateEnvelope } from '../../../lib/scan/contract';
 import { handleRequest, pollOnce } from '../../../lib/scan/gateway';
 import { NullNormalizer } from '../../../lib/scan/normalizer';
-import { aws, bucket, FIXTURES, finals, harness, nats, request, runToEnd, scanSuite, upload } from '../../support/scan';
+import {
+  aws,
+  bucket,
+  FIXTURES,
+  finals,
+  harness,
+  nats,
+  request,
+  runToEnd,
+  scanSuite,
+  settleNats,
+  upload,
+} from '../../support/scan';
 
 /** The gateway on DynamoDB Local, s3rver, nats-server and a real hot folder, the scanner emulator in-process. */
 scanSuite();
@@ -152,6 +165,7 @@ describe('scan gateway', () => {
       const real = h.deps.files;
       h.deps.files = {
         read: (b, k) => real.read(b, k),
+        open: (b, k) => real.open(b, k),
         writeRaw: async () => {
           throw new Error('S3 down');
         },
@@ -273,6 +287,46 @@ describe('scan gateway', () => {
     }
     expect(most).toBe(4);
     expect(finals(h)).toHaveLength(10);
+    expect(await h.deps.jobs.slotsInUse()).toBe(0);
+  });
+});
+
+describe('scan inputs stream from S3 into the hot folder', () => {
+  it('a large input lands whole in Input/ (bytes as uploaded), through Tmp/', async () => {
+    const h = await harness();
+    const bytes = Buffer.alloc(24 * 1024 * 1024 + 7, 0x25);
+    const req = request(await upload('big.pdf', bytes), 'big.pdf');
+    expect(await handleRequest(h.deps, JSON.stringify(req))).toBe('started');
+    expect(fs.readFileSync(path.join(h.root, 'Input', `${req.job_id}_big.pdf`)).equals(bytes)).toBe(true);
+    expect(fs.readdirSync(path.join(h.root, 'Tmp'))).toEqual([]);
+  });
+
+  it('the S3 body breaking mid-stream: FILE_READ_ERROR, no partial file in Tmp/ or Input/, the slot back', async () => {
+    const h = await harness();
+    h.deps.files = {
+      ...h.deps.files,
+      open: async () => {
+        let sent = 0;
+        const body = new Readable({
+          read() {
+            if (sent++ < 3) this.push(Buffer.alloc(64 * 1024, 1));
+            else this.destroy(new Error('socket hang up'));
+          },
+        });
+        return { length: 10 * 64 * 1024, body };
+      },
+    };
+    const req = request(await upload('aep_6.pdf'), 'aep_6.pdf');
+    await handleRequest(h.deps, JSON.stringify(req));
+    await settleNats();
+    expect(finals(h)).toEqual([
+      expect.objectContaining({
+        job_id: req.job_id,
+        error: { code: 'FILE_READ_ERROR', message: expect.stringMatching(/^cannot read s3:\/\/.+: socket hang up$/) },
+      }),
+    ]);
+    expect(fs.readdirSync(path.join(h.root, 'Input'))).toEqual([]);
+    expect(fs.readdirSync(path.join(h.root, 'Tmp'))).toEqual([]);
     expect(await h.deps.jobs.slotsInUse()).toBe(0);
   });
 });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { scanOnce } from '../../../emulator/scanner/scanner';
 import { LocalHotFolder } from '../../../lib/scan/hotfolder';
-import { mergeAnswers } from '../../../lib/scan/merge';
+import { DEFAULT_ANSWER_BOUNDS, mergeAnswers } from '../../../lib/scan/merge';
 import { inboxName } from '../../../lib/names';
 import { ContentAiNormalizer, NullNormalizer, Normalizer } from '../../../lib/scan/normalizer';
 
@@ -23,7 +23,7 @@ async function scan(input: string, normalizer: Normalizer = new ContentAiNormali
   const job = randomUUID();
   await folder.put(inboxName(job, input), bytes ?? fs.readFileSync(path.join(FIXTURES, 'inputs', input)));
   expect(await scanOnce({ root, fixturesDir: FIXTURES })).toEqual([job]);
-  const merged = await mergeAnswers(job, (await folder.poll(job))!);
+  const merged = await mergeAnswers(job, (await folder.poll(job))!, DEFAULT_ANSWER_BOUNDS);
   return { job, merged, result: normalizer.normalize(merged) };
 }
 

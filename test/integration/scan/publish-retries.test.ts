@@ -15,6 +15,7 @@ import { freePort, tcpOpen } from '../../../tools/stack/ports';
 import { RunningService, startProcess } from '../../../tools/stack/process';
 import { ensureSystemDep } from '../../../tools/stack/system-deps';
 import { MemoryScanJobStore } from '../../unit/scan/memory-store';
+import { inputOf } from '../../../lib/scan/input';
 
 /**
  * The publish retry loop (PUBLISH_RETRIES) against a real nats-server of this test's own that refuses publishes
@@ -166,7 +167,11 @@ describe('the gateway: a result whose publish failed every try is published agai
     };
     const deps: GatewayDeps = {
       jobs,
-      files: { read: async () => Buffer.from('%PDF'), writeRaw: async () => undefined },
+      files: {
+        read: async () => Buffer.from('%PDF'),
+        open: async () => inputOf(Buffer.from('%PDF')),
+        writeRaw: async () => undefined,
+      },
       hotFolder,
       publish: (s, data, id) => publishWithRetries(nc, s, data, id, config.publishRetries, { backoffMs: 20 }),
       normalizer: new ContentAiNormalizer(0.8),

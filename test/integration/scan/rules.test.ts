@@ -159,7 +159,11 @@ describe('a late slot', () => {
     const h = await harness({}, { SCAN_MAX_INFLIGHT: '1' });
     const reads: string[] = [];
     const real = h.deps.files;
-    h.deps.files = { read: (b, k) => (reads.push(k), real.read(b, k)), writeRaw: (k, b) => real.writeRaw(k, b) };
+    h.deps.files = {
+      read: (b, k) => real.read(b, k),
+      open: (b, k) => (reads.push(k), real.open(b, k)),
+      writeRaw: (k, b) => real.writeRaw(k, b),
+    };
     const first = request(await upload('aep_6.pdf'), 'aep_6.pdf');
     const late = request(await upload('aep_6.pdf'), 'aep_6.pdf', { reply_deadline: '2026-12-02T12:00:03Z' });
     expect(await handleRequest(h.deps, JSON.stringify(first))).toBe('started');
@@ -167,7 +171,10 @@ describe('a late slot', () => {
     h.clock.now += 5000; // the late job's deadline passes while it waits for the slot
     await runToEnd(h);
     const answer = finals(h).find((e) => e.job_id === late.job_id)!;
-    expect(answer.error).toEqual({ code: 'TIMEOUT', message: 'the job got a slot after its reply deadline' });
+    expect(answer.error).toEqual({
+      code: 'TIMEOUT',
+      message: 'the job got no slot before its reply deadline (at most SCAN_TIMEOUT_SECONDS after the request)',
+    });
     expect(reads).toEqual([first.s3.key]);
     expect(inputs(h.root).filter((n) => n.startsWith(late.job_id))).toEqual([]);
     expect(await h.deps.jobs.slotsInUse()).toBe(0);
@@ -179,9 +186,10 @@ describe('the deadline clock starts when the file is in the hot folder', () => {
     const h = await harness({}, { SCAN_TIMEOUT_SECONDS: '10' });
     const real = h.deps.files;
     h.deps.files = {
-      read: async (b, k) => {
+      read: (b, k) => real.read(b, k),
+      open: async (b, k) => {
         h.clock.now += 8000; // the read takes 8 s
-        return real.read(b, k);
+        return real.open(b, k);
       },
       writeRaw: (k, b) => real.writeRaw(k, b),
     };

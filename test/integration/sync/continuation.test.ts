@@ -36,12 +36,17 @@ const handingOverAfter =
       handover: { ...ctx.handover!, due: () => (ctx.api.calls.OperationsService ?? 0) >= calls },
     });
 
-async function firstSync(token: string, operations: SectionRunner, waitBoundMs = 15 * 60_000) {
+async function firstSync(
+  token: string,
+  operations: SectionRunner,
+  bounds: { waitBoundMs?: number; hourMs?: number } = {},
+) {
   const table = await isolatedTable(aws, 'SyncTable');
   const { hourly, connections } = syncServices({
     documents: aws.documents,
     table: table.name,
-    waitBoundMs,
+    waitBoundMs: bounds.waitBoundMs ?? 15 * 60_000,
+    hourMs: bounds.hourMs,
     sealer: stackSealer(),
   });
   const data = new DynamoSyncDataStore({ documents: aws.documents, table: table.name });
@@ -103,10 +108,18 @@ it('a first sync handed over twice stores exactly what one step stores, and the 
   expect(stepped.ids).toEqual(whole.ids);
 });
 
-it('no handover whose step would end past the attempt’s wait bound: the section fails DEADLINE, the attempt is partial', async () => {
+it('each continuation has its own wait bound: a wait bound no longer than one step still hands over, and succeeds', async () => {
+  // Before decision 364 the chain had to end within the attempt's start + the wait bound (20 s): DEADLINE.
+  const carried = await firstSync(`t.${newId()}`, handingOverAfter(3), { waitBoundMs: 20_000 });
+  expect(carried.results.slice(-1)).toEqual(['succeeded']);
+  expect(carried.results.length).toBeGreaterThanOrEqual(3);
+  expect(carried.head).toMatchObject({ state: 'succeeded' });
+});
+
+it('no handover whose step would end past the attempt’s hour: the section fails DEADLINE, the attempt is partial', async () => {
   const token = `t.${newId()}`;
-  // The step's bound (20 s) does not fit the attempt's wait bound (20 s) from its start.
-  const cut = await firstSync(token, handingOverAfter(3), 20_000);
+  // The step's bound (20 s) does not fit the attempt's "hour" (20 s) from its start: the next attempt would wait behind it.
+  const cut = await firstSync(token, handingOverAfter(3), { hourMs: 20_000 });
   expect(cut.results).toEqual(['failed']);
   expect(cut.rows.find((r) => r.section === 'operations')).toMatchObject({ state: 'failed', error_code: 'DEADLINE' });
   expect(cut.head).toMatchObject({ state: 'partial' });

@@ -273,7 +273,7 @@ describe('faults', () => {
     expect(await hourly.head(user)).toMatchObject({ state: 'partial', error_code: 'STEP_TIMEOUT' });
   });
 
-  it('a hung step whose own bound fires only after its wait is over: the attempt reads DEADLINE, the row STEP_TIMEOUT', async () => {
+  it('a hung step whose row lands after its wait but before the settle: the attempt reads the row, STEP_TIMEOUT (decision 363)', async () => {
     const user = await connectedUser();
     brokerage.faults['InstrumentsService/GetDividends'] = { hang: true };
     // The step's own bound: long enough (real time) for the healthy steps to finish first on a slow machine.
@@ -289,9 +289,9 @@ describe('faults', () => {
       error_code: 'STEP_TIMEOUT',
     });
     const settled = await hourly.head(user);
-    expect(settled).toMatchObject({ state: 'partial', error_code: 'DEADLINE' });
-    // The section is expired whichever side noticed first; it carries the row's code only when the row came first.
-    expect(settled!.sections!['events.refresh']).toMatchObject({ state: 'expired' });
+    // A late publication of the current attempt's step holds until the outcome is fixed: its own code, not DEADLINE.
+    expect(settled).toMatchObject({ state: 'partial', error_code: 'STEP_TIMEOUT' });
+    expect(settled!.sections!['events.refresh']).toMatchObject({ state: 'failed', error_code: 'STEP_TIMEOUT' });
   }, 60_000);
 
   it('a failed dispatch leaves no row: a problem record, never succeeded', async () => {

@@ -206,6 +206,7 @@ const EXPECTED_ACCESS: Record<string, string[]> = {
     'ScanTable/index/RECENT dynamodb:Query',
     'SyncTable dynamodb:BatchGetItem dynamodb:GetItem dynamodb:Query',
     'SyncTable/index/ATTEMPTS dynamodb:Query',
+    'SyncTable/index/DUE dynamodb:Query',
     'TelegramTable dynamodb:Query',
   ],
   webConsoleRetry: [
@@ -268,7 +269,7 @@ const EXPECTED_ACCESS: Record<string, string[]> = {
   ],
   // The purge of the user's synced data: found by Query, deleted in batches.
   syncConnectionDelete: ['SyncTable dynamodb:BatchWriteItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:Query'],
-  syncHourly: ['SyncTable dynamodb:GetItem'],
+  syncHourly: ['SyncTable dynamodb:GetItem', 'SyncTable/index/DUE dynamodb:Query'],
   syncAttempt: ['SyncTable dynamodb:GetItem dynamodb:Query'],
   syncOperations: ['SyncTable dynamodb:Query'],
   telegramWebhook: [

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import { loadScanConfig } from '../../../lib/scan/config';
 import { silentLogger } from '../../../lib/log';
 import type { Envelope } from '../../../lib/scan/contract';
@@ -6,6 +7,7 @@ import { GatewayDeps, handleRequest, pollOnce, pollUntil } from '../../../lib/sc
 import type { AnswerFile, HotFolder } from '../../../lib/scan/hotfolder';
 import { ContentAiNormalizer } from '../../../lib/scan/normalizer';
 import { MemoryScanJobStore } from './memory-store';
+import { inputOf } from '../../../lib/scan/input';
 
 /** The gateway's policy against an in-memory store and hot folder (fast; the real-service versions are in test/integration/scan). */
 function setup(env: Record<string, string> = {}) {
@@ -28,7 +30,11 @@ function setup(env: Record<string, string> = {}) {
   const store = new MemoryScanJobStore();
   const deps: GatewayDeps = {
     jobs: store,
-    files: { read: async () => Buffer.from('%PDF'), writeRaw: async () => undefined },
+    files: {
+      read: async () => Buffer.from('%PDF'),
+      open: async () => inputOf(Buffer.from('%PDF')),
+      writeRaw: async () => undefined,
+    },
     hotFolder,
     publish: async (_s, data) => void published.push(JSON.parse(data)),
     normalizer: new ContentAiNormalizer(0.8),
@@ -227,5 +233,44 @@ describe('pollUntil', () => {
     await pollUntil(t.deps, t.clock.now + 3000); // less than one poll interval
     expect(finals(t.published).map((e) => e.error?.code)).toEqual(other.map(() => 'FILE_READ_ERROR'));
     expect(await t.store.slotsInUse()).toBe(2); // answered without taking a slot
+  });
+});
+
+describe('every input opened is written or closed (an unread S3 body holds its connection)', () => {
+  function tracked(t: ReturnType<typeof setup>) {
+    const opened: Readable[] = [];
+    t.deps.files = {
+      ...t.deps.files,
+      open: async () => {
+        const input = inputOf(Buffer.from('%PDF'));
+        opened.push(input.body);
+        return input;
+      },
+    };
+    return opened;
+  }
+
+  it('written, refused for its name, or opened for a slot that did not free: all closed after the pass', async () => {
+    const t = setup({ SCAN_MAX_INFLIGHT: '1' });
+    const opened = tracked(t);
+    const first = t.request();
+    await handleRequest(t.deps, JSON.stringify(first));
+    const queued = [t.request({ original_name: 'a/b.pdf' }), t.request(), t.request()];
+    for (const r of queued) await handleRequest(t.deps, JSON.stringify(r));
+    // The slot stays held and a window is due: the queue's head is opened early, and not used.
+    await pollOnce(t.deps, { slotDue: true });
+    await new Promise((r) => setImmediate(r));
+    expect(opened.length).toBe(2);
+    expect(opened.every((b) => b.destroyed)).toBe(true);
+    t.answer(first.job_id);
+    await pollOnce(t.deps);
+    t.clock.now += 2000;
+    await pollOnce(t.deps); // the first is answered; the bad name is opened, then answered without a slot
+    await pollOnce(t.deps); // the next takes the slot: written
+    await new Promise((r) => setImmediate(r));
+    expect(finals(t.published).map((e) => e.job_id)).toEqual([first.job_id, queued[0].job_id]);
+    expect(opened.length).toBe(4);
+    expect(opened.every((b) => b.destroyed)).toBe(true);
+    expect(t.inbox).toHaveLength(2);
   });
 });

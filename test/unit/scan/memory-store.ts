@@ -13,7 +13,7 @@ import {
   submitted,
   summaryOf,
 } from '../../../lib/scan/model';
-import type { SettleState } from '../../../lib/scan/settle';
+import type { PollPatch } from '../../../lib/scan/model';
 import type { ScanJobStore } from '../../../lib/scan/store';
 
 /**
@@ -59,7 +59,7 @@ export class MemoryScanJobStore implements ScanJobStore {
   async submitted(job: ScanJob, inboxName: string, submittedAt: number, deadline: number) {
     return this.cas(job, submitted(job, inboxName, submittedAt, deadline));
   }
-  async recordPoll(job: ScanJob, patch: { settle?: SettleState; poll_ok?: true; poll_failed?: true }) {
+  async recordPoll(job: ScanJob, patch: PollPatch) {
     return this.cas(job, polled(job, patch));
   }
   async finish(job: ScanJob, result: Envelope, now: number) {

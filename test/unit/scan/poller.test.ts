@@ -15,6 +15,7 @@ import {
 } from '../../../lib/scan/poller';
 import { MemoryPollerLease } from './memory-lease';
 import { MemoryScanJobStore } from './memory-store';
+import { inputOf } from '../../../lib/scan/input';
 
 /**
  * The poller's lease protocol (lib/scan/poller.ts) against in-memory stores: one poller at a time, started by
@@ -46,7 +47,11 @@ function setup() {
   };
   const deps: GatewayDeps = {
     jobs: new MemoryScanJobStore(),
-    files: { read: async () => Buffer.from('%PDF'), writeRaw: async () => undefined },
+    files: {
+      read: async () => Buffer.from('%PDF'),
+      open: async () => inputOf(Buffer.from('%PDF')),
+      writeRaw: async () => undefined,
+    },
     hotFolder,
     publish: async (_s, data) => void published.push(JSON.parse(data)),
     normalizer: new ContentAiNormalizer(0.8),

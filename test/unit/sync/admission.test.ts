@@ -126,8 +126,8 @@ describe('admission by real cost', () => {
     const user = await s.synced(1000);
     s.store.heads.get(user)!.sections = { operations: { state: 'failed' } };
     const admission = new Admission(policy({ calls: 30, firstShare: 1 }), 30);
-    admission.take();
-    expect(await tickUser(s.deps(), user, admission)).toBe('deferred_budget');
+    const ticket = admission.take()!;
+    expect(await tickUser(s.deps(), user, { admission, ticket })).toBe('deferred_budget');
     expect(await s.hourly.head(user)).toMatchObject({ state: 'succeeded' }); // untouched, still due
   });
 });
@@ -158,8 +158,8 @@ describe('SYNC_HOUR_MS: a shortened sync hour', () => {
     s.at(T0 + SHORT);
     // One hourly sync's calls left: the due visit keeps them (a real hour would give them back as not due).
     const admission = new Admission(undefined, 1);
-    admission.take();
-    expect(await tickUser(s.deps(), user, admission)).toBe('due');
+    const ticket = admission.take()!;
+    expect(await tickUser(s.deps(), user, { admission, ticket })).toBe('due');
     expect(admission.exhausted).toBe(true);
   });
 });

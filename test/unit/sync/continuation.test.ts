@@ -3,7 +3,7 @@ import { silentLogger } from '../../../lib/log';
 import { newKeyringEntry, parseKeyring, SecretSealer } from '../../../lib/secrets/sealer';
 import { ConnectionService } from '../../../lib/sync/connections';
 import { StaleAttemptError } from '../../../lib/sync/errors';
-import type { Section } from '../../../lib/sync/model';
+import { HOUR_MS, type Section } from '../../../lib/sync/model';
 import { newStepId } from '../../../lib/sync/outcome';
 import { HourlyService } from '../../../lib/sync/service';
 import { tickUser } from '../../../lib/sync/tick';
@@ -13,7 +13,7 @@ import { MemorySyncStore } from './memory-sync-store';
 /**
  * A section continuing across steps of its attempt (decision 326), over the in-memory store: the
  * handover moves the attempt's child and the row in one fenced write; the attempt waits for the
- * continuation; the continuation takes the row once; nothing continues past the attempt's wait bound.
+ * continuation; the continuation takes the row once; nothing continues past the attempt's hour.
  */
 const WAIT = 15 * 60_000;
 const STEP_BOUND = 25_000;
@@ -94,17 +94,31 @@ it('a handed-over section keeps the attempt running until its continuation finis
   });
 });
 
-it('no continuation whose own bound would end past the attempt’s wait bound', async () => {
+it('no continuation whose own bound would end past the attempt’s hour (each step has its own wait bound)', async () => {
   const { hourly, user, head, row } = await walked();
-  const late = T0 + WAIT - STEP_BOUND;
+  // Past the attempt's start + the wait bound a continuation is still taken: the bound is each step's (decision 364).
+  const pastWait = T0 + WAIT + 1000;
   expect(
-    await hourly.continueStep(user, row('operations'), { step_id: newStepId(late), resume: {} }, late, STEP_BOUND),
-  ).toBe(false);
-  expect((await hourly.head(user))!.children.operations).toBe(head.children.operations);
-  const early = late - 1;
-  expect(
-    await hourly.continueStep(user, row('operations'), { step_id: newStepId(early), resume: {} }, early, STEP_BOUND),
+    await hourly.continueStep(
+      user,
+      row('operations'),
+      { step_id: newStepId(pastWait), resume: {} },
+      pastWait,
+      STEP_BOUND,
+    ),
   ).toBe(true);
+  const { head: moved } = { head: (await hourly.head(user))! };
+  const rowNow = { ...row('operations'), step_id: moved.children.operations! };
+  const late = T0 + HOUR_MS - STEP_BOUND;
+  expect(await hourly.continueStep(user, rowNow, { step_id: newStepId(late), resume: {} }, late, STEP_BOUND)).toBe(
+    false,
+  );
+  expect((await hourly.head(user))!.children.operations).toBe(moved.children.operations);
+  expect(moved.children.operations).not.toBe(head.children.operations);
+  const early = late - 1;
+  expect(await hourly.continueStep(user, rowNow, { step_id: newStepId(early), resume: {} }, early, STEP_BOUND)).toBe(
+    true,
+  );
 });
 
 it('fenced: a step that no longer owns the section, or an attempt that is not the current one, cannot hand over', async () => {

@@ -160,12 +160,12 @@ export class MemorySyncStore implements HourlyStore, ConnectionStore {
   async *dueEntries(shard: number, now: number, limit?: number) {
     this.count('dueEntries');
     const due = [
-      ...[...this.heads.values()].map((h) => [h.user_id, h.due_at] as const),
-      ...[...this.conns.entries()].map(([user, c]) => [user, c.due_at] as const),
+      ...[...this.heads.values()].map((h) => [h.user_id, h.due_at, false] as const),
+      ...[...this.conns.entries()].map(([user, c]) => [user, c.due_at, true] as const),
     ]
       .filter(([user, at]) => at !== undefined && at <= now && dueShardOf(user) === shard)
-      .sort((a, b) => a[1]! - b[1]!)
-      .map(([user_id, due_at]) => ({ user_id, due_at: due_at! }));
+      .sort((a, b) => a[1]! - b[1]! || (a[0] < b[0] ? -1 : 1))
+      .map(([user_id, due_at, fresh]) => ({ user_id, due_at: due_at!, fresh }));
     yield* limit ? due.slice(0, limit) : due;
   }
   async putConnectionIfNoHead(user: string, sealed: string, createdAt: number, dueAt: number) {
@@ -174,11 +174,21 @@ export class MemorySyncStore implements HourlyStore, ConnectionStore {
     this.conns.set(user, { sealed, created_at: createdAt, due_at: dueAt });
     return true;
   }
-  async putConnectionIfHead(user: string, sealed: string, createdAt: number) {
+  async putConnectionIfHead(user: string, sealed: string, createdAt: number, now: number) {
     this.count('putConnectionIfHead');
-    if (!this.heads.has(user)) return false;
+    const head = this.heads.get(user);
+    if (!head) return false;
     this.conns.set(user, { sealed, created_at: createdAt });
+    Object.assign(head, { rekeyed_at: now, due_at: now, revision: head.revision + 1 });
     return true;
+  }
+  async connectionDueAt(user: string) {
+    return this.conns.get(user)?.due_at;
+  }
+  async freshDueCount(shard: number, upTo: number) {
+    return [...this.conns.entries()].filter(
+      ([user, c]) => c.due_at !== undefined && c.due_at <= upTo && dueShardOf(user) === shard,
+    ).length;
   }
   async sealedToken(user: string) {
     this.count('sealedToken');

@@ -68,7 +68,7 @@ describe('deriveOutcome', () => {
     expect(deriveOutcome({ head, rows: late, cause: 'INTERRUPTED' }).error_code).toBe('INTERRUPTED');
   });
 
-  describe('a step whose wait expired reads DEADLINE, whichever side noticed first', () => {
+  describe('a late step keeps its result until the outcome is fixed (decision 363)', () => {
     const BOUND = 60_000;
     const t0 = Date.parse('2026-12-06T10:00:00Z');
     // Real step ids: each carries its dispatch instant, from which its own wait bound runs.
@@ -87,35 +87,35 @@ describe('deriveOutcome', () => {
       done(s, 'succeeded', t0 + 1000),
     );
 
-    it('the settle first: the hung step still running at its bound', () => {
+    it('settled first: the hung step still running is expired, DEADLINE', () => {
       const rows = [done('portfolio', 'running'), ...others];
-      expect(deriveOutcome({ head: timed, rows, waitBoundMs: BOUND })).toMatchObject({
+      expect(deriveOutcome({ head: timed, rows })).toMatchObject({
         state: 'partial',
         error_code: 'DEADLINE',
         sections: { portfolio: { state: 'expired' } },
       });
     });
 
-    it('the step first: its own bound wrote STEP_TIMEOUT after the wait was over; the row keeps its code', () => {
-      const rows = [done('portfolio', 'failed', t0 + BOUND + 5, 'STEP_TIMEOUT'), ...others];
-      expect(deriveOutcome({ head: timed, rows, waitBoundMs: BOUND })).toMatchObject({
-        state: 'partial',
-        error_code: 'DEADLINE',
-        sections: { portfolio: { state: 'expired', error_code: 'STEP_TIMEOUT' } },
+    it('published first, after its wait bound: a success is a success, a failure keeps its own code', () => {
+      // Seed 003: a late publication of the current attempt's step holds until the outcome is fixed.
+      const late = [done('portfolio', 'succeeded', t0 + BOUND + 5), ...others];
+      expect(deriveOutcome({ head: timed, rows: late })).toMatchObject({
+        state: 'succeeded',
+        sections: { portfolio: { state: 'succeeded' } },
       });
-      // A late success is no success either: the attempt had stopped waiting for it.
-      const late = [done('portfolio', 'succeeded', t0 + BOUND), ...others];
-      expect(deriveOutcome({ head: timed, rows: late, waitBoundMs: BOUND })).toMatchObject({
+      const failed = [done('portfolio', 'failed', t0 + BOUND + 5, 'STEP_TIMEOUT'), ...others];
+      expect(deriveOutcome({ head: timed, rows: failed })).toMatchObject({
         state: 'partial',
-        error_code: 'DEADLINE',
+        error_code: 'STEP_TIMEOUT',
+        sections: { portfolio: { state: 'failed', error_code: 'STEP_TIMEOUT' } },
       });
     });
 
-    it('a step that timed out within its wait keeps STEP_TIMEOUT; DEADLINE keeps its precedence', () => {
-      const rows = [done('portfolio', 'failed', t0 + BOUND - 1, 'STEP_TIMEOUT'), ...others];
-      expect(deriveOutcome({ head: timed, rows, waitBoundMs: BOUND }).error_code).toBe('STEP_TIMEOUT');
-      const first = [done('portfolio', 'failed', t0 + 10, 'TOKEN_INVALID'), done('operations', 'failed', t0 + BOUND)];
-      expect(deriveOutcome({ head: timed, rows: first, waitBoundMs: BOUND }).error_code).toBe('TOKEN_INVALID');
+    it('the first problem in section order is the code, DEADLINE like any other', () => {
+      const first = [done('portfolio', 'failed', t0 + 10, 'TOKEN_INVALID'), done('operations', 'running')];
+      expect(deriveOutcome({ head: timed, rows: first }).error_code).toBe('TOKEN_INVALID');
+      const hung = [done('portfolio', 'running'), done('operations', 'failed', t0 + 10, 'TOKEN_INVALID')];
+      expect(deriveOutcome({ head: timed, rows: hung }).error_code).toBe('DEADLINE');
     });
   });
 

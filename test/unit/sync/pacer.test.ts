@@ -28,7 +28,7 @@ function peak(times: number[], w: number): number {
   return best;
 }
 
-function world(opts: { every429?: number; resetSeconds?: number } = {}) {
+function world(opts: { every429?: number; resetSeconds?: number; tokenLimitOf?: string } = {}) {
   const clock = new VirtualClock(T0 + 37); // off any window boundary
   const data = new MemorySyncDataStore();
   const sends: { at: number; user: string; service: string; status: number }[] = [];
@@ -37,12 +37,17 @@ function world(opts: { every429?: number; resetSeconds?: number } = {}) {
     const url = String(input);
     const service = /v1\.(\w+)\//.exec(url)![1];
     const user = String((init!.headers as Record<string, string>).authorization).slice('Bearer t.'.length);
-    const limited = opts.every429 !== undefined && ++n % opts.every429 === 0;
+    // `tokenLimitOf`: that user's every 429 is its token's own limit (the token's counter spent); else the address's.
+    const mine = opts.tokenLimitOf === undefined || opts.tokenLimitOf === user;
+    const limited = mine && opts.every429 !== undefined && ++n % opts.every429 === 0;
     sends.push({ at: clock.now, user, service, status: limited ? 429 : 200 });
+    const counter: Record<string, string> = opts.tokenLimitOf
+      ? { 'x-ratelimit-limit': '200', 'x-ratelimit-remaining': '0' }
+      : {};
     return limited
       ? new Response(JSON.stringify({ code: 8, message: '80002' }), {
           status: 429,
-          headers: { 'x-ratelimit-reset': String(opts.resetSeconds ?? 1) },
+          headers: { 'x-ratelimit-reset': String(opts.resetSeconds ?? 1), ...counter },
         })
       : new Response('{}', { status: 200 });
   });
@@ -104,6 +109,25 @@ describe('the pacer (simulated clock)', () => {
         expect(w.sends.filter((s) => s.at > limited.at && s.at < limited.at + 1000)).toEqual([]);
     },
   );
+
+  it("a token's own 429 holds that token alone: the other connections' calls go on (decision 362)", async () => {
+    const w = world({ every429: 3, resetSeconds: 2, tokenLimitOf: 'storming' });
+    const steps = [w.step('storming', 12, 'OperationsService'), w.step('calm', 40, 'OperationsService')];
+    await w.clock.run(Promise.all(steps));
+    const limited = w.sends.filter((s) => s.status === 429);
+    expect(limited.length).toBeGreaterThanOrEqual(4);
+    for (const l of limited) {
+      const within = w.sends.filter((s) => s.at > l.at && s.at < l.at + 2000);
+      // The storming token waited out its reset; the calm one was not held by it.
+      expect(within.filter((s) => s.user === 'storming')).toEqual([]);
+    }
+    const calmDuringResets = limited.flatMap((l) =>
+      w.sends.filter((s) => s.user === 'calm' && s.at > l.at && s.at < l.at + 2000),
+    );
+    expect(calmDuringResets.length).toBeGreaterThan(0);
+    // The addresses' schedule was never paused.
+    expect(await w.data.pacePausedUntil(EGRESS_PACE)).toBe(0);
+  });
 
   it("one token's concurrent steps stay under its per-service limit in every sliding minute", async () => {
     const w = world();
