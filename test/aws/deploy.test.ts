@@ -810,7 +810,7 @@ suite(
       });
     });
 
-    it('as shipped, a queue policy is created untyped and the queue keeps none; fixed, the queue holds it', async () => {
+    it('as shipped, a queue policy is not created and the queue keeps none; fixed, the queue holds it', async () => {
       const queue = {
         Queue: { Type: 'AWS::SQS::Queue', Properties: { QueueName: 'with-policy' } },
         QueuePolicy: {
@@ -844,11 +844,15 @@ suite(
               AttributeNames: ['Policy'],
             },
           );
-          return { type: stack.find((r) => r.startsWith('QueuePolicy '))?.split(' ')[1], policy: Attributes?.Policy };
+          return {
+            created: stack.some((r) => r.startsWith('QueuePolicy AWS::SQS::QueuePolicy ')),
+            policy: Attributes?.Policy,
+          };
         });
-      expect(await policyOfStack(false)).toEqual({ type: '(untyped)', policy: undefined });
+      // As shipped moto lists it untyped, or not at all (5.2.1 here), and the queue has no policy.
+      expect(await policyOfStack(false)).toEqual({ created: false, policy: undefined });
       const fixed = await policyOfStack(true);
-      expect(fixed.type).toBe('AWS::SQS::QueuePolicy');
+      expect(fixed.created).toBe(true);
       expect(JSON.parse(fixed.policy!).Statement[0]).toMatchObject({ Effect: 'Deny', Action: 'sqs:SendMessage' });
     });
 
