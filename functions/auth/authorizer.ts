@@ -11,8 +11,9 @@ import { emitMetric } from '../../lib/metrics';
 import { header } from '../../lib/http/request';
 
 /**
- * The HTTP API's Lambda authorizer (REQUEST, payload 2.0, no caching: the
- * decision depends on the route). API routes take the bearer token; UI routes
+ * The HTTP API's Lambda authorizer (REQUEST, payload 2.0; on AWS the bearer
+ * decisions are cached by token AND route key, so the policy names the route's
+ * pattern, lib/auth/gateway.ts). API routes take the bearer token; UI routes
  * (SESSION_ROUTES) take the session cookie. Logs who was refused and why,
  * never the token or the cookie: both are registered with the log's
  * redaction for the invocation, so not even an error's message can print them.
@@ -46,7 +47,14 @@ async function authorizer(event: APIGatewayRequestAuthorizerEventV2): Promise<AP
   }
   const now = systemClock();
   const decision = web
-    ? authorizeSession(settings.grants, settings.sessionKeys!, credential, event.routeKey, now)
+    ? authorizeSession(
+        settings.grants,
+        settings.sessionKeys!,
+        credential,
+        event.routeKey,
+        now,
+        header(event.headers, 'host'),
+      )
     : authorize(settings.grants, credential as string | undefined, event.routeKey, now);
   if (decision.effect !== 'allow') {
     log.warn('auth_refused', {
@@ -56,7 +64,7 @@ async function authorizer(event: APIGatewayRequestAuthorizerEventV2): Promise<AP
       principal: 'principal' in decision ? decision.principal : undefined,
     });
   }
-  return gatewayAnswer(decision, event.routeArn);
+  return gatewayAnswer(decision, event.routeArn, event.routeKey);
 }
 
 /** The header, the bearer token, each cookie and its value: what no line of this invocation may print. */

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Keyring } from '../secrets/sealer';
 import { ANY_SESSION, ROUTE_SCOPES, RouteScope, SESSION_ROUTES } from './scopes';
-import { checkSession, readCookie, SESSION_COOKIE } from './session';
+import { checkSession, readCookie, sessionCookieName } from './session';
 import { Scope, TokenGrant, tokenHash } from './tokens';
 
 /**
@@ -59,10 +59,12 @@ export function authorizeSession(
   cookies: readonly string[] | string | undefined,
   routeKey: string,
   now: number,
+  /** The request's Host: the cookie is read under its name for that host alone (session.ts sessionCookieName). */
+  host: string | undefined,
 ): Decision {
   const scope = ROUTE_SCOPES[routeKey];
   if (!scope || !SESSION_ROUTES.includes(routeKey)) return { effect: 'unauthenticated', reason: 'malformed' };
-  const check = checkSession(keyring, grants, readCookie(cookies, SESSION_COOKIE), now);
+  const check = checkSession(keyring, grants, readCookie(cookies, sessionCookieName(host)), now);
   if (!check.ok) return { effect: 'anonymous', reason: check.reason };
   const principal = check.grant.name;
   if (scope !== ANY_SESSION && !check.grant.scopes.includes(scope)) {

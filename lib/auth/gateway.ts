@@ -7,9 +7,28 @@ import { UnauthorizedError } from './errors';
  * only the policy form distinguishes 401 from 403). API Gateway turns the
  * error message `Unauthorized` into a 401 and a Deny into a 403; serverless
  * offline does the same, so the local stack answers as AWS would.
+ *
+ * The policy names the ROUTE, not the request: on AWS the bearer decision is
+ * cached by token and route key (plugins/aws-operations), and the cached
+ * policy is evaluated against every later request of that route, whose ARN
+ * names its own path (`…/GET/downloads/<another id>`). A policy naming only
+ * the first request's path would deny the second (decision 381).
  */
 
-export function gatewayAnswer(decision: Decision, routeArn: string): APIGatewayAuthorizerResult {
+/**
+ * `routeArn` (`arn:aws:execute-api:<region>:<account>:<api>/<stage>/<METHOD>/<path>`) widened to its route:
+ * each `{param}` or `{proxy+}` of the route key becomes `*`. Anything unexpected stays the request's own ARN.
+ */
+export function routeResource(routeArn: string, routeKey: string): string {
+  const head = /^(arn:[^/]+\/[^/]+)\//.exec(routeArn)?.[1];
+  const route = /^([A-Z]+) (\/[^\s]*)$/.exec(routeKey);
+  if (!head || !route) return routeArn;
+  const [, method, path] = route;
+  return `${head}/${method}${path.replace(/\{[^}/]+\}/g, '*')}`;
+}
+
+export function gatewayAnswer(decision: Decision, routeArn: string, routeKey: string): APIGatewayAuthorizerResult {
+  const resource = routeResource(routeArn, routeKey);
   if (decision.effect === 'unauthenticated') throw new UnauthorizedError();
   if (decision.effect === 'anonymous') {
     // API Gateway cannot redirect: the page function does, from an empty principal, before any other work.
@@ -17,7 +36,7 @@ export function gatewayAnswer(decision: Decision, routeArn: string): APIGatewayA
       principalId: 'anonymous',
       policyDocument: {
         Version: '2012-10-17',
-        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: routeArn }],
+        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: resource }],
       },
       context: { principal: '', scope: '', scopes: '', csrf: '' },
     };
@@ -28,7 +47,7 @@ export function gatewayAnswer(decision: Decision, routeArn: string): APIGatewayA
       principalId: decision.principal,
       policyDocument: {
         Version: '2012-10-17',
-        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: routeArn }],
+        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: resource }],
       },
       context: {
         principal: decision.principal,
@@ -44,7 +63,7 @@ export function gatewayAnswer(decision: Decision, routeArn: string): APIGatewayA
     policyDocument: {
       Version: '2012-10-17',
       Statement: [
-        { Action: 'execute-api:Invoke', Effect: decision.effect === 'allow' ? 'Allow' : 'Deny', Resource: routeArn },
+        { Action: 'execute-api:Invoke', Effect: decision.effect === 'allow' ? 'Allow' : 'Deny', Resource: resource },
       ],
     },
     // Handlers read who called from requestContext.authorizer; never the token.

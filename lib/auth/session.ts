@@ -6,7 +6,7 @@ import { TokenGrant } from './tokens';
  * Browser sessions: a signed cookie, no server-side state, so checking one
  * costs no storage call (a malformed page id stays a 404 with zero calls).
  *
- *   tss_session = "v1.<key id>.<payload>.<mac>"   (base64url; mac = HMAC-SHA256 under SESSION_KEYS)
+ *   __Host-tss_session = "v1.<key id>.<payload>.<mac>"   (base64url; mac = HMAC-SHA256 under SESSION_KEYS)
  *   payload     = {sub: grant name, gh: first 16 hex of the grant's hash, exp: epoch s, csrf: nonce}
  *
  * The session names the API token it was opened with (`gh`), and scopes are
@@ -15,7 +15,21 @@ import { TokenGrant } from './tokens';
  * The cookie never carries the token itself.
  */
 
-export const SESSION_COOKIE = 'tss_session';
+/**
+ * The cookie's name on every host but loopback: the `__Host-` prefix makes
+ * browsers keep it only as Secure, Path=/ and without Domain, so neither a
+ * sibling subdomain nor a plain-http answer can plant or shadow a session.
+ */
+export const SESSION_COOKIE = '__Host-tss_session';
+/**
+ * On a loopback host over plain http (`npm start`) a `__Host-` cookie cannot be had (it must be Secure, which
+ * not every browser stores from http://127.0.0.1): the stack's session has this name there, and only there.
+ */
+export const LOCAL_SESSION_COOKIE = 'tss_session';
+
+/** The session cookie's name for a request to `host` (its Host header; decision 385). */
+export const sessionCookieName = (host: string | undefined) =>
+  isLoopbackHost(host) ? LOCAL_SESSION_COOKIE : SESSION_COOKIE;
 /** How long a session lasts after sign-in. */
 export const SESSION_TTL_S = 8 * 3600;
 
@@ -105,7 +119,7 @@ export function isLoopbackHost(host: string | undefined): boolean {
 }
 
 export function sessionCookie(value: string, maxAge: number, host: string | undefined): string {
-  return `${SESSION_COOKIE}=${value}; Path=/; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${isLoopbackHost(host) ? '' : '; Secure'}`;
+  return `${sessionCookieName(host)}=${value}; Path=/; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${isLoopbackHost(host) ? '' : '; Secure'}`;
 }
 
 export function clearedSessionCookie(host: string | undefined): string {

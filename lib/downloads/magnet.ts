@@ -1,3 +1,4 @@
+import { internalHost, peerHost } from './addresses';
 import { InvalidInfohashError, InvalidMagnetError } from './errors';
 import { Infohash, parseInfohash, sortHashes } from './infohash';
 
@@ -33,7 +34,15 @@ const PEER = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\]):\
 /** WebTorrent's trackers: well-formed, useless to qBittorrent, dropped rather than refused (decision 290). */
 const DROPPED_TRACKER_SCHEMES = new Set(['ws:', 'wss:']);
 
-export function parseMagnet(uri: unknown): Magnet {
+export interface MagnetOptions {
+  /**
+   * Trackers and peers may name internal or loopback hosts (MAGNET_ALLOW_PRIVATE_ADDRESSES=true: the local
+   * stack's closed swarm, a private tracker on the user's own network). Off by default: lib/downloads/addresses.ts.
+   */
+  allowPrivateAddresses?: boolean;
+}
+
+export function parseMagnet(uri: unknown, options: MagnetOptions = {}): Magnet {
   if (typeof uri !== 'string') throw new InvalidMagnetError('magnet must be a string');
   if (uri.length > MAX_MAGNET_LENGTH)
     throw new InvalidMagnetError(`magnet is longer than ${MAX_MAGNET_LENGTH} characters`);
@@ -60,11 +69,13 @@ export function parseMagnet(uri: unknown): Magnet {
       if (trackers.length >= MAX_TRACKERS)
         throw new InvalidMagnetError(`magnet has more than ${MAX_TRACKERS} trackers`);
       const tracker = trackerUrl(value);
+      if (tracker && !options.allowPrivateAddresses) refuseInternal('tracker', peerHost(new URL(tracker).host));
       if (tracker) trackers.push(tracker);
     } else if (key === 'x.pe') {
       if (!PEER.test(value) || Number(value.slice(value.lastIndexOf(':') + 1)) > 65535)
         throw new InvalidMagnetError('magnet peer address (x.pe) must be host:port');
       if (peers.length >= MAX_TRACKERS) throw new InvalidMagnetError(`magnet has more than ${MAX_TRACKERS} peers`);
+      if (!options.allowPrivateAddresses) refuseInternal('peer address (x.pe)', peerHost(value));
       peers.push(value);
     }
   }
@@ -137,6 +148,14 @@ function trackerUrl(value: string): string | undefined {
   if (!TRACKER_SCHEMES.has(url.protocol) || url.hostname === '')
     throw new InvalidMagnetError('magnet tracker must be an http, https or udp URL with a host');
   return value;
+}
+
+function refuseInternal(what: string, host: string): void {
+  const why = internalHost(host);
+  if (why)
+    throw new InvalidMagnetError(
+      `magnet ${what} names an internal host: ${why}; refused unless MAGNET_ALLOW_PRIVATE_ADDRESSES=true`,
+    );
 }
 
 function decode(value: string, key: string): string {

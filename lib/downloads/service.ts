@@ -13,7 +13,7 @@ import {
 /** test/unit/http/request.test.ts imports it from here (the HTTP edge's test): the class is errors.ts's. */
 export { InvalidCursorError };
 import { Infohash, parseInfohashes } from './infohash';
-import { clientMagnet, formatMagnet, parseMagnet } from './magnet';
+import { clientMagnet, formatMagnet, type MagnetOptions, parseMagnet } from './magnet';
 import { Download, DownloadState, isActive } from './model';
 import type { DownloadStore, ListPage } from './store';
 
@@ -29,6 +29,8 @@ export interface DownloadsDeps {
   log: Logger;
   /** What a cancel does to the torrent: remove it (files kept unless deleteFiles) or stop it. Default: remove, keep files. */
   cancel?: { action: 'remove' | 'stop'; deleteFiles: boolean };
+  /** How magnets are read (magnet.ts): by default a tracker or peer on an internal host is refused. */
+  magnets?: MagnetOptions;
 }
 
 export type IngestRequest = { magnet: string } | { infohashes: string[]; name?: string };
@@ -40,7 +42,7 @@ export async function ingest(
   deps: DownloadsDeps,
   request: IngestRequest,
 ): Promise<{ created: boolean; download: Download }> {
-  const { hashes, name, magnet } = describeRequest(request);
+  const { hashes, name, magnet } = describeRequest(request, deps.magnets);
   const result = await deps.store.createDownloadIfNoActive({ state: 'queued', name, magnet }, hashes);
   const log = deps.log.child({ download_id: result.download.id, infohash: result.download.infohashes[0].infohash });
   if (!result.created) {
@@ -84,7 +86,7 @@ async function activateAndAdd(
   const activated = await deps.store.activateIfNoOtherActive(id, 'queued');
   const log = deps.log.child({ download_id: id, infohash: before.infohashes[0]?.infohash });
   try {
-    await deps.torrents.add(magnetOf(before), { tags: [id] });
+    await deps.torrents.add(magnetOf(before, deps.magnets), { tags: [id] });
     log.info(events.done, { from: before.state });
     return activated;
   } catch (err) {
@@ -215,9 +217,12 @@ export function decodeCursor(cursor: string): string {
   return id;
 }
 
-function describeRequest(request: IngestRequest): { hashes: Infohash[]; name: string; magnet?: string } {
+function describeRequest(
+  request: IngestRequest,
+  options?: MagnetOptions,
+): { hashes: Infohash[]; name: string; magnet?: string } {
   if ('magnet' in request) {
-    const magnet = parseMagnet(request.magnet);
+    const magnet = parseMagnet(request.magnet, options);
     return {
       hashes: magnet.infohashes,
       name: safeName(magnet.name) ?? magnet.infohashes[0].infohash,
@@ -234,10 +239,11 @@ function describeRequest(request: IngestRequest): { hashes: Infohash[]; name: st
  * decision 290, or by the legacy import, hold the caller's string); one that no longer parses is replaced
  * by the download's own hashes and name.
  */
-function magnetOf(download: Download): string {
+function magnetOf(download: Download, options?: MagnetOptions): string {
   if (download.magnet) {
     try {
-      return clientMagnet(parseMagnet(download.magnet));
+      // Under today's rules: a stored tracker on an internal host (a row older than them) drops the magnet's extras.
+      return clientMagnet(parseMagnet(download.magnet, options));
     } catch (err) {
       if (!(err instanceof InvalidMagnetError)) throw err;
     }

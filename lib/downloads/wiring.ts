@@ -1,5 +1,6 @@
 import { awsClients } from '../aws/clients';
 import { config, perEnvironment } from '../config';
+import { EnvReader } from '../config/env';
 import { createLogger } from '../log';
 import { loadTorrentClientConfig } from '../torrents/config';
 import { deployedTorrentClient } from '../torrents/wiring';
@@ -16,6 +17,16 @@ export const downloadsLog = createLogger({ domain: 'downloads' });
 
 const table = () => ({ documents: awsClients(config()).documents, table: config().tables.downloads });
 const torrentSettings = perEnvironment(() => loadTorrentClientConfig());
+const magnetOptions = perEnvironment(() => {
+  const r = new EnvReader(process.env);
+  const allow = r.string('MAGNET_ALLOW_PRIVATE_ADDRESSES', {
+    default: 'false',
+    pattern: /^(true|false)$/,
+    hint: 'true or false: whether magnets may name trackers and peers on internal hosts (the local stack: true)',
+  });
+  r.done();
+  return { allowPrivateAddresses: allow === 'true' };
+});
 // One client per container and credentials: its session, its Web API version and its sync/maindata rid live as long as both.
 const torrentClient = perEnvironment(() => deployedTorrentClient(torrentSettings(), downloadsLog, table()));
 
@@ -33,6 +44,9 @@ export const downloadsDeps = perEnvironment((): DownloadsDeps & { missingGraceMs
   get cancel() {
     const torrent = torrentSettings();
     return { action: torrent.cancelAction, deleteFiles: torrent.cancelDeleteFiles };
+  },
+  get magnets() {
+    return magnetOptions();
   },
   get missingGraceMs() {
     return torrentSettings().missingGraceMs;

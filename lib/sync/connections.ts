@@ -1,8 +1,10 @@
 import { isoTime } from '../clock';
 import type { TokenSealer } from '../secrets/token-sealer';
 import { AdmitPolicy, firstCallsOfMinute } from './admission';
+import type { PurgeBound, PurgeResult, SyncDataStore } from './data-store';
 import { DUE_SHARDS } from './keys';
 import type { Connection } from './model';
+import type { HourlyService } from './service';
 import type { ConnectionStore, HourlyStore } from './store';
 
 /**
@@ -63,6 +65,14 @@ export class ConnectionService {
   }
 
   /**
+   * Whether the user has a stored token, without opening it: the tick's check (no KMS call, no Decrypt in
+   * CloudTrail for every user every hour; the step that uses the token opens it).
+   */
+  async hasToken(user: string): Promise<boolean> {
+    return (await this.deps.store.sealedToken(user)) !== undefined;
+  }
+
+  /**
    * A connection that has never had an attempt: its place among the new connections due before it
    * (each shard's due index, counted, never read item by item) and the minute the first syncs'
    * share reaches it (admission.ts). First-sync retries of failed attempts also take the share but
@@ -97,6 +107,30 @@ export class ConnectionService {
   removeConnection(user: string): Promise<boolean> {
     return this.deps.store.removeConnection(user);
   }
+}
+
+/**
+ * DELETE /sync/connections/{user}: the connection and its head go (one
+ * transaction: the user leaves the due index), then the user's synced data,
+ * within `bound` (dynamodb-purge.ts). Called again, it goes on where the last
+ * call stopped: `purge.done` says when nothing is left. A step already
+ * running for the user loses its fence with the head, so its next fenced
+ * write is refused (decision 387).
+ */
+export async function deleteConnection(
+  deps: {
+    connections: ConnectionService;
+    hourly: Pick<HourlyService, 'head'>;
+    data: Pick<SyncDataStore, 'purgeUser'>;
+  },
+  user: string,
+  bound: PurgeBound,
+): Promise<{ removed: boolean; purge: PurgeResult; running: boolean }> {
+  // An attempt in flight: its steps' unfenced writes (accounts, portfolio, events) may still land after the
+  // purge, until the step's own bound; the caller is told to call again once that has passed.
+  const running = (await deps.hourly.head(user))?.state === 'running';
+  const removed = await deps.connections.removeConnection(user);
+  return { removed, purge: await deps.data.purgeUser(user, bound), running: removed && running };
 }
 
 /**

@@ -17,8 +17,23 @@ export interface OperationWindow {
   count: number;
 }
 
+/** How much one purge may do: at most `maxItems` deletes; it stops at the first one past `deadline` (epoch ms by `now`). */
+export interface PurgeBound {
+  maxItems: number;
+  deadline: number;
+  now: () => number;
+}
+
+/** `deleted`: items found and deleted; `done`: nothing of the user's is left. */
+export interface PurgeResult {
+  deleted: number;
+  done: boolean;
+}
+
 /** The synced data, and the call budgets' pacing schedules (pacer.ts). */
 export interface SyncDataStore extends PaceStore {
+  /** Deletes the user's synced data (dynamodb-purge.ts), within `bound`; again until `done`. */
+  purgeUser(user: string, bound: PurgeBound): Promise<PurgeResult>;
   putAccounts(user: string, accounts: Account[], now: number): Promise<void>;
   putPortfolio(user: string, portfolio: Portfolio, now: number): Promise<void>;
   putEvents(

@@ -9,6 +9,7 @@ import { newId } from '../ident';
 import type { OperationWindow, SyncDataStore } from './data-store';
 import type { RateUse } from './model';
 import { DynamoPaceStore } from './dynamodb-pace';
+import { purgeUserData } from './dynamodb-purge';
 import type { PaceStore } from './pacer';
 import {
   accountItem,
@@ -45,6 +46,7 @@ export class DynamoSyncDataStore implements SyncDataStore {
     this.pace = new DynamoPaceStore(deps);
   }
 
+  purgeUser: SyncDataStore['purgeUser'] = (user, bound) => purgeUserData(this.deps, user, bound);
   takePace: PaceStore['takePace'] = (...args) => this.pace.takePace(...args);
   pausePace: PaceStore['pausePace'] = (...args) => this.pace.pausePace(...args);
   pacePausedUntil: PaceStore['pacePausedUntil'] = (key) => this.pace.pacePausedUntil(key);
@@ -137,7 +139,14 @@ export class DynamoSyncDataStore implements SyncDataStore {
         {
           Put: {
             TableName: this.table,
-            Item: { ...window, entity: 'opwindow', user_id: user, ...key },
+            // previous_generation: the one deleted below; a crash before that delete leaves it findable (the purge).
+            Item: {
+              ...window,
+              entity: 'opwindow',
+              user_id: user,
+              ...(current ? { previous_generation: current.generation } : {}),
+              ...key,
+            },
             ConditionExpression: current ? 'generation = :g' : 'attribute_not_exists(PK)',
             ...(current ? { ExpressionAttributeValues: { ':g': current.generation } } : {}),
           },

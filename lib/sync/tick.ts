@@ -298,7 +298,7 @@ export async function tickUser(
   // Spread: its calls should arrive after those admitted before it (its head is written: no other tick takes it).
   const wait = startAt ? startAt - deps.now() : 0;
   if (wait > 0) await (deps.sleep ?? sleep)(wait);
-  if (!(await deps.connections.connectionToken(user))) {
+  if (!(await deps.connections.hasToken(user))) {
     // access.local: without a token no section can run.
     await deps.hourly.markWalkCompleted(attempt, deps.now());
     await deps.hourly.settleHourly(user, attempt.attempt_id, deps.now(), { cause: SyncErrorCode.ACCESS_DENIED });

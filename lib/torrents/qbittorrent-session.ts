@@ -1,5 +1,6 @@
 import { Clock, isoTime } from '../clock';
 import type { Logger } from '../log';
+import { isRedirect, redirectTarget } from '../util/redirect';
 import { TorrentClientAuthError, TorrentClientError } from './errors';
 import { credentialsFingerprint, LoginGate, LoginGateStore, MemoryLoginGateStore } from './login-gate';
 
@@ -140,8 +141,9 @@ export class QbittorrentSession {
     headers: Record<string, string>,
     retried = false,
   ): Promise<Response> {
+    let res: Response;
     try {
-      return await this.fetch(this.endpoint(path), {
+      res = await this.fetch(this.endpoint(path), {
         method,
         headers: {
           ...headers,
@@ -150,6 +152,8 @@ export class QbittorrentSession {
         },
         body: form?.toString(),
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 5000),
+        // Never followed (lib/util/redirect.ts): a 307 to the login would post the password again, anywhere.
+        redirect: 'manual',
       });
     } catch (err) {
       // A kept-alive connection the server closed while this process could not run its timers (a Lambda
@@ -163,6 +167,14 @@ export class QbittorrentSession {
         `${method} ${path} failed: ${err instanceof Error ? `${err.message}${causeOf(err)}` : String(err)}`,
       );
     }
+    if (isRedirect(res.status)) {
+      await res.body?.cancel();
+      throw new TorrentClientError(
+        `${method} ${path} answered ${res.status}, a redirect to ${redirectTarget(res, this.base)}: not followed (set TORRENT_CLIENT_URL to the address that answers)`,
+        res.status,
+      );
+    }
+    return res;
   }
 }
 

@@ -10,6 +10,9 @@ export function newNonce(): string {
 }
 
 export const SECURITY_HEADERS = {
+  // HTTPS only for a year on this host (browsers ignore it on a plain-http answer: the local stack is unaffected).
+  // No includeSubDomains: the operator's other hosts are not ours to decide.
+  'strict-transport-security': 'max-age=31536000',
   'cache-control': 'no-store',
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',

@@ -100,7 +100,15 @@ function functionRole(input) {
       ),
     });
   if (input.failureQueues.length)
-    statements.push({ Effect: 'Allow', Action: ['sqs:SendMessage'], Resource: uniqueJson(input.failureQueues) });
+    statements.push({
+      Effect: 'Allow',
+      Action: ['sqs:SendMessage'],
+      Resource: uniqueJson(input.failureQueues),
+      // Lambda writes the on-failure record with this role from outside the execution environment, and such a
+      // call carries no lambda:SourceFunctionArn; every call of the function's own code does (Lambda injects
+      // it into the role's credentials there). So Lambda's delivery passes and the code cannot send a record.
+      Condition: { Null: { [SOURCE_FUNCTION_KEY]: 'true' } },
+    });
   if (input.streams.length)
     statements.push({ Effect: 'Allow', Action: STREAM_ACTIONS, Resource: uniqueJson(input.streams) });
   if (input.inVpc) statements.push({ Effect: 'Allow', Action: VPC_ACTIONS, Resource: '*' });
@@ -114,6 +122,54 @@ function functionRole(input) {
         Statement: [{ Effect: 'Allow', Principal: { Service: ['lambda.amazonaws.com'] }, Action: ['sts:AssumeRole'] }],
       },
       Policies: [{ PolicyName: 'function', PolicyDocument: { Version: '2012-10-17', Statement: statements } }],
+    },
+  };
+}
+
+/** The key Lambda adds to every AWS call made with the credentials of a function's execution environment. */
+const SOURCE_FUNCTION_KEY = 'lambda:SourceFunctionArn';
+
+/**
+ * The failure queue's policy (decision 380): only the roles of the functions
+ * whose on-failure destination it is may send to it (and through their
+ * identity policy only Lambda's delivery, not their code: functionRole), no
+ * other principal, not even the account's administrators; nothing without TLS.
+ * A service principal has no aws:PrincipalArn, so the negated condition holds
+ * and it is refused too.
+ * @param {string} queueId
+ * @param {string[]} senderRoleIds
+ */
+function failureQueuePolicy(queueId, senderRoleIds) {
+  const queue = { 'Fn::GetAtt': [queueId, 'Arn'] };
+  return {
+    Type: 'AWS::SQS::QueuePolicy',
+    Properties: {
+      Queues: [ref(queueId)],
+      PolicyDocument: {
+        Version: '2012-10-17',
+        Statement: [
+          {
+            Sid: 'OnlyTheFailingFunctionsDestinations',
+            Effect: 'Deny',
+            Principal: '*',
+            Action: 'sqs:SendMessage',
+            Resource: queue,
+            Condition: {
+              ArnNotEquals: {
+                'aws:PrincipalArn': [...new Set(senderRoleIds)].sort().map((id) => ({ 'Fn::GetAtt': [id, 'Arn'] })),
+              },
+            },
+          },
+          {
+            Sid: 'TlsOnly',
+            Effect: 'Deny',
+            Principal: '*',
+            Action: 'sqs:*',
+            Resource: queue,
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          },
+        ],
+      },
     },
   };
 }
@@ -156,11 +212,31 @@ const KEY_ADMINISTRATION = [
 ];
 
 /**
- * A key's policy: administration by the account root, and each use granted to
- * exactly the roles of the functions whose `keyUse` names it.
- * @param {Array<{ roleId: string, actions: string[] }>} users
+ * The condition every use of a key carries: the encryption context our code
+ * always sends (custom.keys `encryptionContext`: `{purpose: sync-token}`, the
+ * sealer's purpose), so a role's use of the key for anything else — a
+ * Decrypt of another purpose's data key, a data key asked without the context
+ * — is refused by KMS itself.
+ * @param {{ encryptionContext?: Record<string, string> } | undefined} key
+ * @returns {Record<string, Record<string, string>> | undefined}
  */
-function keyPolicy(users) {
+function keyCondition(key) {
+  const context = key?.encryptionContext ?? {};
+  if (Object.keys(context).length === 0) return undefined;
+  return {
+    StringEquals: Object.fromEntries(
+      Object.entries(context).map(([name, value]) => [`kms:EncryptionContext:${name}`, String(value)]),
+    ),
+  };
+}
+
+/**
+ * A key's policy: administration by the account root, and each use granted to
+ * exactly the roles of the functions whose `keyUse` names it, under `condition`.
+ * @param {Array<{ roleId: string, actions: string[] }>} users
+ * @param {Record<string, Record<string, string>>} [condition]
+ */
+function keyPolicy(users, condition) {
   /** @type {Map<string, string[]>} */
   const byAction = new Map();
   for (const { roleId, actions } of users)
@@ -185,6 +261,7 @@ function keyPolicy(users) {
           Principal: { AWS: [...new Set(roles)].sort().map((roleId) => ({ 'Fn::GetAtt': [roleId, 'Arn'] })) },
           Action: action,
           Resource: '*',
+          ...(condition ? { Condition: condition } : {}),
         })),
     ],
   };
@@ -228,10 +305,13 @@ function dropImpliedDependsOn(resources) {
 module.exports = {
   flattenStatements,
   functionRole,
+  failureQueuePolicy,
+  keyCondition,
   keyPolicy,
   dropImpliedDependsOn,
   VPC_ACTIONS,
   XRAY_ACTIONS,
   STREAM_ACTIONS,
+  SOURCE_FUNCTION_KEY,
   KEY_ADMINISTRATION,
 };

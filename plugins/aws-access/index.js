@@ -15,8 +15,9 @@
  *   no key at all.
  * - Packaging on `aws`: refuses a stage whose endpoint settings are missing,
  *   loopback or plaintext (naming each), then writes one IAM role per
- *   function, each key's policy, and drops DependsOn that a Ref already
- *   implies; every log group keeps its logs LOG_RETENTION_DAYS.
+ *   function, each key's policy, the failure queue's policy (its senders:
+ *   the roles of the functions it is the destination of), and drops
+ *   DependsOn that a Ref already implies; every log group keeps its logs LOG_RETENTION_DAYS.
  */
 const iam = require('./iam');
 const stageRules = require('./settings');
@@ -141,7 +142,7 @@ class AwsAccess {
     const connector = this.custom.connector ?? {};
     if (String(connector.deploy) !== 'true') for (const id of connector.resources ?? []) delete this.resources[id];
 
-    /** @type {Record<string, { environment: string, alias?: string }>} */
+    /** @type {Record<string, { environment: string, alias?: string, override?: string }>} */
     const keys = this.custom.keys ?? {};
     if (this.target !== 'aws')
       for (const [keyId, key] of Object.entries(keys)) {
@@ -164,7 +165,11 @@ class AwsAccess {
       fn.environment = { ...(fn.environment ?? {}), ...secrets.environment };
       for (const keyId of Object.keys(fn.keyUse ?? {})) {
         if (!keys[keyId]) problems.push(`${key}: keyUse names ${keyId}, which is not in custom.keys`);
-        else if (this.target === 'aws') fn.environment[keys[keyId].environment] = { 'Fn::GetAtt': [keyId, 'Arn'] };
+        else if (this.target === 'aws') {
+          const chosen = stageRules.keyEnvironment(keyId, keys[keyId].override);
+          problems.push(...chosen.problems.map((p) => `${keys[keyId].environment}: ${p}`));
+          fn.environment[keys[keyId].environment] = chosen.value;
+        }
       }
       if (fn.privateNetwork && network.vpc) fn.vpc = network.vpc;
       if (this.target === 'aws' && stageRules.runsFromImage(key, this.custom.scanImage)) {
@@ -188,7 +193,17 @@ class AwsAccess {
       refused: custom.refusedSettings ?? {},
       allowPlaintext,
     });
-    const problems = [...settings.problems, ...stageRules.privateNetwork(custom.vpc ?? {}).problems];
+    const network = stageRules.privateNetwork(custom.vpc ?? {});
+    const problems = [...settings.problems, ...network.problems];
+    const alarms = stageRules.alarmSubscribers({
+      emails: custom.operations?.alarmEmails,
+      required: custom.operations?.alarmSubscriberRequired,
+    });
+    if (alarms.problem) problems.push(alarms.problem);
+    if (alarms.warning) this.warn(alarms.warning);
+    if (!network.problems.length)
+      for (const warning of stageRules.scanGatewayWarnings({ scanImage: custom.scanImage, vpc: network.vpc }))
+        this.warn(warning);
     const retention = stageRules.logRetention(custom.logRetentionDays);
     if (retention.problem) problems.push(retention.problem);
     if (String(custom.connector?.deploy) === 'true')
@@ -209,8 +224,13 @@ class AwsAccess {
     const naming = this.serverless.getProvider('aws').naming;
     const template = service.provider.compiledCloudFormationTemplate;
     const resources = /** @type {Record<string, any>} */ (template.Resources);
+    /** @type {Record<string, { environment: string, override?: string, encryptionContext?: Record<string, string> }>} */
+    const keys = this.custom.keys ?? {};
     /** @type {Map<string, Array<{ roleId: string, actions: string[] }>>} */
     const keyUsers = new Map();
+    /** The roles whose functions' on-failure destination each queue is, by the queue's logical id. */
+    /** @type {Map<string, string[]>} */
+    const queueSenders = new Map();
 
     for (const [key, fn] of this.functions()) {
       const roleId = this.roleId(key);
@@ -227,9 +247,17 @@ class AwsAccess {
         if (streamFailure) failureQueues.push(destinationArn(streamFailure, key));
       }
       const names = stageRules.effectiveSecrets(fn.secrets ?? [], this.custom.awsSecretSwitches ?? {}, this.target);
+      // Keys of the operator's own that a key's setting lists (a replacement key): their use is granted here, in
+      // the role; the stack's own key grants it in its key policy (below).
+      const externalKeys = Object.entries(fn.keyUse ?? {}).flatMap(([keyId, actions]) => {
+        const external = stageRules.keyEnvironment(keyId, keys[keyId]?.override).external;
+        return external.length
+          ? [{ Effect: 'Allow', Action: actions, Resource: external, Condition: iam.keyCondition(keys[keyId]) }]
+          : [];
+      });
       resources[roleId] = iam.functionRole({
         logGroupId: naming.getLogGroupLogicalId(key),
-        statements: iam.flattenStatements(fn.policy),
+        statements: [...iam.flattenStatements(fn.policy), ...externalKeys],
         secrets: names,
         service: service.service,
         stage,
@@ -238,13 +266,20 @@ class AwsAccess {
         inVpc: Boolean(resources[naming.getLambdaLogicalId(key)]?.Properties?.VpcConfig),
         tracing: resources[naming.getLambdaLogicalId(key)]?.Properties?.TracingConfig?.Mode === 'Active',
       });
+      for (const queue of failureQueues) {
+        const queueId = /** @type {any} */ (queue)?.['Fn::GetAtt']?.[0];
+        if (typeof queueId !== 'string') throw new Error(`${key}: an on-failure queue must be !GetAtt <queue>.Arn`);
+        queueSenders.set(queueId, [...(queueSenders.get(queueId) ?? []), roleId]);
+      }
       for (const [keyId, actions] of Object.entries(fn.keyUse ?? {}))
         keyUsers.set(keyId, [...(keyUsers.get(keyId) ?? []), { roleId, actions }]);
     }
 
-    for (const keyId of Object.keys(this.custom.keys ?? {})) {
+    for (const [queueId, roleIds] of queueSenders)
+      resources[`${queueId}Policy`] = iam.failureQueuePolicy(queueId, roleIds);
+    for (const [keyId, key] of Object.entries(keys)) {
       if (!resources[keyId]) continue;
-      resources[keyId].Properties.KeyPolicy = iam.keyPolicy(keyUsers.get(keyId) ?? []);
+      resources[keyId].Properties.KeyPolicy = iam.keyPolicy(keyUsers.get(keyId) ?? [], iam.keyCondition(key));
     }
     // One retention for every log group of the stage: the functions' and the connector's.
     const retention = stageRules.logRetention(this.custom.logRetentionDays);

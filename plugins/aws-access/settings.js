@@ -200,7 +200,88 @@ function logRetention(value) {
     problem: `LOG_RETENTION_DAYS must be one of CloudWatch's ${RETENTION_DAYS.join(', ')} (got ${JSON.stringify(value)})`,
   };
 }
+
+/**
+ * A stage whose alarms would notify nobody (docs/operations.md): refused when
+ * the stage is not a disposable one (`required`: its tables are protected),
+ * unless ALARM_EMAILS is `none`, the operator's word that the topic has other
+ * subscribers (a pager, a chat), which is said as a warning.
+ * @param {{ emails: unknown, required: unknown }} input
+ * @returns {{ problem?: string, warning?: string }}
+ */
+function alarmSubscribers({ emails, required }) {
+  const text = String(emails ?? '').trim();
+  if (String(required) !== 'true' || (text && text !== 'none')) return {};
+  if (text === 'none')
+    return {
+      warning:
+        'ALARM_EMAILS=none: no address is subscribed to the alarm topic; subscribe your pager or chat to it (docs/operations.md#alarms), or no alarm reaches anyone',
+    };
+  return {
+    problem:
+      'ALARM_EMAILS is not set: every alarm would notify a topic nobody subscribes to. Give the on-call addresses (comma-separated), or ALARM_EMAILS=none if you subscribe the topic yourself (docs/operations.md#alarms)',
+  };
+}
+
+/**
+ * What a stage of the runbook's would deploy that cannot work as the scan
+ * gateway expects (docs/deploy.md, "The SMB hot folder on AWS"), said as
+ * warnings: packaging goes on, since a first deploy without the image or the
+ * network is how the runbook starts.
+ * @param {{ scanImage?: { uri?: unknown, functions?: string[] }, vpc?: unknown }} input
+ * @returns {string[]}
+ */
+function scanGatewayWarnings({ scanImage, vpc }) {
+  const functions = (scanImage?.functions ?? []).join(', ');
+  /** @type {string[]} */
+  const warnings = [];
+  if (!String(scanImage?.uri ?? '').trim())
+    warnings.push(
+      `SCAN_FUNCTIONS_IMAGE is not set: ${functions} are packaged as zips, which have no smbclient; they answer every scan request "hot folder unavailable" and the healthcheck says hotfolder: down until they run from the scan image (docs/deploy.md, The SMB hot folder on AWS)`,
+    );
+  if (!vpc)
+    warnings.push(
+      'VPC_SUBNET_IDS and VPC_SECURITY_GROUP_IDS are not set: the functions that reach NATS, the torrent client and the SMB share run outside any VPC and reach none of those private hosts (docs/deploy.md section 3, Networks)',
+    );
+  return warnings;
+}
+
+const KEY_ARN = /^arn:aws(-[a-z]+)*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]{1,64}$/;
+
+/**
+ * The keys a function that uses a key of custom.keys is given, newest first
+ * (the first seals, every one opens): the stack's own key alone, unless the
+ * key's `override` setting lists them (docs/security.md, "Replacing the KMS
+ * key"): key ARNs of your own, and the key's logical id for the stack's key.
+ * @param {string} keyId
+ * @param {unknown} override
+ * @returns {{ value: unknown, external: string[], problems: string[] }}
+ */
+function keyEnvironment(keyId, override) {
+  const own = { 'Fn::GetAtt': [keyId, 'Arn'] };
+  const text = String(override ?? '').trim();
+  if (!text) return { value: own, external: [], problems: [] };
+  const entries = text.split(',').map((e) => e.trim());
+  /** @type {string[]} */
+  const problems = [];
+  for (const entry of entries)
+    if (entry !== keyId && !KEY_ARN.test(entry))
+      problems.push(
+        `${JSON.stringify(entry)} is neither a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>) nor ${keyId}`,
+      );
+  if (new Set(entries).size < entries.length) problems.push('names a key twice');
+  const parts = entries.map((e) => (e === keyId ? own : e));
+  return {
+    value: parts.length === 1 ? parts[0] : { 'Fn::Join': [',', parts] },
+    external: entries.filter((e) => e !== keyId),
+    problems,
+  };
+}
+
 module.exports = {
+  alarmSubscribers,
+  scanGatewayWarnings,
+  keyEnvironment,
   runsFromImage,
   effectiveSecrets,
   secretEnvironment,

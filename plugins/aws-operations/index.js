@@ -296,7 +296,9 @@ function dashboardOf({ operations, functions, service, stage, queue, region }) {
 
 /** The topic and one email subscription per address of the deploy setting. @param {string | undefined} emails */
 function topicOf(emails) {
-  const addresses = String(emails ?? '')
+  // `none`: no address; the operator subscribes the topic (plugins/aws-access refuses an empty one on a kept stage).
+  const text = String(emails ?? '').trim();
+  const addresses = (text === 'none' ? '' : text)
     .split(',')
     .map((a) => a.trim())
     .filter(Boolean);

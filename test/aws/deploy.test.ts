@@ -16,7 +16,22 @@ import {
 import { KmsSealer } from '../../lib/secrets/kms-sealer';
 import { TOKEN_PURPOSE } from '../../lib/sync/wiring';
 import { tokenContext } from '../../lib/sync/connections';
-import { GetRoleCommand, IAMClient } from '@aws-sdk/client-iam';
+import { GetRoleCommand, GetRolePolicyCommand, IAMClient, ListRolePoliciesCommand } from '@aws-sdk/client-iam';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import {
+  type FailureQueuePolicies,
+  failureQueueSenders,
+  failureQueueViolations,
+  operatorVerdict,
+  sendVerdicts,
+} from '../../tools/deploy/failure-queue-checks';
+import type { Statement } from '../../tools/deploy/policy-eval';
+import { sqsFailureQueue } from '../../tools/ops/aws';
+import { DynamoReplayMarkers } from '../../tools/ops/replay-markers';
+import { parseReplayArgs, runReplay } from '../../tools/ops/replay-failures';
+import { accountOfQueueUrl, REPLAYABLE_FUNCTIONS } from '../../tools/ops/trust';
 import {
   DescribeKeyCommand,
   GetKeyPolicyCommand,
@@ -95,6 +110,8 @@ const MOTO_SKIPS = new Set([
   'AWS::ApiGatewayV2::Route',
   'AWS::Lambda::EventInvokeConfig',
   'AWS::S3::BucketPolicy',
+  // The alarm topic's email subscriptions (ALARM_EMAILS): checked by tools/deploy/operations-checks.ts.
+  'AWS::SNS::Subscription',
   // No CloudFormation model in moto 5.2 (it has the dashboard's): checked by tools/deploy/operations-checks.ts.
   'AWS::CloudWatch::Alarm',
 ]);
@@ -133,6 +150,11 @@ suite(title, () => {
   };
   const warm: WarmFunction[] = [];
 
+  const clientConfig = () => ({
+    endpoint: moto.endpoint,
+    region: REGION,
+    credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+  });
   const physicalId = (logicalId: string) =>
     resources.find((r) => r.LogicalResourceId === logicalId)?.PhysicalResourceId;
   const ofType = (type: string) => Object.entries(template.Resources).filter(([, r]) => r.Type === type);
@@ -197,11 +219,7 @@ suite(title, () => {
     moto = await startMoto({ logFile: path.join(OUT, 'moto.log') });
     timings.moto = Date.now() - began;
     say(`moto_server ${moto.endpoint} (pid ${moto.pid}) in ${seconds(timings.moto)}; logs in test-output/aws/`);
-    const endpoint = {
-      endpoint: moto.endpoint,
-      region: REGION,
-      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
-    };
+    const endpoint = clientConfig();
     clients = {
       cfn: new CloudFormationClient(endpoint),
       lambda: new LambdaClient(endpoint),
@@ -453,6 +471,119 @@ suite(title, () => {
     expect(Attributes).toMatchObject({ MessageRetentionPeriod: '1209600', SqsManagedSseEnabled: 'true' });
   });
 
+  it("lets only Lambda's delivery of each function's own record send to the failure queue: the policies moto holds", async () => {
+    const { QueueUrl } = await sqs<{ QueueUrl: string }>(moto.endpoint, 'GetQueueUrl', {
+      QueueName: `${stackName}-async-failures`,
+    });
+    const { Attributes } = await sqs<{ Attributes: Record<string, string> }>(moto.endpoint, 'GetQueueAttributes', {
+      QueueUrl,
+      AttributeNames: ['Policy', 'QueueArn'],
+    });
+    // The queue's policy as the stack set it (moto stores a queue policy; it enforces none, so the verdicts are
+    // tools/deploy/policy-eval.ts's over what moto holds), and each function's role as moto's IAM holds it.
+    expect(Attributes.Policy).toBeDefined();
+    const roles: FailureQueuePolicies['roles'] = {};
+    for (const key of Object.keys(ctx.functions)) {
+      const fn = fnOf(key);
+      const roleName = fn.Role!.split('/').pop()!;
+      const { PolicyNames = [] } = await clients.iam.send(new ListRolePoliciesCommand({ RoleName: roleName }));
+      const statements: Statement[] = [];
+      for (const PolicyName of PolicyNames) {
+        const { PolicyDocument } = await clients.iam.send(new GetRolePolicyCommand({ RoleName: roleName, PolicyName }));
+        statements.push(...[JSON.parse(decodeURIComponent(PolicyDocument!)).Statement].flat());
+      }
+      roles[key] = { roleArn: fn.Role!, functionArn: fn.FunctionArn!, statements };
+    }
+    const policies: FailureQueuePolicies = {
+      queueArn: Attributes.QueueArn,
+      queuePolicy: [JSON.parse(Attributes.Policy).Statement].flat(),
+      roles,
+    };
+    const senders = failureQueueSenders(template, ctx);
+    expect(failureQueueViolations(policies, senders)).toEqual([]);
+    expect(sendVerdicts(policies, 'syncStep')).toEqual({
+      delivery: 'allowed',
+      code: 'not-allowed',
+      plaintext: 'denied',
+    });
+    // The reproduced attack's sender: an HTTP function's code, and an administrator's role.
+    expect(sendVerdicts(policies, 'syncConnections').code).toBe('denied');
+    expect(operatorVerdict(policies)).toBe('denied');
+    say(`failure queue: ${senders.size} functions' deliveries may send; their code, other roles and plaintext may not`);
+  });
+
+  it('refuses a forged record on the deployed queue: listed NOT REPLAYABLE, never invoked, never claimed, kept', async () => {
+    const { QueueUrl } = await sqs<{ QueueUrl: string }>(moto.endpoint, 'GetQueueUrl', {
+      QueueName: `${stackName}-async-failures`,
+    });
+    const account = accountOfQueueUrl(QueueUrl)!;
+    const record = (fn: string, payload: unknown) =>
+      JSON.stringify({
+        version: '1.0',
+        timestamp: new Date().toISOString(),
+        requestContext: {
+          requestId: randomUUID(),
+          functionArn: `arn:aws:lambda:${REGION}:${account}:function:${fnOf(fn).FunctionName}:$LATEST`,
+          condition: 'RetriesExhausted',
+          approximateInvokeCount: 3,
+        },
+        requestPayload: payload,
+        responseContext: { statusCode: 200, executedVersion: '$LATEST', functionError: 'Unhandled' },
+        responsePayload: { errorType: 'Error', errorMessage: 'forged' },
+      });
+    // moto takes any message (it enforces no queue policy): on AWS this send is refused (the test above).
+    const send = async (body: string) =>
+      (await sqs<{ MessageId: string }>(moto.endpoint, 'SendMessage', { QueueUrl, MessageBody: body })).MessageId;
+    const forged = await send(
+      record('syncConnections', {
+        version: '2.0',
+        routeKey: 'POST /sync/connections',
+        requestContext: { authorizer: { lambda: { principal: 'ops', scope: 'sync:admin' } } },
+        body: JSON.stringify({ user_id: newId(), token: 't.attacker' }),
+      }),
+    );
+    const genuine = await send(
+      record('syncStep', { user_id: newId(), attempt_id: newId(), step_id: 'x', section: 'portfolio' }),
+    );
+    const queueClient = new SQSClient({ ...clientConfig(), maxAttempts: 1 });
+    const invoked: string[] = [];
+    const lines: string[] = [];
+    const run = (args: string[]) =>
+      runReplay(parseReplayArgs(args), {
+        queue: sqsFailureQueue(queueClient, QueueUrl),
+        queueName: `${stackName}-async-failures`,
+        invoke: async (target) => {
+          invoked.push(target.functionName);
+          return {};
+        },
+        markers: new DynamoReplayMarkers({
+          documents: DynamoDBDocumentClient.from(clients.dynamodb),
+          table: fnOf('downloadsCreate').Environment!.Variables!.TABLE_DOWNLOADS,
+        }),
+        functionPrefix: `${stackName}-`,
+        trust: { region: REGION, account, functionPrefix: `${stackName}-`, functions: REPLAYABLE_FUNCTIONS },
+        runId: randomUUID(),
+        now: Date.now,
+        out: (line) => lines.push(line),
+        progress: { write: () => true },
+      });
+    try {
+      expect(await run(['--all'])).toBe(0);
+      expect(lines.join('\n')).toMatch(new RegExp(`${forged} syncConnections .*NOT REPLAYABLE: names syncConnections`));
+      expect(lines.join('\n')).toContain(`${genuine} invoke ${stackName}-syncStep (Event) with the original payload`);
+      lines.length = 0;
+      expect(await run(['--id', forged, '--execute'])).toBe(1);
+      expect(lines.join('\n')).toMatch(new RegExp(`not-replayable +${forged} syncConnections names syncConnections`));
+      expect(invoked).toEqual([]);
+      lines.length = 0;
+      // Discarded by hand after a look, as the runbook says; the genuine one goes the same way here.
+      expect(await run(['--all', '--discard', '--execute'])).toBe(0);
+    } finally {
+      queueClient.destroy();
+    }
+    say('replay: a forged syncConnections record on the deployed queue was refused and never invoked');
+  });
+
   it('creates the KMS key for T-Bank tokens, rotation on, with its alias, given to the sync functions', async () => {
     const keyId = physicalId('SyncTokenKey');
     expect(keyId).toBeDefined();
@@ -611,10 +742,40 @@ suite(title, () => {
   });
 });
 
-suite("moto's KMS under CloudFormation, as shipped and as tools/deploy/moto-server.py fixes it", () => {
-  // A key as a template declares one: its policy a JSON object.
-  const template = JSON.stringify({
-    Resources: {
+suite(
+  "moto's CloudFormation (a KMS key's policy, a queue policy, a role's inline policy), as shipped and as tools/deploy/moto-server.py fixes it",
+  () => {
+    /** A stack of `resources` created in a moto of its own (as shipped, or fixed), then `read` from it. */
+    const onMoto = async <T>(
+      patched: boolean,
+      resources: Record<string, unknown>,
+      read: (
+        config: { endpoint: string; region: string; credentials: typeof credentials },
+        stack: string[],
+      ) => Promise<T>,
+    ): Promise<T> => {
+      const server = await startMoto({ patched });
+      try {
+        const config = { endpoint: server.endpoint, region: REGION, credentials };
+        const cfn = new CloudFormationClient(config);
+        await cfn.send(
+          new CreateStackCommand({ StackName: 'fix', TemplateBody: JSON.stringify({ Resources: resources }) }),
+        );
+        const { StackResourceSummaries = [] } = await cfn.send(new ListStackResourcesCommand({ StackName: 'fix' }));
+        return await read(
+          config,
+          StackResourceSummaries.map(
+            (r) => `${r.LogicalResourceId} ${r.ResourceType ?? '(untyped)'} ${r.PhysicalResourceId}`,
+          ),
+        );
+      } finally {
+        await server.stop();
+      }
+    };
+    const credentials = { accessKeyId: 'testing', secretAccessKey: 'testing' };
+
+    // A key as a template declares one: its policy a JSON object.
+    const key = {
       Key: {
         Type: 'AWS::KMS::Key',
         Properties: {
@@ -627,41 +788,105 @@ suite("moto's KMS under CloudFormation, as shipped and as tools/deploy/moto-serv
           },
         },
       },
-    },
-  });
-  const describeKeyOfStack = async (patched: boolean) => {
-    const server = await startMoto({ patched });
-    try {
-      const config = {
-        endpoint: server.endpoint,
-        region: REGION,
-        credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
-      };
-      const cfn = new CloudFormationClient(config);
-      await cfn.send(new CreateStackCommand({ StackName: 'kms-policy', TemplateBody: template }));
-      const { StackResourceSummaries } = await cfn.send(new ListStackResourcesCommand({ StackName: 'kms-policy' }));
-      const kms = new KMSClient({ ...config, maxAttempts: 1 });
-      const KeyId = StackResourceSummaries![0].PhysicalResourceId;
-      const { KeyMetadata } = await kms.send(new DescribeKeyCommand({ KeyId }));
-      const { KeyRotationEnabled } = await kms.send(new GetKeyRotationStatusCommand({ KeyId }));
-      return { ...KeyMetadata, KeyRotationEnabled };
-    } finally {
-      await server.stop();
-    }
-  };
+    };
+    const describeKeyOfStack = (patched: boolean) =>
+      onMoto(patched, key, async (config, stack) => {
+        const kms = new KMSClient({ ...config, maxAttempts: 1 });
+        const KeyId = stack[0].split(' ')[2];
+        const { KeyMetadata } = await kms.send(new DescribeKeyCommand({ KeyId }));
+        const { KeyRotationEnabled } = await kms.send(new GetKeyRotationStatusCommand({ KeyId }));
+        return { ...KeyMetadata, KeyRotationEnabled };
+      });
 
-  it('as shipped, every call naming the key fails (HTTP 500): when this fails, moto caught up and the fix can go', async () => {
-    await expect(describeKeyOfStack(false)).rejects.toMatchObject({ $metadata: { httpStatusCode: 500 } });
-  });
-
-  it('fixed, the key answers with its rotation on', async () => {
-    expect(await describeKeyOfStack(true)).toMatchObject({
-      Enabled: true,
-      KeyUsage: 'ENCRYPT_DECRYPT',
-      KeyRotationEnabled: true,
+    it('as shipped, every call naming the key fails (HTTP 500): when this fails, moto caught up and the fix can go', async () => {
+      await expect(describeKeyOfStack(false)).rejects.toMatchObject({ $metadata: { httpStatusCode: 500 } });
     });
-  });
-});
+
+    it('fixed, the key answers with its rotation on', async () => {
+      expect(await describeKeyOfStack(true)).toMatchObject({
+        Enabled: true,
+        KeyUsage: 'ENCRYPT_DECRYPT',
+        KeyRotationEnabled: true,
+      });
+    });
+
+    it('as shipped, a queue policy is not created and the queue keeps none; fixed, the queue holds it', async () => {
+      const queue = {
+        Queue: { Type: 'AWS::SQS::Queue', Properties: { QueueName: 'with-policy' } },
+        QueuePolicy: {
+          Type: 'AWS::SQS::QueuePolicy',
+          Properties: {
+            Queues: [{ Ref: 'Queue' }],
+            PolicyDocument: {
+              Version: '2012-10-17',
+              Statement: [
+                {
+                  Effect: 'Deny',
+                  Principal: '*',
+                  Action: 'sqs:SendMessage',
+                  Resource: { 'Fn::GetAtt': ['Queue', 'Arn'] },
+                },
+              ],
+            },
+          },
+        },
+      };
+      const policyOfStack = (patched: boolean) =>
+        onMoto(patched, queue, async (config, stack) => {
+          const { QueueUrl } = await sqs<{ QueueUrl: string }>(config.endpoint, 'GetQueueUrl', {
+            QueueName: 'with-policy',
+          });
+          const { Attributes } = await sqs<{ Attributes?: Record<string, string> }>(
+            config.endpoint,
+            'GetQueueAttributes',
+            {
+              QueueUrl,
+              AttributeNames: ['Policy'],
+            },
+          );
+          return {
+            created: stack.some((r) => r.startsWith('QueuePolicy AWS::SQS::QueuePolicy ')),
+            policy: Attributes?.Policy,
+          };
+        });
+      // As shipped moto lists it untyped, or not at all (5.2.1 here), and the queue has no policy.
+      expect(await policyOfStack(false)).toEqual({ created: false, policy: undefined });
+      const fixed = await policyOfStack(true);
+      expect(fixed.created).toBe(true);
+      expect(JSON.parse(fixed.policy!).Statement[0]).toMatchObject({ Effect: 'Deny', Action: 'sqs:SendMessage' });
+    });
+
+    it("as shipped, a role's inline policy made by CloudFormation reads back as Python's repr; fixed, as JSON", async () => {
+      const role = {
+        Role: {
+          Type: 'AWS::IAM::Role',
+          Properties: {
+            RoleName: 'inline-policy',
+            AssumeRolePolicyDocument: { Version: '2012-10-17', Statement: [] },
+            Policies: [
+              {
+                PolicyName: 'function',
+                PolicyDocument: {
+                  Version: '2012-10-17',
+                  Statement: [{ Effect: 'Allow', Action: ['sqs:SendMessage'], Resource: '*' }],
+                },
+              },
+            ],
+          },
+        },
+      };
+      const documentOfStack = (patched: boolean) =>
+        onMoto(patched, role, async (config) => {
+          const { PolicyDocument } = await new IAMClient(config).send(
+            new GetRolePolicyCommand({ RoleName: 'inline-policy', PolicyName: 'function' }),
+          );
+          return decodeURIComponent(PolicyDocument!);
+        });
+      await expect(documentOfStack(false).then((text) => JSON.parse(text))).rejects.toThrow(SyntaxError);
+      expect(JSON.parse(await documentOfStack(true)).Statement[0]).toMatchObject({ Action: ['sqs:SendMessage'] });
+    });
+  },
+);
 
 /** An HTTP API (payload 2.0) event as API Gateway sends it. */
 function httpEvent(method: string, rawPath: string, body?: string) {

@@ -103,13 +103,22 @@ describe('hourly sync through serverless offline', () => {
     }
   });
 
-  it('DELETE /sync/connections/{user}: the connection and its head go together; again → 404', async () => {
+  it('DELETE /sync/connections/{user}: the connection, its head and its synced data go; again → 404', async () => {
     const user = newId();
     expect((await call('POST', '/sync/connections', { user_id: user, token: 't.e2edelete' })).status).toBe(201);
     await tick();
-    expect((await call('GET', `/sync/${user}/hourly`)).status).toBe(200);
+    // Settled first: with an attempt running the answer is 202, call again after its steps' bound (30 s).
+    let hourly = await call('GET', `/sync/${user}/hourly`);
+    for (let i = 0; i < 300 && hourly.body?.state === 'running'; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      hourly = await call('GET', `/sync/${user}/hourly`);
+    }
+    expect(hourly.status).toBe(200);
+    expect((await call('GET', `/sync/${user}/operations`)).body.items.length).toBeGreaterThan(0);
     expect((await call('DELETE', `/sync/connections/${user}`)).status).toBe(204);
     expect((await call('GET', `/sync/${user}/hourly`)).status).toBe(404);
+    // The synced data went with it (lib/sync/dynamodb-purge.ts).
+    expect((await call('GET', `/sync/${user}/operations`)).body.items).toEqual([]);
     expect((await call('DELETE', `/sync/connections/${user}`)).body.error.code).toBe('NOT_FOUND');
     expect((await call('DELETE', '/sync/connections/not-a-ulid')).status).toBe(404);
   });

@@ -27,6 +27,12 @@ export class MemorySyncDataStore implements SyncDataStore {
   pacePausedUntil: PaceStore['pacePausedUntil'] = (key) => this.pace.pacePausedUntil(key);
   paceQueuedMs: PaceStore['paceQueuedMs'] = (key, now) => this.pace.paceQueuedMs(key, now);
 
+  /** One user's store: everything it holds but the catalog (shared) goes. */
+  async purgeUser() {
+    const deleted = this.accounts.size + this.portfolios.size + this.events.size + this.windows.size + this.seen.size;
+    for (const held of [this.accounts, this.portfolios, this.events, this.windows, this.seen]) held.clear();
+    return { deleted, done: true };
+  }
   async putAccounts(_user: string, accounts: Account[]) {
     for (const a of accounts) this.accounts.set(a.id, a);
   }

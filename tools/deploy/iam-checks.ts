@@ -4,7 +4,7 @@
  * functions kept to their own secrets, KMS use only where declared.
  */
 
-import { Cfn, functionLogicalId, of, TemplateContext, Violation } from './template';
+import { Cfn, functionLogicalId, KMS_KEY_ARN, literals, of, TemplateContext, Violation } from './template';
 
 // X-Ray's write actions, which take no resource: a traced function's role grants them on '*'.
 const XRAY_ACTIONS = new Set(['xray:PutTraceSegments', 'xray:PutTelemetryRecords']);
@@ -27,6 +27,7 @@ const VPC_ACTIONS = new Set([
 export function checkIam(t: Cfn, ctx: TemplateContext): Violation[] {
   const out: Violation[] = [];
   const prefix = `${ctx.service}-${ctx.stage}`;
+  const namedKeys = configuredKeys(t);
   const own = new Set(Object.keys(t.Resources));
   const functionNames = new Set(Object.values(ctx.functions).map((f) => f.name));
   const buckets = new Set(of(t, 'AWS::S3::Bucket').map(([id]) => id));
@@ -37,6 +38,12 @@ export function checkIam(t: Cfn, ctx: TemplateContext): Violation[] {
         const actions: string[] = [st.Action].flat();
         if (st.Resource === '*' && actions.every((a) => VPC_ACTIONS.has(a) || XRAY_ACTIONS.has(a))) continue;
         for (const resource of [st.Resource].flat()) {
+          // A key of the operator's own that a function's key setting names (replacing the KMS key).
+          if (typeof resource === 'string' && namedKeys.has(resource) && actions.every((a) => KEY_USE.test(a))) {
+            if (!st.Condition?.StringEquals?.['kms:EncryptionContext:purpose'])
+              out.push({ rule: 'iam', message: `${roleId} may use ${resource} without the encryption context` });
+            continue;
+          }
           const problem = resourceProblem(resource, actions, {
             own,
             functionNames,
@@ -55,6 +62,16 @@ export function checkIam(t: Cfn, ctx: TemplateContext): Violation[] {
     }
   }
   return out;
+}
+
+/** The literal KMS key ARNs the functions' environments name (SYNC_TOKEN_KMS_KEY given at deploy). */
+function configuredKeys(t: Cfn): Set<string> {
+  return new Set(
+    of(t, 'AWS::Lambda::Function')
+      .flatMap(([, fn]) => literals(fn.Properties?.Environment?.Variables ?? {}))
+      .flatMap((text) => text.split(','))
+      .filter((text) => KMS_KEY_ARN.test(text)),
+  );
 }
 
 interface Owned {
@@ -193,7 +210,7 @@ const principalsOf = (st: any): unknown[] =>
   [st.Principal?.AWS ?? st.Principal].flat().map((p: any) => p?.['Fn::GetAtt']?.[0] ?? p);
 
 function resourceName(resource: any, functionKeys: Record<string, string>): string {
-  if (resource === '*') return '*';
+  if (typeof resource === 'string') return resource;
   const att = resource?.['Fn::GetAtt'];
   if (att) return att[1] === 'Arn' ? att[0] : `${att[0]}.${att[1]}`;
   const join = resource?.['Fn::Join'];
@@ -296,6 +313,8 @@ export function checkKeys(t: Cfn, ctx: TemplateContext): Violation[] {
       if (st.Effect !== 'Allow') continue;
       const actions: string[] = [st.Action].flat();
       const uses = actions.filter((a) => KEY_USE.test(a));
+      if (uses.length && !st.Condition?.StringEquals?.['kms:EncryptionContext:purpose'])
+        out.push({ rule: 'keys', message: `${id}: ${uses.join(', ')} is allowed without the encryption context` });
       for (const principal of principalsOf(st)) {
         const root = typeof principal !== 'string' && /:root"/.test(JSON.stringify(principal));
         if (root) {

@@ -142,5 +142,6 @@ export function generatedValue(placeholder: string, setting?: string): string {
   if (setting?.endsWith('SUBNET_IDS') || setting?.endsWith('SUBNETS'))
     return `subnet-${id}a,subnet-${randomBytes(5).toString('hex')}b`;
   if (setting?.includes('SECURITY_GROUP')) return `sg-${id}`;
+  if (setting?.endsWith('EMAILS')) return `${slug}-${id}@example.com`;
   return `${slug}-${id}`;
 }

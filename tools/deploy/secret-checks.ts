@@ -5,7 +5,7 @@
  */
 
 import { accessLines } from './iam-checks';
-import { Cfn, functionLogicalId, literals, of, TemplateContext, Violation } from './template';
+import { Cfn, functionLogicalId, KMS_KEY_ARN, literals, of, TemplateContext, Violation } from './template';
 
 // Names that say "credential": such a variable is never in a function's configuration, only
 // `<VAR>_SECRET_ID`, the name of the secret holding it (lib/secrets/runtime.ts reads it at run time).
@@ -14,10 +14,17 @@ const SECRET_VARIABLE = /(TOKEN|PASSWORD|SECRET|SEED|JWT|API_KEY|_KEYS$|^NATS_US
 const NOT_SECRET: Record<string, (value: unknown, t: Cfn) => boolean> = {
   // How long a secret read at run time is kept (lib/secrets/runtime.ts): seconds, or empty for its default.
   SECRETS_CACHE_SECONDS: (value) => typeof value === 'string' && /^\d{0,4}$/.test(value),
-  // The KMS key that seals brokerage tokens: its ARN, from the stack's own key.
+  // The KMS keys that seal brokerage tokens: the stack's own key's ARN, or (replacing it, docs/security.md) a
+  // comma-joined list of key ARNs and that one; never anything a key cannot be.
   SYNC_TOKEN_KMS_KEY: (value, t) => {
-    const id = (value as any)?.['Fn::GetAtt']?.[0];
-    return typeof id === 'string' && t.Resources[id]?.Type === 'AWS::KMS::Key';
+    const own = (v: unknown) => {
+      const id = (v as any)?.['Fn::GetAtt']?.[0];
+      return typeof id === 'string' && t.Resources[id]?.Type === 'AWS::KMS::Key';
+    };
+    if (own(value)) return true;
+    const join = (value as any)?.['Fn::Join'];
+    const parts: unknown[] = join?.[0] === ',' && Array.isArray(join[1]) ? join[1] : [value];
+    return parts.every((p) => own(p) || (typeof p === 'string' && KMS_KEY_ARN.test(p)));
   },
 };
 

@@ -8,6 +8,7 @@
 
 import { PUBLIC_ROUTES } from '../../lib/auth/scopes';
 import { runtimeRefusal } from './runtimes';
+import { checkFailureQueue } from './failure-queue-checks';
 import { Cfn, functionLogicalId, of, TemplateContext, Violation } from './template';
 import { checkIam, checkKeys, checkPublicFunctions, checkRoles } from './iam-checks';
 import { checkLoopback, checkSecrets } from './secret-checks';
@@ -84,8 +85,25 @@ export function checkBuckets(t: Cfn): Violation[] {
       r.Properties?.BucketEncryption?.ServerSideEncryptionConfiguration?.[0]?.ServerSideEncryptionByDefault
         ?.SSEAlgorithm;
     if (!sse) out.push({ rule: 'bucket', message: `${id} is not encrypted` });
+    if (!tlsOnly(t, id)) out.push({ rule: 'bucket', message: `${id} has no policy refusing requests without TLS` });
   }
   return out;
+}
+
+/** A bucket policy of the bucket denies every request without TLS, on the bucket and on its objects. */
+function tlsOnly(t: Cfn, bucketId: string): boolean {
+  return of(t, 'AWS::S3::BucketPolicy')
+    .filter(([, p]) => p.Properties?.Bucket?.Ref === bucketId)
+    .some(([, p]) =>
+      (p.Properties.PolicyDocument?.Statement ?? []).some(
+        (st: any) =>
+          st.Effect === 'Deny' &&
+          st.Principal === '*' &&
+          [st.Action].flat().some((a: string) => a === 's3:*') &&
+          String(st.Condition?.Bool?.['aws:SecureTransport']) === 'false' &&
+          [st.Resource].flat().length === 2,
+      ),
+    );
 }
 /** Functions consuming a DynamoDB stream (the bot's notifier), by key. */
 export function streamConsumers(ctx: TemplateContext): string[] {
@@ -189,6 +207,7 @@ export function checkTemplate(t: Cfn, ctx: TemplateContext): Violation[] {
     ...checkKeys(t, ctx),
     ...checkLoopback(t),
     ...checkOnFailure(t, ctx),
+    ...checkFailureQueue(t, ctx),
     ...checkTables(t, ctx),
     ...checkBuckets(t),
     ...checkSecrets(t, ctx),

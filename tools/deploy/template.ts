@@ -50,12 +50,16 @@ export type Rule =
   | 'stream'
   | 'connector'
   | 'bundle'
-  | 'runtime';
+  | 'runtime'
+  | 'failure-queue';
 
 /** The serverless logical id of a function key (osls: first letter upper-cased, '-' and '_' spelled out). */
 export function functionLogicalId(key: string): string {
   return `${key.charAt(0).toUpperCase()}${key.slice(1).replace(/-/g, 'Dash').replace(/_/g, 'Underscore')}LambdaFunction`;
 }
+
+/** A KMS key's ARN (an alias or a bare id is not one): the form SYNC_TOKEN_KMS_KEY may name keys of your own in. */
+export const KMS_KEY_ARN = /^arn:aws(-[a-z]+)*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]{1,64}$/;
 
 export const of = (t: Cfn, type: string) => Object.entries(t.Resources).filter(([, r]) => r.Type === type);
 

@@ -54,7 +54,7 @@ export function sqsFailureQueue(sqs: SQSClient, queueUrl: string): FailureQueue 
           MaxNumberOfMessages: max,
           VisibilityTimeout: visibilitySeconds,
           WaitTimeSeconds: 1,
-          MessageSystemAttributeNames: ['SentTimestamp', 'ApproximateReceiveCount'],
+          MessageSystemAttributeNames: ['SentTimestamp', 'ApproximateReceiveCount', 'SenderId'],
         }),
       );
       return Messages.map((m) => ({
@@ -63,6 +63,7 @@ export function sqsFailureQueue(sqs: SQSClient, queueUrl: string): FailureQueue 
         body: m.Body ?? '',
         sentAt: m.Attributes?.SentTimestamp ? Number(m.Attributes.SentTimestamp) : undefined,
         receiveCount: m.Attributes?.ApproximateReceiveCount ? Number(m.Attributes.ApproximateReceiveCount) : undefined,
+        senderId: m.Attributes?.SenderId,
       }));
     },
     delete: async (receiptHandle) => {

@@ -35,6 +35,8 @@ export interface AsyncFailure extends Common {
   requestId?: string;
   payload: unknown;
   error?: { type?: string; message?: string };
+  /** The first way the record differs from the one Lambda writes (undefined: it has Lambda's shape). */
+  notLambda?: string;
 }
 
 export interface StreamFailure extends Common {
@@ -108,13 +110,39 @@ export function parseFailureRecord(body: string): FailureRecord {
   if (!('requestPayload' in record))
     return { kind: 'unreadable', reason: 'neither a requestPayload nor a stream batch' };
   const response = isObject(record.responsePayload) ? record.responsePayload : undefined;
+  const notLambda = lambdaShapeProblem(record, context);
   return {
     kind: 'async',
     ...common,
     requestId: str(context.requestId),
     payload: record.requestPayload,
     error: response ? { type: str(response.errorType), message: str(response.errorMessage) } : undefined,
+    ...(notLambda ? { notLambda } : {}),
   };
+}
+
+/** The conditions Lambda writes for an asynchronous invocation it gave up on. */
+export const ASYNC_CONDITIONS = ['RetriesExhausted', 'EventAgeExceeded'];
+
+/**
+ * Where an asynchronous record departs from Lambda's invocation record
+ * (version 1.0, a timestamp, a request id, one of its conditions, a count, a
+ * response context). Only a naive forgery fails this: a careful one copies
+ * the shape, which is why the queue's policy decides who may send at all and
+ * the replay names only this stage's asynchronous functions (tools/ops/trust.ts).
+ */
+function lambdaShapeProblem(record: Record<string, unknown>, context: Record<string, unknown>): string | undefined {
+  if (record.version !== '1.0') return 'version is not "1.0"';
+  if (time(record.timestamp) === undefined) return 'no timestamp';
+  if (typeof context.requestId !== 'string' || !/^[0-9a-f-]{36}$/i.test(context.requestId))
+    return 'requestContext.requestId is not a request id';
+  if (!ASYNC_CONDITIONS.includes(context.condition as string))
+    return `requestContext.condition is not one of ${ASYNC_CONDITIONS.join(', ')}`;
+  const count = context.approximateInvokeCount;
+  if (typeof count !== 'number' || !Number.isInteger(count) || count < 0 || count > 3)
+    return 'requestContext.approximateInvokeCount is not 0..3';
+  if (!isObject(record.responseContext)) return 'no responseContext';
+  return undefined;
 }
 
 /** Until when a stream failure's records can still be read from the stream (24 h after they arrived). */

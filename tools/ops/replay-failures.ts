@@ -9,6 +9,7 @@ import { loadStackEnv } from '../cli/stack-env';
 import { createSqsClient, lambdaAsyncInvoke, sqsFailureQueue, sqsQueueUrl } from './aws';
 import { DynamoReplayMarkers, ReplayMarkers } from './replay-markers';
 import { FailureQueue, Invoke, Received, receiveAll, replayOne, ReplayOutcome, select, streamAdvice } from './replay';
+import { accountOfQueueUrl, REPLAYABLE_FUNCTIONS, replayRefusal, ReplayTrust } from './trust';
 
 /**
  * `npm run ops:replay-failures -- --help`: the async-failure queue, listed and
@@ -22,6 +23,10 @@ Lists the async-failure queue (Lambda's on-failure records: function, condition,
 age, attempts) and replays chosen records by invoking their function
 asynchronously with the original payload, at most once each; a record is
 deleted only after Lambda accepted its invoke. A dry run unless --execute.
+Only Lambda's own records of this stage's asynchronous functions (natsPing,
+downloadsPoll, scanRequest, scanPoll, syncTick, syncTickShard, syncStep), in
+the queue's account and AWS_REGION, are replayed, each to the function that
+failed; any other is listed NOT REPLAYABLE and kept (--discard deletes it).
 
   --function <name>       choose the records of a function (repeatable; natsPing or its full name)
   --id <message id>       choose one record (repeatable)
@@ -102,6 +107,8 @@ export interface ReplayRunDeps {
   markers: ReplayMarkers;
   /** Strips `<service>-<stage>-` from names shown. */
   functionPrefix: string;
+  /** What a record must be to be replayed (tools/ops/trust.ts). */
+  trust: ReplayTrust;
   runId: string;
   now: () => number;
   out: (line: string) => void;
@@ -130,7 +137,7 @@ export async function runReplay(o: ReplayOptions, deps: ReplayRunDeps): Promise<
     const verb = o.discard ? 'discard' : 'replay';
     if (!o.execute) {
       out(`dry run: would ${verb} ${chosen.length}:`);
-      for (const r of chosen) out(`  ${r.message.id} ${plan(r, o.discard, deps.now())}`);
+      for (const r of chosen) out(`  ${r.message.id} ${plan(r, o.discard, deps)}`);
       out('nothing was changed; add --execute to act');
       return 0;
     }
@@ -204,17 +211,22 @@ function row(r: Received, deps: ReplayRunDeps): string {
   const cells = [message.id, shortName(r, deps).padEnd(14), record.kind.padEnd(10)];
   if (record.kind === 'unreadable') return `  ${cells.join(' ')} age ${age}  ${record.reason}`;
   cells.push(record.condition.padEnd(22), `age ${age}`.padEnd(14), `attempts ${record.attempts}`);
-  const detail =
-    record.kind === 'async'
+  const refusal = record.kind === 'async' ? replayRefusal(record, deps.trust) : undefined;
+  const detail = refusal
+    ? `NOT REPLAYABLE: ${refusal}; sent by ${message.senderId ?? '?'}`
+    : record.kind === 'async'
       ? [record.error?.type, record.error?.message].filter(Boolean).join(': ').slice(0, 100)
       : streamAdvice(record, deps.now());
   return `  ${cells.join(' ')}  ${detail}`;
 }
 
-function plan(r: Received, discard: boolean, now: number): string {
+function plan(r: Received, discard: boolean, deps: Pick<ReplayRunDeps, 'trust' | 'now'>): string {
   if (discard) return 'delete without replaying';
-  if (r.record.kind === 'async') return `invoke ${r.record.functionName} (Event) with the original payload`;
-  if (r.record.kind === 'stream') return `skip: ${streamAdvice(r.record, now)}`;
+  if (r.record.kind === 'async') {
+    const refusal = replayRefusal(r.record, deps.trust);
+    return refusal ? `skip: ${refusal}` : `invoke ${r.record.functionName} (Event) with the original payload`;
+  }
+  if (r.record.kind === 'stream') return `skip: ${streamAdvice(r.record, deps.now())}`;
   return `skip: unreadable (${r.record.reason})`;
 }
 
@@ -273,6 +285,12 @@ async function main(args: CliArgs<typeof REPLAY_CLI.options>): Promise<number> {
       invoke: lambda.invoke,
       markers: new DynamoReplayMarkers({ documents: aws.documents, table }),
       functionPrefix: `${service}-${stage}-`,
+      trust: {
+        region,
+        account: accountOfQueueUrl(queueUrl),
+        functionPrefix: `${service}-${stage}-`,
+        functions: REPLAYABLE_FUNCTIONS,
+      },
       runId: randomUUID(),
       now: systemClock,
       out: (line) => process.stdout.write(`${line}\n`),

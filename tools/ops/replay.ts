@@ -1,5 +1,6 @@
 import { FailureRecord, parseFailureRecord, streamReadableUntil } from './failure-record';
 import type { ReplayMarker, ReplayMarkers } from './replay-markers';
+import { replayRefusal, type ReplayTrust } from './trust';
 
 /**
  * The failure queue's replay (docs/operations.md#replaying-failed-invocations),
@@ -27,6 +28,8 @@ export interface QueueMessage {
   /** When the record was put on the queue (epoch ms). */
   sentAt?: number;
   receiveCount?: number;
+  /** Who sent it (SQS's SenderId: the sending role's id and session), for an operator looking at a refused one. */
+  senderId?: string;
 }
 
 export interface FailureQueue {
@@ -112,6 +115,8 @@ export interface ReplayDeps {
   queue: FailureQueue;
   invoke: Invoke;
   markers: ReplayMarkers;
+  /** What a record must be to be replayed (tools/ops/trust.ts). */
+  trust: ReplayTrust;
   runId: string;
   now: () => number;
 }
@@ -120,6 +125,8 @@ export async function replayOne(deps: ReplayDeps, received: Received): Promise<R
   const { message, record } = received;
   if (record.kind === 'unreadable') return { outcome: 'not-replayable', reason: `unreadable record: ${record.reason}` };
   if (record.kind === 'stream') return { outcome: 'not-replayable', reason: streamAdvice(record, deps.now()) };
+  const refusal = replayRefusal(record, deps.trust);
+  if (refusal) return { outcome: 'not-replayable', reason: `${refusal}; kept (docs/operations.md#refused-records)` };
   const claim = await deps.markers.claim(
     { message_id: message.id, run_id: deps.runId, function_name: record.functionName },
     deps.now(),
@@ -140,10 +147,8 @@ export async function replayOne(deps: ReplayDeps, received: Received): Promise<R
   }
   let requestId: string | undefined;
   try {
-    ({ requestId } = await deps.invoke(
-      { functionName: record.functionName, qualifier: record.qualifier },
-      record.payload,
-    ));
+    // The function that failed, and no other: the name replayRefusal checked, unqualified.
+    ({ requestId } = await deps.invoke({ functionName: record.functionName }, record.payload));
   } catch (err) {
     if (err instanceof InvokeRefusedError) {
       // Lambda said no: nothing runs, so the claim goes back and the message stays for a later try.

@@ -101,6 +101,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
       ...(ext.dynamodb || ext.s3 ? { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' } : LOCAL_CREDENTIALS),
       AWS_EC2_METADATA_DISABLED: 'true',
+      // The local swarm is loopback (npm run torrent:seed's peers and trackers): the stack lets magnets name it.
+      MAGNET_ALLOW_PRIVATE_ADDRESSES: process.env.MAGNET_ALLOW_PRIVATE_ADDRESSES?.trim() || 'true',
       ...(natsLogin
         ? { NATS_USER: natsLogin.user, NATS_PASSWORD: natsLogin.password, NATS_NKEY_SEED: '', NATS_JWT: '' }
         : {}),

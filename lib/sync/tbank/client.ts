@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../log';
+import { isRedirect, redirectTarget } from '../../util/redirect';
 import {
   Account,
   BondEvent,
@@ -216,6 +217,8 @@ export class TBankClient {
         },
         body: JSON.stringify(body),
         signal,
+        // Never followed: a 307/308 would send the token and the body again, to wherever it points.
+        redirect: 'manual',
       });
       text = await res.text();
     } catch (e) {
@@ -224,6 +227,12 @@ export class TBankClient {
     }
     const trackingId = header(res, 'x-tracking-id');
     const detail = { method: name, status: res.status, trackingId };
+    if (isRedirect(res.status))
+      throw new TBankError(
+        'bad-answer',
+        `${name} answered ${res.status}, a redirect to ${redirectTarget(res, this.opts.baseUrl)}: not followed (check TBANK_API_URL)`,
+        detail,
+      );
     const json = parseJson(text);
     if (res.ok) {
       if (json === undefined)

@@ -8,6 +8,7 @@ import { createSqsClient, lambdaAsyncInvoke, sqsFailureQueue } from '../../../to
 import { DynamoReplayMarkers } from '../../../tools/ops/replay-markers';
 import { parseReplayArgs, ReplayRunDeps, runReplay } from '../../../tools/ops/replay-failures';
 import type { FailureQueue, Invoke } from '../../../tools/ops/replay';
+import { REPLAYABLE_FUNCTIONS, type ReplayTrust } from '../../../tools/ops/trust';
 import { Moto, startMoto } from '../../support/moto';
 import { stackClients, stackConfig, stackNats } from '../../support/stack';
 
@@ -23,6 +24,14 @@ import { stackClients, stackConfig, stackNats } from '../../support/stack';
 const ROOT = path.resolve(__dirname, '../../..');
 const REGION = 'us-east-1';
 const PREFIX = 'torrent-scan-sync-test-';
+// moto's default account: its queue URLs name it, and Lambda's records of this stage's functions name it too.
+const ACCOUNT = '123456789012';
+const TRUST: ReplayTrust = {
+  region: REGION,
+  account: ACCOUNT,
+  functionPrefix: PREFIX,
+  functions: REPLAYABLE_FUNCTIONS,
+};
 const aws = stackClients();
 const markers = new DynamoReplayMarkers({ documents: aws.documents, table: stackConfig().tables.downloads });
 const lambda = lambdaAsyncInvoke(REGION);
@@ -65,7 +74,7 @@ function asyncRecord(fn: string, payload: unknown, failedAgoMs = 3_600_000): str
     timestamp: new Date(Date.now() - failedAgoMs).toISOString(),
     requestContext: {
       requestId: randomUUID(),
-      functionArn: `arn:aws:lambda:${REGION}:123456789012:function:${fn}:$LATEST`,
+      functionArn: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${fn}:$LATEST`,
       condition: 'RetriesExhausted',
       approximateInvokeCount: 3,
     },
@@ -122,6 +131,7 @@ async function run(queue: FailureQueue, args: string[], overrides: Partial<Repla
     invoke: lambda.invoke,
     markers,
     functionPrefix: PREFIX,
+    trust: TRUST,
     runId: randomUUID(),
     now: Date.now,
     out: (line) => lines.push(line),
@@ -278,11 +288,48 @@ describe('ops:replay-failures', () => {
   it('a record Lambda refuses (no such function) is kept and its claim given back', async () => {
     const { url, queue } = await newQueue();
     const id = await send(url, asyncRecord(`${PREFIX}noSuchFunction`, { x: 1 }));
-    const out = await run(queue, ['--all', '--execute']);
+    // Trusted here as if it were replayable, so the invoke reaches Lambda, which has no such function.
+    const out = await run(queue, ['--all', '--execute'], {
+      trust: { ...TRUST, functions: [...REPLAYABLE_FUNCTIONS, 'noSuchFunction'] },
+    });
     expect(out.code).toBe(1);
     expect(out.text).toMatch(new RegExp(`refused +${id} noSuchFunction Lambda refused \\(ResourceNotFoundException`));
     expect(await markers.get(id)).toBeUndefined();
     expect(await visibleIds(url)).toEqual([id]);
+  });
+
+  it('a forged record is listed NOT REPLAYABLE, never invoked, never claimed, and kept for a look', async () => {
+    const { url, queue } = await newQueue();
+    const echo = randomUUID();
+    // The reproduced attack: an HTTP function's event with an invented principal, in Lambda's shape.
+    const forged = await send(
+      url,
+      asyncRecord(`${PREFIX}syncConnections`, {
+        version: '2.0',
+        routeKey: 'POST /sync/connections',
+        requestContext: { authorizer: { lambda: { principal: 'ops', scope: 'sync:admin' } } },
+        body: JSON.stringify({ user_id: '01KB0000000000000000000000', token: 't.attacker' }),
+      }),
+    );
+    // natsPing's event, but the record names another account: not this queue's function.
+    const foreign = await send(
+      url,
+      asyncRecord(`${PREFIX}natsPing`, ping(echo)).replace(`:${ACCOUNT}:function:`, ':999999999999:function:'),
+    );
+    const listed = await run(queue, []);
+    expect(listed.text).toMatch(
+      new RegExp(
+        `${forged} syncConnections .*NOT REPLAYABLE: names syncConnections, which is not invoked asynchronously`,
+      ),
+    );
+    expect(listed.text).toMatch(new RegExp(`${foreign} natsPing .*NOT REPLAYABLE: names account 999999999999`));
+    const out = await run(queue, ['--all', '--execute']);
+    expect(out.code).toBe(1);
+    expect(out.text).toMatch(new RegExp(`not-replayable +${forged} syncConnections names syncConnections`));
+    expect(out.text).toMatch(new RegExp(`not-replayable +${foreign} natsPing names account 999999999999`));
+    expect(await invocations(echo, 0)).toBe(0);
+    expect(await markers.get(forged)).toBeUndefined();
+    expect(await visibleIds(url)).toEqual([forged, foreign].sort());
   });
 
   it('a stream record is never invoked; after the Failures page, --discard removes it', async () => {
@@ -313,6 +360,9 @@ describe('ops:replay-failures', () => {
           env: {
             ...process.env,
             AWS_ENDPOINT_URL_SQS: moto.endpoint,
+            // The stage the records name: the tool replays only this stage's functions.
+            STAGE: 'test',
+            AWS_REGION: REGION,
             AWS_ACCESS_KEY_ID: 'test',
             AWS_SECRET_ACCESS_KEY: 'test',
           },

@@ -124,6 +124,8 @@ async function packageService(): Promise<typeof packaged> {
     PUBLIC_UI_URL: 'https://tss.example.com',
     FILES_BUCKET: 'tss-image-test-files',
     SCAN_SMB_SHARE: '//smb.example.internal/scan',
+    // A kept stage is refused without someone its alarms reach (plugins/aws-access).
+    ALARM_EMAILS: 'oncall@example.com',
   };
   delete env.DEPLOY_TARGET; // the stack's `local`: the image carries what the deployed target packages
   delete env.SCAN_FUNCTIONS_IMAGE; // these functions must be zips for the image to copy them

@@ -1,5 +1,6 @@
 import { authorize } from '../../../lib/auth/authorize';
-import { gatewayAnswer } from '../../../lib/auth/gateway';
+import { gatewayAnswer, routeResource } from '../../../lib/auth/gateway';
+import { matches } from '../../../tools/deploy/policy-eval';
 import { UnauthorizedError } from '../../../lib/auth/errors';
 import { grantJson, newToken, parseTokenGrants, SCOPES, tokenHash } from '../../../lib/auth/tokens';
 import { ConfigError } from '../../../lib/config';
@@ -80,19 +81,66 @@ describe('gatewayAnswer', () => {
   const arn = 'arn:aws:execute-api:us-east-1:1:api/$default/GET/downloads';
 
   it('throws Unauthorized (→ 401) for an unauthenticated caller', () => {
-    expect(() => gatewayAnswer({ effect: 'unauthenticated', reason: 'unknown' }, arn)).toThrow(UnauthorizedError);
-    expect(() => gatewayAnswer({ effect: 'unauthenticated', reason: 'unknown' }, arn)).toThrow(/^Unauthorized$/);
+    expect(() => gatewayAnswer({ effect: 'unauthenticated', reason: 'unknown' }, arn, 'GET /downloads')).toThrow(
+      UnauthorizedError,
+    );
+    expect(() => gatewayAnswer({ effect: 'unauthenticated', reason: 'unknown' }, arn, 'GET /downloads')).toThrow(
+      /^Unauthorized$/,
+    );
   });
 
   it('answers Allow or Deny (→ 403) on the route ARN, with the principal but never the token', () => {
-    const allow = gatewayAnswer({ effect: 'allow', principal: 'all', scope: 'downloads:read' }, arn);
+    const allow = gatewayAnswer({ effect: 'allow', principal: 'all', scope: 'downloads:read' }, arn, 'GET /downloads');
     expect(allow.policyDocument.Statement).toEqual([{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: arn }]);
     expect(allow.context).toEqual({ principal: 'all', scope: 'downloads:read' });
     const deny = gatewayAnswer(
       { effect: 'forbidden', reason: 'scope', principal: 'reader', scope: 'downloads:write' },
       arn,
+      'GET /downloads',
     );
     expect(deny.policyDocument.Statement[0]).toMatchObject({ Effect: 'Deny', Resource: arn });
+  });
+});
+
+describe('the cached answer (on AWS: by token and route key, AUTHORIZER_CACHE_SECONDS)', () => {
+  const stage = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/$default';
+  /** What API Gateway does with a cached policy: match its Resource against the later request's ARN. */
+  const allows = (answer: ReturnType<typeof gatewayAnswer>, requestArn: string) =>
+    answer.policyDocument.Statement.some(
+      (st) =>
+        'Resource' in st &&
+        [st.Resource].flat().some((resource) => matches(String(resource), requestArn)) &&
+        st.Effect === 'Allow',
+    );
+
+  it('allows the second id of the route the first request was decided for, and no other route', () => {
+    const first = gatewayAnswer(
+      { effect: 'allow', principal: 'ops', scope: 'downloads:read' },
+      `${stage}/GET/downloads/01KB0000000000000000000001`,
+      'GET /downloads/{id}',
+    );
+    expect(first.policyDocument.Statement[0]).toMatchObject({ Resource: `${stage}/GET/downloads/*` });
+    expect(allows(first, `${stage}/GET/downloads/01KB0000000000000000000001`)).toBe(true);
+    expect(allows(first, `${stage}/GET/downloads/01KB0000000000000000000002`)).toBe(true);
+    // Another method, another API or stage: not this policy's.
+    expect(allows(first, `${stage}/POST/downloads/01KB0000000000000000000002/retry`)).toBe(false);
+    expect(allows(first, `${stage}/GET/downloads`)).toBe(false);
+    expect(allows(first, 'arn:aws:execute-api:eu-west-1:123456789012:other/$default/GET/downloads/x')).toBe(false);
+  });
+
+  it('widens every parameter of a route key, and a Deny as much (a missing scope is the route’s)', () => {
+    const deny = gatewayAnswer(
+      { effect: 'forbidden', reason: 'scope', principal: 'reader', scope: 'sync:read' },
+      `${stage}/GET/sync/01KB0000000000000000000001/hourly`,
+      'GET /sync/{user}/hourly',
+    );
+    expect(deny.policyDocument.Statement[0]).toMatchObject({ Effect: 'Deny', Resource: `${stage}/GET/sync/*/hourly` });
+    expect(matches(`${stage}/GET/sync/*/hourly`, `${stage}/GET/sync/01KB0000000000000000000002/hourly`)).toBe(true);
+    expect(routeResource(`${stage}/GET/downloads`, 'GET /downloads')).toBe(`${stage}/GET/downloads`);
+    expect(routeResource(`${stage}/GET/x/a/b`, 'GET /x/{proxy+}')).toBe(`${stage}/GET/x/*`);
+    // Anything else is answered for the request alone, as before.
+    expect(routeResource('arn:route', 'GET /x')).toBe('arn:route');
+    expect(routeResource(`${stage}/GET/x`, '$default')).toBe(`${stage}/GET/x`);
   });
 });
 
@@ -147,7 +195,7 @@ describe('AUTH_TOKENS', () => {
 describe('gatewayAnswer on UI routes', () => {
   const arn = 'arn:aws:execute-api:us-east-1:1:api/$default/GET/';
   it('lets an anonymous browser through with an EMPTY principal (the page redirects it), and gives a session its scopes and form token', () => {
-    const anonymous = gatewayAnswer({ effect: 'anonymous', reason: 'expired' }, arn);
+    const anonymous = gatewayAnswer({ effect: 'anonymous', reason: 'expired' }, arn, 'GET /');
     expect(anonymous.policyDocument.Statement[0]).toMatchObject({ Effect: 'Allow' });
     expect(anonymous.context).toEqual({ principal: '', scope: '', scopes: '', csrf: '' });
     const allow = gatewayAnswer(
@@ -159,6 +207,7 @@ describe('gatewayAnswer on UI routes', () => {
         csrf: 'n0nce',
       },
       arn,
+      'GET /',
     );
     expect(allow.context).toEqual({
       principal: 'ops',

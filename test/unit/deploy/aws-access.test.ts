@@ -31,6 +31,9 @@ const CLEARED = [
   'NATS_CONNECTOR_SECURITY_GROUP',
   'SYNC_LEGACY_TOKEN_KEYS',
   'LOG_RETENTION_DAYS',
+  'ALARM_EMAILS',
+  'SYNC_TOKEN_KMS_KEY',
+  'SCAN_FUNCTIONS_IMAGE',
 ];
 
 interface Run {
@@ -92,6 +95,18 @@ describe('plugins/aws-access on the command line', () => {
             NATS_CONNECTOR_SECURITY_GROUP: 'sg-123',
             LOG_RETENTION_DAYS: '45',
           }),
+        alarmsNone: () =>
+          refusedPackage({
+            ...SETTINGS,
+            ALARM_EMAILS: 'none',
+            // The one problem left, so the run stops before building: a local hot folder.
+            SCAN_HOTFOLDER_ROOT: '/tmp/hotfolder',
+          }),
+        badKeys: () =>
+          serverless(['print', '--format', 'json', '--stage', 'prod'], {
+            ...planted,
+            SYNC_TOKEN_KMS_KEY: 'alias/mine,SyncTokenKey,SyncTokenKey',
+          }),
         awsPrint: () => serverless(['print', '--format', 'json', '--stage', 'prod'], { ...planted }),
         imagePrint: () =>
           serverless(['print', '--format', 'json', '--stage', 'prod'], {
@@ -148,6 +163,31 @@ describe('plugins/aws-access on the command line', () => {
     expect(output).toMatch(/- LOG_RETENTION_DAYS must be one of CloudWatch's .* \(got "45"\)/);
   });
 
+  it('refuses a kept stage whose alarms would reach nobody; ALARM_EMAILS=none passes, said as a warning', () => {
+    expect(runs.nothing.output).toMatch(
+      /- ALARM_EMAILS is not set: every alarm would notify a topic nobody subscribes to/,
+    );
+    const { code, output } = runs.alarmsNone;
+    expect(code).not.toBe(0); // the hot folder
+    expect(output).not.toMatch(/- ALARM_EMAILS/);
+    expect(output).toMatch(/ALARM_EMAILS=none: no address is subscribed to the alarm topic/);
+  });
+
+  it('warns that the scan functions are zips without smbclient, and the private functions outside a VPC', () => {
+    const { output } = runs.alarmsNone;
+    expect(output).toMatch(/SCAN_FUNCTIONS_IMAGE is not set: scanRequest, scanPoll, healthcheck are packaged as zips/);
+    expect(output).toMatch(/VPC_SUBNET_IDS and VPC_SECURITY_GROUP_IDS are not set: the functions that reach NATS/);
+    // Half a VPC is refused instead, not warned about twice.
+    expect(runs.networks.output).not.toMatch(/VPC_SUBNET_IDS and VPC_SECURITY_GROUP_IDS are not set/);
+  });
+
+  it('refuses SYNC_TOKEN_KMS_KEY naming anything but key ARNs and SyncTokenKey, or a key twice, whatever the command', () => {
+    const { code, output } = runs.badKeys;
+    expect(code).not.toBe(0);
+    expect(output).toMatch(/SYNC_TOKEN_KMS_KEY: "alias\/mine" is neither a KMS key ARN/);
+    expect(output).toMatch(/SYNC_TOKEN_KMS_KEY: names a key twice/);
+  });
+
   it('on the aws target, gives functions the names of their secrets, never a value', () => {
     expect(runs.awsPrint.code).toBe(0);
     const config = printed(runs.awsPrint);
@@ -156,9 +196,11 @@ describe('plugins/aws-access on the command line', () => {
       AUTH_TOKENS_SECRET_ID: 'torrent-scan-sync/prod/auth-tokens',
       SESSION_KEYS_SECRET_ID: 'torrent-scan-sync/prod/session-keys',
     });
-    expect(config.functions.syncTick.environment).toEqual({
+    expect(config.functions.syncStep.environment).toMatchObject({
       SYNC_TOKEN_KMS_KEY: { 'Fn::GetAtt': ['SyncTokenKey', 'Arn'] },
     });
+    // The tick holds no key (it never opens a token).
+    expect(config.functions.syncTick.environment ?? {}).toEqual({});
     expect(config.functions.downloadsList.environment ?? {}).toEqual({});
     expect(config.provider.environment.NATS_URL).toBe('');
     expect(config.functions.authorizer.role).toBe('AuthorizerIamRole');
@@ -193,7 +235,8 @@ describe('plugins/aws-access on the command line', () => {
     expect(config.functions.authorizer.environment).toEqual({ AUTH_TOKENS: '[planted-auth]', SESSION_KEYS: '' });
     expect(config.functions.scanRequest.environment).toMatchObject({ NATS_USER: 'planted-nats-user', NATS_JWT: '' });
     // Locally the keyring seals tokens: always listed, whatever SYNC_LEGACY_TOKEN_KEYS says.
-    expect(config.functions.syncTick.environment).toEqual({ SYNC_TOKEN_KEYS: 'k1:planted' });
+    expect(config.functions.syncStep.environment).toMatchObject({ SYNC_TOKEN_KEYS: 'k1:planted' });
+    expect(config.functions.syncTick.environment ?? {}).toEqual({});
     expect(config.functions.natsPing.environment).toEqual({
       NATS_USER: 'planted-nats-user',
       NATS_PASSWORD: '',
@@ -307,6 +350,68 @@ describe('plugins/aws-access rules', () => {
       expect.objectContaining({
         Action: 'kms:GenerateDataKey',
         Principal: { AWS: [{ 'Fn::GetAtt': ['BRole', 'Arn'] }] },
+      }),
+    ]);
+  });
+
+  it('keyPolicy: each use only under the encryption context a key declares', () => {
+    const condition = iam.keyCondition({ encryptionContext: { purpose: 'sync-token' } });
+    expect(condition).toEqual({ StringEquals: { 'kms:EncryptionContext:purpose': 'sync-token' } });
+    expect(iam.keyCondition({})).toBeUndefined();
+    const policy = iam.keyPolicy([{ roleId: 'ARole', actions: ['kms:Decrypt'] }], condition);
+    expect(policy.Statement[0]).not.toHaveProperty('Condition'); // administration
+    expect(policy.Statement[1]).toMatchObject({ Action: 'kms:Decrypt', Condition: condition });
+  });
+
+  it('keyEnvironment: the stack key alone, or the keys the setting lists in its order; anything else refused', () => {
+    const own = { 'Fn::GetAtt': ['SyncTokenKey', 'Arn'] };
+    const arn = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+    expect(stageRules.keyEnvironment('SyncTokenKey', '')).toEqual({ value: own, external: [], problems: [] });
+    expect(stageRules.keyEnvironment('SyncTokenKey', ` ${arn} , SyncTokenKey`)).toEqual({
+      value: { 'Fn::Join': [',', [arn, own]] },
+      external: [arn],
+      problems: [],
+    });
+    expect(stageRules.keyEnvironment('SyncTokenKey', arn)).toEqual({ value: arn, external: [arn], problems: [] });
+    expect(stageRules.keyEnvironment('SyncTokenKey', 'alias/x,1234abcd,SyncTokenKey').problems).toEqual([
+      expect.stringMatching(/"alias\/x" is neither a KMS key ARN/),
+      expect.stringMatching(/"1234abcd" is neither a KMS key ARN/),
+    ]);
+    expect(stageRules.keyEnvironment('SyncTokenKey', `${arn},${arn}`).problems).toEqual(['names a key twice']);
+  });
+
+  it('alarmSubscribers and scanGatewayWarnings', () => {
+    expect(stageRules.alarmSubscribers({ emails: '', required: 'true' }).problem).toMatch(/ALARM_EMAILS is not set/);
+    expect(stageRules.alarmSubscribers({ emails: 'a@example.com', required: 'true' })).toEqual({});
+    expect(stageRules.alarmSubscribers({ emails: '', required: false })).toEqual({});
+    expect(stageRules.alarmSubscribers({ emails: ' none ', required: true }).warning).toMatch(/ALARM_EMAILS=none/);
+    const image = { uri: '1.dkr.ecr.eu-west-1.amazonaws.com/scan@sha256:a', functions: ['scanPoll'] };
+    const vpc = { subnetIds: ['subnet-1'], securityGroupIds: ['sg-1'] };
+    expect(stageRules.scanGatewayWarnings({ scanImage: image, vpc })).toEqual([]);
+    expect(stageRules.scanGatewayWarnings({ scanImage: { ...image, uri: '' }, vpc })).toEqual([
+      expect.stringMatching(/^SCAN_FUNCTIONS_IMAGE is not set: scanPoll are packaged as zips/),
+    ]);
+    expect(stageRules.scanGatewayWarnings({ scanImage: image })).toEqual([expect.stringMatching(/outside any VPC/)]);
+  });
+
+  it('failureQueuePolicy: only the named roles send, nobody without TLS', () => {
+    const policy = iam.failureQueuePolicy('Q', ['BRole', 'ARole', 'BRole']);
+    expect(policy.Properties.Queues).toEqual([{ Ref: 'Q' }]);
+    expect(policy.Properties.PolicyDocument.Statement).toEqual([
+      expect.objectContaining({
+        Effect: 'Deny',
+        Principal: '*',
+        Action: 'sqs:SendMessage',
+        Condition: {
+          ArnNotEquals: {
+            'aws:PrincipalArn': [{ 'Fn::GetAtt': ['ARole', 'Arn'] }, { 'Fn::GetAtt': ['BRole', 'Arn'] }],
+          },
+        },
+      }),
+      expect.objectContaining({
+        Effect: 'Deny',
+        Action: 'sqs:*',
+        Condition: { Bool: { 'aws:SecureTransport': 'false' } },
       }),
     ]);
   });

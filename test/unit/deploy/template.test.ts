@@ -24,6 +24,16 @@ import {
 } from '../../../tools/deploy/iam-checks';
 import { checkLoopback, checkSecrets } from '../../../tools/deploy/secret-checks';
 import {
+  checkFailureQueue,
+  failureQueueSenders,
+  operatorVerdict,
+  sendVerdicts,
+  templatePolicies,
+} from '../../../tools/deploy/failure-queue-checks';
+import { REPLAYABLE_FUNCTIONS } from '../../../tools/ops/trust';
+import { TOKEN_PURPOSE } from '../../../lib/sync/wiring';
+import {
+  asyncFunctions,
   checkAuthorizer,
   checkBuckets,
   checkBundles,
@@ -66,6 +76,7 @@ const PLANTED = {
   TELEGRAM_WEBHOOK_SECRET: 'planted-webhook-secret-0012',
 };
 const SUBNETS = 'subnet-0a1b2c3d4e5f60718,subnet-0a1b2c3d4e5f60719';
+const NEW_KEY = 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 const FULL = {
   NATS_CONNECTOR_DEPLOY: 'true',
   NATS_CONNECTOR_IMAGE: '123456789012.dkr.ecr.us-east-1.amazonaws.com/nats-connector:test',
@@ -74,6 +85,8 @@ const FULL = {
   VPC_SUBNET_IDS: SUBNETS,
   VPC_SECURITY_GROUP_IDS: 'sg-0a1b2c3d4e5f60721',
   SYNC_LEGACY_TOKEN_KEYS: 'true',
+  // Replacing the KMS key (docs/security.md): a key of the operator's own first, the stack's own after it.
+  SYNC_TOKEN_KMS_KEY: `${NEW_KEY},SyncTokenKey`,
 };
 
 interface Packaged {
@@ -90,6 +103,8 @@ function packageVariant(name: string, extra: Record<string, string>): Packaged {
     ...process.env,
     ...PLANTED,
     ...SETTINGS,
+    // A kept stage is refused without someone its alarms reach (plugins/aws-access).
+    ALARM_EMAILS: 'oncall@example.com',
     ...extra,
     SLS_TELEMETRY_DISABLED: '1',
     SLS_NOTIFICATIONS_MODE: 'off',
@@ -222,42 +237,38 @@ const EXPECTED_ACCESS: Record<string, string[]> = {
     secret('nats'),
     secret('scan-smb'),
   ],
+  // No key, no keyring: the tick checks that a token is stored, never opens it (lib/sync/connections.ts hasToken).
   syncTick: [
     FAILURES,
     SYNC_RUN,
     'SyncTable/index/DUE dynamodb:Query',
-    'SyncTokenKey kms:Decrypt',
     'function:syncStep lambda:InvokeFunction',
     'function:syncTickShard lambda:InvokeFunction',
-    secret('sync-token-keys'),
   ],
-  syncTickShard: [
-    FAILURES,
-    SYNC_RUN,
-    'SyncTable/index/DUE dynamodb:Query',
-    'SyncTokenKey kms:Decrypt',
-    'function:syncStep lambda:InvokeFunction',
-    secret('sync-token-keys'),
-  ],
+  syncTickShard: [FAILURES, SYNC_RUN, 'SyncTable/index/DUE dynamodb:Query', 'function:syncStep lambda:InvokeFunction'],
   syncStep: [
     VPC,
     FAILURES,
     'SyncTable dynamodb:BatchGetItem dynamodb:BatchWriteItem dynamodb:ConditionCheckItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem',
     'SyncTokenKey kms:Decrypt',
+    `${NEW_KEY} kms:Decrypt`,
     'function:syncStep lambda:InvokeFunction',
     secret('sync-token-keys'),
   ],
   syncConnections: [
     'SyncTable dynamodb:ConditionCheckItem dynamodb:GetItem dynamodb:PutItem',
     'SyncTokenKey kms:GenerateDataKey',
+    `${NEW_KEY} kms:GenerateDataKey`,
     secret('sync-token-keys'),
   ],
   syncReseal: [
     'SyncTable dynamodb:GetItem dynamodb:Query dynamodb:UpdateItem',
     'SyncTokenKey kms:Decrypt kms:GenerateDataKey',
+    `${NEW_KEY} kms:Decrypt kms:GenerateDataKey`,
     secret('sync-token-keys'),
   ],
-  syncConnectionDelete: ['SyncTable dynamodb:DeleteItem dynamodb:GetItem'],
+  // The purge of the user's synced data: found by Query, deleted in batches.
+  syncConnectionDelete: ['SyncTable dynamodb:BatchWriteItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:Query'],
   syncHourly: ['SyncTable dynamodb:GetItem', 'SyncTable/index/DUE dynamodb:Query'],
   syncAttempt: ['SyncTable dynamodb:GetItem dynamodb:Query'],
   syncOperations: ['SyncTable dynamodb:Query'],
@@ -293,7 +304,7 @@ const EXPECTED_ACCESS: Record<string, string[]> = {
 const PLAIN_ACCESS = Object.fromEntries(
   Object.entries(EXPECTED_ACCESS).map(([key, lines]) => [
     key,
-    lines.filter((line) => line !== VPC && line !== secret('sync-token-keys')),
+    lines.filter((line) => line !== VPC && line !== secret('sync-token-keys') && !line.startsWith(NEW_KEY)),
   ]),
 );
 
@@ -523,8 +534,6 @@ describe('the packaged CloudFormation template', () => {
         .filter(([, line]) => line),
     );
     expect(users).toEqual({
-      syncTick: 'SyncTokenKey kms:Decrypt',
-      syncTickShard: 'SyncTokenKey kms:Decrypt',
       syncStep: 'SyncTokenKey kms:Decrypt',
       syncConnections: 'SyncTokenKey kms:GenerateDataKey',
       syncReseal: 'SyncTokenKey kms:Decrypt kms:GenerateDataKey',
@@ -533,19 +542,111 @@ describe('the packaged CloudFormation template', () => {
     const broken: Array<[(t: Cfn) => void, RegExp[]]> = [
       [(t) => (t.Resources.SyncTokenKey.Properties.EnableKeyRotation = false), [/does not rotate/]],
       [(t) => delete t.Resources.SyncTokenKey.DeletionPolicy, [/is not retained/]],
-      [(t) => policy(t)[0].Action.push('kms:Decrypt'), [/the account root may kms:Decrypt/]],
-      [(t) => policy(t)[0].Action.push('kms:*'), [/the account root may kms:\*/, /a wildcard action for the root/]],
+      [
+        (t) => policy(t)[0].Action.push('kms:Decrypt'),
+        [/kms:Decrypt is allowed without the encryption context/, /the account root may kms:Decrypt/],
+      ],
+      [
+        (t) => policy(t)[0].Action.push('kms:*'),
+        [
+          /kms:\* is allowed without the encryption context/,
+          /the account root may kms:\*/,
+          /a wildcard action for the root/,
+        ],
+      ],
       [(t) => policy(t)[1].Principal.AWS.push('*'), [/"\*" is not the role of one of our functions/]],
       [
         (t) => policy(t)[1].Principal.AWS.push({ 'Fn::GetAtt': ['ConnectorTaskRole', 'Arn'] }),
         [/"ConnectorTaskRole" is not the role of one of our functions/],
       ],
+      [(t) => delete policy(t)[1].Condition, [/kms:Decrypt is allowed without the encryption context/]],
     ];
     for (const [breakIt, messages] of broken) {
       const t = copy();
       breakIt(t);
       expect(checkKeys(t, ctx).map((v) => v.message)).toEqual(messages.map((m) => expect.stringMatching(m)));
     }
+  });
+
+  it("keys: every use needs the sealer's encryption context; a replacement key is the functions' first, granted in their roles", () => {
+    for (const st of template.Resources.SyncTokenKey.Properties.KeyPolicy.Statement.slice(1))
+      expect(st.Condition).toEqual({ StringEquals: { 'kms:EncryptionContext:purpose': TOKEN_PURPOSE } });
+    const env = (p: Packaged, id: string) => p.template.Resources[id].Properties.Environment.Variables;
+    // Without the setting, the stack's key alone; with it, what it lists, in its order.
+    expect(env(plain, 'SyncStepLambdaFunction').SYNC_TOKEN_KMS_KEY).toEqual({ 'Fn::GetAtt': ['SyncTokenKey', 'Arn'] });
+    for (const id of ['SyncStepLambdaFunction', 'SyncConnectionsLambdaFunction', 'SyncResealLambdaFunction'])
+      expect(env(full, id).SYNC_TOKEN_KMS_KEY).toEqual({
+        'Fn::Join': [',', [NEW_KEY, { 'Fn::GetAtt': ['SyncTokenKey', 'Arn'] }]],
+      });
+    const grant = statements(template, 'SyncStepIamRole').find((st) => [st.Resource].flat().includes(NEW_KEY));
+    expect(grant).toEqual({
+      Effect: 'Allow',
+      Action: ['kms:Decrypt'],
+      Resource: [NEW_KEY],
+      Condition: { StringEquals: { 'kms:EncryptionContext:purpose': TOKEN_PURPOSE } },
+    });
+    expect(checkIam(template, ctx)).toEqual([]);
+    // The grant without the condition, or on a key no function is given, is reported.
+    const t = copy();
+    delete statements(t, 'SyncStepIamRole').find((st) => [st.Resource].flat().includes(NEW_KEY)).Condition;
+    expect(checkIam(t, ctx).map((v) => v.message)).toEqual([
+      `SyncStepIamRole may use ${NEW_KEY} without the encryption context`,
+    ]);
+    const foreign = copy();
+    statements(foreign, 'SyncStepIamRole').find((st) => [st.Resource].flat().includes(NEW_KEY)).Resource = [
+      'arn:aws:kms:us-east-1:123456789012:key/99999999-12ab-34cd-56ef-1234567890ab',
+    ];
+    expect(rules(checkIam(foreign, ctx))).toEqual(['iam']);
+  });
+
+  it("failure queue: only Lambda's delivery of each function's own record may send, never its code, an admin or plaintext", () => {
+    const senders = failureQueueSenders(template, ctx);
+    expect([...senders].sort()).toEqual([...REPLAYABLE_FUNCTIONS, 'telegramNotify'].sort());
+    // The replay's list is exactly the template's asynchronous functions (tools/ops/trust.ts).
+    expect([...REPLAYABLE_FUNCTIONS].sort()).toEqual(asyncFunctions(template, ctx).sort());
+    for (const p of [plain, full]) expect(checkFailureQueue(p.template, p.ctx)).toEqual([]);
+    const policies = templatePolicies(template, ctx);
+    for (const key of senders)
+      expect(`${key} ${JSON.stringify(sendVerdicts(policies, key))}`).toBe(
+        `${key} ${JSON.stringify({ delivery: 'allowed', code: 'not-allowed', plaintext: 'denied' })}`,
+      );
+    // A role the queue is no destination of is refused by the queue's policy itself, whatever its own says.
+    expect(sendVerdicts(policies, 'syncConnections')).toEqual({
+      delivery: 'denied',
+      code: 'denied',
+      plaintext: 'denied',
+    });
+    expect(operatorVerdict(policies)).toBe('denied');
+
+    // As before the fix: the role's grant without its condition, the queue without its policy.
+    const unconditioned = copy();
+    delete statements(unconditioned, 'SyncStepIamRole').find((st) => [st.Action].flat().includes('sqs:SendMessage'))
+      .Condition;
+    expect(checkFailureQueue(unconditioned, ctx).map((v) => v.message)).toEqual([
+      'syncStep: its own code may send to the failure queue',
+    ]);
+    const open = copy();
+    delete open.Resources.AsyncFailuresQueuePolicy;
+    expect(checkFailureQueue(open, ctx).map((v) => v.message)).toEqual([
+      'the failure queue has no queue policy',
+      ...[...senders].map((key) => `${key}: a send without TLS is allowed`),
+      "an administrator's role may send to the failure queue",
+    ]);
+    // A grant to an HTTP function's role is refused by the queue's policy; with its role named there too, reported.
+    const widened = copy();
+    statements(widened, 'SyncConnectionsIamRole').push({
+      Effect: 'Allow',
+      Action: ['sqs:SendMessage'],
+      Resource: [{ 'Fn::GetAtt': ['AsyncFailuresQueue', 'Arn'] }],
+    });
+    expect(checkFailureQueue(widened, ctx)).toEqual([]);
+    widened.Resources.AsyncFailuresQueuePolicy.Properties.PolicyDocument.Statement[0].Condition.ArnNotEquals[
+      'aws:PrincipalArn'
+    ].push({ 'Fn::GetAtt': ['SyncConnectionsIamRole', 'Arn'] });
+    expect(checkFailureQueue(widened, ctx).map((v) => v.message)).toEqual([
+      'syncConnections: its own code may send to the failure queue',
+      'syncConnections has no on-failure destination and may send',
+    ]);
   });
 
   it('loopback: an address of this machine in any function environment is reported', () => {
@@ -584,11 +685,19 @@ describe('the packaged CloudFormation template', () => {
     ]);
   });
 
-  it('bucket: public access or no encryption is reported', () => {
+  it('bucket: public access, no encryption or a policy letting plaintext through is reported', () => {
     const t = copy();
     t.Resources.FilesBucket.Properties.PublicAccessBlockConfiguration.BlockPublicPolicy = false;
     delete t.Resources.FilesBucket.Properties.BucketEncryption;
     expect(checkBuckets(t)).toHaveLength(2);
+    expect(template.Resources.FilesBucketPolicy.Properties.PolicyDocument.Statement).toEqual([
+      expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+    ]);
+    const plaintext = copy();
+    delete plaintext.Resources.FilesBucketPolicy;
+    expect(checkBuckets(plaintext).map((v) => v.message)).toEqual([
+      'FilesBucket has no policy refusing requests without TLS',
+    ]);
   });
 
   it('secrets: only secret names in function configuration, each one the catalog makes, read by exactly that role', () => {
@@ -600,7 +709,7 @@ describe('the packaged CloudFormation template', () => {
       'torrent-scan-sync/prod/auth-tokens',
     );
     // The legacy keyring only with SYNC_LEGACY_TOKEN_KEYS=true; the KMS key's ARN on the functions that use it.
-    const sync = (p: Packaged) => p.template.Resources.SyncTickLambdaFunction.Properties.Environment.Variables;
+    const sync = (p: Packaged) => p.template.Resources.SyncStepLambdaFunction.Properties.Environment.Variables;
     expect(sync(full).SYNC_TOKEN_KEYS_SECRET_ID).toBe('torrent-scan-sync/prod/sync-token-keys');
     expect(sync(plain).SYNC_TOKEN_KEYS_SECRET_ID).toBeUndefined();
     expect(sync(plain).SYNC_TOKEN_KMS_KEY).toEqual({ 'Fn::GetAtt': ['SyncTokenKey', 'Arn'] });

@@ -54,9 +54,9 @@ describe('the magnet the torrent client is given', () => {
 
   it('sends and stores the magnet rebuilt from its fields, not the caller string', async () => {
     const { deps, added, created } = fakes();
-    const caller = `magnet:?xt=urn:btih:${V1.toUpperCase()}&x.pe=10.0.0.1:80&dn=Clip&tr=udp://t.example:6969&ws=http://10.0.0.1/`;
+    const caller = `magnet:?xt=urn:btih:${V1.toUpperCase()}&x.pe=192.0.2.1:80&dn=Clip&tr=udp://t.example:6969&ws=http://10.0.0.1/`;
     await ingest(deps, { magnet: caller });
-    const rebuilt = `magnet:?xt=urn:btih:${V1}&dn=Clip&tr=${encodeURIComponent('udp://t.example:6969')}&x.pe=10.0.0.1:80`;
+    const rebuilt = `magnet:?xt=urn:btih:${V1}&dn=Clip&tr=${encodeURIComponent('udp://t.example:6969')}&x.pe=192.0.2.1:80`;
     expect(added).toEqual([rebuilt]);
     expect(created[0].magnet).toBe(rebuilt);
   });
@@ -69,5 +69,29 @@ describe('the magnet the torrent client is given', () => {
     const broken = fakes({ state: 'failed', name: 'Clip', magnet: `magnet:?xt=urn:btih:${V1}&x.pe=\nhttp://evil/` });
     await retry(broken.deps, ID);
     expect(broken.added).toEqual([`magnet:?xt=urn:btih:${V1}&dn=Clip`]);
+  });
+
+  it('refuses a magnet naming an internal tracker or peer before anything is stored or sent; the setting allows it', async () => {
+    const internal = `magnet:?xt=urn:btih:${V1}&dn=Clip&tr=http://169.254.169.254/latest/meta-data/&x.pe=127.0.0.1:8080`;
+    const refused = fakes();
+    await expect(ingest(refused.deps, { magnet: internal })).rejects.toThrow(/internal host: 169\.254\.169\.254/);
+    expect(refused.created).toEqual([]);
+    expect(refused.added).toEqual([]);
+
+    const local = fakes();
+    await ingest({ ...local.deps, magnets: { allowPrivateAddresses: true } }, { magnet: internal });
+    expect(local.added).toEqual([
+      `magnet:?xt=urn:btih:${V1}&dn=Clip&tr=${encodeURIComponent('http://169.254.169.254/latest/meta-data/')}&x.pe=127.0.0.1:8080`,
+    ]);
+  });
+
+  it('retries a stored magnet naming an internal host with the hashes and name only', async () => {
+    const stored = fakes({
+      state: 'failed',
+      name: 'Clip',
+      magnet: `magnet:?xt=urn:btih:${V1}&x.pe=10.0.0.1:80&dn=Clip`,
+    });
+    await retry(stored.deps, ID);
+    expect(stored.added).toEqual([`magnet:?xt=urn:btih:${V1}&dn=Clip`]);
   });
 });

@@ -54,14 +54,14 @@ describe('parseInfohash', () => {
 
 describe('parseMagnet', () => {
   it('reads a hybrid link: v1 first, v2 from the sha2-256 multihash, name and trackers', () => {
-    const uri = `magnet:?xt=urn:btmh:1220${V2}&xt=urn:btih:${V1.toUpperCase()}&dn=Big+Buck%20Bunny&tr=udp%3A%2F%2Ft.example%3A80&tr=http://t2`;
+    const uri = `magnet:?xt=urn:btmh:1220${V2}&xt=urn:btih:${V1.toUpperCase()}&dn=Big+Buck%20Bunny&tr=udp%3A%2F%2Ft.example%3A80&tr=http://t2.example`;
     expect(parseMagnet(uri)).toEqual({
       infohashes: [
         { infohash: V1, kind: 'v1' },
         { infohash: V2, kind: 'v2' },
       ],
       name: 'Big Buck Bunny',
-      trackers: ['udp://t.example:80', 'http://t2'],
+      trackers: ['udp://t.example:80', 'http://t2.example'],
     });
   });
 
@@ -96,7 +96,7 @@ describe('parseMagnet', () => {
     ['two v1 hashes', `magnet:?xt=urn:btih:${V1}&xt=urn:btih:${'a'.repeat(40)}`],
     ['bad percent-encoding', `magnet:?xt=urn:btih:${V1}&dn=%E0%A4%A`],
     ['oversize', `magnet:?xt=urn:btih:${V1}&dn=${'a'.repeat(MAX_MAGNET_LENGTH)}`],
-    ['too many trackers', `magnet:?xt=urn:btih:${V1}${'&tr=http://t'.repeat(65)}`],
+    ['too many trackers', `magnet:?xt=urn:btih:${V1}${'&tr=http://t.example'.repeat(65)}`],
     // qBittorrent splits `urls` on line breaks: the rest would be fetched as a second URL (issue 41).
     ['a raw line break', `magnet:?xt=urn:btih:${V1}&x.pe=\nhttp://169.254.169.254/latest/meta-data/`],
     ['a raw carriage return', `magnet:?xt=urn:btih:${V1}&dn=a\rb`],
@@ -117,17 +117,49 @@ describe('parseMagnet', () => {
     expect(() => parseMagnet(uri)).toThrow(InvalidMagnetError);
   });
 
+  // Blind SSRF through the user's torrent client: it announces to every tracker and dials every peer named.
+  it.each([
+    ['a loopback tracker', 'tr=http://127.0.0.1:8080/announce', /127\.0\.0\.1 is a private, loopback/],
+    ['the metadata endpoint', 'tr=http://169.254.169.254/latest/meta-data/', /169\.254\.169\.254/],
+    ['a private udp tracker', 'tr=udp://10.0.0.5:53', /10\.0\.0\.5/],
+    ['a udp tracker in decimal', 'tr=udp://2130706433:80/announce', /127\.0\.0\.1/],
+    ['an IPv6 loopback tracker', 'tr=http://[::1]/', /::1/],
+    ['an IPv4-mapped tracker', 'tr=http://[::ffff:192.168.1.1]/', /ffff:c0a8:101/],
+    ['a single-label tracker', 'tr=http://qbittorrent:8080/', /qbittorrent is a name without a domain/],
+    ['a localhost tracker', 'tr=https://LOCALHOST./x', /localhost is a name without a domain/],
+    ['a .internal tracker', 'tr=http://nas.corp.internal/', /nas\.corp\.internal is a name of a local network/],
+    ['a loopback peer', 'x.pe=127.0.0.1:6881', /peer address \(x\.pe\) names an internal host: 127\.0\.0\.1/],
+    ['a peer in hex', 'x.pe=0x7f.1:6881', /127\.0\.0\.1/],
+    ['a link-local IPv6 peer', 'x.pe=[fe80::1]:6881', /fe80::1/],
+    ['a carrier-grade NAT peer', 'x.pe=100.64.0.1:6881', /100\.64\.0\.1/],
+    ['a .local peer', 'x.pe=printer.local:80', /printer\.local/],
+  ])('refuses %s unless MAGNET_ALLOW_PRIVATE_ADDRESSES allows it', (_name, pair, reason) => {
+    const uri = `magnet:?xt=urn:btih:${V1}&${pair}`;
+    expect(() => parseMagnet(uri)).toThrow(InvalidMagnetError);
+    expect(() => parseMagnet(uri)).toThrow(reason);
+    expect(() => parseMagnet(uri)).toThrow(/MAGNET_ALLOW_PRIVATE_ADDRESSES=true/);
+    expect(parseMagnet(uri, { allowPrivateAddresses: true }).infohashes).toHaveLength(1);
+  });
+
+  it('keeps public trackers and peers by name or address', () => {
+    const uri = `magnet:?xt=urn:btih:${V1}&tr=udp://tracker.opentrackr.org:1337/announce&tr=http://8.8.8.8/a&x.pe=93.184.216.34:6881&x.pe=[2a00:1450::1]:6881`;
+    expect(parseMagnet(uri)).toMatchObject({
+      trackers: ['udp://tracker.opentrackr.org:1337/announce', 'http://8.8.8.8/a'],
+      peers: ['93.184.216.34:6881', '[2a00:1450::1]:6881'],
+    });
+  });
+
   it('keeps http, https and udp trackers as written and drops WebTorrent ones', () => {
     const uri = `magnet:?xt=urn:btih:${V1}&tr=wss%3A%2F%2Fwt.example&tr=HTTPS://T.example/a?x=1&tr=udp://u.example:6969`;
     expect(parseMagnet(uri).trackers).toEqual(['HTTPS://T.example/a?x=1', 'udp://u.example:6969']);
   });
 
   it('rebuilds the magnet from its fields only: unknown keys and their values never reach the client', () => {
-    const uri = `magnet:?xt=urn:btih:${V1}&x.pe=1.2.3.4:5&ws=http://seed/&dn=a%26b&tr=http://t/a?b=1%26c=2&x.pe=[::1]:6881`;
+    const uri = `magnet:?xt=urn:btih:${V1}&x.pe=1.2.3.4:5&ws=http://seed/&dn=a%26b&tr=http://t.example/a?b=1%26c=2&x.pe=[2001:db8::1]:6881`;
     const rebuilt = clientMagnet(parseMagnet(uri));
     expect(rebuilt).toBe(
-      `magnet:?xt=urn:btih:${V1}&dn=a%26b&tr=${encodeURIComponent('http://t/a?b=1&c=2')}` +
-        `&x.pe=1.2.3.4:5&x.pe=[::1]:6881`,
+      `magnet:?xt=urn:btih:${V1}&dn=a%26b&tr=${encodeURIComponent('http://t.example/a?b=1&c=2')}` +
+        `&x.pe=1.2.3.4:5&x.pe=[2001:db8::1]:6881`,
     );
     expect(parseMagnet(rebuilt)).toEqual(parseMagnet(uri));
   });

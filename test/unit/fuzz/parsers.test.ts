@@ -51,7 +51,7 @@ describe('magnet', () => {
     noise.map((v) => `dn=${v}`),
     noise.map((v) => `tr=${encodeURIComponent(v)}`),
     // Valid trackers and peers, so the deep branches past them are reached (decision 290 refuses noise there).
-    fc.constantFrom('tr=udp%3A%2F%2Ft.example%3A6969', 'tr=http://t.example/announce', 'x.pe=127.0.0.1:6881'),
+    fc.constantFrom('tr=udp%3A%2F%2Ft.example%3A6969', 'tr=http://t.example/announce', 'x.pe=203.0.113.7:6881'),
     fc.string().map((v) => `dn=${encodeURIComponent(v)}`),
     fc.constantFrom('%', '%zz', '%E0%A4%A', '=', '&&', 'xt', 'dn=%00', '__proto__=1', 'constructor=x'),
     noise,

@@ -69,6 +69,29 @@ describe('web middlewares', () => {
     expect(seen).toHaveLength(0);
   });
 
+  it('every answer, a page, a redirect, a refusal or an error page, carries HSTS and the other security headers', async () => {
+    const failing = webHandler(log, async () => {
+      throw new Error('x');
+    });
+    const answers = [
+      await handler(event('GET', '/', { session }), context),
+      await handler(event('GET', '/download/01ARZ3NDEKTSV4RRFFQ69G5FAV'), context),
+      await handler(event('GET', '/', { session, headers: { [OVERRIDE_HEADER]: '{}' } }), context),
+      await handler(
+        event('POST', '/signout', { session, headers: { origin: 'https://evil.test' }, body: 'x=1' }),
+        context,
+      ),
+      await failing(event('GET', '/', { session }), context),
+    ];
+    expect(answers.map((a) => a.statusCode)).toEqual([200, 303, 400, 403, 500]);
+    for (const answer of answers)
+      expect(answer.headers).toMatchObject({
+        'strict-transport-security': 'max-age=31536000',
+        'x-content-type-options': 'nosniff',
+        'cache-control': 'no-store',
+      });
+  });
+
   it('a next that is not a page of ours is dropped', async () => {
     const answer = await handler(event('GET', '//evil.test/x'), context);
     expect(answer.headers.location).toBe('/signin');
