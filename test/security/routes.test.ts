@@ -69,13 +69,8 @@ it('gives each secret only to the functions that need it (offline runs in one pr
       .sort();
   expect(holders('AUTH_TOKENS')).toEqual(['authorizer', 'webSignIn']);
   expect(holders('SESSION_KEYS')).toEqual(['authorizer', 'webSignIn']);
-  expect(holders('SYNC_TOKEN_KEYS')).toEqual([
-    'syncConnections',
-    'syncReseal',
-    'syncStep',
-    'syncTick',
-    'syncTickShard',
-  ]);
+  expect(holders('SYNC_TOKEN_KEYS')).toEqual(['syncConnections', 'syncReseal', 'syncStep']);
+  // The tick checks a token exists without opening it (issue 51): it holds no keyring.
   // webConsoleRetry: the Failures page's retry sends through the bot; the console's read pages (webConsole) hold
   // neither. Only the webhook, which checks it, holds the webhook secret (decision 234).
   expect(holders('TELEGRAM_BOT_TOKEN')).toEqual(['telegramNotify', 'telegramWebhook', 'webConsoleRetry']);
