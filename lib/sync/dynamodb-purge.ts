@@ -2,7 +2,16 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { batchWriteAll, deleteRequest } from '../aws/batch';
 import { queryItems } from '../aws/query';
 import type { PurgeBound, PurgeResult } from './data-store';
-import { headKey, opGenerationPartition, opWindowPrefix, paceKey, ratePartition, userPartition } from './keys';
+import {
+  feedListPrefix,
+  feedTokenKey,
+  headKey,
+  opGenerationPartition,
+  opWindowPrefix,
+  paceKey,
+  ratePartition,
+  userPartition,
+} from './keys';
 import { tokenPace } from './pacer';
 import { SERVICES } from './tbank/contract';
 
@@ -12,7 +21,7 @@ import { SERVICES } from './tbank/contract';
  * partition but the hourly head (the connection's removal deletes that, in
  * its own transaction), each operation window's generations (the current one
  * and the one a replace left behind if it died before its cleanup), the
- * token's rate windows and pacing schedules.
+ * calendar feed tokens' lookups, the token's rate windows and pacing schedules.
  *
  * Bounded: it stops after `maxItems` deletes or at `deadline`, whichever
  * first, and says whether anything is left; and idempotent: a window's
@@ -45,7 +54,7 @@ export async function purgeUserData(
       TableName: deps.table,
       KeyConditionExpression: 'PK = :p',
       ExpressionAttributeValues: { ':p': pk },
-      ProjectionExpression: 'PK, SK, account_id, #m, generation, previous_generation',
+      ProjectionExpression: 'PK, SK, account_id, #m, generation, previous_generation, token_sha256',
       ExpressionAttributeNames: { '#m': 'month' },
       ConsistentRead: true,
     });
@@ -60,6 +69,11 @@ export async function purgeUserData(
         for await (const op of partition(pk)) if (!(await remove({ PK: op.PK, SK: op.SK }))) return stop();
       }
       // The window after its operations: flushed first, so a stop here never orphans them.
+      await flush();
+    }
+    // A calendar feed token: its lookup by hash (outside the user's partition) before the listing that names it.
+    if (String(item.SK).startsWith(feedListPrefix) && typeof item.token_sha256 === 'string') {
+      if (!(await remove(feedTokenKey(item.token_sha256)))) return stop();
       await flush();
     }
     if (!(await remove({ PK: item.PK, SK: item.SK }))) return stop();

@@ -1,8 +1,11 @@
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { createHash } from 'node:crypto';
 import { newId } from '../../../lib/ident';
 import { deleteConnection } from '../../../lib/sync/connections';
 import { DynamoSyncDataStore } from '../../../lib/sync/dynamodb-data-store';
+import { DynamoFeedTokenStore } from '../../../lib/sync/dynamodb-feed-tokens';
 import {
+  feedTokenKey,
   opGenerationPartition,
   operationItem,
   opWindowKey,
@@ -79,7 +82,13 @@ async function userWithData(services: ReturnType<typeof syncServices>, data: Dyn
   await aws.documents.send(
     new PutCommand({ TableName: table.name, Item: { ...paceKey(tokenPace(user, 'OperationsService')), tat: now } }),
   );
-  return { user, generations: [Item!.generation as string, Item!.previous_generation as string] };
+  // A calendar feed token: its listing and count in the user's partition, its lookup by hash outside it.
+  const sha256 = createHash('sha256').update(`feed.${user}`).digest('hex');
+  const feeds = new DynamoFeedTokenStore({ documents: aws.documents, table: table.name });
+  expect(
+    await feeds.create({ token_id: newId(), user_id: user, created_at: new Date(now).toISOString() }, sha256, 5),
+  ).toBe(true);
+  return { user, sha256, generations: [Item!.generation as string, Item!.previous_generation as string] };
 }
 
 async function count(pk: string): Promise<number> {
@@ -94,10 +103,11 @@ async function count(pk: string): Promise<number> {
   return Items.length;
 }
 
-async function itemsOf(user: string, generations: string[]) {
+async function itemsOf({ user, generations, sha256 }: { user: string; generations: string[]; sha256: string }) {
   const pace = await aws.documents.send(
     new GetCommand({ TableName: table.name, Key: paceKey(tokenPace(user, 'OperationsService')) }),
   );
+  const feed = await aws.documents.send(new GetCommand({ TableName: table.name, Key: feedTokenKey(sha256) }));
   return {
     user: await count(userPartition(user)),
     generations: (
@@ -105,6 +115,7 @@ async function itemsOf(user: string, generations: string[]) {
     ).reduce((a, b) => a + b, 0),
     rate: await count(ratePartition(user)),
     pace: pace.Item ? 1 : 0,
+    feed: feed.Item ? 1 : 0,
   };
 }
 
@@ -122,9 +133,10 @@ it('deletes every item of the user in bounded calls until none is left, and noth
     { uid: 'instr-1', figi: 'F1', ticker: 'T', name: 'n', instrument_type: 'share' } as never,
     Date.now(),
   );
-  const keptBefore = await itemsOf(kept.user, kept.generations);
-  // accounts, portfolio, events, seen, the window, its head; 15 + 4 operations; a rate window; a pacing schedule.
-  expect(await itemsOf(gone.user, gone.generations)).toEqual({ user: 6, generations: 19, rate: 1, pace: 1 });
+  const keptBefore = await itemsOf(kept);
+  // accounts, portfolio, events, seen, the window, its head, a feed listing and count; 15 + 4 operations; a rate
+  // window; a pacing schedule; the feed token's lookup.
+  expect(await itemsOf(gone)).toEqual({ user: 8, generations: 19, rate: 1, pace: 1, feed: 1 });
 
   const deps = { connections: services.connections, hourly: services.hourly, data };
   const calls: Array<Awaited<ReturnType<typeof deleteConnection>>> = [];
@@ -143,8 +155,8 @@ it('deletes every item of the user in bounded calls until none is left, and noth
   expect(calls.length).toBeGreaterThan(3);
   for (const c of calls) expect(c.purge.deleted).toBeLessThanOrEqual(7);
   expect(calls.at(-1)!.purge.done).toBe(true);
-  expect(calls.reduce((n, c) => n + c.purge.deleted, 0)).toBe(5 + 19 + 1);
-  expect(await itemsOf(gone.user, gone.generations)).toEqual({ user: 0, generations: 0, rate: 0, pace: 0 });
+  expect(calls.reduce((n, c) => n + c.purge.deleted, 0)).toBe(7 + 19 + 1 + 1);
+  expect(await itemsOf(gone)).toEqual({ user: 0, generations: 0, rate: 0, pace: 0, feed: 0 });
   expect(await services.connections.hasToken(gone.user)).toBe(false);
 
   // Again: nothing to remove, nothing found (the handler's 404).
@@ -152,7 +164,7 @@ it('deletes every item of the user in bounded calls until none is left, and noth
     await deleteConnection(deps, gone.user, { maxItems: 7, deadline: Date.now() + 60_000, now: Date.now }),
   ).toEqual({ removed: false, running: false, purge: { deleted: 0, done: true } });
   // The other user and the shared catalog are as they were.
-  expect(await itemsOf(kept.user, kept.generations)).toEqual(keptBefore);
+  expect(await itemsOf(kept)).toEqual(keptBefore);
   expect(await count('INSTR#instr-1')).toBe(1);
   expect(await services.connections.hasToken(kept.user)).toBe(true);
 });
@@ -165,12 +177,13 @@ it('stops at its deadline with what it deleted so far, and the next call finishe
     sealer: stackSealer(),
   });
   const data = new DynamoSyncDataStore({ documents: aws.documents, table: table.name });
-  const { user, generations } = await userWithData(services, data);
+  const stored = await userWithData(services, data);
+  const { user } = stored;
   const deps = { connections: services.connections, hourly: services.hourly, data };
   const late = await deleteConnection(deps, user, { maxItems: 10_000, deadline: Date.now() - 1, now: Date.now });
   expect(late).toMatchObject({ removed: true, purge: { done: false } });
   expect(late.purge.deleted).toBe(1);
   const rest = await deleteConnection(deps, user, { maxItems: 10_000, deadline: Date.now() + 60_000, now: Date.now });
   expect(rest.purge.done).toBe(true);
-  expect(await itemsOf(user, generations)).toEqual({ user: 0, generations: 0, rate: 0, pace: 0 });
+  expect(await itemsOf(stored)).toEqual({ user: 0, generations: 0, rate: 0, pace: 0, feed: 0 });
 });
