@@ -7,7 +7,7 @@ import { freePort } from '../tools/stack/ports';
 import { CliArgs, cliSpec, runCli, UsageError } from '../tools/cli/run';
 import { reportSyncTick, syncTick } from './sync-tick';
 import { reportSyncEgress, syncEgress } from './sync-egress';
-import { reportSyncFirst, syncFirst } from './sync-first';
+import { reportSyncFirst, syncFirstRows } from './sync-first';
 import { reportScanGateway, scanGateway } from './scan-gateway';
 import { reportScanEndToEnd, scanEndToEnd } from './scan-e2e';
 import { legacyImport, reportLegacyImport } from './legacy-import';
@@ -26,17 +26,11 @@ const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
   sync: async (b) => {
     reportSyncTick(await syncTick(b));
     reportSyncEgress(await syncEgress());
-    const rows = [];
-    for (const n of [1, 20, 200]) rows.push(await syncFirst({ n }));
-    for (const n of [1, 20]) rows.push(await syncFirst({ n, troubled: true }));
-    reportSyncFirst(rows);
+    reportSyncFirst(await syncFirstRows());
   },
   // Time to first sync alone (also part of `sync`).
   'sync-first': async () => {
-    const rows = [];
-    for (const n of [1, 20, 200]) rows.push(await syncFirst({ n }));
-    for (const n of [1, 20]) rows.push(await syncFirst({ n, troubled: true }));
-    reportSyncFirst(rows);
+    reportSyncFirst(await syncFirstRows());
   },
   tbank: async (b) => reportTbankSync(await tbankSync(b)),
   // In-process first (where the time goes, phase by phase), then end to end through NATS and serverless offline.

@@ -130,6 +130,14 @@ export async function syncFirst(opts: { n: number; hourlyUsers?: number; trouble
   }
 }
 
+/** The bench's rows: 1, 20 and 200 new connections alone, then 1 and 20 beside the troubled neighbours. */
+export async function syncFirstRows(): Promise<SyncFirstRow[]> {
+  const rows: SyncFirstRow[] = [];
+  for (const n of [1, 20, 200]) rows.push(await syncFirst({ n }));
+  for (const n of [1, 20]) rows.push(await syncFirst({ n, troubled: true }));
+  return rows;
+}
+
 export function reportSyncFirst(rows: SyncFirstRow[]): void {
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const s = (x: number) => (Number.isFinite(x) ? `${x.toFixed(0)} s` : 'never');

@@ -1,11 +1,12 @@
 import { newId } from '../../../lib/ident';
 import { silentLogger } from '../../../lib/log';
 import { newKeyringEntry, parseKeyring, SecretSealer } from '../../../lib/secrets/sealer';
-import { Admission, AdmitPolicy } from '../../../lib/sync/admission';
+import { Admission } from '../../../lib/sync/admission';
 import { ConnectionService } from '../../../lib/sync/connections';
 import { HourlyHead, type Section } from '../../../lib/sync/model';
 import { HourlyService } from '../../../lib/sync/service';
 import { tick, tickUser, type TickDeps } from '../../../lib/sync/tick';
+import { policy } from './admit-policy';
 import { MemorySyncStore } from './memory-sync-store';
 
 /**
@@ -64,15 +65,6 @@ function setup(hourMs?: number) {
   };
   return { store, hourly, connections, deps, dispatched, waits, synced, fresh, at: (ms: number) => (clock = ms) };
 }
-
-const policy = (over: Partial<AdmitPolicy>): AdmitPolicy => ({
-  calls: 100,
-  hourlyCost: 10,
-  firstCost: 40,
-  firstShare: 0.5,
-  msPerCall: 0,
-  ...over,
-});
 
 describe('admission by real cost', () => {
   it('first syncs take their real cost within their share; the hourly ones behind them still start', async () => {

@@ -1,7 +1,7 @@
 import { newId } from '../../../lib/ident';
 import { silentLogger } from '../../../lib/log';
 import { newKeyringEntry, parseKeyring, SecretSealer } from '../../../lib/secrets/sealer';
-import { Admission, AdmitPolicy, firstCallsOfMinute, isFirstSync } from '../../../lib/sync/admission';
+import { Admission, firstCallsOfMinute, isFirstSync } from '../../../lib/sync/admission';
 import { ConnectionService } from '../../../lib/sync/connections';
 import type { HourlyHead } from '../../../lib/sync/model';
 import { HourlyService } from '../../../lib/sync/service';
@@ -10,6 +10,7 @@ import { newStepId } from '../../../lib/sync/outcome';
 import { tick, type TickDeps } from '../../../lib/sync/tick';
 import { queuedView } from '../../../lib/sync/views';
 import { HOUR, MINUTE, minutes, startSyncSim } from '../../support/sync-sim';
+import { policy } from './admit-policy';
 import { MemorySyncStore } from './memory-sync-store';
 
 /**
@@ -19,15 +20,6 @@ import { MemorySyncStore } from './memory-sync-store';
 
 const keyring = new SecretSealer(parseKeyring(newKeyringEntry('unit')).keyring!);
 const T0 = Date.UTC(2026, 11, 7, 9, 0, 0);
-
-const policy = (over: Partial<AdmitPolicy> = {}): AdmitPolicy => ({
-  calls: 100,
-  hourlyCost: 10,
-  firstCost: 40,
-  firstShare: 0.5,
-  msPerCall: 0,
-  ...over,
-});
 
 function setup(store = new MemorySyncStore()) {
   const hourly = new HourlyService({ store, waitBoundMs: 15 * MINUTE });
