@@ -6,7 +6,7 @@ import { DEFAULT_SECTION_SETTINGS } from '../../lib/sync/sections';
 import { runStep, StepDeps, StepInput } from '../../lib/sync/step';
 import { Dispatch, tickUser } from '../../lib/sync/tick';
 import { stackClients, stackConfig, stackSealer } from './stack';
-import { syncServices } from './sync';
+import { fakeDateOnly, syncServices } from './sync';
 
 /**
  * Attempts of a connected user run in the test's process against a T-Bank emulator of its own and the
@@ -53,21 +53,7 @@ export function holdingsStack() {
     },
     async start() {
       brokerageUrl = await brokerage.listen();
-      jest.useFakeTimers({
-        now: state.clock,
-        doNotFake: [
-          'setTimeout',
-          'clearTimeout',
-          'setInterval',
-          'clearInterval',
-          'setImmediate',
-          'clearImmediate',
-          'nextTick',
-          'queueMicrotask',
-          'hrtime',
-          'performance',
-        ],
-      });
+      fakeDateOnly(state.clock);
     },
     async stop() {
       jest.useRealTimers();

@@ -20,3 +20,25 @@ export function syncServices(opts: {
     connections: new ConnectionService({ store, sealer: opts.sealer }),
   };
 }
+
+/**
+ * Jest's fake clock for Date only: the sync's timestamps move with `jest.setSystemTime`, while timers,
+ * I/O and performance stay real (the stack's clients and the emulator need them).
+ */
+export function fakeDateOnly(now?: number): void {
+  jest.useFakeTimers({
+    now,
+    doNotFake: [
+      'setTimeout',
+      'clearTimeout',
+      'setInterval',
+      'clearInterval',
+      'setImmediate',
+      'clearImmediate',
+      'nextTick',
+      'queueMicrotask',
+      'hrtime',
+      'performance',
+    ],
+  });
+}

@@ -119,14 +119,19 @@ async function itemsOf({ user, generations, sha256 }: { user: string; generation
   };
 }
 
-it('deletes every item of the user in bounded calls until none is left, and nothing of anyone else', async () => {
+/** The sync services and data store over the test's table. */
+function purgeServices() {
   const services = syncServices({
     documents: aws.documents,
     table: table.name,
     waitBoundMs: 60_000,
     sealer: stackSealer(),
   });
-  const data = new DynamoSyncDataStore({ documents: aws.documents, table: table.name });
+  return { services, data: new DynamoSyncDataStore({ documents: aws.documents, table: table.name }) };
+}
+
+it('deletes every item of the user in bounded calls until none is left, and nothing of anyone else', async () => {
+  const { services, data } = purgeServices();
   const gone = await userWithData(services, data);
   const kept = await userWithData(services, data);
   await data.putInstrument(
@@ -170,13 +175,7 @@ it('deletes every item of the user in bounded calls until none is left, and noth
 });
 
 it('stops at its deadline with what it deleted so far, and the next call finishes', async () => {
-  const services = syncServices({
-    documents: aws.documents,
-    table: table.name,
-    waitBoundMs: 60_000,
-    sealer: stackSealer(),
-  });
-  const data = new DynamoSyncDataStore({ documents: aws.documents, table: table.name });
+  const { services, data } = purgeServices();
   const stored = await userWithData(services, data);
   const { user } = stored;
   const deps = { connections: services.connections, hourly: services.hourly, data };

@@ -12,7 +12,7 @@ import type { HourlyService } from '../../../lib/sync/service';
 import { SETTLE_GRACE_MS } from '../../../lib/sync/service';
 import { Dispatch, tick, TICK_MARGIN_MS, tickUser } from '../../../lib/sync/tick';
 import { isolatedTable, stackClients, stackSealer } from '../../support/stack';
-import { syncServices } from '../../support/sync';
+import { fakeDateOnly, syncServices } from '../../support/sync';
 
 /**
  * The hourly coordinator against DynamoDB Local and a real HTTP brokerage
@@ -45,20 +45,7 @@ beforeAll(async () => {
     sealer: stackSealer(),
   }));
   data = new DynamoSyncDataStore({ documents: aws.documents, table: table.name });
-  jest.useFakeTimers({
-    doNotFake: [
-      'setTimeout',
-      'clearTimeout',
-      'setInterval',
-      'clearInterval',
-      'setImmediate',
-      'clearImmediate',
-      'nextTick',
-      'queueMicrotask',
-      'hrtime',
-      'performance',
-    ],
-  });
+  fakeDateOnly();
   brokerage = new BrokerageEmulator();
   brokerageUrl = await brokerage.listen();
   for (const [name, faults] of Object.entries(TBANK_FAULTS)) {
@@ -112,11 +99,17 @@ function inlineDispatch(
   perSection: Partial<Record<Section, Partial<StepDeps>>> = {},
 ) {
   const running: Promise<unknown>[] = [];
+  const bySection = new Map<Section, Promise<unknown>>();
   const dispatch: Dispatch = async (input: StepInput) => {
     if (faults[input.section] === 'dispatch-fails') throw new Error('Lambda invoke refused');
     if (faults[input.section] === 'never-runs') return;
-    running.push(runStep(stepDeps({ dispatch, ...over, ...perSection[input.section] }), input));
+    const run = runStep(stepDeps({ dispatch, ...over, ...perSection[input.section] }), input);
+    running.push(run);
+    bySection.set(input.section, run);
   };
+  /** Waits for the runs of `sections` to return: a step does more after its row (it may settle the attempt). */
+  const returned = (sections: readonly Section[]) =>
+    Promise.all(sections.map((s) => bySection.get(s) ?? Promise.resolve()));
   // A finishing step may dispatch the second phase: wait until no new step appears.
   const settled = async () => {
     for (let n = -1; n !== running.length;) {
@@ -124,7 +117,7 @@ function inlineDispatch(
       await Promise.all(running);
     }
   };
-  return { dispatch, settled };
+  return { dispatch, settled, returned };
 }
 
 /**
@@ -280,7 +273,10 @@ describe('faults', () => {
     const steps = inlineDispatch({}, {}, { 'events.refresh': { timeoutMs: 8000 } });
     await tickUser(tickDeps(steps.dispatch), user);
     const attempt = (await hourly.head(user))!;
-    await finishedInRealTime(attempt.attempt_id, ['portfolio', 'operations', 'catalog.enrichment']);
+    const healthy = ['portfolio', 'operations', 'catalog.enrichment'] as const;
+    await finishedInRealTime(attempt.attempt_id, healthy);
+    // Their rows are not enough: a step that returned after the jump would settle the attempt with the hung one running.
+    await steps.returned(healthy);
     later(WAIT_BOUND + 1000); // the wait is over while the step still hangs
     await steps.settled(); // its bound fires, it writes its row, and the settle that follows judges
     const rows = await hourly.stepRows(attempt.attempt_id);

@@ -29,15 +29,28 @@ describe('parseScanRequest', () => {
     ['attempt 0', { attempt: 0 }],
     ['attempt as a string', { attempt: '1' }],
     ['a deadline that is no date', { reply_deadline: 'tomorrow' }],
-    ['an extra field in s3', { s3: { bucket: 'b-1', key: 'k', region: 'x' } }],
+    ['MAJOR 2 with only known fields', { schema_version: '2.0', s3: { bucket: 'b-1', key: 'k' } }],
   ])('refuses %s, still naming the job for a SCHEMA_MISMATCH answer', (_what, override) => {
     const parsed = parseScanRequest(JSON.stringify({ ...request, ...override }));
     expect(parsed.ok).toBe(false);
     if (!parsed.ok) expect(parsed.ids?.job_id).toBe(request.job_id);
   });
 
-  it('accepts a later minor version with fields it does not know', () => {
-    expect(parseScanRequest(JSON.stringify({ ...request, schema_version: '1.7', priority: 'high' })).ok).toBe(true);
+  it('accepts a later minor version with fields it does not know, in every object, and drops them', () => {
+    const later = {
+      ...request,
+      schema_version: '1.7',
+      priority: 'high',
+      trace: { id: 'abc', spans: [1, 2] },
+      s3: { ...request.s3, version_id: '3HL4kqtJlcpXroDTDmJ+rmSpXd3dIbrHY', region: 'eu-central-1' },
+    };
+    const parsed = parseScanRequest(JSON.stringify(later));
+    expect(parsed).toEqual({ ok: true, request: { ...request, schema_version: '1.7' } });
+  });
+
+  it('still refuses a later MAJOR even when every field is known', () => {
+    const parsed = parseScanRequest(JSON.stringify({ ...request, schema_version: '2.0' }));
+    expect(parsed).toMatchObject({ ok: false, reason: expect.stringContaining('schema_version') });
   });
 
   it('has no ids to answer to when the job id is unreadable', () => {

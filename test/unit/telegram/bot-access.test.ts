@@ -1,5 +1,14 @@
 import { NOT_ALLOWED, REFUSAL } from '../../../lib/telegram/bot';
-import { ALLOWED, command, harness, ID, MEMBER, press } from './bot-harness';
+import type { Update } from 'grammy/types';
+import { ALLOWED, CHAT, command, harness, ID, MEMBER, press } from './bot-harness';
+
+/** A post in the configured chat as a channel: no person (`from`), the channel as its sender. */
+function channelPost(text: string, kind: 'channel_post' | 'edited_channel_post' = 'channel_post'): Update {
+  const { message, update_id } = command(text, ALLOWED) as Update & { message: Record<string, unknown> };
+  const { from: _from, ...post } = message;
+  const chat = { id: CHAT, type: 'channel', title: 'c' };
+  return { update_id, [kind]: { ...post, chat, sender_chat: chat } } as unknown as Update;
+}
 
 /**
  * Telegram access is per chat for reading and per person for changing
@@ -51,5 +60,22 @@ describe('who may change a download from Telegram', () => {
     await h.handle(press(`v1:r:${ID}`, ALLOWED));
     expect(h.writes).toEqual([]);
     expect(h.calls[0].payload.text).toBe(NOT_ALLOWED);
+  });
+
+  it.each(['channel_post', 'edited_channel_post'] as const)(
+    '%s: a command that writes (/lang ru in a configured channel) has no person to allow: refused, nothing written',
+    async (kind) => {
+      const h = harness();
+      await h.handle(channelPost('/lang ru', kind));
+      expect(h.writes).toEqual([]);
+      expect(h.languages.size).toBe(0);
+    },
+  );
+
+  it('a channel post that only reads (/help) is still answered', async () => {
+    const h = harness();
+    await h.handle(channelPost('/help'));
+    expect(h.calls.map((c) => c.method)).toEqual(['sendMessage']);
+    expect(h.writes.filter((w) => !w.startsWith('update:'))).toEqual([]);
   });
 });
