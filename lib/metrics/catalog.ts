@@ -162,7 +162,7 @@ export const METRICS = {
     by: [['outcome']],
     statistic: 'Sum',
     meaning:
-      'Notifications not delivered, by `outcome`: `failed` (given up), `uncertain` (crashed between send and record), `error` (storage), `refused` (an unreadable stream record).',
+      'Notifications not delivered, by `outcome`: `failed` (given up), `uncertain` (crashed between send and record, or its answer lost), `error` (storage), `refused` (an unreadable stream record).',
     action:
       "The console's /failures lists each with its reason and a retry; many `failed` at once: the bot token or a chat is wrong (`telegram_refused`).",
   },

@@ -10,7 +10,7 @@ import { ButtonAction, parseCallback } from './callback';
 import { UpdateInProgressError, UpdateNotClaimedError } from './errors';
 import type { Lang } from '../i18n';
 import { BotLocale, botLocale, cardText, cardUrl, clip, escapeHtml, fitLines, keyboard, notifiedOf } from './format';
-import { press } from './press';
+import { press, PressDeps } from './press';
 import { chatLanguage, parseLangArgument } from './language';
 import type { BotMessages } from './messages';
 import { EN } from './messages-en';
@@ -42,7 +42,7 @@ import { ChatLanguages, ChatMoves, servedChats, UpdateClaim, UpdateLedger } from
  *   UI_TIME_ZONE. A stranger is refused in their own language without a read.
  */
 
-export interface BotDeps {
+export interface BotDeps extends PressDeps {
   client: TelegramClientOptions;
   downloads: DownloadsDeps;
   access: { chats: readonly number[]; users: ReadonlySet<number> };

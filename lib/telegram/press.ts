@@ -6,7 +6,7 @@ import { InvalidIdError } from '../ident';
 import type { Logger } from '../log';
 import { audit, AUDIT_EVENTS, telegramPrincipal } from '../log/audit';
 import { TorrentClientError } from '../torrents/errors';
-import type { BotDeps } from './bot';
+import type { DownloadsDeps } from '../downloads/service';
 import { ButtonAction, parseCallback } from './callback';
 import { StaleButtonError } from './errors';
 import { BotLocale, cardText, escapeHtml, keyboard, notifiedOf } from './format';
@@ -17,7 +17,14 @@ import { BotMessages } from './messages';
  * spinner at once, then the action, then the outcome written into the message (or sent anew when the bot can no
  * longer reach it; decision 305). The bot's middlewares (lib/telegram/bot.ts) ran before: served, allowed, once.
  */
-export async function press(deps: BotDeps, ctx: Context, data: string, locale: BotLocale): Promise<void> {
+/** What a press needs of the bot's dependencies (BotDeps extends it). */
+export interface PressDeps {
+  downloads: DownloadsDeps;
+  uiBase: string;
+  log: Logger;
+}
+
+export async function press(deps: PressDeps, ctx: Context, data: string, locale: BotLocale): Promise<void> {
   const m = locale.messages;
   let action: ButtonAction;
   let id: string;
@@ -90,7 +97,7 @@ async function answer(ctx: Context, log: Logger, text: string): Promise<void> {
  * a new message, as it does when Telegram refuses the edit (deleted since, too old). Decision 305.
  */
 async function showOutcome(
-  deps: BotDeps,
+  deps: PressDeps,
   ctx: Context,
   log: Logger,
   locale: BotLocale,
@@ -121,7 +128,7 @@ async function showOutcome(
   }
 }
 
-async function act(deps: BotDeps, action: ButtonAction, id: string): Promise<Download> {
+async function act(deps: PressDeps, action: ButtonAction, id: string): Promise<Download> {
   switch (action) {
     case 'retry':
       return retry(deps.downloads, id);

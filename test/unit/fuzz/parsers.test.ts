@@ -51,7 +51,7 @@ describe('magnet', () => {
     noise.map((v) => `dn=${v}`),
     noise.map((v) => `tr=${encodeURIComponent(v)}`),
     // Valid trackers and peers, so the deep branches past them are reached (decision 290 refuses noise there).
-    fc.constantFrom('tr=udp%3A%2F%2Ft.example%3A6969', 'tr=http://t.example/announce', 'x.pe=203.0.113.7:6881'),
+    fc.constantFrom('tr=udp%3A%2F%2Ft.example%3A6969', 'tr=http://t.example/announce', 'x.pe=93.184.216.34:6881'),
     fc.string().map((v) => `dn=${encodeURIComponent(v)}`),
     fc.constantFrom('%', '%zz', '%E0%A4%A', '=', '&&', 'xt', 'dn=%00', '__proto__=1', 'constructor=x'),
     noise,
@@ -79,7 +79,9 @@ describe('magnet', () => {
       }),
       { numRuns: RUNS },
     );
-    expect(parsed).toBeGreaterThan(RUNS / 20); // the generator reaches valid magnets, not only noise
+    // The generator reaches valid magnets, not only noise: about 5 % of the runs since private addresses are refused
+    // (decision 290 and the security round), so the bound is half of that, not a coin toss around it.
+    expect(parsed).toBeGreaterThan(RUNS / 40);
   });
 
   it(`parses or refuses ${RUNS} infohash lists`, () => {
