@@ -3,6 +3,7 @@ import { constants, FSWatcher, promises as fs, watch } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { inboxName, MAX_INBOX_NAME_BYTES, validateName } from '../names';
+import { ChangeSignal, WakeMode } from './change-signal';
 import { AnswerRefusedError, HotFolderUnavailableError } from './errors';
 import { entryKind, jobFolder, readAnswerFile, refusalOf } from './local-read';
 
@@ -40,6 +41,8 @@ export interface HotFolder {
    * instead of a full poll interval later. Optional: without it, loops sleep.
    */
   changed?(timeoutMs: number): Promise<void>;
+  /** What wakes `changed` now (the health check says it): the folder's change reports, or only the timeout. */
+  wakeMode?(): WakeMode;
 }
 
 export interface HotFolderDirs {
@@ -128,29 +131,17 @@ export class LocalHotFolder implements HotFolder {
   }
 
   /**
-   * One watcher for the folder's life, not one per wait: a change that lands
-   * while a pass runs (between two waits) is counted, and the next wait
-   * returns at once instead of a full poll interval later. The scanner's
-   * `mkdir .staging` and its `rename` into Output/ are two events; a pass
-   * woken by the first may miss the second's folder, so counting every event
-   * (not only those during a wait) is what keeps first-seen close to the answer.
+   * One watcher for the folder's life, not one per wait: every event is counted (change-signal.ts), so a change
+   * that lands while a pass runs makes the next wait return at once.
    */
   changed(timeoutMs: number): Promise<void> {
     this.watch();
-    if (this.changes !== this.seenChanges) {
-      this.seenChanges = this.changes;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.waiters.delete(done);
-        this.seenChanges = this.changes;
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      this.waiters.add(done);
-    });
+    return this.signal.wait(timeoutMs);
+  }
+
+  /** `notify` while a watcher is on Output/ or on the root (until Output/ exists), else `poll`. */
+  wakeMode(): WakeMode {
+    return this.watching ? 'notify' : 'poll';
   }
 
   /** Stops watching (tests, tools); a later `changed` starts again. */
@@ -160,9 +151,7 @@ export class LocalHotFolder implements HotFolder {
     this.watching = undefined;
   }
 
-  private changes = 0;
-  private seenChanges = 0;
-  private readonly waiters = new Set<() => void>();
+  private readonly signal = new ChangeSignal();
   private watcher?: FSWatcher;
   private watching?: 'output' | 'root';
 
@@ -195,8 +184,7 @@ export class LocalHotFolder implements HotFolder {
   }
 
   private bump(): void {
-    this.changes++;
-    for (const wake of [...this.waiters]) wake();
+    this.signal.bump();
   }
 }
 

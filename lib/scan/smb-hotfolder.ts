@@ -7,7 +7,9 @@ import { AnswerRefusedError, HotFolderUnavailableError, SmbSessionError } from '
 import { AnswerFile, DEFAULT_DIRS, HotFolder, HotFolderDirs } from './hotfolder';
 import { InvalidFileNameError, validateName } from '../names';
 import { answerNameProblem, readExclusive } from './smb-read';
+import { SmbChangeWatch } from './smb-notify';
 import { CONNECTION_LOST, SmbSession } from './smb-session';
+import type { WakeMode } from './change-signal';
 
 /**
  * The hot folder on an SMB share, through Samba's `smbclient` (decision 22:
@@ -41,6 +43,8 @@ export interface SmbOptions extends SmbShare {
   python?: string;
   /** An idle session is closed after this long (default 30 s). */
   idleMs?: number;
+  /** A change watcher that ended is started again after this long at the earliest (default 5 s; smb-notify.ts). */
+  notifyRetryMs?: number;
 }
 
 interface Run {
@@ -86,6 +90,27 @@ export class SmbHotFolder implements HotFolder {
       idleMs: options.idleMs ?? 30_000,
       ...(options.user === undefined ? { env: guestLoginName() } : {}),
     });
+    this.watch = new SmbChangeWatch(
+      { ...this.target(), path: this.dirs.output.split('/') },
+      {
+        python: options.python ?? SYSTEM_PYTHON,
+        timeoutMs: options.timeoutMs ?? 10_000,
+        ...(options.notifyRetryMs !== undefined ? { retryMs: options.notifyRetryMs } : {}),
+      },
+    );
+  }
+
+  /** Where the client library's programs (the exclusive read, the change watcher) log in. */
+  private target() {
+    const { host, port, share, user, password } = this.options;
+    // A guest share: the name Samba and Windows map to their guest account (as decision 264).
+    return {
+      host,
+      port: port ?? 445,
+      share,
+      user: user ?? 'guest',
+      password: user === undefined ? '' : (password ?? ''),
+    };
   }
 
   /** SMB sessions opened so far (one per process life, plus one per reconnect). */
@@ -93,10 +118,23 @@ export class SmbHotFolder implements HotFolder {
     return this.session.started;
   }
 
-  /** Ends the SMB session (a later call opens a new one). */
+  /** Ends the SMB session and the change watcher (a later call opens new ones). */
   close(): void {
     this.session.close();
+    this.watch.close();
   }
+
+  /** Wakes on the share's change notification while it is armed, else after `timeoutMs` (smb-notify.ts). */
+  changed(timeoutMs: number): Promise<void> {
+    return this.watch.changed(timeoutMs);
+  }
+
+  wakeMode(): WakeMode {
+    return this.watch.wakeMode();
+  }
+
+  /** The change watcher (tests: how many were started, why the last one ended). */
+  readonly watch: SmbChangeWatch;
 
   async put(name: string, bytes: Buffer | Readable): Promise<void> {
     validateName(name);
@@ -161,17 +199,8 @@ export class SmbHotFolder implements HotFolder {
   private async read(jobId: string, name: string, maxBytes: number): Promise<Buffer> {
     const problem = answerNameProblem(name);
     if (problem) throw new InvalidFileNameError(`answer ${JSON.stringify(name)} ${problem}`);
-    const { host, port, share, user, password } = this.options;
     return readExclusive(
-      {
-        host,
-        port: port ?? 445,
-        share,
-        // A guest share: the name Samba and Windows map to their guest account (as decision 264).
-        user: user ?? 'guest',
-        password: user === undefined ? '' : (password ?? ''),
-        path: `${this.dirs.output}/${jobId}/${name}`.split('/'),
-      },
+      { ...this.target(), path: `${this.dirs.output}/${jobId}/${name}`.split('/') },
       { python: this.options.python ?? SYSTEM_PYTHON, timeoutMs: this.options.timeoutMs ?? 10_000, maxBytes },
     );
   }

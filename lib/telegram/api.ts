@@ -54,6 +54,34 @@ export function toSendError(method: string, err: unknown): Error {
       err.parameters?.retry_after,
       err.parameters?.migrate_to_chat_id,
     );
-  if (err instanceof HttpError) return new TelegramNetworkError(method, err.message);
+  if (err instanceof HttpError) return new TelegramNetworkError(method, err.message, mayHaveArrived(err.error));
   return err instanceof Error ? err : new Error(String(err));
+}
+
+/** System error codes of a connection never made: the request cannot have reached Telegram. */
+const NOT_CONNECTED = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+]);
+
+/**
+ * Whether a request that got no answer may have been applied. An HTTP answer that is not the Bot API's JSON (a
+ * gateway's 502 page) was answered by something in front of Telegram: not applied. A failed connection was never
+ * sent. Anything else (grammY's timeout, a reset or hang-up after the request was written) may have been.
+ */
+function mayHaveArrived(cause: unknown): boolean {
+  for (
+    let e = cause, depth = 0;
+    e && typeof e === 'object' && depth < 5;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
+    if ('status' in e && 'statusText' in e) return false;
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && NOT_CONNECTED.has(code)) return false;
+  }
+  return true;
 }

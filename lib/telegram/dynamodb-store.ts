@@ -216,6 +216,10 @@ export class DynamoDeliveryStore implements DeliveryStore, UpdateLedger, ChatMov
     if (!(await this.settle(ref, owner, 'failed', reason))) throw new ClaimLostError(ref);
   }
 
+  async markUncertain(ref: DeliveryRef, owner: string, reason: string): Promise<void> {
+    if (!(await this.settle(ref, owner, 'uncertain', reason))) throw new ClaimLostError(ref);
+  }
+
   async recordFailure(failure: Omit<Failure, 'id' | 'failed_at'>): Promise<void> {
     await this.documents.send(new PutCommand({ TableName: this.table, Item: this.failureItem(failure) }));
   }

@@ -28,6 +28,11 @@ export class TelegramNetworkError extends Error {
   constructor(
     readonly method: string,
     cause: string,
+    /**
+     * The request may have reached Telegram and been applied, its answer lost (a timeout, a connection reset
+     * after it was written); false only when no connection was made (refused, no route, no such host).
+     */
+    readonly maybeApplied = true,
   ) {
     super(`telegram ${method}: no answer (${cause})`);
     this.name = 'TelegramNetworkError';

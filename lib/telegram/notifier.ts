@@ -22,6 +22,9 @@ import { ChatLanguages, ChatMoves, DeliveryRef, DeliveryStore, resolveChat } fro
  *   claim and sends nothing. A crash between the send and the record leaves a
  *   `sending` claim; once its lease is over it becomes `uncertain` and is
  *   NOT resent (Telegram has no idempotency key: at most once in that window).
+ *   A send whose answer is lost after the request went out (a timeout, a
+ *   reset) is `uncertain` at once, for the same reason; only a connection
+ *   never made is retried (decision 366).
  * - Paced and ordered: one worker per chat sends that chat's messages one
  *   after another in stream order, each at the slot the Pacer gives it (per
  *   chat, per group, per bot). A 429 pauses that chat for its `retry_after`
@@ -35,7 +38,7 @@ import { ChatLanguages, ChatMoves, DeliveryRef, DeliveryStore, resolveChat } fro
  * - A group that became a supergroup (400 `migrate_to_chat_id`): the move is
  *   recorded in the store, logged, and the message goes to the new id; later
  *   batches send there directly.
- * - An outage is waited out, never a reason to drop: 5xx and no answer are
+ * - An outage is waited out, never a reason to drop: 5xx and no connection are
  *   retried for `boundMs` from the first failure (the wait doubles from
  *   `backoffMs` for `attempts` retries, then stays); a 429 waits its
  *   `retry_after`. When the bound is over the claim is given back and the
@@ -260,6 +263,14 @@ async function deliver(deps: NotifierDeps, run: Run, event: DownloadEvent, chatI
           await deps.deliveries.markRetrying(ref, owner, failures, reason, until + policy.leaseMs);
           log.warn('notification_rate_limited', { target_chat_id: target, retry_after_s: err.retryAfterS });
           continue;
+        }
+        if (err instanceof TelegramNetworkError && err.maybeApplied) {
+          // The message may be in the chat already (its answer lost): at most once, as for a crash mid-send. A
+          // second send here was a restart's repeated notification (decision 366); the console can resend it.
+          await deps.deliveries.markUncertain(ref, owner, `answer lost: ${reason}`);
+          log.error('notification_uncertain', { reason: 'no answer after the request went out; not resent', err });
+          sendFailed('uncertain', ref);
+          return 'failed';
         }
         const retryable = (err instanceof TelegramApiError || err instanceof TelegramNetworkError) && err.retryable;
         failures += 1;

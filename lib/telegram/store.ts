@@ -48,7 +48,7 @@ export interface DeliveryStore {
   claim(ref: DeliveryRef, owner: string, now: number, leaseUntil: number): Promise<ClaimResult>;
   /** Before each attempt: from here until markSent/markRetrying a crash leaves the outcome unknown. */
   markSending(ref: DeliveryRef, owner: string, leaseUntil: number): Promise<void>;
-  /** The attempt got a definite refusal (or no answer): nothing was sent, another attempt may follow. */
+  /** The attempt got a definite refusal (or no connection): nothing was sent, another attempt may follow. */
   markRetrying(ref: DeliveryRef, owner: string, attempts: number, error: string, leaseUntil: number): Promise<void>;
   markSent(ref: DeliveryRef, owner: string, messageId: number): Promise<void>;
   /**
@@ -58,6 +58,8 @@ export interface DeliveryStore {
   release(ref: DeliveryRef, owner: string): Promise<void>;
   /** Past its bound or refused for good: final, with a failure item. */
   markFailed(ref: DeliveryRef, owner: string, reason: string): Promise<void>;
+  /** The send may have been applied, its answer lost: final (never sent again), with a failure item. */
+  markUncertain(ref: DeliveryRef, owner: string, reason: string): Promise<void>;
   /** A record that is no notification at all (unreadable): a failure item only. */
   recordFailure(failure: Omit<Failure, 'id' | 'failed_at'>): Promise<void>;
   listFailures(limit: number): Promise<Failure[]>;

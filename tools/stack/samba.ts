@@ -19,6 +19,8 @@ export interface Smbd {
   user: string;
   password: string;
   service: RunningService;
+  /** Starts smbd again on the same port, settings and login, after `service` ended (tests: a restarted server). */
+  relaunch: () => Promise<RunningService>;
 }
 
 export interface SmbdOptions {
@@ -27,6 +29,8 @@ export interface SmbdOptions {
   shares: string;
   /** A fixed port (Samba's Python client bindings reach only 445); a free one by default. */
   port?: number;
+  /** More `[global]` settings (a test's `change notify = no`: Samba reads it only there). */
+  globals?: string;
   /** smbd's own output (default `dir`/smbd.out). */
   logFile?: string;
   say?: (line: string) => void;
@@ -67,6 +71,7 @@ export async function startSmbd(o: SmbdOptions): Promise<Smbd> {
   disable spoolss = yes
   disable netbios = yes
   server min protocol = SMB2
+${o.globals ?? ''}
 ${o.shares}`,
   );
   const password = randomBytes(9).toString('base64url');
@@ -74,17 +79,18 @@ ${o.shares}`,
     input: `${password}\n${password}\n`,
     stdio: ['pipe', 'ignore', 'pipe'],
   });
-  const service = await startProcess({
-    name: 'smbd',
-    command: smbd,
-    // One process group with its per-client children: a stop or kill of the service reaches them all.
-    args: ['--foreground', '--no-process-group', `--configfile=${conf}`, '--debug-stdout'],
-    logFile: o.logFile ?? path.join(o.dir, 'smbd.out'),
-    url: `smb://127.0.0.1:${port}`,
-    ready: () => tcpOpen(port),
-    port,
-  });
-  return { port, user: 'root', password, service };
+  const launch = () =>
+    startProcess({
+      name: 'smbd',
+      command: smbd,
+      // One process group with its per-client children: a stop or kill of the service reaches them all.
+      args: ['--foreground', '--no-process-group', `--configfile=${conf}`, '--debug-stdout'],
+      logFile: o.logFile ?? path.join(o.dir, 'smbd.out'),
+      url: `smb://127.0.0.1:${port}`,
+      ready: () => tcpOpen(port),
+      port,
+    });
+  return { port, user: 'root', password, service: await launch(), relaunch: launch };
 }
 
 /**

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { TelegramEmulator } from '../../../emulator/telegram/emulator';
@@ -125,10 +126,44 @@ describe('exactly once', () => {
 describe('bounded retries and the failure store', () => {
   afterEach(() => fetch(`${apiRoot}/emulator/faults`, { method: 'DELETE' }));
 
-  it('retries 429 (after retry_after), 5xx and timeouts, then sends', async () => {
+  it('a send whose answer is lost (a timeout after the request went out) is uncertain: never sent again', async () => {
     const record = failedRecord();
     const id = record.dynamodb!.NewImage!.id.S!;
-    for (const f of [{ fault: '429', retry_after: 1 }, { fault: '500' }, { fault: 'timeout' }]) {
+    await fetch(`${apiRoot}/emulator/faults`, {
+      method: 'PUT',
+      body: JSON.stringify({ chat_id: CHAT, count: 1, fault: 'timeout' }),
+    });
+    expect((await notifyRecords(deps(), [record])).outcomes).toMatchObject({ failed: 1, sent: 0 });
+    // The record again (the stream's retry, a restart that reads the stream from its start): nothing sent.
+    expect((await notifyRecords(deps(), [record])).outcomes).toMatchObject({ duplicate: 1, sent: 0 });
+    expect(sentAbout(id)).toHaveLength(0); // the emulator dropped it; Telegram may not have: unknown either way
+    const failures = await deps().deliveries.listFailures(50);
+    expect(failures.find((f) => f.download_id === id)?.reason).toMatch(/^uncertain: answer lost/);
+  });
+
+  it('a connection never made (Telegram unreachable) is retried, then sent', async () => {
+    const record = failedRecord();
+    const id = record.dynamodb!.NewImage!.id.S!;
+    const closed = net.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const { port } = closed.address() as net.AddressInfo;
+    await new Promise((r) => closed.close(r));
+    const unreachable = new GrammySender({ token, apiRoot: `http://127.0.0.1:${port}`, timeoutMs: 1000 });
+    const real = new GrammySender({ token, apiRoot, timeoutMs: 1000 });
+    let calls = 0;
+    const sender = {
+      sendMessage: (...a: Parameters<GrammySender['sendMessage']>) =>
+        ++calls <= 2 ? unreachable.sendMessage(...a) : real.sendMessage(...a),
+    };
+    expect((await notifyRecords(deps({ sender }), [record])).outcomes).toMatchObject({ sent: 1, failed: 0 });
+    expect(calls).toBe(3);
+    expect(sentAbout(id)).toHaveLength(1);
+  });
+
+  it('retries 429 (after retry_after) and 5xx, then sends', async () => {
+    const record = failedRecord();
+    const id = record.dynamodb!.NewImage!.id.S!;
+    for (const f of [{ fault: '429', retry_after: 1 }, { fault: '500' }]) {
       await fetch(`${apiRoot}/emulator/faults`, {
         method: 'PUT',
         body: JSON.stringify({ chat_id: CHAT, count: 1, ...f }),
