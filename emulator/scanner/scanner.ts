@@ -10,7 +10,8 @@ import { DEFAULT_DIRS, HotFolderDirs, LocalHotFolder } from '../../lib/scan/hotf
  * and `<stem>_*.json` (never `<stem>*`: aep_3 must not take aep_30), each with
  * `file_uid = <uuid>`, written into a temp folder and renamed to
  * Output/<uuid>/ whole. No fixture → one INVALID_DOCUMENT answer naming the
- * file as the core sent it (no uuid prefix), `data_ocr: []`; a broken fixture
+ * file as the core sent it (no uuid prefix) in the design's words,
+ * `<name>: нет эталонного ответа в фикстурах`, `data_ocr: []`; a broken fixture
  * → INVALID_DOCUMENT naming it. The input is then renamed `.done`; dot-files
  * and `.done` are ignored. One pass is `scanOnce`; its delay is paid once per
  * pass, not per file. A missing Input/ is an empty pass. An Output/<uuid>/
@@ -110,7 +111,7 @@ async function answersFor(
     .filter((f) => f === `${stem}.json` || (f.startsWith(`${stem}_`) && f.endsWith('.json')))
     .sort();
   const invalid = (message: string) => ({ file_uid: uuid, error: { code: 'INVALID_DOCUMENT', message }, data_ocr: [] });
-  if (names.length === 0) return [[`${stem}.json`, invalid(`no recognisable document in ${original}`)]];
+  if (names.length === 0) return [[`${stem}.json`, invalid(`${original}: нет эталонного ответа в фикстурах`)]];
   const answers: Array<[string, unknown]> = [];
   for (const file of names) {
     try {

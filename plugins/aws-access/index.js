@@ -194,7 +194,11 @@ class AwsAccess {
       allowPlaintext,
     });
     const network = stageRules.privateNetwork(custom.vpc ?? {});
-    const problems = [...settings.problems, ...network.problems];
+    const problems = [
+      ...settings.problems,
+      ...stageRules.hotFolderProblems(custom.hotFolder ?? {}),
+      ...network.problems,
+    ];
     const alarms = stageRules.alarmSubscribers({
       emails: custom.operations?.alarmEmails,
       required: custom.operations?.alarmSubscriberRequired,

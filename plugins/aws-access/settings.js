@@ -135,6 +135,38 @@ function settingProblems({ required, refused = {}, allowPlaintext, optOutName = 
   return { problems, warnings };
 }
 
+/** A share's path as lib/scan/config.ts reads it: `//host/share[/dir…]` or `\\host\share[\dir…]`. */
+const SHARE_PATH = /^(?:\/\/|\\\\)[A-Za-z0-9.-]+[/\\][^/\\]+(?:[/\\][^/\\]+)*[/\\]?$/;
+
+/**
+ * The hot folder on AWS is an SMB share, named under the design's SCAN_HOTFOLDER_PATH (SCAN_HOTFOLDER_MODE smb
+ * or unset) or its alias SCAN_SMB_SHARE: the names and agreement rule of lib/scan/config.ts, which reads them at
+ * run time (this plugin loads no TypeScript); here only what packaging can see (decision 370).
+ * @param {{ mode?: unknown, path?: unknown, share?: unknown }} settings
+ * @returns {string[]}
+ */
+function hotFolderProblems({ mode, path, share }) {
+  const text = (/** @type {unknown} */ v) => (typeof v === 'string' ? v.trim() : '');
+  const [m, p, s] = [text(mode), text(path), text(share)];
+  /** @type {string[]} */
+  const problems = [];
+  if (m && m !== 'smb')
+    problems.push(`SCAN_HOTFOLDER_MODE is ${m}: on AWS the hot folder is an SMB share (smb, or leave it unset)`);
+  if (!p && !s)
+    problems.push(
+      'SCAN_SMB_SHARE is not set: it has no default on AWS (or name the share in SCAN_HOTFOLDER_PATH, its design name)',
+    );
+  if (p && s && p !== s)
+    problems.push('SCAN_SMB_SHARE differs from SCAN_HOTFOLDER_PATH (the same setting under its older name): give one');
+  for (const [name, value] of [
+    ['SCAN_HOTFOLDER_PATH', p],
+    ['SCAN_SMB_SHARE', s],
+  ])
+    if (value && !SHARE_PATH.test(value))
+      problems.push(`${name} is not a share path //host/share[/folder…] (got ${value})`);
+  return problems;
+}
+
 const SUBNET_ID = /^subnet-([0-9a-f]{8}|[0-9a-f]{17})$/;
 const SECURITY_GROUP_ID = /^sg-([0-9a-f]{8}|[0-9a-f]{17})$/;
 
@@ -287,6 +319,7 @@ module.exports = {
   secretEnvironment,
   isLoopback,
   settingProblems,
+  hotFolderProblems,
   privateNetwork,
   connectorProblems,
   logRetention,

@@ -223,7 +223,13 @@ const scanner: EmulatorSpec = {
       ctx,
       'scanner-emulator',
       'scanner/main.ts',
-      { SCAN_HOTFOLDER_ROOT: root, SCAN_EMULATOR_DELAY: process.env.SCAN_EMULATOR_DELAY ?? '500' },
+      // The design's name for its folder; a share's settings in the shell are not the emulator's (empty is unset).
+      {
+        SCAN_HOTFOLDER_PATH: root,
+        SCAN_HOTFOLDER_ROOT: '',
+        SCAN_HOTFOLDER_MODE: '',
+        SCAN_EMULATOR_DELAY: process.env.SCAN_EMULATOR_DELAY ?? '500',
+      },
       root,
       async () => fs.readFileSync(path.join(ctx.logDir, 'scanner-emulator.log'), 'utf8').includes('watching'),
     );

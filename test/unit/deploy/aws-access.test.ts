@@ -22,6 +22,8 @@ const CLEARED = [
   'DEPLOY_TARGET',
   ...Object.keys(SETTINGS),
   'SCAN_HOTFOLDER_ROOT',
+  'SCAN_HOTFOLDER_MODE',
+  'SCAN_HOTFOLDER_PATH',
   'ALLOW_PLAINTEXT_PRIVATE_NETWORK',
   'VPC_SUBNET_IDS',
   'VPC_SECURITY_GROUP_IDS',
@@ -102,6 +104,16 @@ describe('plugins/aws-access on the command line', () => {
             // The one problem left, so the run stops before building: a local hot folder.
             SCAN_HOTFOLDER_ROOT: '/tmp/hotfolder',
           }),
+        // The design's names for the share, SCAN_SMB_SHARE unset; the one problem left stops the run before building.
+        designNames: () => {
+          const { SCAN_SMB_SHARE: share, ...rest } = SETTINGS;
+          return refusedPackage({
+            ...rest,
+            SCAN_HOTFOLDER_MODE: 'smb',
+            SCAN_HOTFOLDER_PATH: share,
+            LOG_RETENTION_DAYS: '45',
+          });
+        },
         badKeys: () =>
           serverless(['print', '--format', 'json', '--stage', 'prod'], {
             ...planted,
@@ -151,6 +163,13 @@ describe('plugins/aws-access on the command line', () => {
     expect(output).toContain(
       '- SCAN_HOTFOLDER_ROOT is set: a local hot folder inside Lambda is a private /tmp no scanner sees',
     );
+  });
+
+  it("packages with the design's SCAN_HOTFOLDER_MODE=smb and SCAN_HOTFOLDER_PATH in place of SCAN_SMB_SHARE", () => {
+    const { code, output } = runs.designNames;
+    expect(code).not.toBe(0);
+    expect(output).toContain('LOG_RETENTION_DAYS'); // the planted problem, and nothing about the hot folder
+    expect(output).not.toMatch(/- SCAN_(SMB_SHARE|HOTFOLDER_MODE|HOTFOLDER_PATH)/);
   });
 
   it('refuses half a VPC, a connector without its settings, a retention CloudWatch does not have', () => {
@@ -259,6 +278,26 @@ describe('plugins/aws-access rules', () => {
     TBANK_API_URL: { value: 'https://tbank.example', schemes: ['https'], plaintext: ['http'] },
     FILES_BUCKET: { value: 'bucket' },
   };
+
+  it('hotFolderProblems: the share under either name (agreeing if both), mode smb or unset, a share path', () => {
+    const share = '//files.example.internal/scans';
+    expect(stageRules.hotFolderProblems({ share })).toEqual([]);
+    expect(stageRules.hotFolderProblems({ mode: 'smb', path: share })).toEqual([]);
+    expect(stageRules.hotFolderProblems({ path: '\\\\files\\scans\\in' })).toEqual([]);
+    expect(stageRules.hotFolderProblems({ path: share, share })).toEqual([]);
+    expect(stageRules.hotFolderProblems({})).toEqual([
+      expect.stringMatching(/^SCAN_SMB_SHARE is not set: it has no default on AWS/),
+    ]);
+    expect(stageRules.hotFolderProblems({ mode: 'local', path: share })).toEqual([
+      expect.stringMatching(/^SCAN_HOTFOLDER_MODE is local: on AWS the hot folder is an SMB share/),
+    ]);
+    expect(stageRules.hotFolderProblems({ path: share, share: '//other/scans' })).toEqual([
+      expect.stringMatching(/^SCAN_SMB_SHARE differs from SCAN_HOTFOLDER_PATH/),
+    ]);
+    expect(stageRules.hotFolderProblems({ path: '/tmp/hot' })).toEqual([
+      expect.stringMatching(/^SCAN_HOTFOLDER_PATH is not a share path/),
+    ]);
+  });
 
   it('settingProblems: every server of a list is checked; loopback in any spelling is refused', () => {
     expect(stageRules.settingProblems({ required, allowPlaintext: false })).toEqual({ problems: [], warnings: [] });

@@ -75,7 +75,7 @@ it('"no pair": data_ocr is [] and the message names the file without its uuid pr
       'unknown.json',
       {
         file_uid: job,
-        error: { code: 'INVALID_DOCUMENT', message: 'no recognisable document in unknown.pdf' },
+        error: { code: 'INVALID_DOCUMENT', message: 'unknown.pdf: нет эталонного ответа в фикстурах' },
         data_ocr: [],
       },
     ],
@@ -122,3 +122,49 @@ it('a missing root at start exits with code 2 and a clear message', async () => 
   expect(code).toBe(2);
   expect(stderr).toContain(`the hot folder root ${missing} does not exist`);
 }, 30_000);
+
+it('writes the whole answer set aside and renames it into Output/ at once: the set never appears part-written', async () => {
+  const folder = new LocalHotFolder(root);
+  const job = randomUUID();
+  await folder.put(hotFolderName(job, 'aep_3.pdf'), Buffer.from('%PDF'));
+  const target = path.join(root, 'Output', job);
+  // At every answer file written, Output/<job>/ does not exist yet (the poller could not see a partial set).
+  const seen: boolean[] = [];
+  const write = jest.spyOn(fs.promises, 'writeFile').mockImplementation(async (file, data) => {
+    seen.push(fs.existsSync(target));
+    fs.writeFileSync(file as string, data as string);
+  });
+  try {
+    expect(await scanOnce({ root, fixturesDir: FIXTURES })).toEqual([job]);
+  } finally {
+    write.mockRestore();
+  }
+  expect(seen).toEqual([false, false]);
+  expect(fs.readdirSync(target).sort()).toEqual(['aep_3.json', 'aep_3_ofr.json']);
+  expect(fs.readdirSync(path.join(root, 'Output'))).toEqual([job]); // no staging folder left
+});
+
+const runMain = (env: Record<string, string>, until: RegExp) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [require.resolve('tsx/cli'), path.join(ROOT, 'emulator/scanner/main.ts')],
+      { env: { ...process.env, SCAN_HOTFOLDER_ROOT: '', SCAN_HOTFOLDER_PATH: '', ...env } },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
+    );
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (until.test(chunk.toString())) child.kill('SIGTERM');
+    });
+  });
+
+it("takes the design's SCAN_HOTFOLDER_PATH (SCAN_HOTFOLDER_ROOT its alias); the two differing is refused", async () => {
+  const started = await runMain({ SCAN_HOTFOLDER_PATH: root, SCAN_EMULATOR_POLL_SECONDS: '0.05' }, /watching/);
+  expect(started.stdout).toContain(`scanner emulator watching ${root}`);
+  const both = await runMain({ SCAN_HOTFOLDER_PATH: root, SCAN_HOTFOLDER_ROOT: root }, /watching/);
+  expect(both.stdout).toContain('watching');
+  const differ = await runMain({ SCAN_HOTFOLDER_PATH: root, SCAN_HOTFOLDER_ROOT: '/elsewhere' }, /watching/);
+  expect(differ.code).toBe(2);
+  expect(differ.stderr).toContain('SCAN_HOTFOLDER_ROOT');
+  const share = await runMain({ SCAN_HOTFOLDER_PATH: '//host/share' }, /watching/);
+  expect(share.code).toBe(2);
+}, 60_000);
