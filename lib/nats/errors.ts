@@ -21,6 +21,23 @@ export class PublishRefusedError extends Error {
   }
 }
 
+/** Every try of a publish failed: how many were made, and the last try's error as `cause`. */
+export class PublishFailedError extends Error {
+  constructor(
+    readonly subject: string,
+    readonly tries: number,
+    cause: unknown,
+  ) {
+    super(
+      `publish to ${subject} failed after ${tries} ${tries === 1 ? 'try' : 'tries'}: ${(cause as Error)?.message ?? cause}`,
+      {
+        cause,
+      },
+    );
+    this.name = 'PublishFailedError';
+  }
+}
+
 export class InvalidNatsEventError extends Error {
   constructor(message: string) {
     super(message);

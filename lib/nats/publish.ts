@@ -1,5 +1,5 @@
 import { Events, headers, NatsConnection } from 'nats';
-import { PublishRefusedError } from './errors';
+import { PublishFailedError, PublishRefusedError } from './errors';
 
 export interface PublishOptions {
   /** Longest wait for one try's flush (ms). */
@@ -35,7 +35,8 @@ export async function publishWithRetries(
       if (attempt < retries) await new Promise((r) => setTimeout(r, backoffMs * 2 ** attempt));
     }
   }
-  throw last;
+  // The tries made are in the error, so the caller's log line says how hard it tried (design rule 37).
+  throw new PublishFailedError(subject, retries + 1, last);
 }
 
 function bounded(flush: Promise<void>, ms: number): Promise<void> {

@@ -6,7 +6,7 @@ import { connect, NatsConnection, usernamePasswordAuthenticator } from 'nats';
 import { loadScanConfig } from '../../../lib/scan/config';
 import { silentLogger } from '../../../lib/log';
 import { publishWithRetries } from '../../../lib/nats/publish';
-import { PublishRefusedError } from '../../../lib/nats/errors';
+import { PublishFailedError, PublishRefusedError } from '../../../lib/nats/errors';
 import type { Envelope } from '../../../lib/scan/contract';
 import { GatewayDeps, handleRequest, pollOnce } from '../../../lib/scan/gateway';
 import type { HotFolder } from '../../../lib/scan/hotfolder';
@@ -107,9 +107,10 @@ describe('publishWithRetries: the server refuses publishes (permission toggled b
     writeConfig(false);
     await reload();
     const began = Date.now();
-    await expect(publishWithRetries(nc, SUBJECT, '{}', 'refused', 3, { backoffMs: 50 })).rejects.toThrow(
-      PublishRefusedError,
-    );
+    const failed = await publishWithRetries(nc, SUBJECT, '{}', 'refused', 3, { backoffMs: 50 }).catch((e) => e);
+    expect(failed).toBeInstanceOf(PublishFailedError);
+    expect(failed).toMatchObject({ tries: 4, message: expect.stringContaining('after 4 tries') });
+    expect(failed.cause).toBeInstanceOf(PublishRefusedError);
     expect(Date.now() - began).toBeGreaterThanOrEqual(50 + 100 + 200); // three pauses: four tries
     expect(await delivered('refused')).toBe(0);
   });
@@ -140,7 +141,10 @@ describe('publishWithRetries: the server is killed and started again', () => {
   it('down longer than the retries: it throws (the caller keeps the result to publish again)', async () => {
     await server!.stop();
     try {
-      await expect(publishWithRetries(nc, SUBJECT, '{}', 'gone', 2, { backoffMs: 50 })).rejects.toThrow();
+      await expect(publishWithRetries(nc, SUBJECT, '{}', 'gone', 2, { backoffMs: 50 })).rejects.toMatchObject({
+        name: 'PublishFailedError',
+        tries: 3,
+      });
     } finally {
       await startServer();
     }
