@@ -15,6 +15,7 @@ import {
   natsProbe,
   Probe,
   ProbeProblem,
+  runProbes,
   runProbesWithDetails,
   s3Probe,
 } from '../../lib/health/check';
@@ -23,10 +24,16 @@ import { torrentLoginGate } from './deps';
 import type { HotFolder } from '../../lib/scan/hotfolder';
 import { hotFolderFrom } from '../../lib/scan/hotfolders';
 import { json } from '../../lib/http/response';
+import { LastKnownHealth } from '../../lib/health/last-known';
+import { DynamoDbPollerLease } from '../../lib/scan/dynamodb-lease';
+import type { WakeRecord } from '../../lib/scan/poller';
+import { withTimeout } from '../../lib/util/timeout';
 import { SERVICE_VERSION } from '../../lib/version';
 
 export interface HealthcheckDeps {
   probes: Record<string, Probe>;
+  /** The scan poller's last recorded wake mode (lib/scan/poller.ts); absent before any poller ran. */
+  wake?: () => Promise<WakeRecord | undefined>;
   timeoutMs: number;
   version: string;
   startedAt: number;
@@ -35,8 +42,16 @@ export interface HealthcheckDeps {
 
 /** Always answers: a down dependency is reported, never thrown. */
 export async function healthcheck(deps: HealthcheckDeps): Promise<HealthReport> {
-  const { checks, details } = await runProbesWithDetails(deps.probes, deps.timeoutMs);
-  return healthReport(checks, deps.version, deps.now() - deps.startedAt, details);
+  const [{ checks, details }, wake] = await Promise.all([
+    runProbesWithDetails(deps.probes, deps.timeoutMs),
+    deps.wake
+      ? withTimeout(deps.timeoutMs, 'wake mode read', () => deps.wake!()).catch(() => undefined)
+      : Promise.resolve(undefined),
+  ]);
+  const report = healthReport(checks, deps.version, deps.now() - deps.startedAt, details);
+  if (wake)
+    report.hotfolder_wake = { mode: wake.mode, recorded_s_ago: Math.max(0, Math.floor((deps.now() - wake.at) / 1000)) };
+  return report;
 }
 
 const startedAt = systemClock();
@@ -68,6 +83,7 @@ function defaultDeps(): HealthcheckDeps {
         if (problem) throw new ProbeProblem(problem);
       },
     },
+    wake: async () => (await new DynamoDbPollerLease(aws.documents, cfg.tables.scan).read()).wake,
     timeoutMs: cfg.health.probeTimeoutMs,
     version: SERVICE_VERSION,
     startedAt,
@@ -75,22 +91,43 @@ function defaultDeps(): HealthcheckDeps {
   };
 }
 
-/** The public route: the function answers, nothing else is asked (no dependency, no secret). */
-export const LIVENESS_ROUTE = 'GET /healthcheck';
+/** The public route: answers from what this container last measured, never waits long, never probes per request. */
+export const PUBLIC_ROUTE = 'GET /healthcheck';
 
-/** Liveness: cheap enough for any prober at any rate, and it tells a stranger nothing about our dependencies. */
-export function liveness(deps: Pick<HealthcheckDeps, 'version' | 'startedAt' | 'now'>) {
-  return { status: 'ok' as const, version: deps.version, uptime_s: Math.floor((deps.now() - deps.startedAt) / 1000) };
-}
+/** The components both routes report, in the design's names. */
+export const COMPONENTS = ['dynamodb', 's3', 'nats', 'hotfolder', 'torrent_client'] as const;
+
+// At most one refresh per 10 s per container; a request waits up to 3 s for one in flight (probes time out at 2 s
+// by default). A refresh slower than 12 s (the longest probe timeout plus margin) was frozen or hung: dropped.
+const lastKnown = new LastKnownHealth({
+  components: COMPONENTS,
+  intervalMs: 10_000,
+  waitMs: 3_000,
+  staleAfterMs: 12_000,
+  refresh: async () => {
+    const deps = defaultDeps(); // config first: without it nothing can be probed, and the states stay unknown
+    await readSecrets();
+    return runProbes(deps.probes, deps.timeoutMs);
+  },
+});
 
 /**
- * `GET /healthcheck` (public) is liveness; `GET /healthcheck/deep` (bearer, `health:read`) probes every
- * dependency. Any other event (a direct invoke, a probe of the deployed image) is the deep check.
+ * `GET /healthcheck` (public) reports each component's last known state, without details; `GET /healthcheck/deep`
+ * (bearer, `health:read`) probes every dependency now and says why one is down. Any other event (a direct
+ * invoke, a probe of the deployed image) is the deep check.
  */
 export const handler = invocationScope(
   middy<{ routeKey?: string }>().handler(async (event) => {
-    if (event?.routeKey === LIVENESS_ROUTE)
-      return json(200, liveness({ version: SERVICE_VERSION, startedAt, now: systemClock }));
+    if (event?.routeKey === PUBLIC_ROUTE) {
+      const known = await lastKnown.read();
+      return json(200, {
+        status: known.status,
+        version: SERVICE_VERSION,
+        uptime_s: Math.floor((systemClock() - startedAt) / 1000),
+        checks: known.checks,
+        checked_s_ago: known.checked_s_ago,
+      });
+    }
     await readSecrets();
     return json(200, await healthcheck(defaultDeps()));
   }),

@@ -20,6 +20,8 @@ export interface HealthReport {
   checks: Record<string, CheckStatus>;
   /** Why a check is down, when its probe says it in words meant for the operator (a ProbeProblem). */
   details?: Record<string, string>;
+  /** What wakes the scan poller on the hot folder (its change reports or only the poll), as the last poller recorded it. */
+  hotfolder_wake?: { mode: 'notify' | 'poll'; recorded_s_ago: number };
 }
 
 /** A probe's refusal whose message is safe and useful to show ("credentials refused, next try at …"). */

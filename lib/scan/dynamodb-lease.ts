@@ -1,7 +1,7 @@
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionFailed } from '../aws/conditions';
 import { POLLER_KEY } from './keys';
-import type { Lease, PollerLeaseStore } from './poller';
+import type { Lease, PollerLeaseStore, WakeRecord } from './poller';
 
 /** The poller's lease on one item of the scan table (policy: poller.ts); every change is one conditional write. */
 export class DynamoDbPollerLease implements PollerLeaseStore {
@@ -50,11 +50,22 @@ export class DynamoDbPollerLease implements PollerLeaseStore {
     );
   }
 
-  async read(): Promise<{ lease?: Lease; demand_at?: number }> {
+  recordWake(holder: string, wake: WakeRecord): Promise<boolean> {
+    return this.conditional('SET wake = :wake', 'lease.holder = :holder', {
+      ':holder': holder,
+      ':wake': { mode: wake.mode, at: wake.at },
+    });
+  }
+
+  async read(): Promise<{ lease?: Lease; demand_at?: number; wake?: WakeRecord }> {
     const { Item } = await this.documents.send(
       new GetCommand({ TableName: this.table, Key: POLLER_KEY, ConsistentRead: true }),
     );
-    return { lease: Item?.lease as Lease | undefined, demand_at: Item?.demand_at as number | undefined };
+    return {
+      lease: Item?.lease as Lease | undefined,
+      demand_at: Item?.demand_at as number | undefined,
+      wake: Item?.wake as WakeRecord | undefined,
+    };
   }
 
   private async conditional(update: string, condition: string, values: Record<string, unknown>): Promise<boolean> {

@@ -1,4 +1,5 @@
 import type { Logger } from '../log';
+import type { WakeMode } from './change-signal';
 import { GatewayDeps, pollRun } from './gateway';
 
 /**
@@ -16,6 +17,10 @@ import { GatewayDeps, pollRun } from './gateway';
  * found the lease held is always seen by some pass: either that holder's
  * (the release fails and it polls on) or the poller it starts itself (the
  * release succeeded, so the request's write finds no lease).
+ *
+ * The holder also records there what wakes it (`wake`: the hot folder's change
+ * reports or only its poll), whenever that changes: the health check reads it,
+ * since only a running poller watches the folder.
  */
 
 export interface Lease {
@@ -23,6 +28,12 @@ export interface Lease {
   holder: string;
   /** Until then nobody else may poll (epoch ms). */
   expires_at: number;
+}
+
+/** What woke the poller that last held the lease, as it recorded it (epoch ms). */
+export interface WakeRecord {
+  mode: WakeMode;
+  at: number;
 }
 
 export interface PollerLeaseStore {
@@ -39,7 +50,9 @@ export interface PollerLeaseStore {
   handOver(from: string, to: Lease): Promise<boolean>;
   /** The holder drops the lease, only if no request came in since `quietSince`. */
   release(holder: string, quietSince: number): Promise<boolean>;
-  read(): Promise<{ lease?: Lease; demand_at?: number }>;
+  /** The holder records its wake mode; refused (false) to a poller that no longer holds the lease. */
+  recordWake(holder: string, wake: WakeRecord): Promise<boolean>;
+  read(): Promise<{ lease?: Lease; demand_at?: number; wake?: WakeRecord }>;
 }
 
 export interface PollerDeps {
@@ -118,8 +131,19 @@ export async function runPoller(
     return run;
   }
   const budgetEndsAt = options.hardEndAt - HANDOVER_MARGIN_MS;
+  let recorded: WakeMode | undefined;
+  const recordWake = async () => {
+    const mode = gateway.hotFolder.wakeMode?.();
+    if (!mode || mode === recorded) return;
+    // A lost write is tried again after the next pass; it never stops the poll.
+    const written = await poller.lease.recordWake(me, { mode, at: gateway.now() }).catch((err: unknown) => {
+      log.warn('scan_poller_wake_unrecorded', { holder: me, mode, err });
+      return false;
+    });
+    if (written) recorded = mode;
+  };
   for (;;) {
-    const polled = await pollRun(gateway, budgetEndsAt);
+    const polled = await pollRun(gateway, budgetEndsAt, recordWake);
     run.passes += polled.passes.length;
     run.finished += polled.passes.reduce((n, p) => n + p.finished, 0);
     if (polled.idle && (await poller.lease.release(me, polled.lastPassAt - DEMAND_MARGIN_MS))) {

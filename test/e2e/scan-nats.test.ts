@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { NatsConnection } from 'nats';
 import { Envelope, validateEnvelope } from '../../lib/scan/contract';
-import { invokeScheduled, stackClients, stackConfig, stackNats } from '../support/stack';
+import { bearer } from '../support/http';
+import { httpUrl, invokeScheduled, stackClients, stackConfig, stackNats } from '../support/stack';
 
 /** The scan gateway exactly as the core system uses it: S3 + NATS in, NATS out; the scanner emulator runs as its own process. */
 describe('scan gateway through NATS and serverless offline', () => {
@@ -67,6 +68,9 @@ describe('scan gateway through NATS and serverless offline', () => {
       raw_s3_key: `raw/${job}.json`,
       metrics: { warnings: [expect.stringContaining('aep_3_ofr.json: INVALID_DOCUMENT')] },
     });
+    // The poller that answered recorded what woke it; the deep health check says so (the local folder's watcher).
+    const deep = await fetch(httpUrl('/healthcheck/deep'), { headers: bearer() });
+    expect((await deep.json()).hotfolder_wake).toEqual({ mode: 'notify', recorded_s_ago: expect.any(Number) });
   }, 60_000);
 
   it('aep_6.pdf: done without warnings; aep_5.PDF and an unknown file: INVALID_DOCUMENT with raw_s3_key', async () => {

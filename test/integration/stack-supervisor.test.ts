@@ -233,7 +233,7 @@ describe("the run's own stack", () => {
     const pid: number = JSON.parse(process.env.TEST_STACK_PIDS!)['serverless-offline'];
     const health = async () => {
       try {
-        const res = await fetch(`${process.env.TEST_HTTP_URL}/healthcheck`, { signal: AbortSignal.timeout(2000) });
+        const res = await fetch(`${process.env.TEST_HTTP_URL}/healthcheck`, { signal: AbortSignal.timeout(5000) });
         return res.status === 200 ? ((await res.json()) as { uptime_s: number }) : undefined;
       } catch {
         return undefined;

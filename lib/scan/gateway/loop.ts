@@ -186,7 +186,11 @@ export async function pollUntil(deps: GatewayDeps, budgetEndsAt: number): Promis
  * jobs) is then seen when its answer lands, without starting another poller
  * (lib/scan/poller.ts). A run that starts idle ends at once.
  */
-export async function pollRun(deps: GatewayDeps, budgetEndsAt: number): Promise<PollRun> {
+export async function pollRun(
+  deps: GatewayDeps,
+  budgetEndsAt: number,
+  afterPass?: () => Promise<void>,
+): Promise<PollRun> {
   const passes: PollSummary[] = [];
   const every = deps.config.pollEveryMs;
   let fullAt = -Infinity;
@@ -200,6 +204,7 @@ export async function pollRun(deps: GatewayDeps, budgetEndsAt: number): Promise<
     if (!light) fullAt = startedAt;
     const pass = await pollOnce(deps, { light, slotDue, known });
     passes.push(pass);
+    await afterPass?.();
     if (startedAt - sampledAt >= LOAD_SAMPLE_MS && metricsActive()) {
       sampledAt = startedAt;
       await sampleLoad(deps, pass);

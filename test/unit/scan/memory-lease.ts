@@ -1,9 +1,10 @@
-import type { Lease, PollerLeaseStore } from '../../../lib/scan/poller';
+import type { Lease, PollerLeaseStore, WakeRecord } from '../../../lib/scan/poller';
 
 /** The poller's lease in memory: the same conditions as DynamoDbPollerLease; `beforeRelease` runs inside a release, before its condition. */
 export class MemoryPollerLease implements PollerLeaseStore {
   lease?: Lease;
   demandAt?: number;
+  wake?: WakeRecord;
   beforeRelease?: () => Promise<void>;
 
   async demand(candidate: Lease, now: number) {
@@ -35,7 +36,12 @@ export class MemoryPollerLease implements PollerLeaseStore {
     this.lease = undefined;
     return true;
   }
+  async recordWake(holder: string, wake: WakeRecord) {
+    if (this.lease?.holder !== holder) return false;
+    this.wake = { ...wake };
+    return true;
+  }
   async read() {
-    return { lease: this.lease && { ...this.lease }, demand_at: this.demandAt };
+    return { lease: this.lease && { ...this.lease }, demand_at: this.demandAt, wake: this.wake && { ...this.wake } };
   }
 }

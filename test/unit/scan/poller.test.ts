@@ -174,3 +174,49 @@ it('the schedule takes over a lease whose holder is past its hard end (a crashed
   t.clock.now += 1001;
   expect((await runPoller(t.deps, t.poller, { hardEndAt: t.clock.now + 55_000 })).outcome).toBe('released');
 });
+
+it('the poller records what wakes it whenever that changes, and only while it holds the lease (the health check reads it)', async () => {
+  const t = setup();
+  let mode: 'notify' | 'poll' = 'poll';
+  let waits = 0;
+  const writes: string[] = [];
+  const record = t.lease.recordWake.bind(t.lease);
+  t.lease.recordWake = async (holder, wake) => {
+    writes.push(`${holder}:${wake.mode}`);
+    return record(holder, wake);
+  };
+  t.deps.hotFolder.wakeMode = () => mode;
+  const changed = t.deps.hotFolder.changed!;
+  t.deps.hotFolder.changed = async (ms) => {
+    waits += 1;
+    if (waits === 1) mode = 'notify'; // the watcher is armed at the first wait
+    if (waits === 3) t.answer(r.job_id); // the OCR system answers a few passes in
+    if (waits === 4) mode = 'poll'; // and the watcher drops later (a broken session)
+    return changed(ms);
+  };
+  const r = t.request();
+  await handleRequest(t.deps, JSON.stringify(r));
+  const run = await runPoller(t.deps, t.poller, { holder: 'holder-1', hardEndAt: t.clock.now + 55_000 });
+  expect(run.passes).toBeGreaterThan(4);
+  // One write per change, not one per pass.
+  expect(writes).toEqual(['holder-1:poll', 'holder-1:notify', 'holder-1:poll']);
+  expect(t.lease.wake).toEqual({ mode: 'poll', at: expect.any(Number) });
+
+  // A poller that lost its lease cannot overwrite what the holder recorded.
+  t.lease.lease = { holder: 'holder-9', expires_at: t.clock.now + 60_000 };
+  expect(await t.lease.recordWake('holder-1', { mode: 'notify', at: t.clock.now })).toBe(false);
+  expect(t.lease.wake?.mode).toBe('poll');
+});
+
+it('a wake record that cannot be written never stops the poll', async () => {
+  const t = setup();
+  t.deps.hotFolder.wakeMode = () => 'notify';
+  t.lease.recordWake = async () => {
+    throw new Error('ProvisionedThroughputExceededException');
+  };
+  const r = t.request();
+  await handleRequest(t.deps, JSON.stringify(r));
+  t.answer(r.job_id);
+  const run = await runPoller(t.deps, t.poller, { holder: 'holder-1', hardEndAt: t.clock.now + 55_000 });
+  expect(run).toMatchObject({ outcome: 'released', finished: 1 });
+});
