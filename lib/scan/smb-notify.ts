@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { childEnv } from '../util/child-env';
+import { smbcPrelude } from './smb-python';
 import { ChangeSignal, WakeMode } from './change-signal';
 import type { ExclusiveReadTarget } from './smb-read';
 
@@ -17,46 +18,17 @@ import type { ExclusiveReadTarget } from './smb-read';
  * restarting after RETRY_MS) the loop wakes on its poll interval (`wakeMode()` says `poll`).
  */
 
-// Python, run as `python3 -c` (kept here for the same reason as smb-read.ts's). Prints `ready` once the folder is
+// Python after the shared opening (smb-python.ts). Prints `ready` once the folder is
 // open, `change` per report, `tick` every tick_ms without one; exits 3 when the folder cannot be opened, 4 when
 // the wait ends (the errno's name on stderr).
-const PROGRAM = String.raw`
-import ctypes, errno, json, sys, urllib.parse
-a = json.loads(sys.stdin.readline())
-lib = ctypes.CDLL('libsmbclient.so.0', use_errno=True)
-P = ctypes.c_void_p
-lib.smbc_new_context.restype = P
-lib.smbc_init_context.restype = P
-lib.smbc_init_context.argtypes = [P]
-lib.smbc_set_context.argtypes = [P]
-lib.smbc_setPort.argtypes = [P, ctypes.c_uint16]
-lib.smbc_setTimeout.argtypes = [P, ctypes.c_int]
-lib.smbc_setOptionDebugToStderr.argtypes = [P, ctypes.c_int]
-lib.smbc_opendir.argtypes = [ctypes.c_char_p]
+const PROGRAM =
+  smbcPrelude({ initFailedExit: 3 }) +
+  String.raw`lib.smbc_opendir.argtypes = [ctypes.c_char_p]
 lib.smbc_opendir.restype = P
-AUTH = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_char_p, P, ctypes.c_int, P, ctypes.c_int, P, ctypes.c_int)
-def fill(dst, size, value):
-    v = value.encode()[: size - 1] + b'\0'
-    ctypes.memmove(dst, v, len(v))
-@AUTH
-def auth(server, share, wg, wglen, user, userlen, pw, pwlen):
-    fill(user, userlen, a['user']); fill(pw, pwlen, a['password'])
 class ACTION(ctypes.Structure):
     _fields_ = [('action', ctypes.c_uint32), ('filename', ctypes.c_char_p)]
 CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ACTION), ctypes.c_size_t, P)
 lib.smbc_notify.argtypes = [P, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint, CB, P]
-lib.smbc_setFunctionAuthData.argtypes = [P, AUTH]
-ctx = lib.smbc_new_context()
-lib.smbc_setOptionDebugToStderr(ctx, 1)
-lib.smbc_setPort(ctx, a['port'])
-lib.smbc_setTimeout(ctx, a['timeout_ms'])
-lib.smbc_setFunctionAuthData(ctx, auth)
-ctx = lib.smbc_init_context(ctx)
-if not ctx:
-    print('init', errno.errorcode.get(ctypes.get_errno(), '?'), file=sys.stderr); sys.exit(3)
-lib.smbc_set_context(ctx)
-q = lambda s: urllib.parse.quote(s, safe='')
-url = 'smb://%s/%s/%s' % (a['host'], q(a['share']), '/'.join(q(p) for p in a['path']))
 d = lib.smbc_opendir(url.encode())
 if not d:
     print(errno.errorcode.get(ctypes.get_errno(), '?'), file=sys.stderr); sys.exit(3)

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { childEnv } from '../util/child-env';
+import { smbcPrelude } from './smb-python';
 import { AnswerNotReadyError, answerTooLarge, HotFolderUnavailableError } from './errors';
 
 /**
@@ -18,43 +19,16 @@ import { AnswerNotReadyError, answerTooLarge, HotFolderUnavailableError } from '
  * settled yet, try at the next poll"; names the share cannot address are refused before (answerNameProblem).
  */
 
-// Python, run as `python3 -c`. Kept here so the handlers' bundles carry it (no file to package beside them).
-const PROGRAM = String.raw`
-import ctypes, errno, json, os, sys, urllib.parse
-a = json.loads(sys.stdin.readline())
-lib = ctypes.CDLL('libsmbclient.so.0', use_errno=True)
-P = ctypes.c_void_p
-lib.smbc_new_context.restype = P
-lib.smbc_init_context.restype = P
-lib.smbc_init_context.argtypes = [P]
-lib.smbc_set_context.argtypes = [P]
-lib.smbc_setOptionOpenShareMode.argtypes = [P, ctypes.c_int]
-lib.smbc_setPort.argtypes = [P, ctypes.c_uint16]
-lib.smbc_setTimeout.argtypes = [P, ctypes.c_int]
-lib.smbc_setOptionDebugToStderr.argtypes = [P, ctypes.c_int]
-lib.smbc_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint]
+// The program after the shared opening (smb-python.ts): the open with the share mode, then the bounded read.
+const PROGRAM =
+  smbcPrelude({
+    initFailedExit: 4,
+    beforeInit: String.raw`lib.smbc_setOptionOpenShareMode.argtypes = [P, ctypes.c_int]
+lib.smbc_setOptionOpenShareMode(ctx, 2)  # SMBC_SHAREMODE_DENY_WRITE`,
+  }) +
+  String.raw`lib.smbc_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint]
 lib.smbc_read.argtypes = [ctypes.c_int, P, ctypes.c_size_t]
 lib.smbc_read.restype = ctypes.c_ssize_t
-AUTH = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_char_p, P, ctypes.c_int, P, ctypes.c_int, P, ctypes.c_int)
-def fill(dst, size, value):
-    v = value.encode()[: size - 1] + b'\0'
-    ctypes.memmove(dst, v, len(v))
-@AUTH
-def auth(server, share, wg, wglen, user, userlen, pw, pwlen):
-    fill(user, userlen, a['user']); fill(pw, pwlen, a['password'])
-lib.smbc_setFunctionAuthData.argtypes = [P, AUTH]
-ctx = lib.smbc_new_context()
-lib.smbc_setOptionDebugToStderr(ctx, 1)  # the library's messages (a missing smb.conf) never mix into the file's bytes
-lib.smbc_setOptionOpenShareMode(ctx, 2)  # SMBC_SHAREMODE_DENY_WRITE
-lib.smbc_setPort(ctx, a['port'])
-lib.smbc_setTimeout(ctx, a['timeout_ms'])
-lib.smbc_setFunctionAuthData(ctx, auth)
-ctx = lib.smbc_init_context(ctx)
-if not ctx:
-    print('init', errno.errorcode.get(ctypes.get_errno(), '?'), file=sys.stderr); sys.exit(4)
-lib.smbc_set_context(ctx)
-q = lambda s: urllib.parse.quote(s, safe='')
-url = 'smb://%s/%s/%s' % (a['host'], q(a['share']), '/'.join(q(p) for p in a['path']))
 fd = lib.smbc_open(url.encode(), os.O_RDONLY, 0)
 if fd < 0:
     print(errno.errorcode.get(ctypes.get_errno(), '?'), file=sys.stderr); sys.exit(3)
