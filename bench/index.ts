@@ -10,6 +10,7 @@ import { reportSyncEgress, syncEgress } from './sync-egress';
 import { reportSyncFirst, syncFirstRows } from './sync-first';
 import { reportScanGateway, scanGateway } from './scan-gateway';
 import { reportScanEndToEnd, scanEndToEnd } from './scan-e2e';
+import { reportScanShareVsLocal, scanShareVsLocal } from './scan-share';
 import { legacyImport, reportLegacyImport } from './legacy-import';
 import { reportTbankSync, tbankSync } from './tbank-sync';
 import { coldStart, reportColdStart } from './cold-start';
@@ -37,7 +38,10 @@ const BENCHES: Record<string, (bench: BenchStack) => Promise<void>> = {
   scan: async (b) => {
     reportScanGateway(await scanGateway(b));
     reportScanEndToEnd(await scanEndToEnd(b));
+    reportScanShareVsLocal(await scanShareVsLocal(b));
   },
+  // The Samba share against the local folder at production settings (also part of `scan`).
+  'scan-share': async (b) => reportScanShareVsLocal(await scanShareVsLocal(b)),
   edge: async (b) => reportHttpEdge(await httpEdge(b)),
   legacy: async (b) => reportLegacyImport(await legacyImport(b)),
   cold: async (b) => reportColdStart(await coldStart(b)),
