@@ -73,16 +73,16 @@ export const MAX_KEPT_EXTENSION = 16;
 
 /**
  * What an inbox name refuses, and nothing more (the scan seed's rule 29): an
- * empty name, a path separator, NUL, a leading dot. Everything else a user may
- * put in a file name (`Что это?.pdf`, `Отчёт: 2024.pdf`, `CON.pdf`) is
- * rewritten by `inboxName`, never a reason to fail a job: the job id prefix
- * already keeps the name from being a device, a drive or a hidden file.
+ * empty name and a path separator (a name that would say where it goes).
+ * Everything else a user may put in a file name (`Что это?.pdf`, `Отчёт:
+ * 2024.pdf`, `CON.pdf`, `.Отчёт.pdf`, a NUL) is rewritten by `inboxName`,
+ * never a reason to fail a job: the job id prefix already keeps the name from
+ * being a device, a drive or a hidden file; NUL is a control character like
+ * the others, and leading dots become `_` (decision 369).
  */
 export function validateInboxSource(name: unknown): string {
   if (typeof name !== 'string' || name.length === 0) throw new InvalidFileNameError('empty');
-  if (name.includes('\0')) throw new InvalidFileNameError('contains NUL');
   if (/[/\\]/.test(name)) throw new InvalidFileNameError('contains a path separator');
-  if (name.startsWith('.')) throw new InvalidFileNameError('starts with a dot');
   return name;
 }
 
@@ -101,7 +101,11 @@ const SHARE_INVALID =
  */
 export function inboxName(jobId: string, name: string, maxBytes = MAX_INBOX_NAME_BYTES): string {
   validateInboxSource(name);
-  const cleaned = `${jobId}_${name}`.replace(SHARE_INVALID, '_').replace(/[. ]+$/, '');
+  // Leading dots become `_` too: the OCR system names its answer after the input, and a dot file in Output/ is
+  // ignored as a write in progress (hotfolder.ts), so `.x.pdf` would never be answered.
+  const cleaned = `${jobId}_${name.replace(/^\.+/, (dots) => '_'.repeat(dots.length))}`
+    .replace(SHARE_INVALID, '_')
+    .replace(/[. ]+$/, '');
   if (Buffer.byteLength(cleaned, 'utf8') <= maxBytes) return cleaned;
   const dot = cleaned.lastIndexOf('.');
   const extLength = dot > jobId.length ? [...cleaned.slice(dot + 1)].length : 0;

@@ -86,9 +86,19 @@ describe('inboxName', () => {
     expect(inboxName(JOB, 'name?. . .')).toBe(`${JOB}_name_`);
   });
 
-  it('refuses only what the seed refuses: empty, a path separator, NUL, a leading dot', () => {
-    for (const bad of ['', 'a/b.pdf', 'a\\b.pdf', '../x.pdf', 'a\0b.pdf', '.hidden.pdf'])
+  it('refuses only a name that would say where it goes: empty, a path separator', () => {
+    for (const bad of ['', 'a/b.pdf', 'a\\b.pdf', '../x.pdf', '/etc/passwd', '..\\x.pdf'])
       expect(() => inboxName(JOB, bad)).toThrow(InvalidFileNameError);
+  });
+
+  it('rewrites a leading dot and NUL like any other name the share could not show (rule 29, decision 369)', () => {
+    expect(inboxName(JOB, '.Отчёт.pdf')).toBe(`${JOB}__Отчёт.pdf`);
+    expect(inboxName(JOB, '..x.pdf')).toBe(`${JOB}___x.pdf`);
+    expect(inboxName(JOB, 'a\0b.pdf')).toBe(`${JOB}_a_b.pdf`);
+    expect(inboxName(JOB, '..')).toBe(`${JOB}___`);
+    expect(inboxName(JOB, '.')).toBe(`${JOB}__`);
+    // Never a hidden file, never a name of its own: the job id always leads.
+    for (const name of ['.hidden', '...', '.\0.pdf']) expect(inboxName(JOB, name).startsWith(`${JOB}_`)).toBe(true);
   });
 
   it('always fits 240 bytes, keeps the extension, never splits a character', () => {
