@@ -95,23 +95,25 @@ export function parseIngestMultipart(parts: MultipartPart[]): IngestRequest {
   return { torrent, ...(name?.trim() ? { name } : {}) };
 }
 
-export const parseStateChange = validator<{ state: DownloadState }>({
+export const stateChangeSchema = {
   type: 'object',
   properties: { state: { type: 'string', enum: [...DOWNLOAD_STATES] } },
   required: ['state'],
   additionalProperties: false,
-});
+};
+export const parseStateChange = validator<{ state: DownloadState }>(stateChangeSchema);
 
-export const parseAddInfohashes = validator<{ infohashes: string[] }>({
+export const addInfohashesSchema = {
   type: 'object',
   properties: { infohashes: infohashList },
   required: ['infohashes'],
   additionalProperties: false,
-});
+};
+export const parseAddInfohashes = validator<{ infohashes: string[] }>(addInfohashesSchema);
 
 export const MAX_LIST_LIMIT = 100;
 
-const parseListShape = validator<{ q?: string; state?: DownloadState; limit?: string; cursor?: string }>({
+export const listQuerySchema = {
   type: 'object',
   properties: {
     // Free text matched literally (never an expression); control characters are refused.
@@ -121,7 +123,10 @@ const parseListShape = validator<{ q?: string; state?: DownloadState; limit?: st
     cursor: { type: 'string', maxLength: 256 },
   },
   additionalProperties: false,
-});
+};
+const parseListShape = validator<{ q?: string; state?: DownloadState; limit?: string; cursor?: string }>(
+  listQuerySchema,
+);
 
 export function parseListQuery(query: Record<string, string | undefined> | undefined): ListRequest {
   const shaped = parseListShape(query ?? {});
