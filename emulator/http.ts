@@ -3,10 +3,15 @@ import type http from 'node:http';
 /** What the HTTP emulators share: reading a body, and running as a process until signalled. */
 
 export function readBody(req: http.IncomingMessage): Promise<string> {
+  return readBodyBytes(req).then((bytes) => bytes.toString('utf8'));
+}
+
+/** The body as bytes: a multipart upload (a .torrent) is binary and must not pass through UTF-8. */
+export function readBodyBytes(req: http.IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }

@@ -1,11 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readBody } from '../http';
+import { readBodyBytes } from '../http';
 import { parseMagnet } from '../../lib/downloads/magnet';
+import { parseTorrentFile } from '../../lib/downloads/torrent-file';
 import { EmulatorAuth, Send } from './auth';
 import { control, Faults } from './control';
 import { Profile, PROFILES, serialised, stateName, TRAITS } from './profiles';
-import { gate } from './gate';
+import { gate, type UploadedFile } from './gate';
 import { EmulatedTorrent, NewTorrent, TorrentTable } from './torrents';
 import { passThrough, Upstream } from './upstream';
 
@@ -159,7 +160,8 @@ export class QbittorrentEmulator {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
     const method = req.method ?? 'GET';
-    const body = await readBody(req);
+    const raw = await readBodyBytes(req);
+    const body = raw.toString('utf8');
     const send: Send = (status, payload, headers = {}) => {
       const text = typeof payload === 'string' ? payload : JSON.stringify(payload);
       this.bytesOut += text.length;
@@ -172,7 +174,7 @@ export class QbittorrentEmulator {
     try {
       if (url.pathname.startsWith('/emulator/')) return await control(this, method, url.pathname, body, send);
       if (this.upstream && url.pathname.startsWith('/api/v2/')) {
-        if (await passThrough(this.upstream, this.options, req, url, body, res))
+        if (await passThrough(this.upstream, this.options, req, url, body, res, raw))
           this.calls.set(url.pathname, (this.calls.get(url.pathname) ?? 0) + 1);
         return;
       }
@@ -184,10 +186,11 @@ export class QbittorrentEmulator {
         req,
         url,
         body,
+        raw,
         session: (bearer) => this.authState.session(req, bearer),
       });
       if ('status' in verdict) return send(verdict.status, verdict.text);
-      const { params, session } = verdict;
+      const { params, session, files } = verdict;
       const traits = this.traits;
       switch (`${verdict.scope}/${verdict.action}`) {
         case 'auth/login':
@@ -206,7 +209,7 @@ export class QbittorrentEmulator {
         case 'torrents/add':
           // A slow client (a busy disk, a far NAS): what a caller's timeouts and a bot's answers must bear.
           if (this.faults.add_delay_ms > 0) await new Promise((r) => setTimeout(r, this.faults.add_delay_ms));
-          return this.add(params, send);
+          return this.add(params, send, files ?? []);
         case 'torrents/delete': {
           // TorrentsController::deleteAction (torrentscontroller.cpp, 4.5.2 to 5.2.3 and master): BOTH are
           // required; deleteFiles is then read leniently (anything but "true" keeps the files).
@@ -263,11 +266,37 @@ export class QbittorrentEmulator {
    * (a URL being downloaded; a magnet's hash is known, so it is never pending), 409 `Conflict` when
    * nothing was added or is pending. Each URL counts on its own.
    */
-  private add(params: URLSearchParams, send: Send): void {
+  private add(params: URLSearchParams, send: Send, files: UploadedFile[]): void {
     const modern = this.traits.modern;
     const added: string[] = [];
     let pending = 0;
     let failures = 0;
+    // Uploaded .torrent files (the multipart `torrents` parts): one the client cannot load is BadData, 415,
+    // `Error: '<file name>' is not a valid torrent file.` (TorrentsController::addAction); its metadata is known at once.
+    for (const file of this.faults.add === 'fail' ? [] : files) {
+      let torrent;
+      try {
+        torrent = parseTorrentFile(file.data, { allowPrivateAddresses: true });
+      } catch {
+        return send(415, `Error: '${file.filename}' is not a valid torrent file.`);
+      }
+      const v1 = torrent.infohashes.find((h) => h.kind === 'v1')?.infohash;
+      const v2 = torrent.infohashes.find((h) => h.kind === 'v2')?.infohash;
+      if (this.table.holding(v1, v2)) {
+        failures++;
+        continue;
+      }
+      const t = this.addTorrent({
+        kind: v1 && v2 ? 'hybrid' : v1 ? 'v1' : 'v2',
+        infohash_v1: v1,
+        infohash_v2: v2,
+        name: params.get('rename') || torrent.name,
+        state: 'downloading',
+        category: params.get('category') ?? '',
+        tags: (params.get('tags') ?? '').split(',').filter(Boolean).join(', '),
+      });
+      added.push(t.hash);
+    }
     const urls = this.faults.add === 'fail' ? [] : (params.get('urls') ?? '').split('\n');
     for (const url of urls.map((u) => u.trim()).filter(Boolean)) {
       // AddTorrentManager::addTorrent: a URL of a scheme Qt downloads is fetched later (pending).

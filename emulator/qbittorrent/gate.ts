@@ -1,5 +1,6 @@
 import type http from 'node:http';
 import { actions, POST_ONLY, Profile, SCOPES, TRAITS } from './profiles';
+import { multipartBody } from '../../lib/http/multipart';
 
 /**
  * What qBittorrent checks before an action runs, in its order
@@ -16,7 +17,14 @@ import { actions, POST_ONLY, Profile, SCOPES, TRAITS } from './profiles';
  *    (APIController::run, src/webui/api/apicontroller.cpp), "Not Found" before.
  */
 export type Verdict =
-  { status: number; text: string } | { scope: string; action: string; params: URLSearchParams; session?: string };
+  | { status: number; text: string }
+  | { scope: string; action: string; params: URLSearchParams; session?: string; files?: UploadedFile[] };
+
+/** A multipart part with a filename (RequestParser puts those apart from the form fields). */
+export interface UploadedFile {
+  filename: string;
+  data: Buffer;
+}
 
 export interface GateInput {
   profile: Profile;
@@ -26,13 +34,15 @@ export interface GateInput {
   req: http.IncomingMessage;
   url: URL;
   body: string;
+  /** The body's bytes (a multipart upload is binary). */
+  raw?: Buffer;
   /** The session this request carries (cookie or API key), if any is valid. */
   session: (bearer: string | undefined) => string | undefined;
 }
 
 const PATH = /^\/api\/v2\/([A-Za-z_][A-Za-z_0-9]*)\/([A-Za-z_][A-Za-z_0-9]*)$/;
 
-export function gate({ profile, port, reverseProxy, req, url, body, session }: GateInput): Verdict {
+export function gate({ profile, port, reverseProxy, req, url, body, raw, session }: GateInput): Verdict {
   const modern = TRAITS[profile].modern;
   const bearer = /^bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
   const usingKey = modern && bearer !== undefined;
@@ -51,7 +61,25 @@ export function gate({ profile, port, reverseProxy, req, url, body, session }: G
     return { status: 405, text: 'Method Not Allowed' };
   if (!actions(profile)[scope]?.includes(action))
     return { status: 404, text: modern ? 'Endpoint does not exist' : 'Not Found' };
-  // A GET's parameters are its query; a POST's, its body alone (processRequest).
+  // A GET's parameters are its query; a POST's, its body alone (processRequest): urlencoded, or multipart with
+  // its fields as parameters and its files apart.
+  if (method !== 'GET' && /^multipart\/form-data\b/i.test(req.headers['content-type'] ?? '')) {
+    const parts = multipartBody(
+      {
+        body: (raw ?? Buffer.from(body)).toString('base64'),
+        isBase64Encoded: true,
+        headers: req.headers as Record<string, string>,
+      },
+      Number.MAX_SAFE_INTEGER,
+    );
+    const params = new URLSearchParams();
+    const files: UploadedFile[] = [];
+    for (const p of parts) {
+      if (p.filename !== undefined) files.push({ filename: p.filename, data: p.data });
+      else params.append(p.name, p.data.toString('utf8'));
+    }
+    return { scope, action, params, session: sid, files };
+  }
   const params = method === 'GET' ? url.searchParams : new URLSearchParams(body);
   return { scope, action, params, session: sid };
 }

@@ -17,8 +17,10 @@ export async function passThrough(
   url: URL,
   body: string,
   res: http.ServerResponse,
+  /** The body's bytes: passed on as they came (a multipart .torrent is binary). */
+  raw?: Buffer,
 ): Promise<boolean> {
-  let payload = body;
+  let payload: string | Uint8Array<ArrayBuffer> = raw ? new Uint8Array(raw) : body;
   if (url.pathname === '/api/v2/auth/login') {
     const form = new URLSearchParams(body);
     // Our credentials stand for the upstream's; anything else is passed on as it came (and refused there).

@@ -87,4 +87,6 @@ export const PUBLIC_ROUTES: readonly string[] = [
   'POST /telegram/webhook',
   // A calendar app cannot send a bearer token: the feed's handler checks the feed token of its URL (lib/sync/feed-tokens.ts).
   'GET /sync/{user}/calendar.ics',
+  // The API's OpenAPI document: what the routes are, nothing of anyone's data (lib/http/openapi.ts).
+  'GET /openapi.json',
 ];

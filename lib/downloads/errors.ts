@@ -77,6 +77,12 @@ export class InvalidMagnetError extends DomainError {
   readonly status = 400;
 }
 
+/** A .torrent file refused: not bencode, malformed, inconsistent, or naming a path or host it must not. */
+export class InvalidTorrentError extends DomainError {
+  readonly code = 'INVALID_TORRENT';
+  readonly status = 400;
+}
+
 export class InvalidCursorError extends DomainError {
   readonly code = 'INVALID_REQUEST';
   readonly status = 400;

@@ -2,8 +2,10 @@ import { MAX_INFOHASHES } from './infohash';
 import { MAX_MAGNET_LENGTH } from './magnet';
 import { DOWNLOAD_STATES, DownloadState } from './model';
 import type { IngestRequest, ListRequest } from './service';
+import { MAX_TORRENT_BYTES } from './torrent-file';
 import { ErrorCode, HttpError } from '../http/errors';
-import { validator } from '../http/request';
+import type { MultipartPart } from '../http/multipart';
+import { MAX_BODY_BYTES, validator } from '../http/request';
 
 /** Request contracts of the downloads API: unknown fields are refused, every string and list is bounded. */
 
@@ -14,9 +16,15 @@ const infohashList = {
   items: { type: 'string', minLength: 1, maxLength: 128 },
 };
 
-// if/then/else, not oneOf: the error then names the problem of the shape the caller chose.
-export const parseIngest = validator<IngestRequest>({
+/** A .torrent as base64 in JSON: standard alphabet, padded (RFC 4648 §4), at most MAX_TORRENT_BYTES decoded. */
+export const MAX_TORRENT_BASE64_LENGTH = Math.ceil(MAX_TORRENT_BYTES / 3) * 4;
+/** POST /downloads bodies: 64 KiB, or room for a .torrent (multipart, or base64 in JSON) and its few fields. */
+export const MAX_TORRENT_BODY_BYTES = MAX_TORRENT_BASE64_LENGTH + MAX_BODY_BYTES;
+
+/** The JSON shapes of POST /downloads, one schema: OpenAPI's document shows this one (lib/http/openapi.ts). */
+export const ingestBodySchema = {
   type: 'object',
+  // if/then/else, not oneOf: the error then names the problem of the shape the caller chose.
   if: { type: 'object', properties: { magnet: true }, required: ['magnet'] },
   then: {
     type: 'object',
@@ -25,30 +33,87 @@ export const parseIngest = validator<IngestRequest>({
     additionalProperties: false,
   },
   else: {
-    type: 'object',
-    properties: { infohashes: infohashList, name: { type: 'string', maxLength: 1024 } },
-    required: ['infohashes'],
-    additionalProperties: false,
+    if: { type: 'object', properties: { torrent_base64: true }, required: ['torrent_base64'] },
+    then: {
+      type: 'object',
+      properties: {
+        torrent_base64: {
+          type: 'string',
+          minLength: 4,
+          maxLength: MAX_TORRENT_BASE64_LENGTH,
+          pattern: '^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$',
+        },
+        name: { type: 'string', maxLength: 1024 },
+      },
+      required: ['torrent_base64'],
+      additionalProperties: false,
+    },
+    else: {
+      type: 'object',
+      properties: { infohashes: infohashList, name: { type: 'string', maxLength: 1024 } },
+      required: ['infohashes'],
+      additionalProperties: false,
+    },
   },
-});
+} as const;
 
-export const parseStateChange = validator<{ state: DownloadState }>({
+type IngestBody =
+  { magnet: string } | { torrent_base64: string; name?: string } | { infohashes: string[]; name?: string };
+const parseIngestBody = validator<IngestBody>(ingestBodySchema);
+
+/** A JSON body of POST /downloads as the service's request (a base64 .torrent decoded to its bytes). */
+export function parseIngest(body: unknown): IngestRequest {
+  const shaped = parseIngestBody(body);
+  if (!('torrent_base64' in shaped)) return shaped;
+  return { torrent: Buffer.from(shaped.torrent_base64, 'base64'), ...(shaped.name ? { name: shaped.name } : {}) };
+}
+
+/**
+ * A multipart POST /downloads: the file in the part `torrent`, an optional `name` field; any other part is
+ * refused, as an unknown JSON field is.
+ */
+export function parseIngestMultipart(parts: MultipartPart[]): IngestRequest {
+  const seen = new Set<string>();
+  let torrent: Buffer | undefined;
+  let name: string | undefined;
+  for (const part of parts) {
+    if (seen.has(part.name))
+      throw new HttpError(400, ErrorCode.INVALID_REQUEST, `the form has the part ${JSON.stringify(part.name)} twice`);
+    seen.add(part.name);
+    if (part.name === 'torrent') torrent = part.data;
+    else if (part.name === 'name' && part.filename === undefined) name = part.data.toString('utf8');
+    else
+      throw new HttpError(
+        400,
+        ErrorCode.INVALID_REQUEST,
+        `unknown form part ${JSON.stringify(part.name.slice(0, 40))}`,
+      );
+  }
+  if (!torrent) throw new HttpError(400, ErrorCode.INVALID_REQUEST, 'the form has no "torrent" file part');
+  if (name !== undefined && name.length > 1024)
+    throw new HttpError(400, ErrorCode.INVALID_REQUEST, 'name must NOT have more than 1024 characters');
+  return { torrent, ...(name?.trim() ? { name } : {}) };
+}
+
+export const stateChangeSchema = {
   type: 'object',
   properties: { state: { type: 'string', enum: [...DOWNLOAD_STATES] } },
   required: ['state'],
   additionalProperties: false,
-});
+};
+export const parseStateChange = validator<{ state: DownloadState }>(stateChangeSchema);
 
-export const parseAddInfohashes = validator<{ infohashes: string[] }>({
+export const addInfohashesSchema = {
   type: 'object',
   properties: { infohashes: infohashList },
   required: ['infohashes'],
   additionalProperties: false,
-});
+};
+export const parseAddInfohashes = validator<{ infohashes: string[] }>(addInfohashesSchema);
 
 export const MAX_LIST_LIMIT = 100;
 
-const parseListShape = validator<{ q?: string; state?: DownloadState; limit?: string; cursor?: string }>({
+export const listQuerySchema = {
   type: 'object',
   properties: {
     // Free text matched literally (never an expression); control characters are refused.
@@ -58,7 +123,10 @@ const parseListShape = validator<{ q?: string; state?: DownloadState; limit?: st
     cursor: { type: 'string', maxLength: 256 },
   },
   additionalProperties: false,
-});
+};
+const parseListShape = validator<{ q?: string; state?: DownloadState; limit?: string; cursor?: string }>(
+  listQuerySchema,
+);
 
 export function parseListQuery(query: Record<string, string | undefined> | undefined): ListRequest {
   const shaped = parseListShape(query ?? {});

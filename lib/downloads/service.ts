@@ -15,6 +15,7 @@ export { InvalidCursorError };
 import { Infohash, parseInfohashes } from './infohash';
 import { clientMagnet, formatMagnet, type MagnetOptions, parseMagnet } from './magnet';
 import { Download, DownloadState, isActive } from './model';
+import { parseTorrentFile, type TorrentFile } from './torrent-file';
 import type { DownloadStore, ListPage } from './store';
 
 /**
@@ -33,7 +34,11 @@ export interface DownloadsDeps {
   magnets?: MagnetOptions;
 }
 
-export type IngestRequest = { magnet: string } | { infohashes: string[]; name?: string };
+export type IngestRequest =
+  | { magnet: string }
+  | { infohashes: string[]; name?: string }
+  /** A .torrent file's bytes (torrent-file.ts); `name` replaces the file's own. */
+  | { torrent: Uint8Array; name?: string };
 
 /** States a retry starts from: a download that failed, was cancelled, or is stuck. */
 export const RETRYABLE: readonly DownloadState[] = ['failed', 'cancelled', 'stuck'];
@@ -42,7 +47,7 @@ export async function ingest(
   deps: DownloadsDeps,
   request: IngestRequest,
 ): Promise<{ created: boolean; download: Download }> {
-  const { hashes, name, magnet } = describeRequest(request, deps.magnets);
+  const { hashes, name, magnet, torrentFile } = describeRequest(request, deps.magnets);
   const result = await deps.store.createDownloadIfNoActive({ state: 'queued', name, magnet }, hashes);
   const log = deps.log.child({ download_id: result.download.id, infohash: result.download.infohashes[0].infohash });
   if (!result.created) {
@@ -53,7 +58,13 @@ export async function ingest(
   // Hand it to the client now; if the client is down, the download is `stuck`
   // (active, retryable) rather than queued forever or lost.
   try {
-    await deps.torrents.add(magnet ?? formatMagnet(hashes, name), { tags: [result.download.id] });
+    // A .torrent is handed over as the file: the client has the metadata without waiting for peers.
+    await deps.torrents.add(magnet ?? formatMagnet(hashes, name), {
+      tags: [result.download.id],
+      ...(torrentFile
+        ? { torrentFile: torrentFile.bytes, ...(name !== torrentFile.name ? { rename: name } : {}) }
+        : {}),
+    });
     return result;
   } catch (err) {
     log.warn('torrent_add_failed', { err });
@@ -220,7 +231,18 @@ export function decodeCursor(cursor: string): string {
 function describeRequest(
   request: IngestRequest,
   options?: MagnetOptions,
-): { hashes: Infohash[]; name: string; magnet?: string } {
+): { hashes: Infohash[]; name: string; magnet?: string; torrentFile?: TorrentFile } {
+  if ('torrent' in request) {
+    const file = parseTorrentFile(request.torrent, options);
+    const name = safeName(request.name?.trim()) ?? file.name;
+    // Kept as the magnet of its hashes, name and trackers: a retry gives the client that (the file is not kept).
+    return {
+      hashes: file.infohashes,
+      name,
+      magnet: formatMagnet(file.infohashes, name, file.trackers),
+      torrentFile: file,
+    };
+  }
   if ('magnet' in request) {
     const magnet = parseMagnet(request.magnet, options);
     return {

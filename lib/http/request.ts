@@ -8,16 +8,20 @@ import { ErrorCode, HttpError } from './errors';
 export const MAX_BODY_BYTES = 64 * 1024;
 export const MAX_JSON_DEPTH = 16;
 
-export function jsonBody(event: Pick<APIGatewayProxyEventV2, 'body' | 'isBase64Encoded' | 'headers'>): unknown {
+/** maxBytes: MAX_BODY_BYTES unless a route takes more (POST /downloads: a base64 .torrent). */
+export function jsonBody(
+  event: Pick<APIGatewayProxyEventV2, 'body' | 'isBase64Encoded' | 'headers'>,
+  maxBytes = MAX_BODY_BYTES,
+): unknown {
   const contentType = header(event.headers, 'content-type');
   if (contentType && !/^application\/(.+\+)?json\b/i.test(contentType)) {
     throw new HttpError(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'the body must be application/json');
   }
   const raw = event.body ?? '';
   const bytes = event.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
-  if (bytes.length > MAX_BODY_BYTES) {
-    throw new HttpError(413, ErrorCode.PAYLOAD_TOO_LARGE, `the body is larger than ${MAX_BODY_BYTES} bytes`, {
-      limit: MAX_BODY_BYTES,
+  if (bytes.length > maxBytes) {
+    throw new HttpError(413, ErrorCode.PAYLOAD_TOO_LARGE, `the body is larger than ${maxBytes} bytes`, {
+      limit: maxBytes,
     });
   }
   if (bytes.length === 0) throw new HttpError(400, ErrorCode.INVALID_REQUEST, 'a JSON body is required');

@@ -33,4 +33,11 @@ export interface TorrentSnapshot {
 export interface AddOptions {
   /** Tags for the torrent (the download id). */
   tags?: string[];
+  /**
+   * A .torrent file to add instead of the magnet (sent as the multipart `torrents` part); the magnet, built from
+   * the same file's hashes, still finds it in the client after a `Fails.`/409.
+   */
+  torrentFile?: Uint8Array;
+  /** The torrent's name in the client (qBittorrent's `rename`), with a torrentFile. */
+  rename?: string;
 }

@@ -52,7 +52,13 @@ export class QbittorrentSession {
       );
   }
 
-  async call(method: string, path: string, form?: URLSearchParams, opts: CallOptions = {}): Promise<Response> {
+  /** A FormData form goes as multipart/form-data (fetch writes its boundary), URLSearchParams urlencoded. */
+  async call(
+    method: string,
+    path: string,
+    form?: URLSearchParams | FormData,
+    opts: CallOptions = {},
+  ): Promise<Response> {
     if (opts.checkVersion !== false) await this.options.ready();
     const headers: Record<string, string> =
       this.options.auth.kind === 'apiKey'
@@ -137,7 +143,7 @@ export class QbittorrentSession {
   private async request(
     method: string,
     path: string,
-    form: URLSearchParams | undefined,
+    form: URLSearchParams | FormData | undefined,
     headers: Record<string, string>,
     retried = false,
   ): Promise<Response> {
@@ -147,10 +153,10 @@ export class QbittorrentSession {
         method,
         headers: {
           ...headers,
-          ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+          ...(form instanceof URLSearchParams ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
           referer: this.base.href,
         },
-        body: form?.toString(),
+        body: form instanceof URLSearchParams ? form.toString() : form,
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 5000),
         // Never followed (lib/util/redirect.ts): a 307 to the login would post the password again, anywhere.
         redirect: 'manual',

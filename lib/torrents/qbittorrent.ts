@@ -117,9 +117,9 @@ export class QBittorrentClient implements TorrentClient {
     // qBittorrent splits `urls` on line breaks: one magnet must stay one URL (decision 290; the domain rebuilds it).
     if (!/^magnet:\?[^\u0000-\u001f\u007f-\u009f]*$/i.test(magnet))
       throw new TorrentAddRefusedError('only a magnet without control characters is sent');
-    const form = new URLSearchParams({ urls: magnet, category: this.category });
-    if (options.tags?.length) form.set('tags', options.tags.join(','));
-    const res = await this.http.call('POST', '/api/v2/torrents/add', form, { allow: [400, 409, 415] });
+    const res = await this.http.call('POST', '/api/v2/torrents/add', this.addForm(magnet, options), {
+      allow: [400, 409, 415],
+    });
     const text = (await this.http.readText(res, '/api/v2/torrents/add')).trim();
     if (res.status === 200 && text === 'Ok.') return;
     if (res.ok && text.startsWith('{')) {
@@ -132,6 +132,25 @@ export class QBittorrentClient implements TorrentClient {
     // torrent being in the client makes it "added"; taking 409 as "present" recorded refused torrents as added.
     if (await this.present(magnet)) return;
     throw new TorrentAddRefusedError(text.slice(0, 200) || String(res.status), res.status);
+  }
+
+  /**
+   * The form of torrents/add: `urls` for a magnet; for a .torrent, multipart with the file in a `torrents` part
+   * (TorrentsController::addAction reads every uploaded file; a file it cannot load answers 415).
+   */
+  private addForm(magnet: string, options: AddOptions): URLSearchParams | FormData {
+    const fields: Array<[string, string]> = [['category', this.category]];
+    if (options.tags?.length) fields.push(['tags', options.tags.join(',')]);
+    if (!options.torrentFile) return new URLSearchParams([['urls', magnet], ...fields]);
+    if (options.rename) fields.push(['rename', options.rename]);
+    const form = new FormData();
+    form.append(
+      'torrents',
+      new Blob([new Uint8Array(options.torrentFile)], { type: 'application/x-bittorrent' }),
+      'download.torrent',
+    );
+    for (const [k, v] of fields) form.append(k, v);
+    return form;
   }
 
   async remove(hashes: string[], options: { deleteFiles?: boolean } = {}): Promise<void> {

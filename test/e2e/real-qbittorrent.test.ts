@@ -207,6 +207,52 @@ it('a hybrid added by a btih-only magnet ends as ONE download with both full has
   completed.push({ id, made });
 });
 
+describe.each<TorrentKind>(['v1', 'v2', 'hybrid'])('a %s .torrent file uploaded to POST /downloads', (kind) => {
+  it('is handed to the real client as the file (the metadata known at once), downloads and is completed', async () => {
+    const made = await seeded(kind);
+    const form = new FormData();
+    form.append(
+      'torrent',
+      new Blob([new Uint8Array(fs.readFileSync(made.torrentFile))]),
+      path.basename(made.torrentFile),
+    );
+    const res = await fetch(`${process.env.TEST_HTTP_URL}/downloads`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${process.env.TEST_TOKEN_ALL}` },
+      body: form,
+    });
+    expect(res.status).toBe(201);
+    const created = (await res.json()) as {
+      id: string;
+      name: string;
+      infohashes: Array<{ infohash: string; kind: string }>;
+    };
+    expect(sorted(created.infohashes)).toEqual(hashesOf(made));
+    expect(created.name).toBe(made.name);
+    // The client has the metadata from the file: the torrent is known by its final id at once, no metaDL.
+    const [t] = await waitFor(
+      'the torrent in the client',
+      async () => {
+        const found = await QbtSession.of(client).torrents(`?hashes=${clientIdOf(made)}`);
+        return found.length > 0 && found;
+      },
+      WAIT_MS,
+    );
+    expect(t).toMatchObject({
+      infohash_v1: made.v1 ?? '',
+      infohash_v2: made.v2 ?? '',
+      tags: created.id,
+      category: 'torrent-scan-sync',
+    });
+    expect(t.state).not.toBe('metaDL');
+    // A .torrent names no peer of the closed swarm (no tracker, DHT off): we give it the seeder.
+    await QbtSession.of(client).addPeers([clientIdOf(made)], [peer]);
+    const done = await pollUntil(created.id, 'completed');
+    expect(sorted(done.infohashes)).toEqual(hashesOf(made));
+    expect(sha256Of(path.join(client.downloadDir, made.name))).toBe(sha256Of(made.file));
+  });
+});
+
 it('cancel removes the torrent from the real client, and the next polls keep it cancelled', async () => {
   // No seeder for this one: it stays in metaDL, active, until cancelled.
   const hash = randomBytes(20).toString('hex');

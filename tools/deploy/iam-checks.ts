@@ -241,6 +241,7 @@ export const PUBLIC_FUNCTIONS: Record<string, { secrets: string[]; writes: strin
     why: "the bot's update records; its buttons retry and cancel downloads in the torrent client",
   },
   syncCalendarFeed: { secrets: [], writes: [], why: "checks the feed's own token and reads one user's calendar" },
+  apiDocument: { secrets: [], writes: [], why: 'answers the OpenAPI document, built from code: no storage at all' },
 };
 
 const WRITE_ACTION =

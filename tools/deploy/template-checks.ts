@@ -254,6 +254,7 @@ export const BUNDLE_BUDGETS_KIB: Record<string, number> = {
   syncExport: 825,
   syncFeedTokens: 700,
   syncCalendarFeed: 820,
+  apiDocument: 142,
   telegramNotify: 860,
   telegramWebhook: 900,
   telegramFailures: 570,

@@ -285,6 +285,7 @@ const EXPECTED_ACCESS: Record<string, string[]> = {
     'SyncTable dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem',
   ],
   syncCalendarFeed: ['SyncTable dynamodb:BatchGetItem dynamodb:GetItem dynamodb:Query'],
+  apiDocument: [],
   telegramWebhook: [
     VPC,
     'DownloadsTable dynamodb:BatchGetItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem',

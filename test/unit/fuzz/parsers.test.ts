@@ -3,7 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { authorize } from '../../../lib/auth/authorize';
 import { grantJson, newToken, parseTokenGrants, SCOPES } from '../../../lib/auth/tokens';
-import { InvalidInfohashError, InvalidMagnetError } from '../../../lib/downloads/errors';
+import { InvalidInfohashError, InvalidMagnetError, InvalidTorrentError } from '../../../lib/downloads/errors';
+import { parseTorrentFile } from '../../../lib/downloads/torrent-file';
+import { buildTorrent } from '../../support/torrent-build';
 import { parseInfohashes } from '../../../lib/downloads/infohash';
 import { parseMagnet } from '../../../lib/downloads/magnet';
 import { HttpError } from '../../../lib/http/errors';
@@ -243,5 +245,48 @@ describe('HTTP bodies, queries and the Authorization header', () => {
       }),
       { numRuns: RUNS },
     );
+  });
+});
+
+describe('.torrent files', () => {
+  // Valid files of each kind, then mutated: a byte flipped, cut short, a span repeated or removed. Every
+  // mutation must parse (and then hash what it parsed) or be an InvalidTorrentError, never another exception.
+  const seeds = (['v1', 'v2', 'hybrid'] as const).map(
+    (kind) => buildTorrent(kind, { content: Buffer.alloc(40_000, 7) }).file,
+  );
+  const mutated = fc
+    .tuple(fc.constantFrom(...seeds), fc.nat(), fc.nat(), fc.integer({ min: 0, max: 255 }), fc.nat(4))
+    .map(([file, a, b, byte, how]) => {
+      const i = a % file.length;
+      const j = b % file.length;
+      const [lo, hi] = i < j ? [i, j] : [j, i];
+      const out = Buffer.from(file);
+      if (how === 0) out[i] = byte;
+      if (how === 1) return out.subarray(0, lo);
+      if (how === 2) return Buffer.concat([out.subarray(0, hi), out.subarray(lo)]);
+      if (how === 3) return Buffer.concat([out.subarray(0, lo), out.subarray(hi)]);
+      if (how === 4) return Buffer.concat([out.subarray(0, i), Buffer.from(String(byte)), out.subarray(i)]);
+      return out;
+    });
+  const torrent = fc.oneof(
+    mutated,
+    fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
+    fc.string({ unit: 'binary', maxLength: 300 }).map((s) => Buffer.from(`d4:info${s}e`, 'latin1')),
+  );
+
+  it(`parses or refuses ${RUNS} mutated .torrent files without crashing`, () => {
+    let parsed = 0;
+    fc.assert(
+      fc.property(torrent, (file) => {
+        survives(() => {
+          const t = parseTorrentFile(file);
+          parsed++;
+          expect(t.infohashes.length).toBeGreaterThan(0);
+        }, InvalidTorrentError);
+      }),
+      { numRuns: RUNS },
+    );
+    // Some mutations keep a valid file (a byte of a piece hash, of the content's name): the deep checks ran.
+    expect(parsed).toBeGreaterThan(RUNS / 100);
   });
 });

@@ -1,0 +1,151 @@
+import { errorSchema, type JsonSchema, type Operations } from '../http/openapi';
+import { DOWNLOAD_STATES, REVIEW_REASONS } from './model';
+import { addInfohashesSchema, ingestBodySchema, listQuerySchema, MAX_LIST_LIMIT, stateChangeSchema } from './requests';
+import { MAX_TORRENT_BYTES } from './torrent-file';
+
+/** The downloads API's operations for the OpenAPI document (lib/http/openapi.ts), from its own schemas. */
+
+/** DownloadDto (model.ts): what every downloads route answers. */
+export const downloadSchema: JsonSchema = {
+  type: 'object',
+  required: ['id', 'state', 'name', 'infohashes', 'created_at', 'updated_at'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', pattern: '^[0-9a-hjkmnp-tv-z]{26}$', description: 'a ULID, lowercase' },
+    state: { type: 'string', enum: [...DOWNLOAD_STATES] },
+    name: { type: 'string' },
+    infohashes: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        required: ['infohash', 'kind'],
+        additionalProperties: false,
+        properties: {
+          infohash: { type: 'string', pattern: '^([0-9a-f]{40}|[0-9a-f]{64})$' },
+          kind: { type: 'string', enum: ['v1', 'v2'] },
+        },
+      },
+    },
+    created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
+    merged_into: { type: 'string' },
+    progress: { type: 'number', minimum: 0, maximum: 1 },
+    review_reason: { type: 'string', enum: [...REVIEW_REASONS] },
+  },
+};
+
+const owned = (description: string) => ({
+  description,
+  json: {
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['code', 'message'],
+        properties: { code: { type: 'string' }, message: { type: 'string' }, owner_id: { type: 'string' } },
+      },
+    },
+  },
+});
+const notFound = {
+  description: 'no such download (a malformed id too)',
+  json: errorSchema,
+};
+const json = (schema: JsonSchema) => ({ required: true, content: { 'application/json': { schema } } });
+
+export const downloadsOperations: Operations = {
+  'POST /downloads': {
+    tag: 'downloads',
+    summary: 'Add a download: a magnet, infohashes, or a .torrent file',
+    description: `At most one active download per infohash: 201 a new one, 200 the existing active download holding any of the hashes (hashes it lacked are appended). A .torrent (at most ${MAX_TORRENT_BYTES} bytes) comes as multipart/form-data (the file in the part \`torrent\`, an optional \`name\`) or base64 in JSON (\`torrent_base64\`); a file refused is 400 INVALID_TORRENT. Optional \`Idempotency-Key\` header.`,
+    parameters: [{ name: 'Idempotency-Key', in: 'header', schema: { type: 'string', minLength: 1, maxLength: 255 } }],
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': { schema: ingestBodySchema },
+        'multipart/form-data': {
+          schema: {
+            type: 'object',
+            required: ['torrent'],
+            additionalProperties: false,
+            properties: {
+              torrent: {
+                type: 'string',
+                contentMediaType: 'application/x-bittorrent',
+                description: 'the .torrent file',
+              },
+              name: { type: 'string', maxLength: 1024 },
+            },
+          },
+        },
+      },
+    },
+    responses: {
+      '201': { description: 'created', json: downloadSchema },
+      '200': { description: 'the existing active download', json: downloadSchema },
+      '409': { description: 'IDEMPOTENCY_IN_PROGRESS', json: errorSchema },
+      '422': { description: 'IDEMPOTENCY_KEY_REUSED', json: errorSchema },
+    },
+  },
+  'GET /downloads': {
+    tag: 'downloads',
+    summary: 'Downloads, newest first',
+    parameters: Object.entries(listQuerySchema.properties).map(([name, schema]) => ({
+      name,
+      in: 'query' as const,
+      schema,
+    })),
+    description: `\`q\`: an infohash prefix (4+ hex) or a name fragment; \`limit\` 1..${MAX_LIST_LIMIT} (20); \`cursor\` from the previous page.`,
+    responses: {
+      '200': {
+        description: 'a page',
+        json: {
+          type: 'object',
+          required: ['items'],
+          additionalProperties: false,
+          properties: { items: { type: 'array', items: downloadSchema }, cursor: { type: 'string' } },
+        },
+      },
+    },
+  },
+  'GET /downloads/{id}': {
+    tag: 'downloads',
+    summary: 'One download',
+    responses: { '200': { description: 'the download', json: downloadSchema }, '404': notFound },
+  },
+  'POST /downloads/{id}/retry': {
+    tag: 'downloads',
+    summary: 'A failed, cancelled or stuck download back to queued and into the client',
+    responses: {
+      '200': { description: 'queued again', json: downloadSchema },
+      '404': notFound,
+      '409': owned('ACTIVE_EXISTS (owner_id: the active download) or INVALID_TRANSITION'),
+      '502': {
+        description: 'the torrent client refused (state rolled back)',
+        json: errorSchema,
+      },
+    },
+  },
+  'POST /downloads/{id}/state': {
+    tag: 'downloads',
+    summary: 'Change the state (compare-and-set from the current one)',
+    requestBody: json(stateChangeSchema),
+    responses: {
+      '200': { description: 'changed', json: downloadSchema },
+      '404': notFound,
+      '409': owned('INVALID_TRANSITION (finished → active: use retry)'),
+    },
+  },
+  'POST /downloads/{id}/infohashes': {
+    tag: 'downloads',
+    summary: 'Append infohashes',
+    requestBody: json(addInfohashesSchema),
+    responses: {
+      '200': { description: 'appended', json: downloadSchema },
+      '404': notFound,
+      '409': owned('INFOHASH_TAKEN (owner_id: the active download holding it)'),
+    },
+  },
+};
