@@ -8,6 +8,7 @@ import { awsClients } from '../../lib/aws/clients';
 import { natsConnection } from '../../lib/nats/connection';
 import {
   cachedProbe,
+  COMPONENTS,
   dynamodbProbe,
   healthReport,
   HealthReport,
@@ -94,8 +95,6 @@ function defaultDeps(): HealthcheckDeps {
 /** The public route: answers from what this container last measured, never waits long, never probes per request. */
 export const PUBLIC_ROUTE = 'GET /healthcheck';
 
-/** The components both routes report, in the design's names. */
-export const COMPONENTS = ['dynamodb', 's3', 'nats', 'hotfolder', 'torrent_client'] as const;
 
 // At most one refresh per 10 s per container; a request waits up to 3 s for one in flight (probes time out at 2 s
 // by default). A refresh slower than 12 s (the longest probe timeout plus margin) was frozen or hung: dropped.

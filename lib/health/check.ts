@@ -11,6 +11,9 @@ import { withTimeout } from '../util/timeout';
  */
 
 export type Probe = (signal: AbortSignal) => Promise<void>;
+
+/** The components both healthcheck routes report, in the design's names. */
+export const COMPONENTS = ['dynamodb', 's3', 'nats', 'hotfolder', 'torrent_client'] as const;
 export type CheckStatus = 'ok' | 'down';
 
 export interface HealthReport {

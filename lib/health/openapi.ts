@@ -1,22 +1,39 @@
 import type { Operations } from '../http/openapi';
+import { COMPONENTS } from './check';
 
-/** The health routes for the OpenAPI document (lib/http/openapi.ts); the shapes of check.ts and the handler. */
-const liveness = {
-  type: 'object',
-  required: ['status', 'version', 'uptime_s'],
-  additionalProperties: false,
-  properties: { status: { const: 'ok' }, version: { type: 'string' }, uptime_s: { type: 'integer', minimum: 0 } },
-};
+/** The health routes for the OpenAPI document (lib/http/openapi.ts); the shapes of check.ts, last-known.ts and the handler. */
+const components = [...COMPONENTS];
 
 export const healthOperations: Operations = {
   'GET /healthcheck': {
     tag: 'health',
-    summary: 'Liveness: tells nothing of the dependencies',
-    responses: { '200': { description: 'alive', json: liveness } },
+    summary: "Each component's last known state, measured at most every 10 s per container; never why (decision 367)",
+    responses: {
+      '200': {
+        description: 'always 200: degraded when a component is down, unknown before the first measurement',
+        json: {
+          type: 'object',
+          required: ['status', 'version', 'uptime_s', 'checks', 'checked_s_ago'],
+          additionalProperties: false,
+          properties: {
+            status: { enum: ['ok', 'degraded', 'unknown'] },
+            version: { type: 'string' },
+            uptime_s: { type: 'integer', minimum: 0 },
+            checks: {
+              type: 'object',
+              required: components,
+              additionalProperties: false,
+              properties: Object.fromEntries(components.map((c) => [c, { enum: ['ok', 'down', 'unknown'] }])),
+            },
+            checked_s_ago: { type: ['integer', 'null'], minimum: 0 },
+          },
+        },
+      },
+    },
   },
   'GET /healthcheck/deep': {
     tag: 'health',
-    summary: 'Every dependency probed',
+    summary: 'Every dependency probed now',
     responses: {
       '200': {
         description: 'the report (status degraded when a check is down)',
@@ -28,8 +45,14 @@ export const healthOperations: Operations = {
             status: { enum: ['ok', 'degraded'] },
             version: { type: 'string' },
             uptime_s: { type: 'integer', minimum: 0 },
-            checks: { type: 'object', additionalProperties: { type: 'string' } },
+            checks: { type: 'object', additionalProperties: { enum: ['ok', 'down'] } },
             details: { type: 'object', additionalProperties: { type: 'string' } },
+            hotfolder_wake: {
+              type: 'object',
+              required: ['mode', 'recorded_s_ago'],
+              additionalProperties: false,
+              properties: { mode: { enum: ['notify', 'poll'] }, recorded_s_ago: { type: 'integer', minimum: 0 } },
+            },
           },
         },
       },

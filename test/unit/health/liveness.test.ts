@@ -1,4 +1,5 @@
-import { COMPONENTS, handler, PUBLIC_ROUTE } from '../../../functions/health/healthcheck';
+import { handler, PUBLIC_ROUTE } from '../../../functions/health/healthcheck';
+import { COMPONENTS } from '../../../lib/health/check';
 import { SERVICE_VERSION } from '../../../lib/version';
 
 describe('GET /healthcheck (public, last known states)', () => {
