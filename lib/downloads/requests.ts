@@ -1,4 +1,5 @@
 import { MAX_INFOHASHES } from './infohash';
+import { MAX_TIMEOUT_S } from './lifecycle';
 import { MAX_MAGNET_LENGTH } from './magnet';
 import { DOWNLOAD_STATES, DownloadState } from './model';
 import type { IngestRequest, ListRequest } from './service';
@@ -14,19 +15,25 @@ const infohashList = {
   items: { type: 'string', minLength: 1, maxLength: 128 },
 };
 
+/** Per-download timeouts (lifecycle.ts): whole seconds, 0 = never, at most 30 days. */
+const timeouts = {
+  metadata_timeout_s: { type: 'integer', minimum: 0, maximum: MAX_TIMEOUT_S },
+  stall_timeout_s: { type: 'integer', minimum: 0, maximum: MAX_TIMEOUT_S },
+};
+
 // if/then/else, not oneOf: the error then names the problem of the shape the caller chose.
 export const parseIngest = validator<IngestRequest>({
   type: 'object',
   if: { type: 'object', properties: { magnet: true }, required: ['magnet'] },
   then: {
     type: 'object',
-    properties: { magnet: { type: 'string', minLength: 1, maxLength: MAX_MAGNET_LENGTH } },
+    properties: { magnet: { type: 'string', minLength: 1, maxLength: MAX_MAGNET_LENGTH }, ...timeouts },
     required: ['magnet'],
     additionalProperties: false,
   },
   else: {
     type: 'object',
-    properties: { infohashes: infohashList, name: { type: 'string', maxLength: 1024 } },
+    properties: { infohashes: infohashList, name: { type: 'string', maxLength: 1024 }, ...timeouts },
     required: ['infohashes'],
     additionalProperties: false,
   },

@@ -232,6 +232,7 @@ export const BUNDLE_BUDGETS_KIB: Record<string, number> = {
   downloadsRetry: 600,
   downloadsState: 720,
   downloadsInfohashes: 720,
+  downloadsKeepWaiting: 720,
   downloadsPoll: 600,
   webPages: 810,
   webActions: 820,

@@ -186,6 +186,7 @@ const EXPECTED_ACCESS: Record<string, string[]> = {
   downloadsRetry: [VPC, TORRENT_CLIENT_WRITES, secret('torrent-client')],
   downloadsState: [VPC, TORRENT_CLIENT_WRITES, secret('torrent-client')],
   downloadsInfohashes: [TORRENT_CLIENT_WRITES],
+  downloadsKeepWaiting: [TORRENT_CLIENT_WRITES],
   downloadsPoll: [
     VPC,
     FAILURES,
