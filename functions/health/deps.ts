@@ -1,8 +1,15 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoLoginGateStore } from '../../lib/torrents/dynamodb-login-gate';
 import type { LoginGateStore } from '../../lib/torrents/login-gate';
+import { DynamoDbPollerLease } from '../../lib/scan/dynamodb-lease';
+import type { WakeRecord } from '../../lib/scan/poller';
 
 /** The healthcheck's wiring of domain stores (handlers import stores only through a deps.ts). */
 export function torrentLoginGate(documents: DynamoDBDocumentClient, table: string): LoginGateStore {
   return new DynamoLoginGateStore({ documents, table });
+}
+
+/** What woke the scan poller last, as it recorded it on its lease item (lib/scan/poller.ts). */
+export function scanWake(documents: DynamoDBDocumentClient, table: string): () => Promise<WakeRecord | undefined> {
+  return async () => (await new DynamoDbPollerLease(documents, table).read()).wake;
 }

@@ -21,12 +21,11 @@ import {
   s3Probe,
 } from '../../lib/health/check';
 import { loginGateProblem } from '../../lib/torrents/login-gate';
-import { torrentLoginGate } from './deps';
+import { scanWake, torrentLoginGate } from './deps';
 import type { HotFolder } from '../../lib/scan/hotfolder';
 import { hotFolderFrom } from '../../lib/scan/hotfolders';
 import { json } from '../../lib/http/response';
 import { LastKnownHealth } from '../../lib/health/last-known';
-import { DynamoDbPollerLease } from '../../lib/scan/dynamodb-lease';
 import type { WakeRecord } from '../../lib/scan/poller';
 import { withTimeout } from '../../lib/util/timeout';
 import { SERVICE_VERSION } from '../../lib/version';
@@ -84,7 +83,7 @@ function defaultDeps(): HealthcheckDeps {
         if (problem) throw new ProbeProblem(problem);
       },
     },
-    wake: async () => (await new DynamoDbPollerLease(aws.documents, cfg.tables.scan).read()).wake,
+    wake: scanWake(aws.documents, cfg.tables.scan),
     timeoutMs: cfg.health.probeTimeoutMs,
     version: SERVICE_VERSION,
     startedAt,
@@ -94,7 +93,6 @@ function defaultDeps(): HealthcheckDeps {
 
 /** The public route: answers from what this container last measured, never waits long, never probes per request. */
 export const PUBLIC_ROUTE = 'GET /healthcheck';
-
 
 // At most one refresh per 10 s per container; a request waits up to 3 s for one in flight (probes time out at 2 s
 // by default). A refresh slower than 12 s (the longest probe timeout plus margin) was frozen or hung: dropped.

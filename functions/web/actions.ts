@@ -1,5 +1,13 @@
 import { parseId } from '../../lib/ident';
-import { addHashes, changeState, getDownload, relink, retry, reviewDownload } from '../../lib/downloads/service';
+import {
+  addHashes,
+  changeState,
+  getDownload,
+  keepWaiting,
+  relink,
+  retry,
+  reviewDownload,
+} from '../../lib/downloads/service';
 import { pathId, validator } from '../../lib/http/request';
 import { clearedSessionCookie } from '../../lib/auth/session';
 import { header } from '../../lib/http/request';
@@ -10,7 +18,7 @@ import { downloadsDeps } from '../../lib/downloads/wiring';
 import { createLogger } from '../../lib/log';
 import { audit, AUDIT_EVENTS } from '../../lib/log/audit';
 import { parseAddInfohashes } from '../../lib/downloads/requests';
-import { needsReview } from './pages';
+import { cardLifecycle, needsReview } from './pages';
 
 /**
  * The UI's state-changing forms (session + form token checked by webHandler).
@@ -57,6 +65,9 @@ export const handler = webHandler(log, async (request) => {
           { download_id: id },
         );
       });
+    case 'POST /download/{id}/keep-waiting':
+      parseEmpty(form);
+      return onCard(request, id, () => keepWaiting(downloadsDeps(), id));
     case 'POST /download/{id}/infohashes': {
       const { infohashes } = parseAddInfohashes({
         infohashes: parseHashesForm(form)
@@ -96,7 +107,11 @@ async function onCard(request: WebRequest, id: string, action: () => Promise<unk
     const download = await getDownload(downloadsDeps(), id);
     return {
       status,
-      page: cardPage(request.ui, download, request.viewer!, { notice, needsReview: needsReview(download) }),
+      page: cardPage(request.ui, download, request.viewer!, {
+        notice,
+        needsReview: needsReview(download),
+        lifecycle: cardLifecycle(),
+      }),
     };
   }
 }

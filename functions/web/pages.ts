@@ -15,13 +15,20 @@ export function needsReview(d: Download): boolean {
   return d.state === 'stuck' || d.state === 'failed' || Boolean(d.review_reason) || Boolean(d.source_added_at);
 }
 
+/** The grace the card counts down (DOWNLOAD_TIMEOUT_GRACE_S), read with the downloads' settings. */
+export function cardLifecycle(): { graceS: number } {
+  return { graceS: downloadsDeps().lifecycle.graceS };
+}
+
 const log = createLogger({ domain: 'web' });
 
 export const handler = webHandler(log, async ({ event, viewer, ui }) => {
   switch (event.routeKey) {
     case 'GET /download/{id}': {
       const download = await getDownload(downloadsDeps(), pathId(event));
-      return { page: cardPage(ui, download, viewer!, { needsReview: needsReview(download) }) };
+      return {
+        page: cardPage(ui, download, viewer!, { needsReview: needsReview(download), lifecycle: cardLifecycle() }),
+      };
     }
     case 'GET /review/{id}':
       return { page: reviewPage(ui, await reviewDownload(downloadsDeps(), pathId(event)), viewer!, {}) };

@@ -19,14 +19,26 @@ import {
   planAppend,
   planCreate,
   planDetails,
+  planFailTimedOut,
+  planKeepWaiting,
   planMerge,
+  planWarn,
   planSetState,
   refusalOf,
   refuseReactivation,
   WritePlan,
 } from './guards';
 import { Infohash, MAX_INFOHASHES, sortHashes } from './infohash';
-import { ActiveState, Download, DownloadDetails, DownloadState, isActive, NewDownload, ReviewReason } from './model';
+import {
+  ActiveState,
+  Download,
+  DownloadDetails,
+  DownloadState,
+  FailureReason,
+  isActive,
+  NewDownload,
+  ReviewReason,
+} from './model';
 import type { DownloadStore, LegacyCheckStore, LegacyImportOutcome, LegacyImportStore } from './store';
 
 export interface StoreDeps {
@@ -181,6 +193,20 @@ export class DynamoDownloadStore
     if (details.progress !== undefined && !(details.progress >= 0 && details.progress <= 1))
       throw new RangeError('progress must be within 0..1');
     return this.cas(id, (current) => this.decided(planDetails(current, details, isoTime(this.now())), 'details'));
+  }
+
+  async warnIfNoProgressSince(id: string, reason: FailureReason, basis: string): Promise<Download> {
+    return this.cas(id, (current) => this.decided(planWarn(current, reason, basis, isoTime(this.now())), 'warn'));
+  }
+
+  async keepWaiting(id: string): Promise<Download> {
+    return this.cas(id, (current) => this.decided(planKeepWaiting(current, isoTime(this.now())), 'keep-waiting'));
+  }
+
+  async failTimedOut(id: string, reason: FailureReason, warnedAt: string): Promise<Download> {
+    return this.cas(id, (current) =>
+      this.decided(planFailTimedOut(current, reason, warnedAt, isoTime(this.now())), 'timeout', current.state),
+    );
   }
 
   // --- the legacy import: its own writes (dynamodb-legacy.ts) --------------------

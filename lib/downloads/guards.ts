@@ -1,7 +1,7 @@
 import { ActiveExistsError, InfohashTakenError, InvalidTransitionError, TooManyInfohashesError } from './errors';
 import { Infohash, MAX_INFOHASHES, sortHashes } from './infohash';
 import { downloadToItem, guardItem, guardKey, HASH_RECORD_KEPT, legacyIdItem, membershipItem } from './keys';
-import { ActiveState, Download, DownloadDetails, DownloadState, isActive, ReviewReason } from './model';
+import { ActiveState, Download, DownloadDetails, DownloadState, FailureReason, isActive, ReviewReason } from './model';
 
 /**
  * The decisions behind "at most one active download per infohash", as pure
@@ -140,8 +140,17 @@ export function planCreate(download: Download): WritePlan {
 
 /** Into the active set: every guard of the download held (free or already its own), the review marks cleared. */
 export function planActivate(current: Download, to: ActiveState, at: string): Decision {
-  const { review_reason: _r, missing_since: _m, ...rest } = current;
-  const next: Download = { ...rest, state: to, updated_at: at, revision: current.revision + 1 };
+  const {
+    review_reason: _r,
+    missing_since: _m,
+    warning: _w,
+    warned_at: _wa,
+    failure_reason: _f,
+    metadata_at: _ma,
+    ...rest
+  } = current;
+  // An activation starts the timeout clock again (lifecycle.ts): a retried download gets its whole time.
+  const next: Download = { ...rest, state: to, updated_at: at, progress_at: at, revision: current.revision + 1 };
   return {
     next,
     write: {
@@ -251,7 +260,21 @@ export function planDetails(current: Download, details: DownloadDetails, at: str
   if (details.progress !== undefined) next.progress = details.progress;
   if (details.missing_since === null) delete next.missing_since;
   else if (details.missing_since !== undefined) next.missing_since = details.missing_since;
-  if (next.progress === current.progress && next.missing_since === current.missing_since) return { unchanged: current };
+  if (details.progress_at !== undefined) next.progress_at = details.progress_at;
+  if (details.metadata_at === null) delete next.metadata_at;
+  else if (details.metadata_at !== undefined) next.metadata_at = details.metadata_at;
+  if (details.warning === null) {
+    delete next.warning;
+    delete next.warned_at;
+  }
+  if (
+    next.progress === current.progress &&
+    next.missing_since === current.missing_since &&
+    next.progress_at === current.progress_at &&
+    next.metadata_at === current.metadata_at &&
+    next.warning === current.warning
+  )
+    return { unchanged: current };
   next.updated_at = at;
   next.revision = current.revision + 1;
   return { next, write: { writes: [casWrite(next, current.revision)] } };
@@ -349,6 +372,54 @@ export function refuseSharedHashes(rows: Array<{ download: Download }>): Error |
 // --- the two writes every plan is made of ------------------------------------------
 
 /** Rewrites the download if nobody else wrote it since `revision` was read. */
+// --- timeouts (lifecycle.ts decides when; these decide on the row as read) -------------
+
+/**
+ * The warning of a timeout, only on an active download with none yet whose clock is still `basis` (the
+ * progress_at the poll counted from): a progress or a "keep waiting" written meanwhile wins, nothing is written.
+ */
+export function planWarn(current: Download, reason: FailureReason, basis: string, at: string): Decision {
+  if (
+    !isActive(current.state) ||
+    current.warning !== undefined ||
+    (current.progress_at ?? current.created_at) !== basis
+  )
+    return { unchanged: current };
+  const next: Download = { ...current, warning: reason, warned_at: at, updated_at: at, revision: current.revision + 1 };
+  return { next, write: { writes: [casWrite(next, current.revision)] } };
+}
+
+/** "Keep waiting": the warning cleared and the clock restarted, once. No warning (a second press): nothing written. */
+export function planKeepWaiting(current: Download, at: string): Decision {
+  if (!isActive(current.state))
+    return {
+      refused: new InvalidTransitionError(current.id, current.state, current.state, 'use retry on a finished download'),
+    };
+  if (current.warning === undefined) return { unchanged: current };
+  const { warning: _w, warned_at: _wa, ...rest } = current;
+  const next: Download = { ...rest, progress_at: at, updated_at: at, revision: current.revision + 1 };
+  return { next, write: { writes: [casWrite(next, current.revision)] } };
+}
+
+/**
+ * The end of a timed-out download: `failed` with its reason, through the same terminal transition as every
+ * other (planSetState: the guards released in the same transaction), only while the warning read stands.
+ */
+export function planFailTimedOut(current: Download, reason: FailureReason, warnedAt: string, at: string): Decision {
+  if (current.warning !== reason || current.warned_at !== warnedAt)
+    return {
+      refused: new InvalidTransitionError(current.id, current.state, 'failed', 'the warning was answered meanwhile'),
+    };
+  const decision = planSetState(current, current.state, 'failed', undefined, at);
+  if (!('write' in decision)) return decision;
+  const { warning: _w, warned_at: _wa, ...rest } = decision.next;
+  const next: Download = { ...rest, failure_reason: reason };
+  return {
+    next,
+    write: { ...decision.write, writes: [casWrite(next, current.revision), ...decision.write.writes.slice(1)] },
+  };
+}
+
 function casWrite(next: Download, revision: number): PlannedWrite {
   return { put: downloadToItem(next), when: { revisionIs: revision } };
 }

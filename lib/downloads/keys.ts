@@ -78,6 +78,13 @@ const DOWNLOAD_FIELDS: FieldSpec<Download> = {
   review_reason: 'string?',
   missing_since: 'string?',
   cancelled_at: 'string?',
+  progress_at: 'string?',
+  metadata_at: 'string?',
+  warning: 'string?',
+  warned_at: 'string?',
+  failure_reason: 'string?',
+  metadata_timeout_s: 'number?',
+  stall_timeout_s: 'number?',
   revision: 'number',
 };
 

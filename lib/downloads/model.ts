@@ -41,6 +41,19 @@ export interface Download {
   missing_since?: string;
   /** When it was cancelled: only a torrent added to the client after this brings it back. */
   cancelled_at?: string;
+  /** When it last made progress (bytes done grew, the metadata arrived, it was activated or resumed): the timeout clock (lifecycle.ts). */
+  progress_at?: string;
+  /** When the poll first saw the client hold its metadata (a magnet's phase ends). */
+  metadata_at?: string;
+  /** A timeout reached: the download ends `failed` with this reason after the grace unless it moves or a person keeps waiting. */
+  warning?: FailureReason;
+  /** When `warning` was set (the grace counts from here). */
+  warned_at?: string;
+  /** Why a timeout ended it (set with `failed`, cleared by a retry). */
+  failure_reason?: FailureReason;
+  /** Per-download overrides of DOWNLOAD_METADATA_TIMEOUT_S / DOWNLOAD_STALL_TIMEOUT_S (0 = never). */
+  metadata_timeout_s?: number;
+  stall_timeout_s?: number;
   /** Bumped by every write of the download: the CAS token of the store. */
   revision: number;
 }
@@ -48,18 +61,28 @@ export interface Download {
 export const REVIEW_REASONS = ['missing_in_client'] as const;
 export type ReviewReason = (typeof REVIEW_REASONS)[number];
 
+/** Why a timeout ended a download (lifecycle.ts): no metadata arrived, or no progress was made. */
+export const FAILURE_REASONS = ['no_metadata', 'stalled'] as const;
+export type FailureReason = (typeof FAILURE_REASONS)[number];
+
 export interface NewDownload {
   state: ActiveState;
   name: string;
   magnet?: string;
   source_added_at?: string;
   progress?: number;
+  metadata_timeout_s?: number;
+  stall_timeout_s?: number;
 }
 
 /** Fields the poll keeps up to date without touching the state (null clears). */
 export interface DownloadDetails {
   progress?: number;
   missing_since?: string | null;
+  progress_at?: string;
+  metadata_at?: string | null;
+  /** Only cleared here (null): a warning is set by its own guarded write (DownloadStore.warnIfNoProgressSince). */
+  warning?: null;
 }
 
 /** The API's view: no revision, no magnet (it may carry tracker passkeys). */
@@ -73,6 +96,11 @@ export interface DownloadDto {
   merged_into?: string;
   progress?: number;
   review_reason?: ReviewReason;
+  progress_at?: string;
+  warning?: { reason: FailureReason; since: string };
+  failure_reason?: FailureReason;
+  metadata_timeout_s?: number;
+  stall_timeout_s?: number;
 }
 
 export function toDto(d: Download): DownloadDto {
@@ -86,5 +114,10 @@ export function toDto(d: Download): DownloadDto {
     ...(d.merged_into ? { merged_into: d.merged_into } : {}),
     ...(d.progress !== undefined ? { progress: d.progress } : {}),
     ...(d.review_reason ? { review_reason: d.review_reason } : {}),
+    ...(d.progress_at ? { progress_at: d.progress_at } : {}),
+    ...(d.warning && d.warned_at ? { warning: { reason: d.warning, since: d.warned_at } } : {}),
+    ...(d.failure_reason ? { failure_reason: d.failure_reason } : {}),
+    ...(d.metadata_timeout_s !== undefined ? { metadata_timeout_s: d.metadata_timeout_s } : {}),
+    ...(d.stall_timeout_s !== undefined ? { stall_timeout_s: d.stall_timeout_s } : {}),
   };
 }

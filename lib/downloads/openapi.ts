@@ -1,5 +1,6 @@
 import { errorSchema, type JsonSchema, type Operations } from '../http/openapi';
-import { DOWNLOAD_STATES, REVIEW_REASONS } from './model';
+import { DOWNLOAD_STATES, FAILURE_REASONS, REVIEW_REASONS } from './model';
+import { MAX_TIMEOUT_S } from './lifecycle';
 import { addInfohashesSchema, ingestBodySchema, listQuerySchema, MAX_LIST_LIMIT, stateChangeSchema } from './requests';
 import { MAX_TORRENT_BYTES } from './torrent-file';
 
@@ -32,6 +33,20 @@ export const downloadSchema: JsonSchema = {
     merged_into: { type: 'string' },
     progress: { type: 'number', minimum: 0, maximum: 1 },
     review_reason: { type: 'string', enum: [...REVIEW_REASONS] },
+    progress_at: { type: 'string', format: 'date-time', description: 'when it last made progress (lifecycle.ts)' },
+    warning: {
+      type: 'object',
+      required: ['reason', 'since'],
+      additionalProperties: false,
+      description: 'it will fail with this reason after the grace period unless it moves or keep-waiting is pressed',
+      properties: {
+        reason: { type: 'string', enum: [...FAILURE_REASONS] },
+        since: { type: 'string', format: 'date-time' },
+      },
+    },
+    failure_reason: { type: 'string', enum: [...FAILURE_REASONS] },
+    metadata_timeout_s: { type: 'integer', minimum: 0, maximum: MAX_TIMEOUT_S },
+    stall_timeout_s: { type: 'integer', minimum: 0, maximum: MAX_TIMEOUT_S },
   },
 };
 
@@ -126,6 +141,15 @@ export const downloadsOperations: Operations = {
         description: 'the torrent client refused (state rolled back)',
         json: errorSchema,
       },
+    },
+  },
+  'POST /downloads/{id}/keep-waiting': {
+    tag: 'downloads',
+    summary: 'Restart the timeout clock of a download that was warned (idempotent)',
+    responses: {
+      '200': { description: 'the clock restarted, the warning cleared', json: downloadSchema },
+      '404': notFound,
+      '409': owned('INVALID_TRANSITION: the download has finished'),
     },
   },
   'POST /downloads/{id}/state': {

@@ -3,11 +3,13 @@ import type { Logger } from '../log';
 import { InvalidFileNameError, validateName } from '../names';
 import type { TorrentClient } from '../torrents/client';
 import type { TorrentInfo } from '../torrents/model';
+import { DEFAULT_LIFECYCLE, judgeTimeout, LifecycleSettings, madeProgress } from './lifecycle';
+import { clientIds } from './service';
 import { torrentHashes } from './torrent-hashes';
 import { isCheckingState, mapClientState } from './torrent-states';
 import { ActiveExistsError, InfohashTakenError, InvalidTransitionError, TorrentAnswerInvalidError } from './errors';
 import type { Infohash } from './infohash';
-import { Download, DownloadState, isActive } from './model';
+import { Download, DownloadState, FailureReason, isActive } from './model';
 import type { DownloadStore } from './store';
 
 /**
@@ -39,6 +41,8 @@ export interface ReconcileDeps {
   log: Logger;
   /** How long an active download's torrent may be missing before review (default 10 min). */
   missingGraceMs?: number;
+  /** When downloads that do not move end (lifecycle.ts; default DEFAULT_LIFECYCLE). */
+  lifecycle?: LifecycleSettings;
   now?: Clock;
 }
 
@@ -47,6 +51,9 @@ export interface PollReport extends Record<Outcome, number> {
   torrents: number;
   missing: number;
   set_aside: number;
+  /** Timeouts reached this poll (full updates only): warned, and ended `failed` after the grace. */
+  warned: number;
+  timed_out: number;
 }
 
 export async function reconcile(deps: ReconcileDeps): Promise<PollReport> {
@@ -63,6 +70,8 @@ export async function reconcile(deps: ReconcileDeps): Promise<PollReport> {
     failed: 0,
     missing: 0,
     set_aside: 0,
+    warned: 0,
+    timed_out: 0,
   };
   for (const torrent of snapshot.changed) {
     let outcome: Outcome;
@@ -79,7 +88,12 @@ export async function reconcile(deps: ReconcileDeps): Promise<PollReport> {
     }
     report[outcome]++;
   }
-  if (snapshot.full) await checkMissing(deps, snapshot.present, report);
+  if (snapshot.full) {
+    // One read of the active set serves both checks (after the changes above were written).
+    const active = await deps.store.listActive();
+    await checkMissing(deps, snapshot.present, report, active);
+    await checkTimeouts(deps, snapshot.present, report, active);
+  }
   deps.log.info('torrent_poll_done', { ...report });
   return report;
 }
@@ -113,14 +127,16 @@ async function reconcileOne(deps: ReconcileDeps, torrent: TorrentInfo): Promise<
     );
     if (finished) {
       if (!isActive(state)) return 'unchanged';
-      if (finished.state === 'cancelled' && !addedAfter(torrent, finished.cancelled_at ?? finished.updated_at)) {
+      // A timed-out download is like a cancelled one: its own dead torrent lingering in the client is no news.
+      const endedByUs = finished.state === 'cancelled' || finished.failure_reason !== undefined;
+      if (endedByUs && !addedAfter(torrent, finished.cancelled_at ?? finished.updated_at)) {
         // The person's cancel stands: this is the torrent they cancelled, not a new one.
         log.debug('torrent_of_cancelled_download_ignored', { download_id: finished.id });
         return 'unchanged';
       }
       await deps.store.activateIfNoOtherActive(finished.id, state);
       const resurrected = await deps.store.addInfohashes(finished.id, hashes);
-      await keepDetails(deps, resurrected, progress);
+      await keepDetails(deps, resurrected, progress, torrent.state, resurrected);
       log.info('download_resurrected', { download_id: finished.id, from: finished.state, to: state });
       return 'resurrected';
     }
@@ -146,7 +162,7 @@ async function reconcileOne(deps: ReconcileDeps, torrent: TorrentInfo): Promise<
       );
   if (created) log.info('download_adopted', { download_id: download.id });
   const followed = await follow(deps, log, download, state);
-  const detailed = await keepDetails(deps, followed ?? download, progress);
+  const detailed = await keepDetails(deps, followed ?? download, progress, torrent.state, download);
   if (created) return 'adopted';
   const appended = download.infohashes.length > (owners.find(Boolean)?.infohashes.length ?? 0);
   return followed || appended || detailed ? 'updated' : 'unchanged';
@@ -164,26 +180,107 @@ async function follow(
   return next;
 }
 
-/** Progress as the client reports it; a torrent seen again is no longer missing. */
-async function keepDetails(deps: ReconcileDeps, download: Download, progress: number | undefined): Promise<boolean> {
+/**
+ * Progress as the client reports it; a torrent seen again is no longer missing. Progress made (bytes
+ * done grew, the metadata arrived, out of a pause: lifecycle.ts `madeProgress`, judged against `before`,
+ * the row as it was before this poll followed its state) restarts the timeout clock and clears a
+ * warning, in the same conditional write.
+ */
+async function keepDetails(
+  deps: ReconcileDeps,
+  download: Download,
+  progress: number | undefined,
+  clientState: string,
+  before: Download,
+): Promise<boolean> {
   const progressChanged = progress !== undefined && progress !== download.progress;
-  if (!progressChanged && !download.missing_since) return false;
+  const moved = isActive(download.state)
+    ? madeProgress(before, clientState, progress)
+    : { progressed: false, metadataArrived: false };
+  if (!progressChanged && !download.missing_since && !moved.progressed) return false;
+  const at = isoTime((deps.now ?? systemClock)());
   await deps.store.updateDetails(download.id, {
     ...(progressChanged ? { progress } : {}),
     ...(download.missing_since ? { missing_since: null } : {}),
+    ...(moved.progressed ? { progress_at: at } : {}),
+    ...(moved.metadataArrived ? { metadata_at: at } : {}),
+    ...(moved.progressed && download.warning ? { warning: null } : {}),
   });
   return true;
+}
+
+/**
+ * The timeouts (lifecycle.ts `judgeTimeout`) of the active downloads whose torrent the client holds. Full
+ * updates only, like the missing check: a torrent that does not move is not in a delta. A download that
+ * ends here is removed from the client (files kept): its dead torrent must not linger, and if the removal
+ * fails the poll still never brings it back from that torrent (reconcileOne).
+ */
+async function checkTimeouts(
+  deps: ReconcileDeps,
+  present: TorrentInfo[],
+  report: PollReport,
+  active: Download[],
+): Promise<void> {
+  const now = (deps.now ?? systemClock)();
+  const settings = deps.lifecycle ?? DEFAULT_LIFECYCLE;
+  const byHash = new Map(present.flatMap((t) => torrentHashes(t).map((h) => [h.infohash, t] as const)));
+  for (const download of active) {
+    const torrent = download.infohashes.map((h) => byHash.get(h.infohash)).find(Boolean);
+    if (!torrent) continue;
+    const verdict = judgeTimeout(download, torrent.state, settings, now);
+    if (verdict.action === 'none') continue;
+    const log = deps.log.child({ download_id: download.id, infohash: download.infohashes[0]?.infohash });
+    try {
+      if (verdict.action === 'clear') {
+        await deps.store.updateDetails(download.id, { warning: null });
+      } else if (verdict.action === 'warn') {
+        const warned = await deps.store.warnIfNoProgressSince(download.id, verdict.reason, verdict.basis);
+        if (warned.warning !== verdict.reason) continue;
+        report.warned++;
+        log.warn('download_timeout_warned', { reason: verdict.reason, progress_at: verdict.basis });
+        if (settings.graceS === 0) await endTimedOut(deps, log, warned, verdict.reason, warned.warned_at!, report);
+      } else {
+        await endTimedOut(deps, log, download, verdict.reason, verdict.warnedAt, report);
+      }
+    } catch (err) {
+      if (!isRace(err)) throw err;
+      log.debug('download_timeout_raced', { err });
+    }
+  }
+}
+
+async function endTimedOut(
+  deps: ReconcileDeps,
+  log: Logger,
+  download: Download,
+  reason: FailureReason,
+  warnedAt: string,
+  report: PollReport,
+): Promise<void> {
+  await deps.store.failTimedOut(download.id, reason, warnedAt);
+  report.timed_out++;
+  log.warn('download_timed_out', { reason, warned_at: warnedAt });
+  try {
+    await deps.torrents.remove(clientIds(download.infohashes), { deleteFiles: false });
+  } catch (err) {
+    log.warn('torrent_timeout_remove_failed', { err });
+  }
 }
 
 /**
  * Active downloads with no torrent in the client (by any hash). Runs on full
  * updates only: it reads every active download, which must not happen each minute.
  */
-async function checkMissing(deps: ReconcileDeps, present: TorrentInfo[], report: PollReport): Promise<void> {
+async function checkMissing(
+  deps: ReconcileDeps,
+  present: TorrentInfo[],
+  report: PollReport,
+  active: Download[],
+): Promise<void> {
   const now = (deps.now ?? systemClock)();
   const grace = deps.missingGraceMs ?? 10 * 60_000;
   const seen = new Set(present.flatMap((t) => torrentHashes(t).map((h) => h.infohash)));
-  for (const download of await deps.store.listActive()) {
+  for (const download of active) {
     if (download.infohashes.some((h) => seen.has(h.infohash))) continue;
     report.missing++;
     try {

@@ -1,7 +1,8 @@
 import { MAX_INFOHASHES } from './infohash';
+import { MAX_TIMEOUT_S } from './lifecycle';
 import { MAX_MAGNET_LENGTH } from './magnet';
 import { DOWNLOAD_STATES, DownloadState } from './model';
-import type { IngestRequest, ListRequest } from './service';
+import type { IngestRequest, ListRequest, TimeoutOverrides } from './service';
 import { MAX_TORRENT_BYTES } from './torrent-file';
 import { ErrorCode, HttpError } from '../http/errors';
 import type { MultipartPart } from '../http/multipart';
@@ -21,6 +22,12 @@ export const MAX_TORRENT_BASE64_LENGTH = Math.ceil(MAX_TORRENT_BYTES / 3) * 4;
 /** POST /downloads bodies: 64 KiB, or room for a .torrent (multipart, or base64 in JSON) and its few fields. */
 export const MAX_TORRENT_BODY_BYTES = MAX_TORRENT_BASE64_LENGTH + MAX_BODY_BYTES;
 
+/** Per-download timeouts (lifecycle.ts): whole seconds, 0 = never, at most 30 days. */
+const timeouts = {
+  metadata_timeout_s: { type: 'integer', minimum: 0, maximum: MAX_TIMEOUT_S },
+  stall_timeout_s: { type: 'integer', minimum: 0, maximum: MAX_TIMEOUT_S },
+} as const;
+
 /** The JSON shapes of POST /downloads, one schema: OpenAPI's document shows this one (lib/http/openapi.ts). */
 export const ingestBodySchema = {
   type: 'object',
@@ -28,7 +35,7 @@ export const ingestBodySchema = {
   if: { type: 'object', properties: { magnet: true }, required: ['magnet'] },
   then: {
     type: 'object',
-    properties: { magnet: { type: 'string', minLength: 1, maxLength: MAX_MAGNET_LENGTH } },
+    properties: { magnet: { type: 'string', minLength: 1, maxLength: MAX_MAGNET_LENGTH }, ...timeouts },
     required: ['magnet'],
     additionalProperties: false,
   },
@@ -44,28 +51,32 @@ export const ingestBodySchema = {
           pattern: '^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$',
         },
         name: { type: 'string', maxLength: 1024 },
+        ...timeouts,
       },
       required: ['torrent_base64'],
       additionalProperties: false,
     },
     else: {
       type: 'object',
-      properties: { infohashes: infohashList, name: { type: 'string', maxLength: 1024 } },
+      properties: { infohashes: infohashList, name: { type: 'string', maxLength: 1024 }, ...timeouts },
       required: ['infohashes'],
       additionalProperties: false,
     },
   },
 } as const;
 
-type IngestBody =
-  { magnet: string } | { torrent_base64: string; name?: string } | { infohashes: string[]; name?: string };
+type IngestBody = (
+  { magnet: string } | { torrent_base64: string; name?: string } | { infohashes: string[]; name?: string }
+) &
+  TimeoutOverrides;
 const parseIngestBody = validator<IngestBody>(ingestBodySchema);
 
 /** A JSON body of POST /downloads as the service's request (a base64 .torrent decoded to its bytes). */
 export function parseIngest(body: unknown): IngestRequest {
   const shaped = parseIngestBody(body);
   if (!('torrent_base64' in shaped)) return shaped;
-  return { torrent: Buffer.from(shaped.torrent_base64, 'base64'), ...(shaped.name ? { name: shaped.name } : {}) };
+  const { torrent_base64: base64, name, ...overrides } = shaped;
+  return { torrent: Buffer.from(base64, 'base64'), ...(name ? { name } : {}), ...overrides };
 }
 
 /**

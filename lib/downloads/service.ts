@@ -14,6 +14,7 @@ import {
 export { InvalidCursorError };
 import { Infohash, parseInfohashes } from './infohash';
 import { clientMagnet, formatMagnet, type MagnetOptions, parseMagnet } from './magnet';
+import { effectiveTimeout, MAX_TIMEOUT_S } from './lifecycle';
 import { Download, DownloadState, isActive } from './model';
 import { parseTorrentFile, type TorrentFile } from './torrent-file';
 import type { DownloadStore, ListPage } from './store';
@@ -34,11 +35,19 @@ export interface DownloadsDeps {
   magnets?: MagnetOptions;
 }
 
-export type IngestRequest =
+/** Per-download overrides of the timeouts (lifecycle.ts), already bounded by the request schema. */
+export interface TimeoutOverrides {
+  metadata_timeout_s?: number;
+  stall_timeout_s?: number;
+}
+
+export type IngestRequest = (
   | { magnet: string }
   | { infohashes: string[]; name?: string }
   /** A .torrent file's bytes (torrent-file.ts); `name` replaces the file's own. */
-  | { torrent: Uint8Array; name?: string };
+  | { torrent: Uint8Array; name?: string }
+) &
+  TimeoutOverrides;
 
 /** States a retry starts from: a download that failed, was cancelled, or is stuck. */
 export const RETRYABLE: readonly DownloadState[] = ['failed', 'cancelled', 'stuck'];
@@ -48,7 +57,10 @@ export async function ingest(
   request: IngestRequest,
 ): Promise<{ created: boolean; download: Download }> {
   const { hashes, name, magnet, torrentFile } = describeRequest(request, deps.magnets);
-  const result = await deps.store.createDownloadIfNoActive({ state: 'queued', name, magnet }, hashes);
+  const result = await deps.store.createDownloadIfNoActive(
+    { state: 'queued', name, magnet, ...timeoutOverrides(request) },
+    hashes,
+  );
   const log = deps.log.child({ download_id: result.download.id, infohash: result.download.infohashes[0].infohash });
   if (!result.created) {
     log.info('download_deduplicated', { infohashes: result.download.infohashes.length });
@@ -71,6 +83,31 @@ export async function ingest(
     const stuck = await deps.store.setDownloadState(result.download.id, 'queued', 'stuck').catch(() => result.download);
     return { created: true, download: stuck };
   }
+}
+
+/** The overrides a request carries, re-checked here (a caller other than the API schema gets the same bounds). */
+function timeoutOverrides(request: TimeoutOverrides): TimeoutOverrides {
+  const out: TimeoutOverrides = {};
+  for (const key of ['metadata_timeout_s', 'stall_timeout_s'] as const) {
+    const value = request[key];
+    if (value === undefined) continue;
+    if (effectiveTimeout(value, -1) === -1) throw new RangeError(`${key} must be an integer of 0..${MAX_TIMEOUT_S}`);
+    out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * "Keep waiting" on a warned download: the warning cleared and the clock restarted, once however many
+ * presses arrive together (the store's write is conditioned on the warning); a press on a download
+ * without a warning changes nothing. A finished download is refused (InvalidTransitionError: retry it).
+ */
+export async function keepWaiting(deps: Pick<DownloadsDeps, 'store' | 'log'>, id: string): Promise<Download> {
+  const before = await mustGet(deps.store, id);
+  const after = await deps.store.keepWaiting(id);
+  if (before.warning && after.revision !== before.revision)
+    deps.log.info('download_kept_waiting', { download_id: id, warning: before.warning });
+  return after;
 }
 
 /** Activate first (the guard decides), then add to the client; on failure roll the state back. */
@@ -182,7 +219,7 @@ async function cancelInClient(deps: DownloadsDeps, download: Download): Promise<
 }
 
 /** The ids the client may know the torrent by: each v1 hash, each v2 hash truncated to 40 hex. */
-function clientIds(hashes: Infohash[]): string[] {
+export function clientIds(hashes: Infohash[]): string[] {
   return [...new Set(hashes.map((h) => (h.kind === 'v2' ? h.infohash.slice(0, 40) : h.infohash)))];
 }
 

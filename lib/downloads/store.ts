@@ -1,5 +1,13 @@
 import type { Infohash } from './infohash';
-import type { ActiveState, Download, DownloadDetails, DownloadState, NewDownload, ReviewReason } from './model';
+import type {
+  ActiveState,
+  Download,
+  DownloadDetails,
+  DownloadState,
+  FailureReason,
+  NewDownload,
+  ReviewReason,
+} from './model';
 
 /**
  * The downloads store. Every write is ONE conditional transaction; names say
@@ -16,6 +24,12 @@ export interface DownloadStore {
   setDownloadState(id: string, from: DownloadState, to: DownloadState, review?: ReviewReason): Promise<Download>;
   /** CAS on the revision: progress / missing_since only, never the state or a guard. */
   updateDetails(id: string, details: DownloadDetails): Promise<Download>;
+  /** CAS: the timeout's warning, only while the download is active, unwarned and its clock still `basis` (else unchanged). */
+  warnIfNoProgressSince(id: string, reason: FailureReason, basis: string): Promise<Download>;
+  /** CAS: "keep waiting" clears the warning and restarts the clock once; without a warning it writes nothing. */
+  keepWaiting(id: string): Promise<Download>;
+  /** `failed` with the reason, guards released, only while the warning set at `warnedAt` stands (InvalidTransitionError). */
+  failTimedOut(id: string, reason: FailureReason, warnedAt: string): Promise<Download>;
   /** Every active download (the poll's missing-torrent check; reads the whole list index, so only on full resyncs). */
   listActive(): Promise<Download[]>;
   get(id: string): Promise<Download | undefined>;

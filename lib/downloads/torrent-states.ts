@@ -3,7 +3,9 @@ import type { DownloadState } from './model';
 /**
  * qBittorrent torrent states → ours. An error in the client is `stuck`
  * (active, retryable), never a silent terminal `failed`; a torrent that is
- * seeding has finished downloading. Unknown states map to nothing: the
+ * seeding has finished downloading. `stalledDL` (no peer sends right now) is
+ * `downloading`: the stall clock (lifecycle.ts) decides when it has waited too
+ * long (decision 418). Unknown states map to nothing: the
  * poll reports an error for that torrent and writes nothing about it.
  */
 const MAP: Record<string, DownloadState> = {
@@ -18,7 +20,7 @@ const MAP: Record<string, DownloadState> = {
   moving: 'downloading',
   pausedDL: 'paused',
   stoppedDL: 'paused',
-  stalledDL: 'stuck',
+  stalledDL: 'downloading',
   error: 'stuck',
   missingFiles: 'stuck',
   uploading: 'completed',

@@ -5,6 +5,7 @@ import { createLogger } from '../log';
 import { loadTorrentClientConfig } from '../torrents/config';
 import { deployedTorrentClient } from '../torrents/wiring';
 import { DynamoDownloadStore } from './dynamodb-store';
+import { LifecycleSettings, loadLifecycleSettings } from './lifecycle';
 import type { DownloadsDeps } from './service';
 
 /**
@@ -27,6 +28,8 @@ const magnetOptions = perEnvironment(() => {
   r.done();
   return { allowPrivateAddresses: allow === 'true' };
 });
+const lifecycleSettings = perEnvironment(() => loadLifecycleSettings());
+type PollSettings = { missingGraceMs: number; lifecycle: LifecycleSettings };
 // One client per container and credentials: its session, its Web API version and its sync/maindata rid live as long as both.
 const torrentClient = perEnvironment(() => deployedTorrentClient(torrentSettings(), downloadsLog, table()));
 
@@ -35,7 +38,7 @@ const torrentClient = perEnvironment(() => deployedTorrentClient(torrentSettings
  * loaded at first use: the functions that only read downloads (list, get, the pages, the console) are given
  * no torrent-client secret on AWS, and never touch the client.
  */
-export const downloadsDeps = perEnvironment((): DownloadsDeps & { missingGraceMs: number } => ({
+export const downloadsDeps = perEnvironment((): DownloadsDeps & PollSettings => ({
   store: new DynamoDownloadStore(table()),
   get torrents() {
     return torrentClient();
@@ -50,5 +53,8 @@ export const downloadsDeps = perEnvironment((): DownloadsDeps & { missingGraceMs
   },
   get missingGraceMs() {
     return torrentSettings().missingGraceMs;
+  },
+  get lifecycle() {
+    return lifecycleSettings();
   },
 }));

@@ -22,6 +22,7 @@ export const webOperations: Operations = {
   'GET /review/{id}': page('A download that needs a decision'),
   'POST /download/{id}/retry': form('Retry a download'),
   'POST /download/{id}/cancel': form('Cancel a download'),
+  'POST /download/{id}/keep-waiting': form('Keep waiting for a download that was warned'),
   'POST /download/{id}/infohashes': form('Add infohashes to a download'),
   'POST /review/{id}': form('Choose the active download'),
   'GET /signin': page('Sign in'),

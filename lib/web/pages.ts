@@ -1,6 +1,7 @@
 import { formatMagnet } from '../downloads/magnet';
 import { Download, DOWNLOAD_STATES, DownloadState, isActive } from '../downloads/model';
 import type { Review } from '../downloads/service';
+import { lifecycleNotice } from './download-lifecycle';
 import { Html, html, raw } from './html';
 import type { Ui } from './locale';
 import { csrfField, idText, notice, Notice, Page, time, Viewer } from './shell';
@@ -85,7 +86,12 @@ ${
   };
 }
 
-export function cardPage(ui: Ui, d: Download, viewer: Viewer, opts: { notice?: Notice; needsReview: boolean }): Page {
+export function cardPage(
+  ui: Ui,
+  d: Download,
+  viewer: Viewer,
+  opts: { notice?: Notice; needsReview: boolean; lifecycle?: { now?: number; graceS?: number } },
+): Page {
   const t = ui.t;
   const magnet = formatMagnet(d.infohashes, d.name);
   return {
@@ -94,6 +100,7 @@ export function cardPage(ui: Ui, d: Download, viewer: Viewer, opts: { notice?: N
 <h1 class="title">${d.name}</h1>
 ${notice(ui, opts.notice)}
 ${opts.needsReview || d.review_reason ? html`<p class="review-link"><a href="/review/${d.id}">${t.needsDecision}</a></p>` : ''}
+${lifecycleNotice(ui, d, viewer, opts.lifecycle)}
 <section class="card" aria-labelledby="facts"><h2 id="facts">${t.details}</h2><dl class="facts">
 <dt>${t.col.state}</dt><dd>${stateBadge(ui, d.state)}</dd>
 <dt>${t.col.progress}</dt><dd>${progressBar(ui, d.progress, t.downloadProgress)}</dd>

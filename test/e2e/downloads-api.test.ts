@@ -187,7 +187,7 @@ describe.each(PROFILES)('against qBittorrent %s', (profile) => {
       expect(found.body.items).toEqual([
         expect.objectContaining({
           name: 'adopt-me',
-          state: 'stuck',
+          state: 'downloading',
           progress: 0.5,
           infohashes: [{ infohash: t.infohash_v2, kind: 'v2' }],
         }),

@@ -61,6 +61,15 @@ export const ru: UiMessages = {
   copyMagnet: 'Копировать magnet-ссылку',
   actions: 'Действия',
   retry: 'Повторить',
+  warnedNoMetadata: ({ duration }) => `Нет метаданных уже ${duration}: ни один пир не прислал, что в торренте.`,
+  warnedStalled: ({ duration }) => `Нет продвижения уже ${duration}.`,
+  warnedEnds: ({ duration }) =>
+    `Через ${duration} загрузка завершится ошибкой, если не сдвинется или вы не решите подождать.`,
+  keepWaiting: 'Подождать ещё',
+  failureReason: {
+    no_metadata: 'Завершена: метаданные так и не пришли (ни у одного пира нет торрента). «Повторить» добавит её снова.',
+    stalled: 'Завершена: слишком долго не было продвижения. «Повторить» добавит её снова.',
+  },
   cancel: 'Отменить',
   addInfohashesLabel: 'Добавить infohash (по одному в строке: 40 hex для v1, 64 hex для v2)',
   addInfohashes: 'Добавить infohash',

@@ -55,6 +55,12 @@ export interface UiMessages {
   actions: string;
   retry: string;
   cancel: string;
+  /** The timeout warning on the card (lifecycle.ts): `duration` like "55 min", "6 hr". */
+  warnedNoMetadata: (p: { duration: string }) => string;
+  warnedStalled: (p: { duration: string }) => string;
+  warnedEnds: (p: { duration: string }) => string;
+  keepWaiting: string;
+  failureReason: { no_metadata: string; stalled: string };
   addInfohashesLabel: string;
   addInfohashes: string;
   reviewTitle: (p: { name: string }) => string;

@@ -171,6 +171,7 @@ const EXPECTED_ACCESS: Record<string, string[]> = {
   healthcheck: [
     VPC,
     'DownloadsTable dynamodb:DescribeTable dynamodb:GetItem',
+    'ScanTable dynamodb:GetItem', // the scan poller's recorded wake mode (decision 368)
     'FilesBucket s3:ListBucket',
     secret('nats'),
     secret('scan-smb'),
@@ -186,6 +187,7 @@ const EXPECTED_ACCESS: Record<string, string[]> = {
   downloadsRetry: [VPC, TORRENT_CLIENT_WRITES, secret('torrent-client')],
   downloadsState: [VPC, TORRENT_CLIENT_WRITES, secret('torrent-client')],
   downloadsInfohashes: [TORRENT_CLIENT_WRITES],
+  downloadsKeepWaiting: [TORRENT_CLIENT_WRITES],
   downloadsPoll: [
     VPC,
     FAILURES,

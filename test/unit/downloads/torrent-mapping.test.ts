@@ -50,7 +50,7 @@ describe('mapClientState', () => {
     ['queuedDL', 'queued'],
     ['pausedDL', 'paused'],
     ['stoppedDL', 'paused'],
-    ['stalledDL', 'stuck'],
+    ['stalledDL', 'downloading'],
     ['error', 'stuck'],
     ['uploading', 'completed'],
     ['stalledUP', 'completed'],

@@ -1,0 +1,91 @@
+/// <reference lib="dom" />
+import type { Browser, Page } from 'puppeteer-core';
+import { DynamoDownloadStore } from '../../lib/downloads/dynamodb-store';
+import { downloadsStore, v1 } from '../support/downloads';
+import { launchBrowser, screenshot, seriousViolations } from '../support/browser';
+import { call } from '../support/http';
+import { httpUrl } from '../support/stack';
+
+/**
+ * The card of a download that does not move (lib/web/download-lifecycle.ts) in real Chromium against the
+ * stack, in both languages at 390 px: the warning with how long it stood still and a Keep waiting form that
+ * works (with its form token), and the reason once a timeout ended it. The warning is written by the store's
+ * own guarded write, with a clock set 55 minutes back, as the poll would have.
+ */
+jest.setTimeout(90_000);
+
+const base = httpUrl('/').replace(/\/$/, '');
+const { aws, table } = downloadsStore();
+let browser: Browser;
+let page: Page;
+const ago = (ms: number) => () => Date.now() - ms;
+const storeAt = (now: () => number) => new DynamoDownloadStore({ documents: aws.documents, table, now });
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+  page = await browser.newPage();
+  await page.goto(`${base}/signin`, { waitUntil: 'domcontentloaded' });
+  await page.type('#token', process.env.TEST_TOKEN_ALL!);
+  await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('form.signin button')]);
+});
+afterAll(async () => {
+  await browser?.close();
+  aws.dynamodb.destroy();
+});
+
+async function warned(name: string, reason: 'no_metadata' | 'stalled', stillMs: number): Promise<string> {
+  const { body } = await call('POST', '/downloads', { infohashes: [v1().infohash], name });
+  // The clock as the poll would have left it: an activation `stillMs` ago set progress_at then.
+  const active = await storeAt(ago(stillMs)).activateIfNoOtherActive(body.id, 'downloading');
+  await storeAt(ago(0)).warnIfNoProgressSince(body.id, reason, active.progress_at!);
+  return body.id as string;
+}
+
+it('shows the warning and a working Keep waiting button, and the failure reason, in en and ru at 390 px', async () => {
+  const meta = await warned('lifecycle-no-metadata', 'no_metadata', 55 * 60_000);
+  const stalled = await warned('lifecycle-stalled', 'stalled', 6 * 3600_000 + 60_000);
+  await page.setViewport({ width: 390, height: 844 });
+
+  const expected = {
+    en: { meta: 'No metadata for 55 min', stalled: 'No progress for 6 hr', button: 'Keep waiting', ended: 'Ended:' },
+    ru: {
+      meta: 'Нет метаданных уже 55 мин',
+      stalled: 'Нет продвижения уже 6 ч',
+      button: 'Подождать ещё',
+      ended: 'Завершена:',
+    },
+  };
+  for (const lang of ['en', 'ru'] as const) {
+    await page.goto(`${base}/download/${meta}?lang=${lang}`, { waitUntil: 'domcontentloaded' });
+    const notice = await page.$eval('[data-warning]', (el) => (el as HTMLElement).innerText);
+    expect(notice).toContain(expected[lang].meta);
+    expect(await page.$eval('[data-warning] button', (el) => el.textContent)).toBe(expected[lang].button);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBe(390);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, `lifecycle-warning-${lang}`, 390, 844);
+
+    await page.goto(`${base}/download/${stalled}?lang=${lang}`, { waitUntil: 'domcontentloaded' });
+    expect(await page.$eval('[data-warning]', (el) => (el as HTMLElement).innerText)).toContain(expected[lang].stalled);
+  }
+
+  // Keep waiting through the form: the warning goes, the clock restarts.
+  await page.goto(`${base}/download/${meta}?lang=en`, { waitUntil: 'domcontentloaded' });
+  await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('[data-warning] button')]);
+  expect(new URL(page.url()).pathname).toBe(`/download/${meta}`);
+  expect(await page.$('[data-warning]')).toBeNull();
+  const after = (await call('GET', `/downloads/${meta}`)).body;
+  expect(after.warning).toBeUndefined();
+  expect(Date.now() - Date.parse(after.progress_at)).toBeLessThan(60_000);
+
+  // Ended by the timeout: the reason on the card.
+  const w = (await storeAt(ago(0)).get(stalled))!;
+  await storeAt(ago(0)).failTimedOut(stalled, 'stalled', w.warned_at!);
+  for (const lang of ['en', 'ru'] as const) {
+    await page.goto(`${base}/download/${stalled}?lang=${lang}`, { waitUntil: 'domcontentloaded' });
+    expect(await page.$eval('[data-failure-reason]', (el) => (el as HTMLElement).innerText)).toContain(
+      expected[lang].ended,
+    );
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBe(390);
+    await screenshot(page, `lifecycle-failed-${lang}`, 390, 844);
+  }
+});
