@@ -69,9 +69,10 @@ export function stepReporter(write: (text: string) => void, clock: () => number 
     write(`[images] ${title} …\n`);
     return {
       line(text: string) {
-        // A build prints hundreds of lines; a step shows at most one every second.
+        // A build prints hundreds of lines: its own steps all, the rest at most one a second.
         const now = clock();
-        if (!text.trim() || now - shown < 1000) return;
+        const landmark = /^(\[\d+\/\d+\] )?STEP \d+\/\d+|^I: |^COMMIT/.test(text.trim());
+        if (!text.trim() || (!landmark && now - shown < 1000)) return;
         shown = now;
         write(`[images]   ${text.trim().slice(0, 160)}\n`);
       },
@@ -154,6 +155,24 @@ async function buildImage(o: {
   return { tag: o.tag, id, bytes: size, base: o.base, ms };
 }
 
+/**
+ * What the connector's build stage needs for its `npm ci` besides the host's network (decision 453): this machine's
+ * npm cache, its CA bundle (its way to the registry may present a certificate of its own, which npm trusts through
+ * the global npmrc's `cafile`) and that global npmrc, mounted for the build only: none of them ends up in a layer.
+ */
+function npmAccess(): string[] {
+  const mounts = [`${path.join(os.homedir(), '.npm')}:/root/.npm`];
+  const ca = '/etc/ssl/certs/ca-certificates.crt';
+  if (fs.existsSync(ca)) mounts.push(`${ca}:${ca}:ro`);
+  // npm's global config is <prefix>/etc/npmrc; the connector's base has npm under /usr/local, as Node.js's image.
+  for (const global of ['/etc/npmrc', '/usr/etc/npmrc'])
+    if (fs.existsSync(global)) {
+      mounts.push(`${global}:/usr/local/etc/npmrc:ro`);
+      break;
+    }
+  return mounts.flatMap((m) => ['-v', m]);
+}
+
 export async function buildImages(
   o: { only?: 'scan' | 'connector'; skipPackage?: boolean },
   write: (text: string) => void = (t) => process.stdout.write(t),
@@ -195,8 +214,7 @@ export async function buildImages(
       base,
       step,
       title: `connector image ${CONNECTOR_TAG} (connector/Dockerfile, BASE=${base.id.slice(0, 19)}…)`,
-      // Its build stage runs `npm ci`: npm's registry through the host's network, npm's cache of this machine.
-      extra: ['--network=host', '-v', `${path.join(os.homedir(), '.npm')}:/root/.npm`],
+      extra: ['--network=host', ...npmAccess()],
     });
   }
   manifest.totalMs = Date.now() - began;
