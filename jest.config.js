@@ -1,10 +1,11 @@
 /**
- * Four projects: `unit` needs nothing running; `stack` (integration + e2e)
+ * Five projects: `unit` needs nothing running; `stack` (integration + e2e)
  * shares ONE embedded stack per jest run, started on free ports by
  * test/support/globalSetup so it never collides with `npm start`; `aws`
  * deploys the service into moto's server, which it starts itself, and needs
  * no stack (test/aws/, docs/deploy.md "Proven in moto"); `soak` runs npm run
- * soak's short run on a stack of its own (test/soak/, docs/testing.md "Soak").
+ * soak's short run on a stack of its own (test/soak/, docs/testing.md "Soak"); `images` runs the
+ * images npm run images:build made with podman against that same kind of stack (npm run test:images only).
  */
 
 // @middy/core 6 is ESM-only: Node 24 can require() it, jest's runtime cannot, so swc compiles it too.
@@ -52,6 +53,23 @@ module.exports = {
       testEnvironment: 'node',
       testMatch: ['<rootDir>/test/soak/**/*.test.ts'],
     },
+    // Only when asked (npm run test:images sets JEST_IMAGES): it needs the images built first, and root with podman.
+    ...(process.env.JEST_IMAGES === '1'
+      ? [
+          {
+            // npm run test:images: the images npm run images:build made, run with podman against the run's stack
+            // (test/images/, docs/deploy.md "Building and running the images here"); never part of plain `jest`.
+            displayName: 'images',
+            transform,
+            transformIgnorePatterns,
+            testEnvironment: 'node',
+            testMatch: ['<rootDir>/test/images/**/*.test.ts'],
+            globalSetup: '<rootDir>/test/support/globalSetup.ts',
+            globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
+            setupFiles: ['<rootDir>/test/support/env.ts'],
+          },
+        ]
+      : []),
     {
       displayName: 'aws',
       transform,

@@ -21,6 +21,14 @@ export const SYSTEM_DEPS = {
   // Makes v1, v2 and hybrid torrents (libtorrent's own create_torrent; mktorrent makes v1 only).
   // Debian's python3: a python3 earlier on the PATH (pyenv) does not see Debian's modules.
   libtorrent: { binary: '/usr/bin/python3', pkg: 'python3-libtorrent', module: 'libtorrent' },
+  // npm run images:build / test:images (docs/deploy.md, "Building and running the images here"): podman builds and
+  // runs the images on runc (crun refuses this kind of host's cgroups; decision 449), mmdebstrap makes their bases
+  // from Debian's packages, buildah is podman's builder, skopeo asks a registry for a tag's digest (images:pin).
+  podman: { binary: 'podman', pkg: 'podman' },
+  runc: { binary: 'runc', pkg: 'runc' },
+  buildah: { binary: 'buildah', pkg: 'buildah' },
+  mmdebstrap: { binary: 'mmdebstrap', pkg: 'mmdebstrap' },
+  skopeo: { binary: 'skopeo', pkg: 'skopeo' },
 } as const;
 
 export function ensureSystemDep(name: keyof typeof SYSTEM_DEPS, say: (line: string) => void): string {
