@@ -10,6 +10,8 @@
 
 // @middy/core 6 is ESM-only: Node 24 can require() it, jest's runtime cannot, so swc compiles it too.
 const transformIgnorePatterns = ['/node_modules/(?!@middy/)'];
+// npm run images:build's work folder holds npm packages of its own (their package.json would collide in jest's map).
+const modulePathIgnorePatterns = ['<rootDir>/.images/'];
 const transform = {
   '^.+\\.(ts|js)$': [
     '@swc/jest',
@@ -27,6 +29,7 @@ module.exports = {
       displayName: 'unit',
       transform,
       transformIgnorePatterns,
+      modulePathIgnorePatterns,
       testEnvironment: 'node',
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
     },
@@ -34,6 +37,7 @@ module.exports = {
       displayName: 'stack',
       transform,
       transformIgnorePatterns,
+      modulePathIgnorePatterns,
       testEnvironment: 'node',
       testMatch: [
         '<rootDir>/test/security/**/*.test.ts',
@@ -50,6 +54,7 @@ module.exports = {
       displayName: 'soak',
       transform,
       transformIgnorePatterns,
+      modulePathIgnorePatterns,
       testEnvironment: 'node',
       testMatch: ['<rootDir>/test/soak/**/*.test.ts'],
     },
@@ -62,6 +67,7 @@ module.exports = {
             displayName: 'images',
             transform,
             transformIgnorePatterns,
+            modulePathIgnorePatterns,
             testEnvironment: 'node',
             testMatch: ['<rootDir>/test/images/**/*.test.ts'],
             globalSetup: '<rootDir>/test/support/globalSetup.ts',
@@ -74,6 +80,7 @@ module.exports = {
       displayName: 'aws',
       transform,
       transformIgnorePatterns,
+      modulePathIgnorePatterns,
       testEnvironment: 'node',
       testMatch: ['<rootDir>/test/aws/**/*.test.ts'],
     },

@@ -92,7 +92,13 @@ describe('the NATS connector image', () => {
       AWS_ENDPOINT_URL_LAMBDA: lambdaUrl,
     };
     const envFile = path.join(work, 'env');
-    fs.writeFileSync(envFile, Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join(''), { mode: 0o600 });
+    fs.writeFileSync(
+      envFile,
+      Object.entries(env)
+        .map(([k, v]) => `${k}=${v}\n`)
+        .join(''),
+      { mode: 0o600 },
+    );
     const name = `tss-connector-test-${randomUUID().slice(0, 8)}`;
     const began = Date.now();
     let output = '';
@@ -117,7 +123,11 @@ describe('the NATS connector image', () => {
     child.stderr!.on('data', (d) => (output += d));
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
     try {
-      const up = await until(() => health(port), (h) => h.code === 200, 60_000);
+      const up = await until(
+        () => health(port),
+        (h) => h.code === 200,
+        60_000,
+      );
       expect(up).toMatchObject({ code: 200 });
       const upMs = Date.now() - began;
       // The image runs as the account `node`, as its Dockerfile says.

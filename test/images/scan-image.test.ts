@@ -115,7 +115,13 @@ function startInvocation(
     const envFile = path.join(work, `env-${randomUUID()}`);
     // Through a file, never the command line (the share's password is among them).
     const all = { ...env, AWS_LAMBDA_RUNTIME_API: api.address };
-    fs.writeFileSync(envFile, Object.entries(all).map(([k, v]) => `${k}=${v}\n`).join(''), { mode: 0o600 });
+    fs.writeFileSync(
+      envFile,
+      Object.entries(all)
+        .map(([k, v]) => `${k}=${v}\n`)
+        .join(''),
+      { mode: 0o600 },
+    );
     const name = `tss-image-test-${randomUUID().slice(0, 8)}`;
     const began = Date.now();
     const child: ChildProcess = spawn(
@@ -185,7 +191,7 @@ async function invoke(key: string, handler: string, event: unknown, env: Record<
 }
 
 async function until(cond: () => boolean, ms: number): Promise<boolean> {
-  for (const end = Date.now() + ms; !cond() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 200));
+  for (const end = Date.now() + ms; !cond() && Date.now() < end;) await new Promise((r) => setTimeout(r, 200));
   return cond();
 }
 
@@ -220,9 +226,10 @@ async function hold(remote: string): Promise<{ release: () => Promise<void> }> {
     child.stdout.on('data', (d) => String(d).includes('held') && resolve());
     child.on('exit', (code) => reject(new Error(`smb-hold exited ${code}`)));
   });
+  const exited = new Promise((r) => child.on('exit', r));
+  // Idempotent: the test releases it mid-invocation, and its `finally` again in case it never got there.
   return {
     release: async () => {
-      const exited = new Promise((r) => child.on('exit', r));
       child.stdin.end();
       await exited;
     },
@@ -323,13 +330,23 @@ describe('the scan image, run as Lambda runs it, on a real Samba share', () => {
   }, 300_000);
 
   it("the healthcheck, the image's third function, reaches the share", async () => {
-    const run = await invoke('healthcheck', 'functions/health/healthcheck.handler', {}, functionEnvironment('healthcheck'));
+    const run = await invoke(
+      'healthcheck',
+      'functions/health/healthcheck.handler',
+      {},
+      functionEnvironment('healthcheck'),
+    );
     expect(run).toMatchObject({ ok: true, body: { statusCode: 200 } });
     expect(JSON.parse((run.body as { body: string }).body).checks.hotfolder).toBe('ok');
   }, 120_000);
 
   it("a command naming no handler fails the start, posted to the Runtime API's /init/error", async () => {
-    const run = startInvocation('missing handler', 'functions/scan/missing.handler', {}, functionEnvironment('scanPoll'));
+    const run = startInvocation(
+      'missing handler',
+      'functions/scan/missing.handler',
+      {},
+      functionEnvironment('scanPoll'),
+    );
     await expect(run.done).rejects.toThrow(/failed to start|exited/);
     const api = await run.runtime;
     expect(api.initErrors).toEqual([expect.objectContaining({ errorType: 'Runtime.ImportModuleError' })]);

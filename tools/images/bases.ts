@@ -84,7 +84,8 @@ async function mmdebstrap(args: string[], onLine: (l: string) => void): Promise<
   let tail = '';
   const take = (d: string) => {
     tail = (tail + d).slice(-4000);
-    for (const line of String(d).split('\n')) if (/^I: (success|downloading|installing|creating)/.test(line)) onLine(line);
+    for (const line of String(d).split('\n'))
+      if (/^I: (success|downloading|installing|creating)/.test(line)) onLine(line);
   };
   child.stdout!.on('data', take);
   child.stderr!.on('data', take);
@@ -131,7 +132,8 @@ async function stageRuntimePackages(cache: string, key: string): Promise<string>
   if (fs.existsSync(path.join(dir, '.staged'))) return dir;
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
-  for (const f of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(RUNTIME_PACKAGES, f), path.join(dir, f));
+  for (const f of ['package.json', 'package-lock.json'])
+    fs.copyFileSync(path.join(RUNTIME_PACKAGES, f), path.join(dir, f));
   await promisify(execFile)('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], {
     cwd: dir,
     maxBuffer: 16 * 1024 * 1024,
@@ -212,12 +214,21 @@ async function idOf(tag: string): Promise<string> {
 export async function lambdaBase(cache: string, step: Step): Promise<Base> {
   const lock = fs.readFileSync(path.join(RUNTIME_PACKAGES, 'package-lock.json'));
   const runtimeKey = hashOf([lock]);
-  const key = hashOf([SUITE, ...LAMBDA_BASE_PACKAGES, ...LAMBDA_BASE_CONFIG, nodeVersion(), lock, fs.readFileSync(ENTRYPOINT)]);
+  const key = hashOf([
+    SUITE,
+    ...LAMBDA_BASE_PACKAGES,
+    ...LAMBDA_BASE_CONFIG,
+    nodeVersion(),
+    lock,
+    fs.readFileSync(ENTRYPOINT),
+  ]);
   const tag = `localhost/tss-lambda-base:${key}`;
   if (await imageExists(tag)) return { id: await idOf(tag), tag, made: false };
   const staged = await stageRuntimePackages(cache, runtimeKey);
   const ric = await buildRuntimeClient(cache, staged, runtimeKey, step);
-  const s = step(`Lambda base rootfs (mmdebstrap ${SUITE}: ${LAMBDA_BASE_PACKAGES.join(' ')}; Node.js ${nodeVersion()})`);
+  const s = step(
+    `Lambda base rootfs (mmdebstrap ${SUITE}: ${LAMBDA_BASE_PACKAGES.join(' ')}; Node.js ${nodeVersion()})`,
+  );
   const hooks = [
     `mkdir -p "$1/var/lang/bin" "$1/var/runtime" "$1/var/task" "$1/opt"`,
     `cp ${sh(path.join(NODE_PACKAGE, 'bin/node'))} "$1/var/lang/bin/node"`,
@@ -238,7 +249,9 @@ export async function connectorBase(cache: string, step: Step): Promise<Base> {
   const tag = `localhost/tss-node-base:${key}`;
   if (await imageExists(tag)) return { id: await idOf(tag), tag, made: false };
   const staged = await stageRuntimePackages(cache, hashOf([lock]));
-  const s = step(`connector base rootfs (mmdebstrap ${SUITE}: ${CONNECTOR_BASE_PACKAGES.join(' ')}; Node.js ${nodeVersion()}, npm)`);
+  const s = step(
+    `connector base rootfs (mmdebstrap ${SUITE}: ${CONNECTOR_BASE_PACKAGES.join(' ')}; Node.js ${nodeVersion()}, npm)`,
+  );
   const hooks = [
     `mkdir -p "$1/usr/local/bin" "$1/usr/local/lib/node_modules" "$1/home/node"`,
     `cp ${sh(path.join(NODE_PACKAGE, 'bin/node'))} "$1/usr/local/bin/node"`,
@@ -250,7 +263,14 @@ export async function connectorBase(cache: string, step: Step): Promise<Base> {
     `chown 1000:1000 "$1/home/node"`,
     `rm -rf "$1/usr/share/doc" "$1/usr/share/man" "$1/usr/share/locale"`,
   ];
-  await importRootfs({ cache, tag, packages: CONNECTOR_BASE_PACKAGES, hooks, config: CONNECTOR_BASE_CONFIG, line: s.line });
+  await importRootfs({
+    cache,
+    tag,
+    packages: CONNECTOR_BASE_PACKAGES,
+    hooks,
+    config: CONNECTOR_BASE_CONFIG,
+    line: s.line,
+  });
   s.done();
   return { id: await idOf(tag), tag, made: true };
 }

@@ -36,7 +36,9 @@ export async function currentDigest(image: string): Promise<string> {
     fs.writeFileSync(manifest, stdout);
     return (await run('skopeo', ['manifest-digest', manifest])).stdout.trim();
   } catch (err) {
-    throw new Error(`asking the registry for ${image} failed: ${(err as Error).message.split('\n')[0]}`);
+    throw new Error(`asking the registry for ${image} failed: ${(err as Error).message.split('\n')[0]}`, {
+      cause: err,
+    });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
