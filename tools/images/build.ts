@@ -53,6 +53,7 @@ Writes .images/images.json; npm run test:images runs what it built.
 
   --only <image>    scan or connector (default: both)
   --skip-package    reuse .serverless/ from an earlier run instead of packaging again
+  --help            this text
 
 Exit 0 built, 1 a step failed, 2 bad usage.`,
   options: {

@@ -21,6 +21,7 @@ Asks the registry (skopeo) for the digest each Dockerfile's ARG BASE tag names
 today and writes it there: ${DOCKERFILES.join(', ')}.
 
   --dry-run   print the new digests, change nothing
+  --help      this text
 
 Exit 0 pinned, 1 the registry could not be asked, 2 bad usage.`,
   options: { 'dry-run': { type: 'boolean' } },

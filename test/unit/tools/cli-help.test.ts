@@ -61,6 +61,8 @@ const MISSING: Record<string, { args: string[]; env?: Record<string, string>; sa
   'npm run ops:replay-failures': null,
   'npm run ops:restore': null,
   'npm run soak': null, // it starts its own stack: no setting is required
+  'npm run images:build': null, // it needs root and podman, no setting
+  'npm run images:pin': null, // it asks a registry, no setting
   'npx tsx tools/cli/sync-backfill-due.ts': { args: [], says: /TABLE_SYNC is required/ },
 };
 
