@@ -123,24 +123,7 @@ export async function scanGateway(bench: BenchStack) {
     now: Date.now,
     log: silentLogger,
   };
-  const key = `bench/${randomUUID()}/aep_6.pdf`;
-  await bench.aws.s3.send(
-    new PutObjectCommand({
-      Bucket: config.bucket,
-      Key: key,
-      Body: fs.readFileSync(path.join(FIXTURES, 'inputs', 'aep_6.pdf')),
-    }),
-  );
-  const request = () => ({
-    schema_version: '1.0',
-    job_id: randomUUID(),
-    file_id: randomUUID(),
-    attempt: 1,
-    pipeline: 'image',
-    s3: { bucket: config.bucket, key },
-    original_name: 'aep_6.pdf',
-    reply_deadline: new Date(Date.now() + 600_000).toISOString(),
-  });
+  const request = await benchRequests(bench, config.bucket);
 
   // Emulator and poller run as the deployed ones would: on their own, in loops.
   const startLoops = (d: GatewayDeps, hotRoot: string) => {
@@ -283,11 +266,33 @@ function phasesOf(
   return phases;
 }
 
+/** Uploads the bench's input once and answers a maker of fresh scan requests for it (a new job each). */
+export async function benchRequests(bench: BenchStack, bucket: string) {
+  const key = `bench/${randomUUID()}/aep_6.pdf`;
+  await bench.aws.s3.send(
+    new PutObjectCommand({
+      Bucket: bucket,
+      Key: key,
+      Body: fs.readFileSync(path.join(FIXTURES, 'inputs', 'aep_6.pdf')),
+    }),
+  );
+  return () => ({
+    schema_version: '1.0',
+    job_id: randomUUID(),
+    file_id: randomUUID(),
+    attempt: 1,
+    pipeline: 'image',
+    s3: { bucket, key },
+    original_name: 'aep_6.pdf',
+    reply_deadline: new Date(Date.now() + 600_000).toISOString(),
+  });
+}
+
 function median(values: number[]): number {
   return quantile(values, 0.5);
 }
 
-function quantile(values: number[], q: number): number {
+export function quantile(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length * q)] ?? NaN;
 }

@@ -1,5 +1,4 @@
 import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -20,6 +19,7 @@ import { startSamba } from '../test/support/samba';
 import { DynamoDbScanJobStore } from '../lib/scan/dynamodb-store';
 import { ContentAiNormalizer } from '../lib/scan/normalizer';
 import type { BenchStack } from './support';
+import { benchRequests, quantile } from './scan-gateway';
 import { progressReporter } from '../tools/cli/progress';
 
 /**
@@ -64,24 +64,7 @@ export async function scanShareVsLocal(bench: BenchStack) {
     },
   });
   const bucket = bench.config.buckets.files;
-  const key = `bench/${randomUUID()}/aep_6.pdf`;
-  await bench.aws.s3.send(
-    new PutObjectCommand({
-      Bucket: bucket,
-      Key: key,
-      Body: fs.readFileSync(path.join(FIXTURES, 'inputs', 'aep_6.pdf')),
-    }),
-  );
-  const request = () => ({
-    schema_version: '1.0',
-    job_id: randomUUID(),
-    file_id: randomUUID(),
-    attempt: 1,
-    pipeline: 'image',
-    s3: { bucket, key },
-    original_name: 'aep_6.pdf',
-    reply_deadline: new Date(Date.now() + 600_000).toISOString(),
-  });
+  const request = await benchRequests(bench, bucket);
   const until = async (cond: () => boolean) => {
     while (!cond()) await new Promise((r) => setTimeout(r, 5));
   };
@@ -199,11 +182,6 @@ export async function scanShareVsLocal(bench: BenchStack) {
     await bench.aws.dynamodb.send(new DeleteTableCommand({ TableName }));
   }
   return { rows, load: [loadBefore, os.loadavg()[0]] };
-}
-
-function quantile(values: number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? NaN;
 }
 
 export function reportScanShareVsLocal(r: Awaited<ReturnType<typeof scanShareVsLocal>>): void {
