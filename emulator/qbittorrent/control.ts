@@ -26,6 +26,7 @@ export interface Controlled {
   metadataArrives(hash: string, infohashV2?: string): EmulatedTorrent | undefined;
   remove(hash: string): boolean;
   clear(): void;
+  setFreeSpace(bytes: number): void;
 }
 
 /** The emulator's own control API under /emulator (the routes are listed in emulator.ts). */
@@ -99,6 +100,13 @@ export async function control(
       emu.clear();
       return send(204, '');
     }
+  }
+  if (parts[1] === 'disk' && method === 'PUT') {
+    const free = Number(json().free_space_on_disk);
+    if (!Number.isSafeInteger(free) || free < 0)
+      return send(400, { error: 'free_space_on_disk: bytes, an integer >= 0' });
+    emu.setFreeSpace(free);
+    return send(200, { free_space_on_disk: free });
   }
   if (parts[1] === 'faults' && method === 'PUT') {
     const faults = json() as { add?: 'ok' | 'fail'; info?: InfoFault; add_delay_ms?: number };

@@ -19,7 +19,7 @@ export type { EmulatedTorrent, NewTorrent, TorrentKind } from './torrents';
  * users run: `4.6`, `5.1` and `5.2` (profiles.ts). Routes: auth/login,
  * app/webapiVersion, app/version, torrents/info (filters category, tag,
  * hashes), torrents/add, torrents/delete (deleteFiles required),
- * torrents/stop|pause, sync/maindata (per session: sync.ts). The checks before
+ * torrents/stop|pause, torrents/start|resume, sync/maindata (per session: sync.ts). The checks before
  * an action (401 CSRF/Host on every call, 403 without a session, 404, 405) are
  * gate.ts. Control API under /emulator (control.ts):
  *
@@ -28,6 +28,7 @@ export type { EmulatedTorrent, NewTorrent, TorrentKind } from './torrents';
  *   PATCH  /emulator/torrents/<hash>         {state?, progress?, name?}
  *   POST   /emulator/torrents/<hash>/metadata {infohash_v2?}  metadata arrives: a hybrid's `hash` becomes its TRUNCATED v2
  *   DELETE /emulator/torrents[/<hash>]       remove all / one
+ *   PUT    /emulator/disk                    {free_space_on_disk}  what server_state reports (default 1 TiB)
  *   PUT    /emulator/faults                  {add: ok|fail, info: ok|html|truncated|500|hang, add_delay_ms}
  *   PUT    /emulator/profile                 {profile: 4.6|5.1|5.2}
  *   GET    /emulator/auth                    {failed_logins, banned_until} per address
@@ -129,6 +130,11 @@ export class QbittorrentEmulator {
     return this.table.metadataArrives(hash, infohashV2);
   }
 
+  /** What server_state.free_space_on_disk says from now on (maindata sends the change in the next delta). */
+  setFreeSpace(bytes: number): void {
+    this.table.setFreeSpace(bytes);
+  }
+
   remove(hash: string): boolean {
     return this.table.remove(hash);
   }
@@ -224,6 +230,16 @@ export class QbittorrentEmulator {
           this.apply(params.get('hashes')!, (id) => {
             const t = this.table.tracked.get(id)!.torrent;
             this.update(id, { state: t.progress >= 1 ? 'pausedUP' : 'pausedDL' });
+          });
+          return send(200, '');
+        }
+        case 'torrents/start':
+        case 'torrents/resume': {
+          if (missing(params, ['hashes'], send)) return;
+          this.apply(params.get('hashes')!, (id) => {
+            const t = this.table.tracked.get(id)!.torrent;
+            if (!/^(paused|stopped)(UP|DL)$/.test(t.state)) return;
+            this.update(id, { state: t.progress >= 1 ? 'stalledUP' : t.has_metadata ? 'downloading' : 'metaDL' });
           });
           return send(200, '');
         }

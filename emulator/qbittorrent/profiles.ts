@@ -54,7 +54,7 @@ export function actions(profile: Profile): Record<string, readonly string[]> {
   return {
     auth: ['login'],
     app: ['webapiVersion', 'version'],
-    torrents: ['info', 'add', 'delete', TRAITS[profile].stopped ? 'stop' : 'pause'],
+    torrents: ['info', 'add', 'delete', ...(TRAITS[profile].stopped ? ['stop', 'start'] : ['pause', 'resume'])],
     sync: ['maindata'],
   };
 }

@@ -10,7 +10,8 @@ import type { EmulatedTorrent, TorrentTable } from './torrents';
  * later answer to the older accepted rid repeats every torrent and no longer
  * lists what was removed before it. Entries carry no `hash` (the key is the
  * torrent's id); `full_update` is sent only when true; `torrents`,
- * `torrents_removed` and `server_state` only when they have something.
+ * `torrents_removed` and `server_state` only when they have something (a
+ * delta's server_state carries its changed keys: here the free space).
  */
 export class MaindataSync {
   private lastSentId = 0;
@@ -42,7 +43,11 @@ export class MaindataSync {
       ...(full ? { full_update: true } : {}),
       ...(Object.keys(torrents).length ? { torrents } : {}),
       ...(removed.length ? { torrents_removed: removed } : {}),
-      ...(full ? { server_state: SERVER_STATE } : {}),
+      ...(full
+        ? { server_state: { ...SERVER_STATE, free_space_on_disk: table.freeSpace } }
+        : table.freeSpaceRid > this.buffer.base
+          ? { server_state: { free_space_on_disk: table.freeSpace } }
+          : {}),
     };
   }
 }
@@ -77,7 +82,6 @@ const SERVER_STATE = {
   dl_info_speed: 0,
   up_info_data: 0,
   up_info_speed: 0,
-  free_space_on_disk: 0,
   queueing: true,
   refresh_interval: 1500,
 };

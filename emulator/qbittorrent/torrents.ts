@@ -57,6 +57,14 @@ export class TorrentTable {
   rid = 0;
   /** A rid older than this has lost its history: a full update. */
   oldestRid = 0;
+  /** server_state.free_space_on_disk, and the rid it last changed at (sent in a delta after that). */
+  freeSpace = 1024 ** 4;
+  freeSpaceRid = 0;
+
+  setFreeSpace(bytes: number): void {
+    this.freeSpace = bytes;
+    this.freeSpaceRid = ++this.rid;
+  }
 
   /** `stateName` names a state as the current profile does. */
   constructor(private readonly stateName: (state: string) => string) {}

@@ -21,7 +21,8 @@ import {
   s3Probe,
 } from '../../lib/health/check';
 import { loginGateProblem } from '../../lib/torrents/login-gate';
-import { scanWake, torrentLoginGate } from './deps';
+import { diskRecords, scanWake, torrentLoginGate } from './deps';
+import { diskProblem, type DiskRecord } from '../../lib/downloads/disk-guard';
 import type { HotFolder } from '../../lib/scan/hotfolder';
 import { hotFolderFrom } from '../../lib/scan/hotfolders';
 import { json } from '../../lib/http/response';
@@ -34,6 +35,8 @@ export interface HealthcheckDeps {
   probes: Record<string, Probe>;
   /** The scan poller's last recorded wake mode (lib/scan/poller.ts); absent before any poller ran. */
   wake?: () => Promise<WakeRecord | undefined>;
+  /** The downloads poll's last look at the torrent client's disk; absent before any poll saw its figures. */
+  disk?: () => Promise<DiskRecord | undefined>;
   timeoutMs: number;
   version: string;
   startedAt: number;
@@ -42,15 +45,26 @@ export interface HealthcheckDeps {
 
 /** Always answers: a down dependency is reported, never thrown. */
 export async function healthcheck(deps: HealthcheckDeps): Promise<HealthReport> {
-  const [{ checks, details }, wake] = await Promise.all([
+  // A record that cannot be read is left out: the probes say whether its table answers.
+  const bounded = <T>(what: string, read?: () => Promise<T | undefined>) =>
+    read ? withTimeout(deps.timeoutMs, what, read).catch(() => undefined) : Promise.resolve(undefined);
+  const [{ checks, details }, wake, disk] = await Promise.all([
     runProbesWithDetails(deps.probes, deps.timeoutMs),
-    deps.wake
-      ? withTimeout(deps.timeoutMs, 'wake mode read', () => deps.wake!()).catch(() => undefined)
-      : Promise.resolve(undefined),
+    bounded('wake mode read', deps.wake),
+    bounded('disk record read', deps.disk),
   ]);
+  const ago = (at: number) => Math.max(0, Math.floor((deps.now() - at) / 1000));
+  if (disk) {
+    const problem = diskProblem(disk);
+    checks.disk = problem ? 'down' : 'ok';
+    if (problem) details.disk = problem;
+  }
   const report = healthReport(checks, deps.version, deps.now() - deps.startedAt, details);
-  if (wake)
-    report.hotfolder_wake = { mode: wake.mode, recorded_s_ago: Math.max(0, Math.floor((deps.now() - wake.at) / 1000)) };
+  if (wake) report.hotfolder_wake = { mode: wake.mode, recorded_s_ago: ago(wake.at) };
+  if (disk) {
+    const { at, ...figures } = disk;
+    report.disk_space = { ...figures, recorded_s_ago: ago(Date.parse(at)) };
+  }
   return report;
 }
 
@@ -84,6 +98,7 @@ function defaultDeps(): HealthcheckDeps {
       },
     },
     wake: scanWake(aws.documents, cfg.tables.scan),
+    disk: diskRecords(aws.documents, cfg.tables.downloads),
     timeoutMs: cfg.health.probeTimeoutMs,
     version: SERVICE_VERSION,
     startedAt,

@@ -147,6 +147,10 @@ export function planActivate(current: Download, to: ActiveState, at: string): De
     warned_at: _wa,
     failure_reason: _f,
     metadata_at: _ma,
+    hold: _h,
+    held_at: _ha,
+    hold_needed_bytes: _hn,
+    hold_free_bytes: _hf,
     ...rest
   } = current;
   // An activation starts the timeout clock again (lifecycle.ts): a retried download gets its whole time.
@@ -267,12 +271,25 @@ export function planDetails(current: Download, details: DownloadDetails, at: str
     delete next.warning;
     delete next.warned_at;
   }
+  if (details.hold === null) {
+    delete next.hold;
+    delete next.held_at;
+    delete next.hold_needed_bytes;
+    delete next.hold_free_bytes;
+  } else if (details.hold) {
+    next.hold = details.hold.reason;
+    next.held_at = details.hold.since;
+    next.hold_needed_bytes = details.hold.needed_bytes;
+    next.hold_free_bytes = details.hold.free_bytes;
+  }
   if (
     next.progress === current.progress &&
     next.missing_since === current.missing_since &&
     next.progress_at === current.progress_at &&
     next.metadata_at === current.metadata_at &&
-    next.warning === current.warning
+    next.warning === current.warning &&
+    next.hold === current.hold &&
+    next.held_at === current.held_at
   )
     return { unchanged: current };
   next.updated_at = at;

@@ -54,6 +54,12 @@ export interface Download {
   /** Per-download overrides of DOWNLOAD_METADATA_TIMEOUT_S / DOWNLOAD_STALL_TIMEOUT_S (0 = never). */
   metadata_timeout_s?: number;
   stall_timeout_s?: number;
+  /** Why the service paused its torrent (disk-guard.ts): resumed, and cleared, when the reason is gone. */
+  hold?: HoldReason;
+  /** When `hold` was set, and the figures it was set on: the bytes still to write, the free space then. */
+  held_at?: string;
+  hold_needed_bytes?: number;
+  hold_free_bytes?: number;
   /** Bumped by every write of the download: the CAS token of the store. */
   revision: number;
 }
@@ -64,6 +70,17 @@ export type ReviewReason = (typeof REVIEW_REASONS)[number];
 /** Why a timeout ended a download (lifecycle.ts): no metadata arrived, or no progress was made. */
 export const FAILURE_REASONS = ['no_metadata', 'stalled'] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
+
+/** Why the service paused a download's torrent: it would not fit on the disk beside the reserve. */
+export const HOLD_REASONS = ['disk_space'] as const;
+export type HoldReason = (typeof HOLD_REASONS)[number];
+
+export interface Hold {
+  reason: HoldReason;
+  since: string;
+  needed_bytes: number;
+  free_bytes: number;
+}
 
 export interface NewDownload {
   state: ActiveState;
@@ -83,6 +100,8 @@ export interface DownloadDetails {
   metadata_at?: string | null;
   /** Only cleared here (null): a warning is set by its own guarded write (DownloadStore.warnIfNoProgressSince). */
   warning?: null;
+  /** Set when the disk guard pauses the torrent, null when it resumes it. */
+  hold?: Hold | null;
 }
 
 /** The API's view: no revision, no magnet (it may carry tracker passkeys). */
@@ -101,6 +120,7 @@ export interface DownloadDto {
   failure_reason?: FailureReason;
   metadata_timeout_s?: number;
   stall_timeout_s?: number;
+  hold?: Hold;
 }
 
 export function toDto(d: Download): DownloadDto {
@@ -119,5 +139,17 @@ export function toDto(d: Download): DownloadDto {
     ...(d.failure_reason ? { failure_reason: d.failure_reason } : {}),
     ...(d.metadata_timeout_s !== undefined ? { metadata_timeout_s: d.metadata_timeout_s } : {}),
     ...(d.stall_timeout_s !== undefined ? { stall_timeout_s: d.stall_timeout_s } : {}),
+    ...(holdOf(d) ? { hold: holdOf(d) } : {}),
+  };
+}
+
+/** The hold of an active download (a finished one's is history, not news). */
+export function holdOf(d: Download): Hold | undefined {
+  if (!d.hold || !d.held_at || !isActive(d.state)) return undefined;
+  return {
+    reason: d.hold,
+    since: d.held_at,
+    needed_bytes: d.hold_needed_bytes ?? 0,
+    free_bytes: d.hold_free_bytes ?? 0,
   };
 }

@@ -1,5 +1,5 @@
 import { errorSchema, type JsonSchema, type Operations } from '../http/openapi';
-import { DOWNLOAD_STATES, FAILURE_REASONS, REVIEW_REASONS } from './model';
+import { DOWNLOAD_STATES, FAILURE_REASONS, HOLD_REASONS, REVIEW_REASONS } from './model';
 import { MAX_TIMEOUT_S } from './lifecycle';
 import { addInfohashesSchema, ingestBodySchema, listQuerySchema, MAX_LIST_LIMIT, stateChangeSchema } from './requests';
 import { MAX_TORRENT_BYTES } from './torrent-file';
@@ -47,6 +47,18 @@ export const downloadSchema: JsonSchema = {
     failure_reason: { type: 'string', enum: [...FAILURE_REASONS] },
     metadata_timeout_s: { type: 'integer', minimum: 0, maximum: MAX_TIMEOUT_S },
     stall_timeout_s: { type: 'integer', minimum: 0, maximum: MAX_TIMEOUT_S },
+    hold: {
+      type: 'object',
+      required: ['reason', 'since', 'needed_bytes', 'free_bytes'],
+      additionalProperties: false,
+      description: 'paused by the disk guard (disk-guard.ts): started again when it fits beside DOWNLOAD_DISK_RESERVE',
+      properties: {
+        reason: { type: 'string', enum: [...HOLD_REASONS] },
+        since: { type: 'string', format: 'date-time' },
+        needed_bytes: { type: 'integer', minimum: 0 },
+        free_bytes: { type: 'integer', minimum: 0 },
+      },
+    },
   },
 };
 

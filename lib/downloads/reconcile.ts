@@ -3,6 +3,7 @@ import type { Logger } from '../log';
 import { InvalidFileNameError, validateName } from '../names';
 import type { TorrentClient } from '../torrents/client';
 import type { TorrentInfo } from '../torrents/model';
+import { DiskRecordStore, DiskSettings, guardDisk } from './disk-guard';
 import { DEFAULT_LIFECYCLE, judgeTimeout, LifecycleSettings, madeProgress } from './lifecycle';
 import { clientIds } from './service';
 import { torrentHashes } from './torrent-hashes';
@@ -29,6 +30,7 @@ import type { DownloadStore } from './store';
  * On a full update it also looks for active downloads whose torrent is gone:
  * first sighting records `missing_since`; past the grace period the download
  * becomes `failed` with `review_reason: missing_in_client` (its guards released).
+ * Last, the disk guard (disk-guard.ts) pauses what would not fit on the disk.
  * The store's guarded operations decide every race with ingest and retry;
  * losing such a race is normal and logged at debug.
  */
@@ -43,6 +45,9 @@ export interface ReconcileDeps {
   missingGraceMs?: number;
   /** When downloads that do not move end (lifecycle.ts; default DEFAULT_LIFECYCLE). */
   lifecycle?: LifecycleSettings;
+  /** The disk guard's reserve (disk-guard.ts; default 5 GiB), and where it records what it saw. */
+  disk?: DiskSettings;
+  diskRecords?: DiskRecordStore;
   now?: Clock;
 }
 
@@ -54,6 +59,9 @@ export interface PollReport extends Record<Outcome, number> {
   /** Timeouts reached this poll (full updates only): warned, and ended `failed` after the grace. */
   warned: number;
   timed_out: number;
+  /** Downloads the disk guard paused this poll, and those it started again (disk-guard.ts). */
+  disk_held: number;
+  disk_started: number;
 }
 
 export async function reconcile(deps: ReconcileDeps): Promise<PollReport> {
@@ -72,6 +80,8 @@ export async function reconcile(deps: ReconcileDeps): Promise<PollReport> {
     set_aside: 0,
     warned: 0,
     timed_out: 0,
+    disk_held: 0,
+    disk_started: 0,
   };
   for (const torrent of snapshot.changed) {
     let outcome: Outcome;
@@ -88,12 +98,16 @@ export async function reconcile(deps: ReconcileDeps): Promise<PollReport> {
     }
     report[outcome]++;
   }
+  let active: Download[] | undefined;
   if (snapshot.full) {
-    // One read of the active set serves both checks (after the changes above were written).
-    const active = await deps.store.listActive();
+    // One read of the active set serves every check (after the changes above were written).
+    active = await deps.store.listActive();
     await checkMissing(deps, snapshot.present, report, active);
     await checkTimeouts(deps, snapshot.present, report, active);
   }
+  const disk = await guardDisk(deps, snapshot, active);
+  report.disk_held = disk.held;
+  report.disk_started = disk.started;
   deps.log.info('torrent_poll_done', { ...report });
   return report;
 }

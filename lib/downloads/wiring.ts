@@ -4,6 +4,8 @@ import { EnvReader } from '../config/env';
 import { createLogger } from '../log';
 import { loadTorrentClientConfig } from '../torrents/config';
 import { deployedTorrentClient } from '../torrents/wiring';
+import { DiskSettings, loadDiskSettings } from './disk-guard';
+import { DynamoDiskRecordStore } from './dynamodb-disk';
 import { DynamoDownloadStore } from './dynamodb-store';
 import { LifecycleSettings, loadLifecycleSettings } from './lifecycle';
 import type { DownloadsDeps } from './service';
@@ -29,7 +31,13 @@ const magnetOptions = perEnvironment(() => {
   return { allowPrivateAddresses: allow === 'true' };
 });
 const lifecycleSettings = perEnvironment(() => loadLifecycleSettings());
-type PollSettings = { missingGraceMs: number; lifecycle: LifecycleSettings };
+const diskSettings = perEnvironment(() => loadDiskSettings());
+type PollSettings = {
+  missingGraceMs: number;
+  lifecycle: LifecycleSettings;
+  disk: DiskSettings;
+  diskRecords: DynamoDiskRecordStore;
+};
 // One client per container and credentials: its session, its Web API version and its sync/maindata rid live as long as both.
 const torrentClient = perEnvironment(() => deployedTorrentClient(torrentSettings(), downloadsLog, table()));
 
@@ -57,4 +65,8 @@ export const downloadsDeps = perEnvironment((): DownloadsDeps & PollSettings => 
   get lifecycle() {
     return lifecycleSettings();
   },
+  get disk() {
+    return diskSettings();
+  },
+  diskRecords: new DynamoDiskRecordStore(table()),
 }));

@@ -25,6 +25,14 @@ export interface HealthReport {
   details?: Record<string, string>;
   /** What wakes the scan poller on the hot folder (its change reports or only the poll), as the last poller recorded it. */
   hotfolder_wake?: { mode: 'notify' | 'poll'; recorded_s_ago: number };
+  /** The torrent client's disk as the downloads poll last saw it (lib/downloads/disk-guard.ts). */
+  disk_space?: {
+    free_bytes: number;
+    reserve_bytes: number;
+    needed_bytes: number;
+    held: number;
+    recorded_s_ago: number;
+  };
 }
 
 /** A probe's refusal whose message is safe and useful to show ("credentials refused, next try at …"). */

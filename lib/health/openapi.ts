@@ -53,6 +53,17 @@ export const healthOperations: Operations = {
               additionalProperties: false,
               properties: { mode: { enum: ['notify', 'poll'] }, recorded_s_ago: { type: 'integer', minimum: 0 } },
             },
+            disk_space: {
+              type: 'object',
+              required: ['free_bytes', 'reserve_bytes', 'needed_bytes', 'held', 'recorded_s_ago'],
+              additionalProperties: false,
+              properties: Object.fromEntries(
+                ['free_bytes', 'reserve_bytes', 'needed_bytes', 'held', 'recorded_s_ago'].map((k) => [
+                  k,
+                  { type: 'integer', minimum: 0 },
+                ]),
+              ),
+            },
           },
         },
       },

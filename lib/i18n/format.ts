@@ -59,6 +59,8 @@ export interface Format {
   zone(at?: number): string;
   number(n: number): string;
   plural(n: number, forms: PluralForms): string;
+  /** A size in binary units, as qBittorrent shows it: "4.2 GiB" / "4,2 ГиБ". */
+  bytes(n: number): string;
 }
 
 export function createFormat(lang: Lang, timeZone = 'UTC'): Format {
@@ -84,7 +86,28 @@ export function createFormat(lang: Lang, timeZone = 'UTC'): Format {
     },
     number: (n) => new Intl.NumberFormat(locale).format(n),
     plural: (n, forms) => plural(lang, n, forms),
+    bytes: (n) => formatBytes(lang, n),
   };
+}
+
+/** qBittorrent's own unit names (its Russian translation says КиБ, МиБ, ГиБ). */
+const BYTE_UNITS: Record<Lang, readonly string[]> = {
+  en: ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'],
+  ru: ['Б', 'КиБ', 'МиБ', 'ГиБ', 'ТиБ', 'ПиБ'],
+};
+
+export function formatBytes(lang: Lang, n: number): string {
+  if (!Number.isFinite(n) || n < 0) return '—';
+  const units = BYTE_UNITS[lang];
+  let i = 0;
+  let v = n;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  const digits = i === 0 || v >= 100 ? 0 : 1;
+  const text = new Intl.NumberFormat(LOCALES[lang], { maximumFractionDigits: digits }).format(v);
+  return `${text}\u00a0${units[i]}`;
 }
 
 /** The start of the hour holding `at` in the zone (a half-hour zone's hours start at :30 UTC). */

@@ -146,6 +146,16 @@ export const METRICS = {
     action:
       'Any: the configured credentials are wrong or changed (TORRENT_CLIENT_PASSWORD / API key secret); fix the secret, the gate opens to one try at its next time (healthcheck `torrent_client`).',
   },
+  DownloadsHeldForDisk: {
+    domain: 'downloads',
+    unit: 'Count',
+    by: [[]],
+    statistic: 'Maximum',
+    meaning:
+      "Downloads the disk guard holds paused because they would not fit on the client's disk beside DOWNLOAD_DISK_RESERVE; one value per poll that looked at the disk.",
+    action:
+      "Any for long: free space on the client's save path (delete finished downloads, or their files), or lower DOWNLOAD_DISK_RESERVE; held downloads start again by themselves at the next poll (runbook: alarm-disk-space).",
+  },
   NotifierLag: {
     domain: 'telegram',
     unit: 'Milliseconds',

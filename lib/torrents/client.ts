@@ -10,4 +10,6 @@ export interface TorrentClient {
   remove(hashes: string[], options?: { deleteFiles?: boolean }): Promise<void>;
   /** Stops (pauses on 4.x) torrents. */
   stop(hashes: string[]): Promise<void>;
+  /** Starts (resumes on 4.x) stopped torrents. */
+  start(hashes: string[]): Promise<void>;
 }

@@ -17,6 +17,10 @@ export interface TorrentInfo {
   category?: string;
   /** qBittorrent joins them with ", ". */
   tags?: string;
+  /** Bytes of the files selected for download (0 until the metadata is known). */
+  size?: number;
+  /** Bytes of `size` still to download: what the torrent will still write to the disk. */
+  amount_left?: number;
 }
 
 /**
@@ -28,6 +32,8 @@ export interface TorrentSnapshot {
   full: boolean;
   changed: TorrentInfo[];
   present: TorrentInfo[];
+  /** The client's `server_state.free_space_on_disk` (its default save path), last known; absent until it said one. */
+  free_space_bytes?: number;
 }
 
 export interface AddOptions {

@@ -20,7 +20,14 @@ export function readTorrent(raw: Record<string, unknown>): TorrentInfo {
     added_on: num(raw.added_on) ?? 0,
     category: str(raw.category) ?? '',
     tags: str(raw.tags) ?? '',
+    ...bytes('size', raw.size),
+    ...bytes('amount_left', raw.amount_left),
   };
+}
+
+/** A byte count as the client sends it: a non-negative safe integer, else absent (never a guess). */
+function bytes<K extends string>(key: K, v: unknown): Partial<Record<K, number>> {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? ({ [key]: v } as Record<K, number>) : {};
 }
 
 export function sameTorrent(a: TorrentInfo | undefined, b: TorrentInfo): boolean {

@@ -13,6 +13,8 @@ export class TorrentView {
   rid = 0;
   private lastFull = 0;
   private known = new Map<string, TorrentInfo>();
+  /** server_state comes whole on a full update and as changed keys after: its free space is kept between answers. */
+  private freeSpace: number | undefined;
 
   constructor(
     private readonly now: () => number,
@@ -43,6 +45,9 @@ export class TorrentView {
     }
     if (Array.isArray(body.torrents_removed))
       for (const id of body.torrents_removed) if (typeof id === 'string') next.delete(id);
+    if (full) this.freeSpace = undefined;
+    const free = isObject(body.server_state) ? body.server_state.free_space_on_disk : undefined;
+    if (typeof free === 'number' && Number.isSafeInteger(free) && free >= 0) this.freeSpace = free;
     this.known = next;
     this.rid = body.rid;
     if (full) this.lastFull = this.now();
@@ -50,7 +55,7 @@ export class TorrentView {
     const changed = full
       ? present
       : changedIds.flatMap((id) => (next.has(id) && this.inScope(next.get(id)!) ? [next.get(id)!] : []));
-    return { full, changed, present };
+    return { full, changed, present, ...(this.freeSpace !== undefined ? { free_space_bytes: this.freeSpace } : {}) };
   }
 
   /**

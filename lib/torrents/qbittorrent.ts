@@ -42,7 +42,7 @@ export type { TorrentClientAuth } from './qbittorrent-session';
 
 export const MIN_WEBAPI = '2.8.3';
 export const DEFAULT_CATEGORY = 'torrent-scan-sync';
-/** WebAPI 2.11.0 (qBittorrent 5.0) renamed pause → stop. */
+/** WebAPI 2.11.0 (qBittorrent 5.0) renamed pause → stop and resume → start. */
 const STOP_SINCE = '2.11.0';
 
 export interface QBittorrentOptions {
@@ -166,6 +166,15 @@ export class QBittorrentClient implements TorrentClient {
     if (hashes.length === 0) return;
     const path =
       compareVersions(await this.webapiVersion(), STOP_SINCE) >= 0 ? '/api/v2/torrents/stop' : '/api/v2/torrents/pause';
+    await this.http.call('POST', path, new URLSearchParams({ hashes: hashes.join('|') }));
+  }
+
+  async start(hashes: string[]): Promise<void> {
+    if (hashes.length === 0) return;
+    const path =
+      compareVersions(await this.webapiVersion(), STOP_SINCE) >= 0
+        ? '/api/v2/torrents/start'
+        : '/api/v2/torrents/resume';
     await this.http.call('POST', path, new URLSearchParams({ hashes: hashes.join('|') }));
   }
 

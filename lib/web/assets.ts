@@ -51,6 +51,7 @@ table.list{width:100%;border-collapse:collapse}
 .state-completed{color:#116329;background:#dafbe1}
 .state-failed{color:#a40e26;background:#ffebe9}
 .state-cancelled{color:#3d444d;background:#eaeef2;border-style:dashed}
+.hold{font-size:.8rem;color:#7a4100;white-space:nowrap}
 .progress{display:inline-flex;align-items:center;gap:8px;white-space:nowrap}
 .list time{white-space:nowrap}
 progress{width:120px;height:12px;accent-color:#1f883d}

@@ -1,13 +1,13 @@
 import { parseIsoTime } from '../clock';
-import type { Download } from '../downloads/model';
+import { holdOf, type Download } from '../downloads/model';
 import { Html, html } from './html';
 import type { Ui } from './locale';
 import { csrfField, Viewer } from './shell';
 
 /**
  * The card's part about a download that does not move (lib/downloads/lifecycle.ts): the warning with how long
- * it has stood still and a "keep waiting" form (with the form token, like Retry and Cancel), or the reason a
- * timeout ended it. Nothing when neither applies.
+ * it has stood still and a "keep waiting" form (with the form token, like Retry and Cancel), the reason a
+ * timeout ended it, or the disk guard's hold (disk-guard.ts). Nothing when none applies.
  */
 export function lifecycleNotice(
   ui: Ui,
@@ -18,6 +18,12 @@ export function lifecycleNotice(
   const t = ui.t;
   if (d.failure_reason && d.state === 'failed')
     return html`<p class="review-link" data-failure-reason="${d.failure_reason}">${t.failureReason[d.failure_reason]}</p>`;
+  const hold = holdOf(d);
+  if (hold)
+    return html`<p class="review-link" role="status" data-hold="${hold.reason}">${t.heldForDisk({
+      needed: ui.f.bytes(hold.needed_bytes),
+      free: ui.f.bytes(hold.free_bytes),
+    })}</p>`;
   if (!d.warning) return '';
   const now = opts.now ?? Date.now();
   const since = parseIsoTime(d.progress_at ?? d.created_at);

@@ -1,5 +1,5 @@
 import { formatMagnet } from '../downloads/magnet';
-import { Download, DOWNLOAD_STATES, DownloadState, isActive } from '../downloads/model';
+import { Download, DOWNLOAD_STATES, DownloadState, holdOf, isActive } from '../downloads/model';
 import type { Review } from '../downloads/service';
 import { lifecycleNotice } from './download-lifecycle';
 import { Html, html, raw } from './html';
@@ -76,7 +76,7 @@ ${
 <tbody>${view.items.map(
         (
           d,
-        ) => html`<tr><td class="name" data-label="${t.col.name}"><a href="/download/${d.id}">${d.name}</a></td><td data-label="${t.col.state}">${stateBadge(ui, d.state)}</td>
+        ) => html`<tr><td class="name" data-label="${t.col.name}"><a href="/download/${d.id}">${d.name}</a></td><td data-label="${t.col.state}">${stateBadge(ui, d.state)}${holdOf(d) ? html` <span class="hold" data-hold>${t.heldForDiskShort}</span>` : ''}</td>
 <td data-label="${t.col.progress}">${progressBar(ui, d.progress, t.progressOf({ name: d.name }), true)}</td><td data-label="${t.col.infohashes}">${kinds(d)}</td><td data-label="${t.col.created}">${time(ui, d.created_at)}</td></tr>`,
       )}</tbody></table></div>`
 }

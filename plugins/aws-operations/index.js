@@ -169,6 +169,14 @@ function alarmsOf({ operations, functions, service, stage, queue, notifier }) {
         ],
       },
     }),
+    alarm({
+      id: 'DiskSpaceAlarm',
+      what: "Downloads are paused because the torrent client's disk is short of space (beside DOWNLOAD_DISK_RESERVE).",
+      anchor: 'alarm-disk-space',
+      threshold: 1,
+      periodS: 900,
+      metric: metric(ns, 'DownloadsHeldForDisk', ours('downloads'), 'Maximum'),
+    }),
   );
   if (notifier)
     out.push(
@@ -273,6 +281,7 @@ function dashboardOf({ operations, functions, service, stage, queue, region }) {
         outcome,
         { stat: 'Sum', yAxis: 'right' },
       ]),
+      [ns, 'DownloadsHeldForDisk', ...base('downloads'), { stat: 'Maximum', yAxis: 'right' }],
     ]),
   ];
   // CloudFormation takes the body as a string; Fn::Sub keeps the Refs inside it live.

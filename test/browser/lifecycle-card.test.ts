@@ -89,3 +89,33 @@ it('shows the warning and a working Keep waiting button, and the failure reason,
     await screenshot(page, `lifecycle-failed-${lang}`, 390, 844);
   }
 });
+
+it("shows the disk guard's hold on the card and a marker in the list, in en and ru at 390 px", async () => {
+  const { body } = await call('POST', '/downloads', { infohashes: [v1().infohash], name: 'lifecycle-held-for-disk' });
+  const GiB = 1024 ** 3;
+  await storeAt(ago(0)).setDownloadState(body.id, body.state, 'paused');
+  await storeAt(ago(0)).updateDetails(body.id, {
+    hold: { reason: 'disk_space', since: new Date().toISOString(), needed_bytes: 42.5 * GiB, free_bytes: 3 * GiB },
+  });
+  const expected = {
+    en: { card: ['Paused: not enough disk space', '42.5\u00a0GiB', '3\u00a0GiB'], list: 'no disk space' },
+    ru: { card: ['Приостановлена: не хватает места', '42,5\u00a0ГиБ', '3\u00a0ГиБ'], list: 'нет места' },
+  };
+  await page.setViewport({ width: 390, height: 844 });
+  for (const lang of ['en', 'ru'] as const) {
+    await page.goto(`${base}/download/${body.id}?lang=${lang}`, { waitUntil: 'domcontentloaded' });
+    const text = await page.$eval('[data-hold]', (el) => (el as HTMLElement).innerText);
+    for (const part of expected[lang].card) expect(text).toContain(part);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBe(390);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, `lifecycle-held-${lang}`, 390, 844);
+
+    await page.goto(`${base}/?q=lifecycle-held-for-disk&lang=${lang}`, { waitUntil: 'domcontentloaded' });
+    expect(await page.$eval('tr [data-hold]', (el) => el.textContent)).toBe(expected[lang].list);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBe(390);
+  }
+  // Cleared: the card says nothing more about it.
+  await storeAt(ago(0)).updateDetails(body.id, { hold: null });
+  await page.goto(`${base}/download/${body.id}?lang=en`, { waitUntil: 'domcontentloaded' });
+  expect(await page.$('[data-hold]')).toBeNull();
+});

@@ -38,13 +38,21 @@ describe('the service under serverless offline', () => {
     expect(refused.status).toBe(403);
     const res = await fetch(httpUrl('/healthcheck/deep'), { headers: bearer() });
     expect(res.status).toBe(200);
-    // What wakes the scan poller appears once a poller ran (test/e2e/scan-nats.test.ts checks it).
-    const { hotfolder_wake: _wake, ...deep } = await res.json();
+    // What wakes the scan poller appears once a poller ran (test/e2e/scan-nats.test.ts checks it), the disk once a
+    // downloads poll saw the client's figures (test/integration/healthcheck.test.ts).
+    const { hotfolder_wake: _wake, disk_space: disk, ...deep } = await res.json();
     expect(deep).toEqual({
       status: 'ok',
       version: SERVICE_VERSION,
       uptime_s: expect.any(Number),
-      checks: { dynamodb: 'ok', s3: 'ok', nats: 'ok', hotfolder: 'ok', torrent_client: 'ok' },
+      checks: {
+        dynamodb: 'ok',
+        s3: 'ok',
+        nats: 'ok',
+        hotfolder: 'ok',
+        torrent_client: 'ok',
+        ...(disk ? { disk: 'ok' } : {}),
+      },
     });
   });
 

@@ -4,7 +4,10 @@ import net from 'node:net';
 import path from 'node:path';
 import { freePort } from '../../tools/stack/ports';
 import { startS3Emulator } from '../../tools/stack/services';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { healthcheck } from '../../functions/health/healthcheck';
+import { DynamoDiskRecordStore } from '../../lib/downloads/dynamodb-disk';
+import { DISK_RECORD_KEY } from '../../lib/downloads/keys';
 import { dynamodbProbe, natsProbe, s3Probe } from '../../lib/health/check';
 import { closeNatsConnection, natsConnection } from '../../lib/nats/connection';
 import { stackClients, stackConfig } from '../support/stack';
@@ -82,6 +85,39 @@ describe('healthcheck with a failing dependency', () => {
       s3.destroy();
       sockets.forEach((s) => s.destroy());
       blackhole.close();
+    }
+  });
+
+  it("reports the disk as the downloads poll last saw it: down with the operator's words while a download is held", async () => {
+    const records = new DynamoDiskRecordStore({ documents: aws.documents, table: cfg.tables.downloads });
+    const s3 = aws.s3;
+    const GiB = 1024 ** 3;
+    const at = new Date(2000).toISOString();
+    const withDisk = { ...deps(s3), disk: () => records.read() };
+    try {
+      await records.record({ free_bytes: 80 * GiB, reserve_bytes: 5 * GiB, needed_bytes: GiB, held: 0, at });
+      const ok = await healthcheck(withDisk);
+      expect(ok).toMatchObject({ status: 'ok', checks: { disk: 'ok' } });
+      expect(ok.disk_space).toEqual({
+        free_bytes: 80 * GiB,
+        reserve_bytes: 5 * GiB,
+        needed_bytes: GiB,
+        held: 0,
+        recorded_s_ago: 3,
+      });
+      expect(ok.details).toBeUndefined();
+
+      await records.record({ free_bytes: 2 * GiB, reserve_bytes: 5 * GiB, needed_bytes: 9 * GiB, held: 1, at });
+      const low = await healthcheck(withDisk);
+      expect(low).toMatchObject({ status: 'degraded', checks: { disk: 'down', dynamodb: 'ok' } });
+      expect(low.details).toEqual({ disk: '2\u00a0GiB free, 5\u00a0GiB reserved, 9\u00a0GiB still to write, 1 held' });
+
+      // A record that cannot be read (a hung table) leaves `disk` out; the probes still answer in their bound.
+      const hung = await healthcheck({ ...deps(s3, 300), disk: () => new Promise(() => undefined) });
+      expect(hung.checks).not.toHaveProperty('disk');
+      expect(hung).not.toHaveProperty('disk_space');
+    } finally {
+      await aws.documents.send(new DeleteCommand({ TableName: cfg.tables.downloads, Key: DISK_RECORD_KEY }));
     }
   });
 });

@@ -34,6 +34,7 @@ export const REQUIRED_ALARMS = [
   'ScanAnswerDelayAlarm',
   'ScanAnswersLateAlarm',
   'TorrentLoginRefusedAlarm',
+  'DiskSpaceAlarm',
 ];
 
 /** The functions anyone on the internet can reach: they get reserved concurrency. */

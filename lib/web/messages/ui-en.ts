@@ -66,6 +66,9 @@ export const en: UiMessages = {
   warnedStalled: ({ duration }) => `No progress for ${duration}.`,
   warnedEnds: ({ duration }) => `It ends as failed in ${duration} unless it moves or you keep waiting.`,
   keepWaiting: 'Keep waiting',
+  heldForDisk: ({ needed, free }) =>
+    `Paused: not enough disk space. It still has ${needed} to write and ${free} is free; it starts again by itself when the space is there.`,
+  heldForDiskShort: 'no disk space',
   failureReason: {
     no_metadata: 'Ended: its metadata never arrived (no peer had the torrent). Retry adds it again.',
     stalled: 'Ended: it made no progress for too long. Retry adds it again.',

@@ -61,6 +61,9 @@ export interface UiMessages {
   warnedEnds: (p: { duration: string }) => string;
   keepWaiting: string;
   failureReason: { no_metadata: string; stalled: string };
+  /** The disk guard's hold (disk-guard.ts): sizes like "4.2 GiB", `since` a formatted time. */
+  heldForDisk: (p: { needed: string; free: string; reserve?: string }) => string;
+  heldForDiskShort: string;
   addInfohashesLabel: string;
   addInfohashes: string;
   reviewTitle: (p: { name: string }) => string;

@@ -22,6 +22,7 @@ const torrents: TorrentClient = {
   add: async () => undefined,
   remove: async () => undefined,
   stop: async () => undefined,
+  start: async () => undefined,
 };
 
 type Where = 'sdk' | 'ours';

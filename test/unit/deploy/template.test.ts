@@ -897,7 +897,7 @@ describe('what the on-call person gets (tools/deploy/operations-checks.ts, plugi
 
   it('every alarm notifies the topic, names a runbook section that exists, and watches an emitted metric', () => {
     const alarms = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::CloudWatch::Alarm');
-    // Two a function, and the seven of the runbooks.
+    // Two a function, and those of the runbooks.
     expect(alarms).toHaveLength(Object.keys(ctx.functions).length * 2 + REQUIRED_ALARMS.length);
     expect(template.Resources.SyncNotSucceededAlarm.Properties).toMatchObject({
       Namespace: NAMESPACE,

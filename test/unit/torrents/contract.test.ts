@@ -326,3 +326,54 @@ describe('the client meets 5.2 as the official sources answer (issue 41)', () =>
     expect(emulator.calls.get('/api/v2/torrents/info')).toBeUndefined(); // no look-up needed
   });
 });
+
+describe("the disk's figures and start/resume (the disk guard: lib/downloads/disk-guard.ts)", () => {
+  const client = () =>
+    new QBittorrentClient({ baseUrl: url, auth: { kind: 'password', username: 'admin', password: 'pw' } });
+
+  it.each(['5.2', '4.6'] as const)(
+    '%s: free space from a full update, then from a delta that carries only the change; start or resume by version',
+    async (profile) => {
+      await start(profile);
+      const c = client();
+      const t = emulator.addTorrent({ kind: 'v1', category: DEFAULT_CATEGORY, progress: 0.5 });
+      emulator.update(t.hash, { size: 2048, amount_left: 1024 });
+      const first = await c.snapshot();
+      expect(first).toMatchObject({ full: true, free_space_bytes: 1024 ** 4 });
+      expect(first.present[0]).toMatchObject({ size: 2048, amount_left: 1024 });
+      emulator.setFreeSpace(5);
+      expect(await c.snapshot()).toMatchObject({ full: false, changed: [], free_space_bytes: 5 });
+      // A delta without server_state keeps the last known figure.
+      expect(await c.snapshot()).toMatchObject({ full: false, free_space_bytes: 5 });
+
+      await c.stop([t.hash]);
+      expect(emulator.torrents.get(t.hash)!.state).toBe(profile === '5.2' ? 'stoppedDL' : 'pausedDL');
+      await c.start([t.hash]);
+      expect(emulator.torrents.get(t.hash)!.state).toBe('downloading');
+      // The other version's name for the call is not there.
+      const other = profile === '5.2' ? 'resume' : 'start';
+      const login = await fetch(`${url}/api/v2/auth/login`, {
+        method: 'POST',
+        body: new URLSearchParams({ username: 'admin', password: 'pw' }),
+      });
+      const cookie = login.headers.get('set-cookie')!.split(';')[0];
+      const res = await fetch(`${url}/api/v2/torrents/${other}`, {
+        method: 'POST',
+        headers: { cookie },
+        body: new URLSearchParams({ hashes: t.hash }),
+      });
+      expect(res.status).toBe(404);
+    },
+  );
+
+  it('a figure that is not a byte count (negative, fractional, a string, past 2^53) is no figure at all', async () => {
+    await start('5.2');
+    for (const bogus of [-1, 1.5, '5', 2 ** 60, null]) {
+      emulator.setFreeSpace(bogus as number);
+      expect(await client().snapshot()).not.toHaveProperty('free_space_bytes');
+    }
+    const t = emulator.addTorrent({ kind: 'v1', category: DEFAULT_CATEGORY });
+    emulator.update(t.hash, { size: -5, amount_left: 'x' });
+    expect((await client().snapshot()).present[0]).not.toHaveProperty('size');
+  });
+});
