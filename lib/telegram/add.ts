@@ -91,6 +91,8 @@ export async function addFromMessage(deps: AddDeps, ctx: Context, locale: BotLoc
       link_preview_options: { is_disabled: true },
     }));
   }
+  // One refusal is said plainly.
+  if (only && 'refused' in only && dropped === 0) return void (await ctx.reply(only.refused));
   const lines = outcomes.flatMap((outcome, i) => {
     const n = outcomes.length > 1 ? `<b>${i + 1}.</b> ` : '';
     if ('refused' in outcome) return [`${n}<i>${escapeHtml(outcome.refused)}</i>`];
