@@ -10,6 +10,7 @@ export const EN: BotMessages = {
     '/get &lt;id&gt; — one download, with its buttons',
     '/lang ru|en — the language of this chat',
     '/help — this text',
+    'Send a magnet link (several in one message are fine) or a .torrent file to add a download.',
     'Notifications arrive here; their buttons retry, cancel or refresh a download.',
   ].join('\n'),
   findUsage: (max) => `Usage: /find &lt;name or hash prefix&gt; (1–${max} characters)`,
