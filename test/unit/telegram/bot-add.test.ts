@@ -88,7 +88,7 @@ describe('a .torrent sent as a document', () => {
   });
 
   it('sending more than it says (no Content-Length, or a false one): reading stops at the bound, nothing written', async () => {
-    for (const headers of [{}, { 'content-length': '1000' }]) {
+    for (const headers of [{}, { 'content-length': '1000' }] as Array<Record<string, string>>) {
       const h = harness();
       let served = 0;
       const piece = new Uint8Array(1024 * 1024);
