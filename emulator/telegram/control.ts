@@ -222,7 +222,12 @@ async function document(em: EmulatorState, input: Record<string, unknown>) {
     ...(Array.isArray(input.caption_entities) ? { caption_entities: input.caption_entities } : {}),
   });
   const { status, deliveries } = await em.webhook.deliver(update);
-  return { status, deliveries, file_id: file.file_id, replies: em.messages.slice(before).filter((m) => m.chat_id === chat) };
+  return {
+    status,
+    deliveries,
+    file_id: file.file_id,
+    replies: em.messages.slice(before).filter((m) => m.chat_id === chat),
+  };
 }
 
 /** update.d.ts `Update` with a `message` from a person in the chat (message.d.ts `Message`). */

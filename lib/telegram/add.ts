@@ -79,7 +79,10 @@ export async function addFromMessage(deps: AddDeps, ctx: Context, locale: BotLoc
       })),
     );
   }
-  const { magnets, dropped } = findMagnets(message.text ?? message.caption, message.entities ?? message.caption_entities);
+  const { magnets, dropped } = findMagnets(
+    message.text ?? message.caption,
+    message.entities ?? message.caption_entities,
+  );
   for (const magnet of magnets) outcomes.push(await addOne(deps, log, locale, 'magnet', async () => ({ magnet })));
 
   const only = outcomes.length === 1 ? outcomes[0] : undefined;

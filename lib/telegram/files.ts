@@ -60,7 +60,8 @@ export async function fetchDocument(
   try {
     file = await deps.api.getFile(fileId);
   } catch (err) {
-    if (err instanceof GrammyError && /file is too big/i.test(err.description)) throw new TelegramFileTooBigError(limit);
+    if (err instanceof GrammyError && /file is too big/i.test(err.description))
+      throw new TelegramFileTooBigError(limit);
     if (err instanceof GrammyError) throw new TelegramFileError(`getFile: ${err.error_code} ${err.description}`);
     if (err instanceof HttpError) throw new TelegramFileError('getFile: no answer');
     throw err;

@@ -31,7 +31,8 @@ export interface FoundMagnets {
 export function findMagnets(text: string | undefined, entities: readonly MessageEntity[] = []): FoundMagnets {
   const found: string[] = [];
   // A forged Update is shaped by the webhook only where the bot routes on it: here anything may arrive.
-  for (const match of (typeof text === 'string' ? text : '').matchAll(CANDIDATE)) found.push(match[0].replace(TRAILING, ''));
+  for (const match of (typeof text === 'string' ? text : '').matchAll(CANDIDATE))
+    found.push(match[0].replace(TRAILING, ''));
   for (const entity of Array.isArray(entities) ? entities : []) {
     if (entity?.type !== 'text_link' || typeof entity.url !== 'string') continue;
     const [link] = entity.url.match(new RegExp(`^${CANDIDATE.source}$`, 'i')) ?? [];

@@ -170,7 +170,10 @@ describe('a .torrent sent as a document', () => {
       [{ size: 21 * 1024 * 1024 }, 'The file is larger than 10 MiB; nothing was added.'],
       // Says 1 KB, sends 10 MiB + 1 without a Content-Length: cut at the bound while reading.
       [{ size: 10 * 1024 * 1024 + 1, declaredSize: 1000, chunked: true }, 'The file is larger than 10 MiB'],
-      [{ content: Buffer.from('this is not bencode at all') }, 'Not a .torrent file the bot can add; nothing was added.'],
+      [
+        { content: Buffer.from('this is not bencode at all') },
+        'Not a .torrent file the bot can add; nothing was added.',
+      ],
       [{ content: Buffer.from('d4:infoi1ee') }, 'Not a .torrent file the bot can add'],
     ];
     for (const [opts, words] of cases) {

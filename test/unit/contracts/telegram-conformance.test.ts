@@ -216,7 +216,11 @@ describe('the Telegram emulator answers as @grammyjs/types says', () => {
       conforms('a file link that names nothing → ApiError', await missing.json(), types.type('ApiError'));
     }
     await refused('an unknown file_id', 'getFile', { file_id: 'AgADnope' }, 400);
-    const big = await control('POST', '/emulator/document', { chat_id: PRIVATE, user_id: 7, size: 20 * 1024 * 1024 + 1 });
+    const big = await control('POST', '/emulator/document', {
+      chat_id: PRIVATE,
+      user_id: 7,
+      size: 20 * 1024 * 1024 + 1,
+    });
     const tooBig = await refused('a file over 20 MB', 'getFile', { file_id: big.file_id }, 400);
     expect(tooBig.description).toBe('Bad Request: file is too big');
   });

@@ -63,7 +63,8 @@ describe('a .torrent sent as a document', () => {
   it('is fetched from the link under the bot’s API root and added; the link is never in the answer', async () => {
     const h = harness();
     h.file.size = file.length;
-    h.fetchFile = async () => new Response(new Uint8Array(file), { headers: { 'content-length': String(file.length) } });
+    h.fetchFile = async () =>
+      new Response(new Uint8Array(file), { headers: { 'content-length': String(file.length) } });
     await h.handle(message({ document: torrentDoc(file.length) }, ALLOWED));
     expect(h.fetched).toEqual(['http://bot-api.test/file/bot1:test/documents/file_1.torrent']);
     expect(changes(h)).toEqual(['create', 'torrent_add']);

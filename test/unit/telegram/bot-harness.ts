@@ -166,7 +166,12 @@ export function harness(
       method === 'answerCallbackQuery'
         ? true
         : method === 'getFile'
-          ? { file_id: 'f', file_unique_id: 'u', file_path: h.file.path, ...(h.file.size !== undefined ? { file_size: h.file.size } : {}) }
+          ? {
+              file_id: 'f',
+              file_unique_id: 'u',
+              file_path: h.file.path,
+              ...(h.file.size !== undefined ? { file_size: h.file.size } : {}),
+            }
           : { message_id: 99, date: 1_700_000_000, chat: { id: CHAT, type: 'supergroup', title: 'g' }, text: 'x' };
     return { ok: true, result } as never;
   });

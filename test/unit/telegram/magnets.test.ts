@@ -21,7 +21,21 @@ describe('findMagnets', () => {
   });
 
   it('ends a magnet at a lone surrogate, a control, a bidi override or a Unicode space: never inside the link', () => {
-    for (const stop of ['\ud800', '\udc00', '\u0000', '\u0085', '\u202e', '\u2066', '\u00a0', '\u2028', '\u3000', '\ufeff', '<', '"', '`']) {
+    for (const stop of [
+      '\ud800',
+      '\udc00',
+      '\u0000',
+      '\u0085',
+      '\u202e',
+      '\u2066',
+      '\u00a0',
+      '\u2028',
+      '\u3000',
+      '\ufeff',
+      '<',
+      '"',
+      '`',
+    ]) {
       const [found] = findMagnets(`${magnet(5, '&dn=a')}${stop}b${stop}`).magnets;
       expect(found).toBe(magnet(5, '&dn=a'));
     }
@@ -43,7 +57,9 @@ describe('findMagnets', () => {
     ];
     expect(findMagnets('here and there', entities).magnets).toEqual([magnet(8)]);
     // A forged Update's entities are not trusted to be the shape typings promise.
-    expect(findMagnets('x', [null, 7, { type: 'text_link', url: 42 }] as unknown as MessageEntity[]).magnets).toEqual([]);
+    expect(findMagnets('x', [null, 7, { type: 'text_link', url: 42 }] as unknown as MessageEntity[]).magnets).toEqual(
+      [],
+    );
     expect(findMagnets(42 as unknown as string).magnets).toEqual([]);
   });
 
