@@ -11,6 +11,7 @@ import {
   unixNow,
   userObject,
 } from './objects';
+import type { FileStore } from './files';
 import type { Fault, FloodControl } from './rates';
 import type { Webhook } from './webhook';
 
@@ -22,6 +23,7 @@ export interface EmulatorState {
   readonly webhook: Webhook;
   readonly queries: Map<string, Query>;
   readonly migrated: Map<number, number>;
+  readonly files: FileStore;
   nextUpdateId(): number;
   newQuery(): string;
   nextMessageId(chat: number): number;
@@ -36,7 +38,11 @@ export interface EmulatorState {
  *   POST   /emulator/press  {chat_id, user_id, message_id?, data, inaccessible?, language_code?}
  *            a button press → {status, deliveries, update_id, query_id, answer, answered_after_ms}; on a
  *            message the bot cannot reach (deleted, unknown, or `inaccessible: true`) an InaccessibleMessage
- *   POST   /emulator/type   {chat_id, user_id, text, language_code?}                a typed message → {status, deliveries, replies}
+ *   POST   /emulator/type   {chat_id, user_id, text, entities?, language_code?}     a typed message → {status, deliveries, replies}
+ *   POST   /emulator/document {chat_id, user_id, file_name, mime_type?, content_base64? | size?, declared_size?,
+ *            chunked?, caption?, caption_entities?, language_code?}   a person sends a file (files.ts) → {status,
+ *            deliveries, replies, file_id}; `size` alone: that many zero bytes; `declared_size`: the size the
+ *            message and getFile report; `chunked`: served without Content-Length
  *   PUT    /emulator/faults {chat_id, fault: "429"|"500"|"timeout", count, retry_after?}
  *   DELETE /emulator/faults
  *   PUT    /emulator/limits {chat_per_s?, group_per_min?, bot_per_s?} | {off: true}   the rates enforced
@@ -119,6 +125,8 @@ export async function control(
       return send(res, 200, await press(em, input));
     case 'POST /emulator/type':
       return send(res, 200, await type(em, input));
+    case 'POST /emulator/document':
+      return send(res, 200, await document(em, input));
     default:
       send(res, 404, { error: 'unknown emulator route' });
   }
@@ -176,13 +184,50 @@ async function type(em: EmulatorState, input: Record<string, unknown>) {
   const text = String(input.text ?? '');
   const before = em.messages.length;
   const command = /^\/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?/.exec(text);
+  const entities = [
+    ...(command ? [{ type: 'bot_command', offset: 0, length: command[0].length }] : []),
+    ...(Array.isArray(input.entities) ? input.entities : []),
+  ];
   const update = messageUpdate(em, chat, input.user_id, {
     from: userObject(input.user_id, input.language_code),
     text,
-    ...(command ? { entities: [{ type: 'bot_command', offset: 0, length: command[0].length }] } : {}),
+    ...(entities.length ? { entities } : {}),
   });
   const { status, deliveries } = await em.webhook.deliver(update);
   return { status, deliveries, replies: em.messages.slice(before).filter((m) => m.chat_id === chat) };
+}
+
+/** A person sends a file: message.d.ts `Message.document` (`Document`), with its caption when given. */
+async function document(em: EmulatorState, input: Record<string, unknown>) {
+  const chat = chatId(input.chat_id);
+  const before = em.messages.length;
+  const name = typeof input.file_name === 'string' ? input.file_name : undefined;
+  const file = em.files.add({
+    content: typeof input.content_base64 === 'string' ? Buffer.from(input.content_base64, 'base64') : undefined,
+    size: input.size === undefined ? undefined : Number(input.size),
+    declared: input.declared_size === undefined ? undefined : Number(input.declared_size),
+    chunked: input.chunked === true,
+    extension: name?.includes('.') ? name.slice(name.lastIndexOf('.') + 1) : undefined,
+  });
+  const update = messageUpdate(em, chat, input.user_id, {
+    from: userObject(input.user_id, input.language_code),
+    document: {
+      file_id: file.file_id,
+      file_unique_id: file.file_unique_id,
+      ...(name !== undefined ? { file_name: name } : {}),
+      ...(typeof input.mime_type === 'string' ? { mime_type: input.mime_type } : {}),
+      file_size: file.declared,
+    },
+    ...(typeof input.caption === 'string' ? { caption: input.caption } : {}),
+    ...(Array.isArray(input.caption_entities) ? { caption_entities: input.caption_entities } : {}),
+  });
+  const { status, deliveries } = await em.webhook.deliver(update);
+  return {
+    status,
+    deliveries,
+    file_id: file.file_id,
+    replies: em.messages.slice(before).filter((m) => m.chat_id === chat),
+  };
 }
 
 /** update.d.ts `Update` with a `message` from a person in the chat (message.d.ts `Message`). */

@@ -5,16 +5,18 @@ import { send } from './answer';
 import { control, type EmulatorState } from './control';
 import { chatId, linkPreviewOptions, MAX_ANSWER, messageText, readParams, replyMarkup } from './input';
 import { ApiError, EMULATED_BOT, messageObject, type Query, type SentMessage, unixNow } from './objects';
+import { type StoredFile, FileStore } from './files';
 import { FloodControl, type RateLimits, TELEGRAM_LIMITS } from './rates';
 import { Webhook } from './webhook';
 
 export type { CallbackAnswer, InlineButton, SentMessage } from './objects';
+export type { StoredFile };
 export { TELEGRAM_LIMITS, type ChatStats, type RateLimits } from './rates';
 
 /**
  * A Telegram Bot API server for the methods the bot uses (getMe,
  * sendMessage, editMessageText, editMessageReplyMarkup, answerCallbackQuery,
- * setWebhook, deleteWebhook), with Telegram's answer shapes (`{ok, result}` /
+ * setWebhook, deleteWebhook, getFile and the file download: files.ts), with Telegram's answer shapes (`{ok, result}` /
  * `{ok:false, error_code, description, parameters?}`, @grammyjs/types
  * api.d.ts) and refusals, plus what Telegram does on its side: it delivers
  * Updates to the registered webhook with the secret header (webhook.ts).
@@ -62,6 +64,8 @@ export class TelegramEmulator implements EmulatorState {
   readonly queries = new Map<string, Query>();
   /** Old group id → its supergroup. */
   readonly migrated = new Map<number, number>();
+  /** Documents people sent, by file_id (files.ts). */
+  readonly files = new FileStore();
   private readonly lastMessageId = new Map<number, number>();
   // Telegram never reuses an update_id; a restarted emulator must not either (the bot remembers them for days).
   private updateId = Math.floor(Date.now() / 1000) * 1000;
@@ -122,6 +126,8 @@ export class TelegramEmulator implements EmulatorState {
       const body = await readBody(req);
       const bot = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
       if (bot) return await this.api(bot[1], bot[2], readParams(url, body), res);
+      const file = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.pathname);
+      if (file && req.method === 'GET') return this.files.serve(file[1] === this.opts.token, file[2], res);
       if (url.pathname.startsWith('/emulator/')) {
         const input = body ? (JSON.parse(body) as Record<string, unknown>) : {};
         return await control(this, req.method ?? 'GET', url, input, res);
@@ -206,6 +212,8 @@ export class TelegramEmulator implements EmulatorState {
         };
         return ok(true);
       }
+      case 'getfile':
+        return ok(this.files.getFile(params.file_id));
       case 'setwebhook':
         this.webhook.set(params);
         return ok(true);

@@ -5,9 +5,11 @@ import type { DownloadState } from '../downloads/model';
 import { DownloadsDeps, listDownloads } from '../downloads/service';
 import { parseId } from '../ident';
 import type { Logger } from '../log';
+import { addFromMessage, addsSomething } from './add';
 import { grammyClientConfig, TelegramClientOptions } from './api';
 import { ButtonAction, parseCallback } from './callback';
 import { UpdateInProgressError, UpdateNotClaimedError } from './errors';
+import { FileLinks } from './files';
 import type { Lang } from '../i18n';
 import { BotLocale, botLocale, cardText, cardUrl, clip, escapeHtml, fitLines, keyboard, notifiedOf } from './format';
 import { press, PressDeps } from './press';
@@ -58,6 +60,8 @@ export interface BotDeps extends PressDeps {
   botInfo?: UserFromGetMe;
   /** How long a handling holds its Update (default `UPDATE_LEASE_MS`). */
   updateLeaseMs?: number;
+  /** The fetch of a document's bytes (tests); the global one by default. */
+  fetchFile?: typeof fetch;
 }
 
 /**
@@ -87,8 +91,10 @@ const FIND_NAME_CHARS = 300;
 const MAX_QUERY_CHARS = 100;
 
 export function createBot(deps: BotDeps): Bot {
+  // A document's link is under the root grammY calls (files.ts): its URL builder tells us which.
+  const links = new FileLinks(deps.client.apiRoot);
   const bot = new Bot(deps.client.token, {
-    client: grammyClientConfig(deps.client),
+    client: { ...grammyClientConfig(deps.client), buildUrl: links.buildUrl },
     ...(deps.botInfo ? { botInfo: deps.botInfo } : {}),
   });
 
@@ -167,7 +173,8 @@ export function createBot(deps: BotDeps): Bot {
       chat_id: ctx.chat?.id,
       user_id: userId,
     });
-    const text = (await messagesOf(ctx)).notAllowed;
+    const m = await messagesOf(ctx);
+    const text = addsSomething(ctx.message ?? ctx.channelPost) ? m.add.notAllowed : m.notAllowed;
     if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text });
     else if (ctx.msg && ctx.chat) await ctx.reply(text);
   });
@@ -249,6 +256,15 @@ export function createBot(deps: BotDeps): Bot {
     await ctx.reply(m.langSet(m.languageNames[lang]));
   });
 
+  // A magnet or a .torrent (add.ts); any other message is not for the bot and gets no answer.
+  const adding = {
+    downloads: deps.downloads,
+    uiBase: deps.uiBase,
+    log: deps.log,
+    files: { token: deps.client.token, links, timeoutMs: deps.client.timeoutMs, fetch: deps.fetchFile },
+  };
+  bot.on('message', async (ctx) => addFromMessage(adding, ctx, await localeOf(ctx)));
+
   bot.on('callback_query:data', async (ctx) => press(deps, ctx, ctx.callbackQuery.data, await localeOf(ctx)));
   // A press without data (a game button, a forged update) is stale too: answered, nothing done.
   bot.on('callback_query', async (ctx) => ctx.answerCallbackQuery({ text: (await messagesOf(ctx)).expired }));
@@ -267,6 +283,8 @@ function changesSomething(ctx: Context): boolean {
       return false; // a stale button is answered "expired" and changes nothing
     }
   }
+  // A magnet or a .torrent adds (an edit of a message adds nothing: only `message` is handled, add.ts).
+  if (addsSomething(ctx.message ?? ctx.channelPost)) return true;
   // ctx.msg: a message, a channel post, or an edit of either; a channel post has no person (`from`), so a command
   // that writes, posted in a configured channel, is refused like a stranger's.
   const [, name, argument] = /^\/([A-Za-z0-9_]+)(?:@\S+)?(.*)$/s.exec(ctx.msg?.text ?? '') ?? [];

@@ -97,3 +97,21 @@ export class UpdateNotClaimedError extends Error {
     this.name = 'UpdateNotClaimedError';
   }
 }
+
+/** A document larger than the bot takes (the Bot API's 20 MB download bound, or the .torrent bound), by its declared size or by the bytes read. */
+export class TelegramFileTooBigError extends Error {
+  readonly code = 'TELEGRAM_FILE_TOO_BIG';
+  constructor(readonly limit: number) {
+    super(`the file is larger than ${limit} bytes`);
+    this.name = 'TelegramFileTooBigError';
+  }
+}
+
+/** getFile or the file download failed (refused, no answer, a path we do not follow); the message never names the link (it holds the token). */
+export class TelegramFileError extends Error {
+  readonly code = 'TELEGRAM_FILE_UNAVAILABLE';
+  constructor(reason: string) {
+    super(`the file could not be fetched: ${reason}`);
+    this.name = 'TelegramFileError';
+  }
+}

@@ -1,6 +1,6 @@
 import { plural } from '../i18n';
 import { escapeHtml } from './html';
-import type { BotMessages } from './messages';
+import { type BotMessages, mib } from './messages';
 
 /** The bot in English (lib/telegram/messages.ts). */
 export const EN: BotMessages = {
@@ -10,6 +10,7 @@ export const EN: BotMessages = {
     '/get &lt;id&gt; — one download, with its buttons',
     '/lang ru|en — the language of this chat',
     '/help — this text',
+    'Send a magnet link (several in one message are fine) or a .torrent file to add a download.',
     'Notifications arrive here; their buttons retry, cancel or refresh a download.',
   ].join('\n'),
   findUsage: (max) => `Usage: /find &lt;name or hash prefix&gt; (1–${max} characters)`,
@@ -27,6 +28,22 @@ export const EN: BotMessages = {
   failedOurs: 'Something went wrong; nothing was changed.',
   refusal: 'Sorry, this bot only serves the chats it was set up for.',
   notAllowed: 'Only the people this bot was set up for can retry or cancel; nothing was changed.',
+  add: {
+    notAllowed: 'Only the people this bot was set up for can add downloads; nothing was added.',
+    added: 'Added.',
+    alreadyActive: 'Already being downloaded: this is its card; nothing was added.',
+    invalidMagnet: 'Not a magnet link the bot can add; nothing was added.',
+    invalidTorrent: 'Not a .torrent file the bot can add; nothing was added.',
+    invalidName: 'The torrent’s name cannot be used as a file name; nothing was added.',
+    tooBig: (limit) => `The file is larger than ${mib('en', limit)} MiB; nothing was added.`,
+    fileUnavailable: 'The file could not be fetched from Telegram; nothing was added. Send it again.',
+    failed: 'Could not be added now; nothing was added. Send it again.',
+    dropped: (dropped, max) =>
+      plural('en', dropped, {
+        one: `Only the first ${max} magnets of a message are read: {n} more was not added.`,
+        other: `Only the first ${max} magnets of a message are read: {n} more were not added.`,
+      }),
+  },
   titles: {
     created: 'New download',
     adopted: 'Adopted from the client',

@@ -1,5 +1,5 @@
 import type { DownloadState } from '../downloads/model';
-import type { Lang } from '../i18n';
+import { type Lang, LOCALES } from '../i18n';
 import type { ButtonAction } from './callback';
 import type { EventKind } from './model';
 
@@ -35,6 +35,8 @@ export interface BotMessages {
   failedOurs: string;
   refusal: string;
   notAllowed: string;
+  /** What a magnet or a .torrent sent to the bot came to (lib/telegram/add.ts). */
+  add: AddMessages;
   /** Notification titles, by event. */
   titles: Record<EventKind, string>;
   buttons: Record<ButtonAction, string>;
@@ -57,4 +59,28 @@ export interface BotMessages {
   langUsage: string;
   /** Each shipped language, named in this catalogue's language (shown by /lang). */
   languageNames: Record<Lang, string>;
+}
+
+export interface AddMessages {
+  /** Only the configured people add (decision 291, as for Retry and Cancel). */
+  notAllowed: string;
+  /** The note on the card of a download the message created. */
+  added: string;
+  /** The note on the card of the active download that already has this torrent. */
+  alreadyActive: string;
+  invalidMagnet: string;
+  invalidTorrent: string;
+  invalidName: string;
+  /** A document over the bound (bytes; shown in MiB). */
+  tooBig: (limitBytes: number) => string;
+  fileUnavailable: string;
+  /** Our side failed (the store, a bug): nothing known to be added. */
+  failed: string;
+  /** The magnets past the per-message bound. */
+  dropped: (dropped: number, max: number) => string;
+}
+
+/** A bound in bytes as MiB, written in the language (10 MiB: `10`; 10.5: `10.5` / `10,5`). */
+export function mib(lang: Lang, bytes: number): string {
+  return new Intl.NumberFormat(LOCALES[lang], { maximumFractionDigits: 1 }).format(bytes / (1024 * 1024));
 }

@@ -62,13 +62,47 @@ export const deleteMessage = (chatId: number, messageId: number) =>
   control('DELETE', `/emulator/messages?chat_id=${chatId}&message_id=${messageId}`);
 
 /** A person types in a chat; `languageCode` is their Telegram app's language (User.language_code). */
-export const type = (chatId: number, userId: number, text: string, languageCode?: string) =>
-  control<{ status: number; replies: SentMessage[] }>('POST', '/emulator/type', {
+export const type = (chatId: number, userId: number, text: string, languageCode?: string, entities?: unknown[]) =>
+  control<{ status: number; deliveries: number; replies: SentMessage[] }>('POST', '/emulator/type', {
     chat_id: chatId,
     user_id: userId,
     text,
     language_code: languageCode,
+    entities,
   });
+
+export interface DocumentOptions {
+  fileName?: string;
+  mimeType?: string;
+  /** The bytes; or `size` zero bytes. */
+  content?: Buffer;
+  size?: number;
+  /** The size the message and getFile report (a lie when it differs). */
+  declaredSize?: number;
+  /** Served without Content-Length. */
+  chunked?: boolean;
+  caption?: string;
+  languageCode?: string;
+}
+
+/** A person sends a file to the chat (the emulator's POST /emulator/document). */
+export const sendDocument = (chatId: number, userId: number, opts: DocumentOptions) =>
+  control<{ status: number; deliveries: number; file_id: string; replies: SentMessage[] }>(
+    'POST',
+    '/emulator/document',
+    {
+      chat_id: chatId,
+      user_id: userId,
+      file_name: opts.fileName ?? 'file.torrent',
+      mime_type: opts.mimeType,
+      content_base64: opts.content?.toString('base64'),
+      size: opts.size,
+      declared_size: opts.declaredSize,
+      chunked: opts.chunked,
+      caption: opts.caption,
+      language_code: opts.languageCode,
+    },
+  );
 
 export const fault = (chatId: number, f: '429' | '500' | 'timeout', count: number, retryAfter?: number) =>
   control('PUT', '/emulator/faults', { chat_id: chatId, fault: f, count, retry_after: retryAfter });

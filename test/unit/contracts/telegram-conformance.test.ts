@@ -189,6 +189,42 @@ describe('the Telegram emulator answers as @grammyjs/types says', () => {
     }
   });
 
+  it('a document Update, getFile and the file download; getFile refuses an unknown id and a file over 20 MB', async () => {
+    updates.length = 0;
+    const content = Buffer.from('d4:infod6:lengthi1e4:name1:x12:piece lengthi16384e6:pieces20:aaaaaaaaaaaaaaaaaaaaee');
+    const sent = await control('POST', '/emulator/document', {
+      chat_id: PRIVATE,
+      user_id: 7,
+      file_name: 'Sintel.torrent',
+      mime_type: 'application/x-bittorrent',
+      content_base64: content.toString('base64'),
+      caption: 'magnet:?xt=urn:btih:x',
+    });
+    expect(updates).toHaveLength(1);
+    conforms('Update (a document with a caption)', updates[0], types.type('Update'));
+    const document = (updates[0].message as { document: Record<string, unknown> }).document;
+    expect(document).toMatchObject({ file_id: sent.file_id, file_name: 'Sintel.torrent', file_size: content.length });
+    const file = await succeeds('getFile', { file_id: sent.file_id });
+    expect(file).toMatchObject({ file_id: sent.file_id, file_size: content.length });
+    const link = await fetch(`${api}/file/bot${token}/${String(file.file_path)}`);
+    expect([link.status, link.headers.get('content-length')]).toEqual([200, String(content.length)]);
+    expect(Buffer.from(await link.arrayBuffer())).toEqual(content);
+    // Another token, another path: the Bot API's 404.
+    for (const path of [`/file/bot9:${'x'.repeat(30)}/${String(file.file_path)}`, `/file/bot${token}/documents/nope`]) {
+      const missing = await fetch(`${api}${path}`);
+      expect(missing.status).toBe(404);
+      conforms('a file link that names nothing → ApiError', await missing.json(), types.type('ApiError'));
+    }
+    await refused('an unknown file_id', 'getFile', { file_id: 'AgADnope' }, 400);
+    const big = await control('POST', '/emulator/document', {
+      chat_id: PRIVATE,
+      user_id: 7,
+      size: 20 * 1024 * 1024 + 1,
+    });
+    const tooBig = await refused('a file over 20 MB', 'getFile', { file_id: big.file_id }, 400);
+    expect(tooBig.description).toBe('Bad Request: file is too big');
+  });
+
   it('the refusals', async () => {
     await refused('a wrong token', 'getMe', {}, 401, `9:${'x'.repeat(30)}`);
     await refused('an unknown method', 'sendDice', { chat_id: PRIVATE }, 404);
@@ -220,6 +256,7 @@ describe('the Telegram emulator answers as @grammyjs/types says', () => {
       'deleteWebhook',
       'editMessageReplyMarkup',
       'editMessageText',
+      'getFile',
       'getMe',
       'sendMessage',
       'setWebhook',

@@ -1,6 +1,6 @@
 import type { Update, UserFromGetMe } from 'grammy/types';
 import { createBot, BotDeps } from '../../../lib/telegram/bot';
-import type { Download } from '../../../lib/downloads/model';
+import { type Download, isActive } from '../../../lib/downloads/model';
 import type { DownloadStore } from '../../../lib/downloads/store';
 import type { TorrentClient } from '../../../lib/torrents/client';
 import { silentLogger } from '../../../lib/log';
@@ -39,6 +39,13 @@ export interface Harness {
   readStalls?: boolean;
   /** The ledger's claim is applied but its answer lost (a timeout while DynamoDB Local was paused). */
   claimAnswerLost?: boolean;
+  /** The torrent client's add never answers (the invocation dies in it, after the create). */
+  addStalls?: boolean;
+  /** getFile's answer (`file_size`), and the file link's fetch (default: 404). */
+  file: { size?: number; path: string };
+  fetchFile: (url: string) => Promise<Response>;
+  /** The file links fetched. */
+  fetched: string[];
 }
 
 export function harness(
@@ -66,6 +73,9 @@ export function harness(
     languages: new Map(),
     ledger: new Map(),
     clock: Date.now(),
+    file: { path: 'documents/file_1.torrent' },
+    fetchFile: async () => new Response('Not Found', { status: 404 }),
+    fetched: [],
   };
   const write =
     <T>(name: string, f: () => T) =>
@@ -74,6 +84,23 @@ export function harness(
       return f();
     };
   const store = {
+    // The store's guard, for one download: an active one holding a hash is the answer, else a new one.
+    createDownloadIfNoActive: async (input: Partial<Download>, hashes: Download['infohashes']) => {
+      const d = h.download;
+      if (d && isActive(d.state) && d.infohashes.some((x) => hashes.some((y) => y.infohash === x.infohash)))
+        return { created: false, download: d };
+      h.writes.push('create');
+      h.download = {
+        id: ID,
+        state: 'queued',
+        name: String(input.name),
+        infohashes: hashes,
+        created_at: '2026-12-07T00:00:00.000Z',
+        updated_at: '2026-12-07T00:00:00.000Z',
+        revision: 1,
+      };
+      return { created: true, download: h.download };
+    },
     get: async () => {
       if (h.readStalls) await new Promise(() => undefined);
       if (h.readFails) throw new Error('store unavailable');
@@ -86,12 +113,19 @@ export function harness(
     },
   } as unknown as DownloadStore;
   const torrents = {
-    add: write('torrent_add', () => undefined),
+    add: async () => {
+      h.writes.push('torrent_add');
+      if (h.addStalls) await new Promise(() => undefined);
+    },
     remove: write('torrent_remove', () => undefined),
     stop: write('torrent_stop', () => undefined),
   } as unknown as TorrentClient;
   const deps: BotDeps = {
-    client: { token: '1:test', timeoutMs: 1000 },
+    client: { token: '1:test', timeoutMs: 1000, apiRoot: 'http://bot-api.test' },
+    fetchFile: (async (url: string) => {
+      h.fetched.push(url);
+      return h.fetchFile(url);
+    }) as typeof fetch,
     downloads: { store, torrents, log: silentLogger },
     access: { chats: [CHAT], users: new Set(users) },
     updates: {
@@ -131,7 +165,14 @@ export function harness(
     const result =
       method === 'answerCallbackQuery'
         ? true
-        : { message_id: 99, date: 1_700_000_000, chat: { id: CHAT, type: 'supergroup', title: 'g' }, text: 'x' };
+        : method === 'getFile'
+          ? {
+              file_id: 'f',
+              file_unique_id: 'u',
+              file_path: h.file.path,
+              ...(h.file.size !== undefined ? { file_size: h.file.size } : {}),
+            }
+          : { message_id: 99, date: 1_700_000_000, chat: { id: CHAT, type: 'supergroup', title: 'g' }, text: 'x' };
     return { ok: true, result } as never;
   });
   h.handle = (update) => bot.handleUpdate(update);
@@ -179,6 +220,25 @@ export function command(text: string, from: number, chat = CHAT, languageCode?: 
       from: person(from, languageCode),
       text,
       entities: [{ type: 'bot_command', offset: 0, length: text.split(' ')[0].length }],
+    },
+  } as Update;
+}
+
+/** A message a person typed (no command), or sent as a document with its caption. */
+export function message(
+  fields: { text?: string; document?: Record<string, unknown>; caption?: string },
+  from: number,
+  chat = CHAT,
+  languageCode?: string,
+): Update {
+  return {
+    update_id: nextUpdate++,
+    message: {
+      message_id: nextUpdate,
+      date: 1_700_000_000,
+      chat: { id: chat, type: 'supergroup', title: 'g' },
+      from: person(from, languageCode),
+      ...fields,
     },
   } as Update;
 }
