@@ -12,6 +12,7 @@ import {
   sessionOrSignIn,
   webState,
 } from './middlewares';
+import type { FormFile } from './forms';
 import type { Ui } from './locale';
 import { htmlResult, newNonce, redirect, SECURITY_HEADERS } from './responses';
 import { layout, Page, Viewer } from './shell';
@@ -30,6 +31,8 @@ export interface WebRequest {
   viewer?: Viewer;
   /** POST only: the form's fields, the csrf field removed. */
   form: Record<string, string>;
+  /** POST only: the form's files (FILE_FORMS routes, lib/web/forms.ts). */
+  files: Record<string, FormFile>;
   nonce: string;
   /** The request's language and time zone. */
   ui: Ui;
@@ -55,9 +58,9 @@ export function webHandler(
   if (!opts.public) handler.use(sessionOrSignIn());
   return invocationScope(
     handler.use(csrfOnPost()).handler(async (event: APIGatewayProxyEventV2, _context: Context) => {
-      const { viewer, form, ui, langCookie } = webState(event);
+      const { viewer, form, files, ui, langCookie } = webState(event);
       const nonce = newNonce();
-      const answer = await core({ event, viewer, form, nonce, ui: ui! });
+      const answer = await core({ event, viewer, form, files, nonce, ui: ui! });
       return render(answer, { viewer, nonce, ui: ui!, here: here(event), langCookie });
     }),
   );
