@@ -15,7 +15,7 @@ import { header } from '../../lib/http/request';
 import { webHandler, WebRequest, WebAnswer } from '../../lib/web/handler';
 import { noticeOf } from '../../lib/web/responses';
 import { addPage, cardPage, reviewPage } from '../../lib/web/pages';
-import { addErrorOf, addValuesOf, parseAddForm } from '../../lib/web/add-form';
+import { ADD_FILE_FORMS, addErrorOf, addValuesOf, parseAddForm } from '../../lib/web/add-form';
 import { downloadsDeps } from '../../lib/downloads/wiring';
 import { createLogger } from '../../lib/log';
 import { audit, AUDIT_EVENTS } from '../../lib/log/audit';
@@ -44,7 +44,10 @@ const parseReviewForm = validator<{ candidate_id: string }>({
 
 const log = createLogger({ domain: 'web' });
 
-export const handler = webHandler(log, async (request) => {
+// The add form's route reads multipart (its file input); every other form here is urlencoded.
+export const handler = webHandler(log, (request) => actions(request), { fileForms: ADD_FILE_FORMS });
+
+async function actions(request: WebRequest): Promise<WebAnswer> {
   const { event, form } = request;
   if (event.routeKey === 'POST /signout') {
     parseEmpty(form);
@@ -96,7 +99,7 @@ export const handler = webHandler(log, async (request) => {
     default:
       throw new Error(`no action for ${event.routeKey}`);
   }
-});
+}
 
 /**
  * The add form: the SAME `ingest` as POST /downloads. A new download → its card; the existing active one →

@@ -1,16 +1,13 @@
-import {
-  InvalidInfohashError,
-  InvalidMagnetError,
-  InvalidTorrentError,
-} from '../downloads/errors';
+import { InvalidInfohashError, InvalidMagnetError, InvalidTorrentError } from '../downloads/errors';
 import { MAX_INFOHASHES } from '../downloads/infohash';
 import { MAX_TIMEOUT_S } from '../downloads/lifecycle';
 import { MAX_MAGNET_LENGTH } from '../downloads/magnet';
+import { MAX_TORRENT_BODY_BYTES } from '../downloads/requests';
 import type { IngestRequest } from '../downloads/service';
 import { MAX_TORRENT_BYTES } from '../downloads/torrent-file';
 import { ErrorCode, HttpError } from '../http/errors';
 import { InvalidFileNameError } from '../names';
-import type { FormFile } from './forms';
+import type { FileForms, FormFile } from './forms';
 
 /**
  * The web UI's "Add a download" form (decision 405): its fields in ONE table, read into the SAME
@@ -22,6 +19,9 @@ import type { FormFile } from './forms';
  * catalogue (the compiler asks for both): a `text` or `seconds` row is copied into the request under
  * its name.
  */
+
+/** The add form's route takes multipart (its file input), bounded as POST /downloads' body (decision 406). */
+export const ADD_FILE_FORMS: FileForms = { 'POST /download': MAX_TORRENT_BODY_BYTES };
 
 export type AddInput = 'textarea' | 'text' | 'file' | 'seconds';
 /** `source`: exactly one is given; `main`: always shown; `advanced`: in the collapsed section. */

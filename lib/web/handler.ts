@@ -12,7 +12,7 @@ import {
   sessionOrSignIn,
   webState,
 } from './middlewares';
-import type { FormFile } from './forms';
+import type { FileForms, FormFile } from './forms';
 import type { Ui } from './locale';
 import { htmlResult, newNonce, redirect, SECURITY_HEADERS } from './responses';
 import { layout, Page, Viewer } from './shell';
@@ -31,7 +31,7 @@ export interface WebRequest {
   viewer?: Viewer;
   /** POST only: the form's fields, the csrf field removed. */
   form: Record<string, string>;
-  /** POST only: the form's files (FILE_FORMS routes, lib/web/forms.ts). */
+  /** POST only: the form's files (the routes of `opts.fileForms`, sent as multipart). */
   files: Record<string, FormFile>;
   nonce: string;
   /** The request's language and time zone. */
@@ -47,7 +47,12 @@ export type WebAnswer =
 export function webHandler(
   log: Logger,
   core: (request: WebRequest) => Promise<WebAnswer>,
-  opts: { public?: boolean; notFound?: 'noSuchDownload' | 'noSuchItem' } = {},
+  opts: {
+    public?: boolean;
+    notFound?: 'noSuchDownload' | 'noSuchItem';
+    /** Routes whose form has a file input, with their body bound (lib/web/forms.ts). */
+    fileForms?: FileForms;
+  } = {},
 ) {
   const handler = middy<APIGatewayProxyEventV2, HttpResult>()
     .use(htmlErrors(log, opts.notFound))
@@ -57,7 +62,7 @@ export function webHandler(
     .use(sameOriginPost());
   if (!opts.public) handler.use(sessionOrSignIn());
   return invocationScope(
-    handler.use(csrfOnPost()).handler(async (event: APIGatewayProxyEventV2, _context: Context) => {
+    handler.use(csrfOnPost(opts.fileForms)).handler(async (event: APIGatewayProxyEventV2, _context: Context) => {
       const { viewer, form, files, ui, langCookie } = webState(event);
       const nonce = newNonce();
       const answer = await core({ event, viewer, form, files, nonce, ui: ui! });

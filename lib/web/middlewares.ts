@@ -5,7 +5,7 @@ import { ErrorCode, HttpError, toHttpError } from '../http/errors';
 import { header } from '../http/request';
 import type { HttpResult } from '../http/response';
 import type { Logger } from '../log';
-import { formParts, type FormFile } from './forms';
+import { formParts, type FileForms, type FormFile } from './forms';
 import { negotiateUi, safeUi, type Ui } from './locale';
 import { homeOf, mayOpen, scopeOf } from './roles';
 import { forbiddenPage, layout, messagePage, type Viewer } from './shell';
@@ -34,7 +34,7 @@ export interface WebState {
   viewer?: Viewer;
   /** POST only: the form's fields, the csrf field removed. */
   form: Record<string, string>;
-  /** POST only: the form's files (a FILE_FORMS route sent as multipart). */
+  /** POST only: the form's files (a route of the handler's `fileForms`, sent as multipart). */
   files: Record<string, FormFile>;
 }
 const states = new WeakMap<APIGatewayProxyEventV2, WebState>();
@@ -121,13 +121,13 @@ export function sessionOrSignIn(): WebMiddleware {
 }
 
 /** A POST's fields; with a session, its form token must be the session's (then it is removed from the fields). */
-export function csrfOnPost(): WebMiddleware {
+export function csrfOnPost(fileForms: FileForms = {}): WebMiddleware {
   return {
     name: 'csrfOnPost',
     before: async ({ event }) => {
       if (!isPost(event)) return;
       const state = webState(event);
-      const { fields: form, files } = formParts(event);
+      const { fields: form, files } = formParts(event, fileForms);
       if (state.viewer) {
         if (!sameSecret(form.csrf, state.viewer.csrf))
           throw new HttpError(

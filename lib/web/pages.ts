@@ -1,7 +1,14 @@
 import { formatMagnet } from '../downloads/magnet';
 import { Download, DOWNLOAD_STATES, DownloadState, isActive } from '../downloads/model';
 import type { Review } from '../downloads/service';
-import { ADD_FIELDS, type AddErrors, type AddErrorPlace, type AddField, type AddGroup, type AddValues } from './add-form';
+import {
+  ADD_FIELDS,
+  type AddErrors,
+  type AddErrorPlace,
+  type AddField,
+  type AddGroup,
+  type AddValues,
+} from './add-form';
 import { lifecycleNotice } from './download-lifecycle';
 import { Html, html, raw } from './html';
 import type { Ui } from './locale';
@@ -120,7 +127,8 @@ function addForm(ui: Ui, viewer: Viewer, view: AddView, heading: 'h1' | 'h2' = '
   const advanced = ADD_FIELDS.filter((f) => f.group === 'advanced').some(
     (f) => errors[f.name] || view.values?.fields[f.name as keyof AddValues['fields']],
   );
-  const title = heading === 'h1' ? html`<h1 id="add-title">${t.addTitle}</h1>` : html`<h2 id="add-title">${t.addTitle}</h2>`;
+  const title =
+    heading === 'h1' ? html`<h1 id="add-title">${t.addTitle}</h1>` : html`<h2 id="add-title">${t.addTitle}</h2>`;
   return html`<section class="card add-download" aria-labelledby="add-title">${title}
 ${refused ? html`<p class="notice" role="alert" data-add-refused>${t.addRefused}</p>` : ''}
 <form method="post" action="/download" enctype="multipart/form-data">${csrfField(viewer)}
@@ -147,11 +155,14 @@ function addField(ui: Ui, field: AddField, view: AddView): Html {
     input = html`<textarea id="${id}" name="${field.name}" rows="2" maxlength="${field.max}" spellcheck="false"${attrs}>${value}</textarea>`;
   else if (field.input === 'file')
     input = html`<input id="${id}" name="${field.name}" type="file" accept=".torrent,application/x-bittorrent"${attrs}>${
-      view.values?.torrentName ? html`<p class="muted hint" data-file-again>${ui.t.addFileAgain({ name: view.values.torrentName })}</p>` : ''
+      view.values?.torrentName
+        ? html`<p class="muted hint" data-file-again>${ui.t.addFileAgain({ name: view.values.torrentName })}</p>`
+        : ''
     }`;
   else if (field.input === 'seconds')
     input = html`<input id="${id}" name="${field.name}" type="number" inputmode="numeric" min="0" max="${field.max}" step="1" value="${value}"${attrs}>`;
-  else input = html`<input id="${id}" name="${field.name}" type="text" maxlength="${field.max}" value="${value}"${attrs}>`;
+  else
+    input = html`<input id="${id}" name="${field.name}" type="text" maxlength="${field.max}" value="${value}"${attrs}>`;
   return html`<div class="field" data-field="${field.name}"><label for="${id}">${label}</label>${
     hint ? html`<p class="muted hint" id="${id}-hint">${hint}</p>` : ''
   }${fieldError(ui, name, view.errors ?? {})}${input}</div>`;

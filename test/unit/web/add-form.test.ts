@@ -3,7 +3,7 @@ import { InvalidInfohashError, InvalidMagnetError, InvalidTorrentError } from '.
 import { MAX_TORRENT_BYTES } from '../../../lib/downloads/torrent-file';
 import { HttpError } from '../../../lib/http/errors';
 import { InvalidFileNameError } from '../../../lib/names';
-import { ADD_FIELDS, addErrorOf, addValuesOf, parseAddForm } from '../../../lib/web/add-form';
+import { ADD_FIELDS, ADD_FILE_FORMS, addErrorOf, addValuesOf, parseAddForm } from '../../../lib/web/add-form';
 import { formParts, type FormFile } from '../../../lib/web/forms';
 import { uiOf } from '../../../lib/web/locale';
 
@@ -96,21 +96,29 @@ describe('a refusal shown again', () => {
     const files = { torrent: file('x', 'my "film".torrent') };
     const values = addValuesOf(fields, files);
     expect(values).toEqual({ fields, torrentName: 'my "film".torrent' });
-    const page = addPage(ui('ru'), { principal: 'p', canWrite: true, scopes: [], csrf: 'c' }, {
-      values,
-      errors: { magnet: { reason: 'invalidMagnet', detail: 'magnet must start with "magnet:?"' } },
-    }).body.text;
+    const page = addPage(
+      ui('ru'),
+      { principal: 'p', canWrite: true, scopes: [], csrf: 'c' },
+      {
+        values,
+        errors: { magnet: { reason: 'invalidMagnet', detail: 'magnet must start with "magnet:?"' } },
+      },
+    ).body.text;
     expect(page).toContain('magnet:?&lt;script&gt;</textarea>');
     expect(page).not.toContain('<script>');
     expect(page).toContain('Эту magnet-ссылку сервис принять не может.');
-    expect(page).toMatch(/id="add-magnet"[^>]*aria-describedby="add-magnet-hint add-magnet-error"[^>]*aria-invalid="true"/);
+    expect(page).toMatch(
+      /id="add-magnet"[^>]*aria-describedby="add-magnet-hint add-magnet-error"[^>]*aria-invalid="true"/,
+    );
     expect(page).toContain('my &quot;film&quot;.torrent');
     expect(page).not.toContain('<details class="advanced" open');
   });
 
   it('the service’s refusals map to their field; a name error is the name’s only when a name was given', () => {
     const m = { magnet: 'magnet:?xt=x' };
-    expect(addErrorOf(new InvalidMagnetError('bad'), m)).toEqual({ magnet: { reason: 'invalidMagnet', detail: 'bad' } });
+    expect(addErrorOf(new InvalidMagnetError('bad'), m)).toEqual({
+      magnet: { reason: 'invalidMagnet', detail: 'bad' },
+    });
     expect(addErrorOf(new InvalidInfohashError('bad'), { infohashes: ['x'] })).toMatchObject({
       infohashes: { reason: 'invalidInfohash' },
     });
@@ -142,7 +150,7 @@ describe('formParts: multipart only where a form has a file input', () => {
       'Content-Disposition: form-data; name="torrent"; filename="a.torrent"\r\nContent-Type: application/x-bittorrent\r\n\r\nd4:infoe',
       'Content-Disposition: form-data; name="name"\r\n\r\nИмя',
     ]);
-    const { fields, files } = formParts(ev('POST /download', body));
+    const { fields, files } = formParts(ev('POST /download', body), ADD_FILE_FORMS);
     expect(fields).toEqual({ csrf: 'tok', name: 'Имя' });
     expect(files.torrent).toEqual({
       filename: 'a.torrent',
@@ -156,8 +164,8 @@ describe('formParts: multipart only where a form has a file input', () => {
       'Content-Disposition: form-data; name="magnet"\r\n\r\na',
       'Content-Disposition: form-data; name="magnet"; filename="m"\r\n\r\nb',
     ]);
-    expect(() => formParts(ev('POST /download', twice))).toThrow(/appears twice/);
-    expect(() => formParts(ev('POST /download/{id}/retry', twice))).toThrow(
+    expect(() => formParts(ev('POST /download', twice), ADD_FILE_FORMS)).toThrow(/appears twice/);
+    expect(() => formParts(ev('POST /download/{id}/retry', twice), ADD_FILE_FORMS)).toThrow(
       expect.objectContaining({ status: 415 }),
     );
   });
