@@ -67,7 +67,6 @@ export function listPage(ui: Ui, view: ListView): Page {
   return {
     title: t.downloads,
     body: html`<h1>${t.downloads}</h1>
-${view.viewer?.canWrite ? addForm(ui, view.viewer, {}) : ''}
 <form class="search" method="get" action="/" role="search">
   <div class="field grow"><label for="q">${t.searchLabel}</label>
     <input id="q" name="q" type="search" maxlength="128" value="${view.q ?? ''}" placeholder="${t.searchPlaceholder}" autocomplete="off"></div>
@@ -78,6 +77,7 @@ ${view.viewer?.canWrite ? addForm(ui, view.viewer, {}) : ''}
   <div class="field"><button type="submit">${t.search}</button></div>
 </form>
 ${notice(ui, view.notice)}
+${view.viewer?.canWrite ? addForm(ui, view.viewer, {}) : ''}
 ${
   view.items.length === 0
     ? html`<p class="empty">${filtered ? t.noMatch : t.noDownloads}</p>`
