@@ -2,7 +2,8 @@ import { getDownload, listDownloads, reviewDownload } from '../../lib/downloads/
 import { pathId } from '../../lib/http/request';
 import { pageQuery } from '../../lib/web/forms';
 import { webHandler } from '../../lib/web/handler';
-import { addPage, cardPage, listPage, reviewPage } from '../../lib/web/pages';
+import { cardPage, listPage, reviewPage } from '../../lib/web/pages';
+import { addForm, addPage } from '../../lib/web/add-page';
 import { isActive } from '../../lib/downloads/model';
 import { downloadsDeps } from '../../lib/downloads/wiring';
 import { createLogger } from '../../lib/log';
@@ -51,7 +52,7 @@ export const handler = webHandler(log, async ({ event, viewer, ui }) => {
           state: query.state,
           cursor: page.cursor,
           paged: Boolean(query.cursor),
-          viewer,
+          addForm: viewer?.canWrite ? addForm(ui, viewer, {}) : undefined,
         }),
       };
     }

@@ -8,7 +8,7 @@ import { formParts, type FormFile } from '../../../lib/web/forms';
 import { uiOf } from '../../../lib/web/locale';
 
 const ui = (lang: 'en' | 'ru') => uiOf(lang, 'UTC');
-import { addPage } from '../../../lib/web/pages';
+import { addPage } from '../../../lib/web/add-page';
 
 /** The add form's reading (lib/web/add-form.ts) and its multipart edge (lib/web/forms.ts `formParts`). */
 
