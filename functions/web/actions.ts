@@ -3,6 +3,7 @@ import {
   addHashes,
   changeState,
   getDownload,
+  ingest,
   keepWaiting,
   relink,
   retry,
@@ -14,6 +15,8 @@ import { header } from '../../lib/http/request';
 import { webHandler, WebRequest, WebAnswer } from '../../lib/web/handler';
 import { noticeOf } from '../../lib/web/responses';
 import { cardPage, reviewPage } from '../../lib/web/pages';
+import { addPage } from '../../lib/web/add-page';
+import { ADD_FILE_FORMS, addErrorOf, addValuesOf, parseAddForm } from '../../lib/web/add-form';
 import { downloadsDeps } from '../../lib/downloads/wiring';
 import { createLogger } from '../../lib/log';
 import { audit, AUDIT_EVENTS } from '../../lib/log/audit';
@@ -42,12 +45,16 @@ const parseReviewForm = validator<{ candidate_id: string }>({
 
 const log = createLogger({ domain: 'web' });
 
-export const handler = webHandler(log, async (request) => {
+// The add form's route reads multipart (its file input); every other form here is urlencoded.
+export const handler = webHandler(log, (request) => actions(request), { fileForms: ADD_FILE_FORMS });
+
+async function actions(request: WebRequest): Promise<WebAnswer> {
   const { event, form } = request;
   if (event.routeKey === 'POST /signout') {
     parseEmpty(form);
     return { redirect: '/signin', cookies: [clearedSessionCookie(header(event.headers, 'host'))] };
   }
+  if (event.routeKey === 'POST /download') return add(request);
   // Ids first: a malformed one is a 404 before any storage call.
   const id = pathId(event);
   switch (event.routeKey) {
@@ -93,7 +100,29 @@ export const handler = webHandler(log, async (request) => {
     default:
       throw new Error(`no action for ${event.routeKey}`);
   }
-});
+}
+
+/**
+ * The add form: the SAME `ingest` as POST /downloads. A new download → its card; the existing active one →
+ * its card with a sentence saying so (the API's 201 and 200), both Post/Redirect/Get. A refusal of a field is
+ * the form again, the person's input kept, the reason beside the field (400); nothing was written.
+ */
+async function add(request: WebRequest): Promise<WebAnswer> {
+  const { form, files, ui, viewer } = request;
+  const values = addValuesOf(form, files);
+  const parsed = parseAddForm(form, files);
+  if ('errors' in parsed) return { status: 400, page: addPage(ui, viewer!, { values, errors: parsed.errors }) };
+  try {
+    const { created, download } = await ingest(downloadsDeps(), parsed.request);
+    return { redirect: created ? `/download/${download.id}` : `/download/${download.id}?existing=1` };
+  } catch (err) {
+    const errors = addErrorOf(err, parsed.request);
+    if (errors) return { status: 400, page: addPage(ui, viewer!, { values, errors }) };
+    const { status, notice } = noticeOf(err);
+    if (status >= 500) throw err;
+    return { status, page: addPage(ui, viewer!, { values, notice }) };
+  }
+}
 
 /** Post/Redirect/Get on success; on a refusal the card again, with the reason. */
 async function onCard(request: WebRequest, id: string, action: () => Promise<unknown>): Promise<WebAnswer> {

@@ -3,12 +3,14 @@ import { pathId } from '../../lib/http/request';
 import { pageQuery } from '../../lib/web/forms';
 import { webHandler } from '../../lib/web/handler';
 import { cardPage, listPage, reviewPage } from '../../lib/web/pages';
+import { addForm, addPage } from '../../lib/web/add-page';
+import { isActive } from '../../lib/downloads/model';
 import { downloadsDeps } from '../../lib/downloads/wiring';
 import { createLogger } from '../../lib/log';
 import { parseListQuery } from '../../lib/downloads/requests';
 import type { Download } from '../../lib/downloads/model';
 
-/** GET /, /download/{id}, /review/{id}: the UI's pages over the same services and validators as the JSON API. */
+/** GET /, /download, /download/{id}, /review/{id}: the UI's pages over the same services and validators as the JSON API. */
 
 /** What the card can tell without reading more: the review page then finds hashes shared with other downloads. */
 export function needsReview(d: Download): boolean {
@@ -26,10 +28,18 @@ export const handler = webHandler(log, async ({ event, viewer, ui }) => {
   switch (event.routeKey) {
     case 'GET /download/{id}': {
       const download = await getDownload(downloadsDeps(), pathId(event));
+      // `?existing=1`: the add form led here for a torrent already active (said only while it still is).
+      const alreadyActive = event.queryStringParameters?.existing === '1' && isActive(download.state);
       return {
-        page: cardPage(ui, download, viewer!, { needsReview: needsReview(download), lifecycle: cardLifecycle() }),
+        page: cardPage(ui, download, viewer!, {
+          needsReview: needsReview(download),
+          lifecycle: cardLifecycle(),
+          alreadyActive,
+        }),
       };
     }
+    case 'GET /download':
+      return { page: addPage(ui, viewer!, {}) };
     case 'GET /review/{id}':
       return { page: reviewPage(ui, await reviewDownload(downloadsDeps(), pathId(event)), viewer!, {}) };
     default: {
@@ -42,6 +52,7 @@ export const handler = webHandler(log, async ({ event, viewer, ui }) => {
           state: query.state,
           cursor: page.cursor,
           paged: Boolean(query.cursor),
+          addForm: viewer?.canWrite ? addForm(ui, viewer, {}) : undefined,
         }),
       };
     }

@@ -34,6 +34,9 @@ export const ROUTE_SCOPES: Readonly<Record<string, RouteScope>> = {
   'GET /': 'downloads:read',
   'GET /download/{id}': 'downloads:read',
   'GET /review/{id}': 'downloads:read',
+  // The add form alone (where a refusal of POST /download is shown) and its post: POST /downloads' scope.
+  'GET /download': 'downloads:write',
+  'POST /download': 'downloads:write',
   'POST /download/{id}/retry': 'downloads:write',
   'POST /download/{id}/cancel': 'downloads:write',
   'POST /download/{id}/keep-waiting': 'downloads:write',
@@ -62,6 +65,8 @@ export const SESSION_ROUTES: readonly string[] = [
   'GET /',
   'GET /download/{id}',
   'GET /review/{id}',
+  'GET /download',
+  'POST /download',
   'POST /download/{id}/retry',
   'POST /download/{id}/cancel',
   'POST /download/{id}/keep-waiting',

@@ -63,6 +63,13 @@ progress{width:120px;height:12px;accent-color:#1f883d}
 .kind-v2{background:#fbefff;color:#6e2b8c}
 .actions{display:flex;gap:12px;flex-wrap:wrap;margin-bottom:16px}.actions form{margin:0}
 .notice{border:1px solid var(--bad);background:#ffebe9;color:#5e0a16;border-radius:8px;padding:8px 16px;margin:16px 0}.notice p{margin:.4em 0}.notice a{color:#5e0a16;font-weight:600}
+.info{border:1px solid #54aeff;background:#ddf4ff;color:#0a3069;border-radius:8px;padding:8px 16px;margin:16px 0}
+.add-download form{margin:0}.add-download .sources{margin-bottom:8px;min-width:0}.add-download{overflow-wrap:anywhere}.hint{margin:0 0 4px;font-size:.9rem;font-weight:400}
+.field-error{margin:0 0 4px;color:var(--bad);font-weight:600;overflow-wrap:anywhere}.field-error .detail{font-weight:400}
+.add-download [aria-invalid=true]{border-color:var(--bad);border-width:2px}
+input[type=number]{width:100%;max-width:16em;padding:8px;border:1px solid #8c959f;border-radius:6px;font:inherit}
+input[type=file]{width:100%;max-width:100%;font:inherit}
+.advanced{margin:0 0 12px}.advanced summary{cursor:pointer;font-weight:600;margin-bottom:8px;min-height:24px}
 .review-link{background:#fff8c5;border:1px solid #d4a72c;border-radius:8px;padding:8px 16px}
 fieldset{border:0;padding:0;margin:0}legend{font-weight:600;margin-bottom:8px}
 .candidates{list-style:none;padding:0;margin:0 0 16px}

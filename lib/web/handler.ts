@@ -12,6 +12,7 @@ import {
   sessionOrSignIn,
   webState,
 } from './middlewares';
+import type { FileForms, FormFile } from './forms';
 import type { Ui } from './locale';
 import { htmlResult, newNonce, redirect, SECURITY_HEADERS } from './responses';
 import { layout, Page, Viewer } from './shell';
@@ -30,6 +31,8 @@ export interface WebRequest {
   viewer?: Viewer;
   /** POST only: the form's fields, the csrf field removed. */
   form: Record<string, string>;
+  /** POST only: the form's files (the routes of `opts.fileForms`, sent as multipart). */
+  files: Record<string, FormFile>;
   nonce: string;
   /** The request's language and time zone. */
   ui: Ui;
@@ -44,7 +47,12 @@ export type WebAnswer =
 export function webHandler(
   log: Logger,
   core: (request: WebRequest) => Promise<WebAnswer>,
-  opts: { public?: boolean; notFound?: 'noSuchDownload' | 'noSuchItem' } = {},
+  opts: {
+    public?: boolean;
+    notFound?: 'noSuchDownload' | 'noSuchItem';
+    /** Routes whose form has a file input, with their body bound (lib/web/forms.ts). */
+    fileForms?: FileForms;
+  } = {},
 ) {
   const handler = middy<APIGatewayProxyEventV2, HttpResult>()
     .use(htmlErrors(log, opts.notFound))
@@ -54,10 +62,10 @@ export function webHandler(
     .use(sameOriginPost());
   if (!opts.public) handler.use(sessionOrSignIn());
   return invocationScope(
-    handler.use(csrfOnPost()).handler(async (event: APIGatewayProxyEventV2, _context: Context) => {
-      const { viewer, form, ui, langCookie } = webState(event);
+    handler.use(csrfOnPost(opts.fileForms)).handler(async (event: APIGatewayProxyEventV2, _context: Context) => {
+      const { viewer, form, files, ui, langCookie } = webState(event);
       const nonce = newNonce();
-      const answer = await core({ event, viewer, form, nonce, ui: ui! });
+      const answer = await core({ event, viewer, form, files, nonce, ui: ui! });
       return render(answer, { viewer, nonce, ui: ui!, here: here(event), langCookie });
     }),
   );

@@ -5,7 +5,7 @@ import { ErrorCode, HttpError, toHttpError } from '../http/errors';
 import { header } from '../http/request';
 import type { HttpResult } from '../http/response';
 import type { Logger } from '../log';
-import { formBody } from './forms';
+import { formParts, type FileForms, type FormFile } from './forms';
 import { negotiateUi, safeUi, type Ui } from './locale';
 import { homeOf, mayOpen, scopeOf } from './roles';
 import { forbiddenPage, layout, messagePage, type Viewer } from './shell';
@@ -34,11 +34,13 @@ export interface WebState {
   viewer?: Viewer;
   /** POST only: the form's fields, the csrf field removed. */
   form: Record<string, string>;
+  /** POST only: the form's files (a route of the handler's `fileForms`, sent as multipart). */
+  files: Record<string, FormFile>;
 }
 const states = new WeakMap<APIGatewayProxyEventV2, WebState>();
 export function webState(event: APIGatewayProxyEventV2): WebState {
   let state = states.get(event);
-  if (!state) states.set(event, (state = { form: {} }));
+  if (!state) states.set(event, (state = { form: {}, files: {} }));
   return state;
 }
 
@@ -119,13 +121,13 @@ export function sessionOrSignIn(): WebMiddleware {
 }
 
 /** A POST's fields; with a session, its form token must be the session's (then it is removed from the fields). */
-export function csrfOnPost(): WebMiddleware {
+export function csrfOnPost(fileForms: FileForms = {}): WebMiddleware {
   return {
     name: 'csrfOnPost',
     before: async ({ event }) => {
       if (!isPost(event)) return;
       const state = webState(event);
-      const form = formBody(event);
+      const { fields: form, files } = formParts(event, fileForms);
       if (state.viewer) {
         if (!sameSecret(form.csrf, state.viewer.csrf))
           throw new HttpError(
@@ -136,6 +138,7 @@ export function csrfOnPost(): WebMiddleware {
         delete form.csrf;
       }
       state.form = form;
+      state.files = files;
     },
   };
 }
@@ -193,7 +196,7 @@ function sameSecret(presented: string | undefined, expected: string): boolean {
 }
 
 const PAGE_PATH =
-  /^\/(?:(?:download|review)\/[0-9A-Za-z]{26}|scan(?:\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?|sync(?:\/[0-9A-Za-z]{26})?|failures)?$/;
+  /^\/(?:download|(?:download|review)\/[0-9A-Za-z]{26}|scan(?:\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?|sync(?:\/[0-9A-Za-z]{26})?|failures)?$/;
 
 /** Where sign-in sends the browser back to: only a page path of ours, never a URL from outside. */
 export function safeNext(path: string | undefined): string | undefined {

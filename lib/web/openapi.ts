@@ -20,6 +20,18 @@ export const webOperations: Operations = {
   'GET /': page('Downloads, newest first'),
   'GET /download/{id}': page('A download’s card'),
   'GET /review/{id}': page('A download that needs a decision'),
+  'GET /download': page('The add form alone'),
+  'POST /download': {
+    ...form('Add a download: a magnet, infohashes or a .torrent file (multipart/form-data)'),
+    description:
+      'The add form (lib/web/add-form.ts), over the same service as POST /downloads; same-origin and form-token checked. ' +
+      'A new download, or the existing active one, is a redirect to its card (`?existing=1` for the latter); ' +
+      'a refused field is the form again with the reason beside it.',
+    responses: {
+      '303': { description: 'added, or already active: to the download’s card', redirect: true as const },
+      '400': { description: 'refused: the form again, the reasons beside the fields', html: true as const },
+    },
+  },
   'POST /download/{id}/retry': form('Retry a download'),
   'POST /download/{id}/cancel': form('Cancel a download'),
   'POST /download/{id}/keep-waiting': form('Keep waiting for a download that was warned'),

@@ -41,6 +41,9 @@ export interface ListView {
   /** Set when this page is not the first. */
   paged: boolean;
   notice?: Notice;
+  /** The add form (add-page.ts), for a viewer who may write: rendered by the caller, so the console's pages that
+   * share this module bundle no form reader. */
+  addForm?: Html;
 }
 
 export function listPage(ui: Ui, view: ListView): Page {
@@ -67,6 +70,7 @@ export function listPage(ui: Ui, view: ListView): Page {
   <div class="field"><button type="submit">${t.search}</button></div>
 </form>
 ${notice(ui, view.notice)}
+${view.addForm ?? ''}
 ${
   view.items.length === 0
     ? html`<p class="empty">${filtered ? t.noMatch : t.noDownloads}</p>`
@@ -90,7 +94,13 @@ export function cardPage(
   ui: Ui,
   d: Download,
   viewer: Viewer,
-  opts: { notice?: Notice; needsReview: boolean; lifecycle?: { now?: number; graceS?: number } },
+  opts: {
+    notice?: Notice;
+    needsReview: boolean;
+    lifecycle?: { now?: number; graceS?: number };
+    /** A second add of an active torrent led here (POST /download's answer, as the API's 200). */
+    alreadyActive?: boolean;
+  },
 ): Page {
   const t = ui.t;
   const magnet = formatMagnet(d.infohashes, d.name);
@@ -98,6 +108,7 @@ export function cardPage(
     title: d.name,
     body: html`<p class="crumbs"><a href="/">${t.allDownloads}</a></p>
 <h1 class="title">${d.name}</h1>
+${opts.alreadyActive ? html`<p class="info" role="status" data-already-active>${t.alreadyActive}</p>` : ''}
 ${notice(ui, opts.notice)}
 ${opts.needsReview || d.review_reason ? html`<p class="review-link"><a href="/review/${d.id}">${t.needsDecision}</a></p>` : ''}
 ${lifecycleNotice(ui, d, viewer, opts.lifecycle)}

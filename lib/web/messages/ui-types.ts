@@ -1,4 +1,5 @@
 import type { DownloadState } from '../../downloads/model';
+import type { AddErrorReason, AddFieldName } from '../add-form';
 import type { Html } from '../html';
 
 /**
@@ -66,6 +67,18 @@ export interface UiMessages {
   heldForDiskShort: string;
   addInfohashesLabel: string;
   addInfohashes: string;
+  /** The "Add a download" form (lib/web/add-form.ts): a label (and a hint) per field of ADD_FIELDS. */
+  addTitle: string;
+  addSource: string;
+  addSourceHint: string;
+  addField: Record<AddFieldName, { label: string; hint?: string }>;
+  addAdvanced: string;
+  addSubmit: string;
+  addRefused: string;
+  addError: Record<AddErrorReason, string>;
+  addFileAgain: (p: { name: string }) => string;
+  /** On the card of the existing active download a second add led to (the API's 200). */
+  alreadyActive: string;
   reviewTitle: (p: { name: string }) => string;
   why: string;
   nothingWrong: string;
