@@ -257,7 +257,7 @@ export const BUNDLE_BUDGETS_KIB: Record<string, number> = {
   syncCalendarFeed: 820,
   apiDocument: 142,
   telegramNotify: 860,
-  telegramWebhook: 900,
+  telegramWebhook: 960,
   telegramFailures: 570,
 };
 
