@@ -97,7 +97,7 @@ fieldset{border:0;padding:0;margin:0}legend{font-weight:600;margin-bottom:8px}
 .cell a{display:block;height:100%;color:inherit;text-decoration:none}.cell.none{background:#fff}.cell.sel{outline:3px solid #1b1f24}
 .legend .state{font-size:.75rem}
 .timeline{list-style:none;padding:0;margin:0}.timeline li{display:flex;flex-wrap:wrap;gap:8px;padding:6px 0;border-bottom:1px solid var(--line)}.timeline span{font-weight:600;min-width:110px}
-.reason{min-width:11em;max-width:360px;overflow-wrap:anywhere}.plain{list-style:none;padding:0;margin:0}.plain li{padding:6px 0}
+.reason{min-width:11em;max-width:360px;overflow-wrap:anywhere}.plain{list-style:none;padding:0;margin:0}.plain li{padding:6px 0;overflow-wrap:anywhere}
 .ok{border:1px solid #1a7f37;background:#dafbe1;border-radius:8px;padding:4px 16px;margin:16px 0}
 .list .num{text-align:right;white-space:nowrap}h3.account{font-size:1rem;margin:16px 0 2px}
 @media (max-width:640px){.zone{padding:6px 12px 0;justify-content:flex-start}
