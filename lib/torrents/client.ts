@@ -8,6 +8,11 @@ export interface TorrentClient {
   add(magnet: string, options?: AddOptions): Promise<void>;
   /** Removes torrents by their client ids or hashes. */
   remove(hashes: string[], options?: { deleteFiles?: boolean }): Promise<void>;
+  /**
+   * Removes those of the torrents that are in the configured category, read again at the moment of the call
+   * (a torrent a person added, or moved to another category, is never touched); answers the ids removed.
+   */
+  removeOwn(hashes: string[], options: { deleteFiles: boolean }): Promise<string[]>;
   /** Stops (pauses on 4.x) torrents. */
   stop(hashes: string[]): Promise<void>;
   /** Starts (resumes on 4.x) stopped torrents. */

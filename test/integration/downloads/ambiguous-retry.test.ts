@@ -21,6 +21,7 @@ const torrents: TorrentClient = {
   snapshot: async () => ({ full: true, changed: [], present: [] }),
   add: async () => undefined,
   remove: async () => undefined,
+  removeOwn: async () => [],
   stop: async () => undefined,
   start: async () => undefined,
 };
