@@ -12,7 +12,7 @@ import { ActiveExistsError, InfohashTakenError, InvalidTransitionError, TorrentA
 import type { Infohash } from './infohash';
 import { Download, DownloadState, FailureReason, isActive } from './model';
 import type { DownloadStore } from './store';
-import { DEFAULT_SHARE, judgeShare, removalDue, ShareSettings } from './share-goals';
+import { clientLimits, DEFAULT_SHARE, goalOf, judgeShare, removalDue, ShareSettings } from './share-goals';
 
 /**
  * The scheduled poll: make our downloads agree with the client. It reads the
@@ -313,6 +313,11 @@ async function followShare(
   if (verdict.action === 'start') {
     await deps.store.recordShare(download.id, { seeding: true });
     log.info('download_seeding_started', { download_id: download.id });
+    // The client is told the goal again (an adopted torrent, or one added before it had one): it stops
+    // uploading at the goal by itself. A refusal only loses that; the poll still judges the goal.
+    await deps.torrents
+      .setShareLimits(clientIds(download.infohashes), clientLimits(goalOf(download, deps.share ?? DEFAULT_SHARE)))
+      .catch((err) => log.warn('torrent_share_limits_failed', { err }));
     return true;
   }
   if (verdict.action === 'met') {
@@ -334,8 +339,9 @@ async function followShare(
 
 /**
  * The removal a met goal intended, then its record. Only a torrent in the product's category, added before the
- * intent, is removed (lib/torrents `removeOwn` reads the client again): a torrent a person added again later,
- * or one in another category, is never touched (recorded removed, files kept: the one we had is gone from us).
+ * intent, is removed (lib/torrents `removeOwn` reads the client again): a torrent a person added again later
+ * is never touched (ours is gone already), nor one in another category (recorded removed, files kept: it is
+ * no longer ours to remove).
  * `torrent` undefined: the client holds none (the crash fell between the delete and its record).
  */
 async function removeShared(
@@ -346,11 +352,9 @@ async function removeShared(
   report: PollReport,
 ): Promise<void> {
   const deleteFiles = download.share_removal === 'remove_files';
-  let touched = torrent === undefined;
-  if (torrent && !addedAfter(torrent, download.share_met_at ?? download.updated_at)) {
-    const removed = await deps.torrents.removeOwn(clientIds(download.infohashes), { deleteFiles });
-    touched = removed.length > 0;
-  }
+  // No torrent, or one added after the intent: ours is gone already (the crash fell after its delete).
+  let touched = torrent === undefined || addedAfter(torrent, download.share_met_at ?? download.updated_at);
+  if (!touched) touched = (await deps.torrents.removeOwn(clientIds(download.infohashes), { deleteFiles })).length > 0;
   if (!touched) log.warn('download_share_torrent_not_ours', { download_id: download.id });
   await deps.store.recordShare(download.id, { removed: true, files: touched && deleteFiles });
   report.share_removed++;

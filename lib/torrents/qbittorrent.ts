@@ -180,6 +180,22 @@ export class QBittorrentClient implements TorrentClient {
     return own;
   }
 
+  async setShareLimits(hashes: string[], limits: { ratioLimit?: number; seedingTimeLimit?: number }): Promise<void> {
+    if (hashes.length === 0) return;
+    // -2: the global limit. 4.6+ (WebAPI 2.9.3) requires inactiveSeedingTimeLimit too, and refuses the call
+    // without it (400); 4.5 ignores a field it does not know, so it is sent to every version.
+    await this.http.call(
+      'POST',
+      '/api/v2/torrents/setShareLimits',
+      new URLSearchParams({
+        hashes: hashes.join('|'),
+        ratioLimit: String(limits.ratioLimit ?? -2),
+        seedingTimeLimit: String(limits.seedingTimeLimit ?? -2),
+        inactiveSeedingTimeLimit: '-2',
+      }),
+    );
+  }
+
   async stop(hashes: string[]): Promise<void> {
     if (hashes.length === 0) return;
     const path =

@@ -22,6 +22,7 @@ const torrents: TorrentClient = {
   add: async () => undefined,
   remove: async () => undefined,
   removeOwn: async () => [],
+  setShareLimits: async () => undefined,
   stop: async () => undefined,
   start: async () => undefined,
 };
