@@ -69,6 +69,11 @@ export const en: UiMessages = {
   heldForDisk: ({ needed, free }) =>
     `Paused: not enough disk space. It still has ${needed} to write and ${free} is free; it starts again by itself when the space is there.`,
   heldForDiskShort: 'no disk space',
+  seedingUntil: ({ goal }) => `Seeding until ${goal}.`,
+  shareRatio: ({ ratio }) => `ratio ${ratio}`,
+  seedingDone: 'Seeding done: its goal is met.',
+  removedFilesKept: 'Seeding done: removed from the client, files kept.',
+  removedWithFiles: 'Seeding done: removed from the client with its files.',
   failureReason: {
     no_metadata: 'Ended: its metadata never arrived (no peer had the torrent). Retry adds it again.',
     stalled: 'Ended: it made no progress for too long. Retry adds it again.',
