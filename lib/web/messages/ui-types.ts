@@ -79,6 +79,9 @@ export interface UiMessages {
   addSourceHint: string;
   addField: Record<AddFieldName, { label: string; hint?: string }>;
   addAdvanced: string;
+  /** The add form's seeding-goal action (share-goals.ts): the empty choice, and each action. */
+  shareActionDefault: string;
+  shareActionOption: Record<'keep' | 'remove' | 'remove_files', string>;
   addSubmit: string;
   addRefused: string;
   addError: Record<AddErrorReason, string>;
