@@ -131,16 +131,21 @@ it('a torrent added by hand in another category is never touched, even when adop
   expect(theirsRow).toMatchObject({ state: 'completed', removed_files: false });
 });
 
-it('two polls at once: the torrent is removed once', async () => {
+it('two polls at once: the goal is met by one of them, and the torrent removed once', async () => {
   await start('5.2');
-  const d = await ingested('c', { share_ratio: 0, share_action: 'remove' });
+  const d = await ingested('c', { share_ratio: 1, share_action: 'remove' });
   await reconcile(deps());
-  complete(hex('c'));
-  // Two containers, each with its own client and rid: both see the torrent completed in the same instant.
+  // Completed and seeding below its goal: the next polls all find a completed download (no state race first).
+  complete(hex('c'), { ratio: 0.5 });
+  await reconcile(deps());
+  expect((await store.get(d.id))!.seeding_since).toBeDefined();
+  emulator.update(hex('c'), { ratio: 1 });
+  // Three containers, each with its own client and rid: all see the goal met in the same instant.
   const reports = await Promise.all([reconcile(deps()), reconcile(deps()), reconcile(deps())]);
+  expect(reports.reduce((n, r) => n + r.share_met, 0)).toBe(1);
+  expect(reports.reduce((n, r) => n + r.share_removed, 0)).toBe(1);
   expect(emulator.calls.get('/api/v2/torrents/delete')).toBe(1);
   expect(emulator.deletions).toHaveLength(1);
-  expect(reports.reduce((n, r) => n + r.share_removed, 0)).toBe(1);
   expect((await store.get(d.id))!.removed_at).toBeDefined();
 });
 
