@@ -25,7 +25,7 @@ export type { EmulatedTorrent, NewTorrent, TorrentKind } from './torrents';
  *
  *   GET    /emulator/torrents
  *   POST   /emulator/torrents                {kind: v1|v2|hybrid|legacy, name?, state?, progress?, category?, tags?, metadata?: false}
- *   PATCH  /emulator/torrents/<hash>         {state?, progress?, name?}
+ *   PATCH  /emulator/torrents/<hash>         {state?, progress?, name?, category?, ratio?, seeding_time?, uploaded?}
  *   POST   /emulator/torrents/<hash>/metadata {infohash_v2?}  metadata arrives: a hybrid's `hash` becomes its TRUNCATED v2
  *   DELETE /emulator/torrents[/<hash>]       remove all / one
  *   PUT    /emulator/disk                    {free_space_on_disk}  what server_state reports (default 1 TiB)
@@ -70,6 +70,8 @@ export class QbittorrentEmulator {
   /** Calls per route, for tests and the bench (poll cost). */
   readonly calls = new Map<string, number>();
   bytesOut = 0;
+  /** Every torrents/delete of a torrent, in order: what a test asks "removed once, with its files?". */
+  readonly deletions: Array<{ hash: string; deleteFiles: boolean }> = [];
   readonly authState: EmulatorAuth;
   /** MaxAuthenticationFailCount and BanDuration. */
   readonly auth: { max_fail_count: number; ban_duration_ms: number; reverse_proxy: boolean };
@@ -220,7 +222,25 @@ export class QbittorrentEmulator {
           // TorrentsController::deleteAction (torrentscontroller.cpp, 4.5.2 to 5.2.3 and master): BOTH are
           // required; deleteFiles is then read leniently (anything but "true" keeps the files).
           if (missing(params, ['hashes', 'deleteFiles'], send)) return;
-          this.apply(params.get('hashes')!, (id) => this.remove(id));
+          const withFiles = params.get('deleteFiles') === 'true';
+          this.apply(params.get('hashes')!, (id) => {
+            this.deletions.push({ hash: id, deleteFiles: withFiles });
+            this.remove(id);
+          });
+          return send(200, '');
+        }
+        case 'torrents/setShareLimits': {
+          // TorrentsController::setShareLimitsAction: 4.6+ requires inactiveSeedingTimeLimit beside the two others
+          // (4.5 does not know it); -2 = the global limit, -1 = none; the time in minutes.
+          if (missing(params, ['hashes', 'ratioLimit', 'seedingTimeLimit', 'inactiveSeedingTimeLimit'], send)) return;
+          const ratio = Number(params.get('ratioLimit'));
+          const minutes = Number(params.get('seedingTimeLimit'));
+          this.apply(params.get('hashes')!, (id) =>
+            this.update(id, {
+              ratio_limit: Number.isFinite(ratio) ? ratio : -2,
+              seeding_time_limit: Number.isInteger(minutes) ? minutes : -2,
+            }),
+          );
           return send(200, '');
         }
         case 'torrents/stop':
@@ -310,6 +330,7 @@ export class QbittorrentEmulator {
         state: 'downloading',
         category: params.get('category') ?? '',
         tags: (params.get('tags') ?? '').split(',').filter(Boolean).join(', '),
+        ...shareLimits(params),
       });
       added.push(t.hash);
     }
@@ -341,6 +362,7 @@ export class QbittorrentEmulator {
         state: 'metaDL',
         category: params.get('category') ?? '',
         tags: (params.get('tags') ?? '').split(',').filter(Boolean).join(', '),
+        ...shareLimits(params),
         // A magnet naming both hashes makes both known at once; one hash alone waits for the metadata.
         metadata: v1 && v2 ? undefined : false,
       });
@@ -357,6 +379,16 @@ export class QbittorrentEmulator {
     };
     return send(pending > 0 ? 202 : 200, body);
   }
+}
+
+/** torrents/add's `ratioLimit` and `seedingTimeLimit` (minutes), as the torrent's limits; absent: the global (-2). */
+function shareLimits(params: URLSearchParams): { ratio_limit?: number; seeding_time_limit?: number } {
+  const ratio = params.has('ratioLimit') ? Number(params.get('ratioLimit')) : NaN;
+  const minutes = params.has('seedingTimeLimit') ? Number(params.get('seedingTimeLimit')) : NaN;
+  return {
+    ...(Number.isFinite(ratio) ? { ratio_limit: ratio } : {}),
+    ...(Number.isInteger(minutes) ? { seeding_time_limit: minutes } : {}),
+  };
 }
 
 /** APIController::requireParams (apicontroller.cpp): 400 naming what is missing. */

@@ -54,7 +54,13 @@ export function actions(profile: Profile): Record<string, readonly string[]> {
   return {
     auth: ['login'],
     app: ['webapiVersion', 'version'],
-    torrents: ['info', 'add', 'delete', ...(TRAITS[profile].stopped ? ['stop', 'start'] : ['pause', 'resume'])],
+    torrents: [
+      'info',
+      'add',
+      'delete',
+      'setShareLimits',
+      ...(TRAITS[profile].stopped ? ['stop', 'start'] : ['pause', 'resume']),
+    ],
     sync: ['maindata'],
   };
 }
@@ -68,6 +74,7 @@ export const POST_ONLY = new Set([
   'auth/logout',
   'torrents/add',
   'torrents/delete',
+  'torrents/setShareLimits',
   'torrents/pause',
   'torrents/resume',
   'torrents/stop',

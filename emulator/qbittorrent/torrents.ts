@@ -20,6 +20,9 @@ export interface NewTorrent {
   tags?: string;
   /** false: a hybrid known only by its v1 hash until metadata arrives (as after a btih-only magnet). */
   metadata?: boolean;
+  /** The share limits asked on add (`ratioLimit`; `seedingTimeLimit` in minutes): -2 = the global ones. */
+  ratio_limit?: number;
+  seeding_time_limit?: number;
 }
 
 /** What torrents/info answers for one torrent (a subset of the ~50 real fields). */
@@ -35,6 +38,12 @@ export interface EmulatedTorrent {
   tags: string;
   has_metadata: boolean;
   magnet_uri: string;
+  /** Uploaded / downloaded, and the seconds seeded, as the real one reports them (a test sets them by PATCH). */
+  ratio: number;
+  seeding_time: number;
+  /** -2: the global limit; -1: none (torrents/setShareLimits, torrents/add). Minutes for the time. */
+  ratio_limit: number;
+  seeding_time_limit: number;
   [field: string]: unknown;
 }
 
@@ -92,6 +101,10 @@ export class TorrentTable {
       tags: spec.tags ?? '',
       has_metadata: spec.metadata !== false,
       magnet_uri: `magnet:?xt=urn:btih:${h.hash}`,
+      ratio: 0,
+      seeding_time: 0,
+      ratio_limit: spec.ratio_limit ?? -2,
+      seeding_time_limit: spec.seeding_time_limit ?? -2,
     };
     this.put(torrent, pendingHybrid ? v2 : undefined);
     return torrent;

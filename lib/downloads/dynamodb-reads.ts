@@ -15,6 +15,8 @@ import {
   membershipFromItem,
   PREFIX_INDEX,
   prefixShard,
+  SHARE_REMOVAL_PARTITION,
+  shareRemovalFromItem,
 } from './keys';
 import { ACTIVE_STATES, Download } from './model';
 import type { ListPage, ListQuery } from './store';
@@ -77,6 +79,16 @@ export class DynamoDownloadReads {
       },
     });
     return items.map(downloadFromItem);
+  }
+
+  async pendingShareRemovals(): Promise<string[]> {
+    const items = await queryAll(this.documents, {
+      TableName: this.table,
+      KeyConditionExpression: 'PK = :p',
+      ExpressionAttributeValues: { ':p': SHARE_REMOVAL_PARTITION },
+      ConsistentRead: true,
+    });
+    return items.map(shareRemovalFromItem);
   }
 
   async list(query: ListQuery): Promise<ListPage> {

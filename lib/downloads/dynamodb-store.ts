@@ -24,10 +24,13 @@ import {
   planMerge,
   planWarn,
   planSetState,
+  planShare,
   refusalOf,
   refuseReactivation,
+  ShareStep,
   WritePlan,
 } from './guards';
+import { shareRemovalKey } from './keys';
 import { Infohash, MAX_INFOHASHES, sortHashes } from './infohash';
 import {
   ActiveState,
@@ -201,6 +204,14 @@ export class DynamoDownloadStore
 
   async keepWaiting(id: string): Promise<Download> {
     return this.cas(id, (current) => this.decided(planKeepWaiting(current, isoTime(this.now())), 'keep-waiting'));
+  }
+
+  async recordShare(id: string, step: ShareStep): Promise<Download> {
+    return this.cas(id, (current) => this.decided(planShare(current, step, isoTime(this.now())), 'share'));
+  }
+
+  async dropShareRemoval(id: string): Promise<void> {
+    await this.execute({ writes: [{ delete: shareRemovalKey(id) }] }, `share-drop:${id}`);
   }
 
   async failTimedOut(id: string, reason: FailureReason, warnedAt: string): Promise<Download> {

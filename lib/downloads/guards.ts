@@ -1,7 +1,25 @@
 import { ActiveExistsError, InfohashTakenError, InvalidTransitionError, TooManyInfohashesError } from './errors';
 import { Infohash, MAX_INFOHASHES, sortHashes } from './infohash';
-import { downloadToItem, guardItem, guardKey, HASH_RECORD_KEPT, legacyIdItem, membershipItem } from './keys';
-import { ActiveState, Download, DownloadDetails, DownloadState, FailureReason, isActive, ReviewReason } from './model';
+import {
+  downloadToItem,
+  guardItem,
+  guardKey,
+  HASH_RECORD_KEPT,
+  legacyIdItem,
+  membershipItem,
+  shareRemovalItem,
+  shareRemovalKey,
+} from './keys';
+import {
+  ActiveState,
+  Download,
+  DownloadDetails,
+  DownloadState,
+  FailureReason,
+  isActive,
+  ReviewReason,
+  ShareRemoval,
+} from './model';
 
 /**
  * The decisions behind "at most one active download per infohash", as pure
@@ -35,7 +53,7 @@ export type Condition =
 
 /** `keep`: attributes the put sets only on a new item (an existing one keeps its own: a hash record's created_at). */
 export type PlannedWrite =
-  { put: Item; when?: Condition; keep?: readonly string[] } | { delete: Record<string, string>; when: Condition };
+  { put: Item; when?: Condition; keep?: readonly string[] } | { delete: Record<string, string>; when?: Condition };
 
 export interface WritePlan {
   /** In transaction order. A CAS of the download, when there is one, is FIRST: its refusal means "moved, read again". */
@@ -151,16 +169,24 @@ export function planActivate(current: Download, to: ActiveState, at: string): De
     held_at: _ha,
     hold_needed_bytes: _hn,
     hold_free_bytes: _hf,
+    seeding_since: _ss,
+    share_met_at: _sm,
+    share_removal: _sr,
+    removed_at: _ra,
+    removed_files: _rf,
     ...rest
   } = current;
   // An activation starts the timeout clock again (lifecycle.ts): a retried download gets its whole time.
+  // Its seeding goal starts over too: it will complete again.
   const next: Download = { ...rest, state: to, updated_at: at, progress_at: at, revision: current.revision + 1 };
+  const pendingRemoval = current.share_removal && !current.removed_at;
   return {
     next,
     write: {
       writes: [
         casWrite(next, current.revision),
         ...current.infohashes.map((h) => holdGuard(h.infohash, current.id, at)),
+        ...(pendingRemoval ? [{ delete: shareRemovalKey(current.id) }] : []),
       ],
       guardRefusal: 'ACTIVE_EXISTS',
     },
@@ -435,6 +461,47 @@ export function planFailTimedOut(current: Download, reason: FailureReason, warne
     next,
     write: { ...decision.write, writes: [casWrite(next, current.revision), ...decision.write.writes.slice(1)] },
   };
+}
+
+// --- seeding goals (share-goals.ts decides when; this decides on the row as read) -----------
+
+/**
+ * A step of a completed download's seeding goal: its clock started; the goal met, with the removal intended
+ * (and its marker, so a crash before the removal is recorded is finished by a later poll); the removal done.
+ */
+export type ShareStep = { seeding: true } | { met: true; removal?: ShareRemoval } | { removed: true; files: boolean };
+
+/**
+ * `met` is refused when another writer met it first: of two polls at once, only the one whose write
+ * landed goes on to remove the torrent. `seeding` and `removed` are idempotent (a second one writes nothing).
+ */
+export function planShare(current: Download, step: ShareStep, at: string): Decision {
+  const refuse = (why: string): Decision => ({
+    refused: new InvalidTransitionError(current.id, current.state, current.state, why),
+  });
+  if (current.state !== 'completed') return refuse('only a completed download seeds');
+  let next: Download;
+  const writes: PlannedWrite[] = [];
+  if ('seeding' in step) {
+    if (current.seeding_since || current.share_met_at) return { unchanged: current };
+    next = { ...current, seeding_since: at };
+  } else if ('met' in step) {
+    if (current.share_met_at) return refuse('the seeding goal was met already');
+    next = {
+      ...current,
+      seeding_since: current.seeding_since ?? at,
+      share_met_at: at,
+      ...(step.removal ? { share_removal: step.removal } : {}),
+    };
+    if (step.removal) writes.push({ put: shareRemovalItem(current.id, at) });
+  } else {
+    if (current.removed_at) return { unchanged: current };
+    if (!current.share_removal) return refuse('no removal was intended');
+    next = { ...current, removed_at: at, removed_files: step.files };
+    writes.push({ delete: shareRemovalKey(current.id) });
+  }
+  next = { ...next, updated_at: at, revision: current.revision + 1 };
+  return { next, write: { writes: [casWrite(next, current.revision), ...writes] } };
 }
 
 function casWrite(next: Download, revision: number): PlannedWrite {

@@ -13,6 +13,7 @@ import type { Download } from './model';
  * legacy id    LEGACY           ID#<old id, 20 digits>        -   (numeric id of an imported legacy row → its ULID)
  * legacy run   LEGACY           IMPORT      -                  -   (the first import's time, for rows whose time is unreadable)
  * disk         CLIENT_DISK      LAST        -                  -   (the poll's last look at the client's disk: disk-guard.ts)
+ * removal      SHARE_REMOVAL    DL#<id>     -                  -   (a seeding goal's removal intended, not yet recorded done)
  * (idempotency records of POST /downloads, IDEM#…/IDEM, are lib/idempotency/keys.ts's; TTL `expires_at`)
  *
  * Access patterns:
@@ -24,6 +25,7 @@ import type { Download } from './model';
  * - the ULID of a legacy numeric id    GetItem LEGACY/ID#<old id> (written in the download's own transaction)
  * - every imported legacy id, in order Query PK=LEGACY, SK begins_with ID# (a re-run skips them)
  * - the disk as the poll last saw it   GetItem CLIENT_DISK/LAST (the deep healthcheck)
+ * - removals to finish after a crash   Query PK=SHARE_REMOVAL (usually empty; the poll, on full updates)
  *
  * Uniqueness of "the active download of a hash" is the guard item, written in
  * the same transaction as every transition into or out of the active set.
@@ -66,6 +68,16 @@ export const legacyIdFromSortKey = (sk: string) => sk.slice(LEGACY_ID_PREFIX.len
 export const LEGACY_IMPORT_KEY = { PK: LEGACY_PARTITION, SK: 'IMPORT' };
 export const DISK_RECORD_KEY = { PK: 'CLIENT_DISK', SK: 'LAST' };
 
+/** A seeding goal's removal intended (share-goals.ts): written with the intent, deleted with its record. */
+export const SHARE_REMOVAL_PARTITION = 'SHARE_REMOVAL';
+export const shareRemovalKey = (id: string) => ({ PK: SHARE_REMOVAL_PARTITION, SK: `DL#${id}` });
+export function shareRemovalItem(id: string, since: string): Record<string, unknown> {
+  return { entity: 'share-removal', download_id: id, since, ...shareRemovalKey(id) };
+}
+const SHARE_REMOVAL_FIELDS: FieldSpec<{ download_id: string }> = { download_id: 'string' };
+export const shareRemovalFromItem = (item: Record<string, unknown>): string =>
+  readItem(SHARE_REMOVAL_FIELDS, item, 'share-removal').download_id;
+
 /** The fields of a download: what its item is written from and read back through. */
 const DOWNLOAD_FIELDS: FieldSpec<Download> = {
   id: 'string',
@@ -92,6 +104,14 @@ const DOWNLOAD_FIELDS: FieldSpec<Download> = {
   held_at: 'string?',
   hold_needed_bytes: 'number?',
   hold_free_bytes: 'number?',
+  share_ratio: 'number?',
+  share_time_s: 'number?',
+  share_action: 'string?',
+  seeding_since: 'string?',
+  share_met_at: 'string?',
+  share_removal: 'string?',
+  removed_at: 'string?',
+  removed_files: 'boolean?',
   revision: 'number',
 };
 

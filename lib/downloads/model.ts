@@ -60,6 +60,19 @@ export interface Download {
   held_at?: string;
   hold_needed_bytes?: number;
   hold_free_bytes?: number;
+  /** The seeding goal asked at creation (share-goals.ts): a ratio, seconds of seeding (0 = none), what then. */
+  share_ratio?: number;
+  share_time_s?: number;
+  share_action?: ShareAction;
+  /** When the poll first saw it completed with a goal: its own seeding clock (the client's may freeze). */
+  seeding_since?: string;
+  /** When the goal was met (or, without one, the download completed): the "seeding done" moment. */
+  share_met_at?: string;
+  /** The removal intended when the goal was met, written BEFORE the client is told (a crash is finished later). */
+  share_removal?: ShareRemoval;
+  /** When the torrent was removed from the client, and whether with its files. */
+  removed_at?: string;
+  removed_files?: boolean;
   /** Bumped by every write of the download: the CAS token of the store. */
   revision: number;
 }
@@ -74,6 +87,22 @@ export type FailureReason = (typeof FAILURE_REASONS)[number];
 /** Why the service paused a download's torrent: it would not fit on the disk beside the reserve. */
 export const HOLD_REASONS = ['disk_space'] as const;
 export type HoldReason = (typeof HOLD_REASONS)[number];
+
+/** What happens when a seeding goal is met (share-goals.ts). */
+export const SHARE_ACTIONS = ['keep', 'remove', 'remove_files'] as const;
+export type ShareAction = (typeof SHARE_ACTIONS)[number];
+export type ShareRemoval = Exclude<ShareAction, 'keep'>;
+
+/** The seeding goal and where it stands (the DTO's `share`). */
+export interface Share {
+  ratio?: number;
+  time_s?: number;
+  action: ShareAction;
+  seeding_since?: string;
+  met_at?: string;
+  removed_at?: string;
+  removed_files?: boolean;
+}
 
 export interface Hold {
   reason: HoldReason;
@@ -90,6 +119,9 @@ export interface NewDownload {
   progress?: number;
   metadata_timeout_s?: number;
   stall_timeout_s?: number;
+  share_ratio?: number;
+  share_time_s?: number;
+  share_action?: ShareAction;
 }
 
 /** Fields the poll keeps up to date without touching the state (null clears). */
@@ -121,6 +153,7 @@ export interface DownloadDto {
   metadata_timeout_s?: number;
   stall_timeout_s?: number;
   hold?: Hold;
+  share?: Share;
 }
 
 export function toDto(d: Download): DownloadDto {
@@ -140,6 +173,21 @@ export function toDto(d: Download): DownloadDto {
     ...(d.metadata_timeout_s !== undefined ? { metadata_timeout_s: d.metadata_timeout_s } : {}),
     ...(d.stall_timeout_s !== undefined ? { stall_timeout_s: d.stall_timeout_s } : {}),
     ...(holdOf(d) ? { hold: holdOf(d) } : {}),
+    ...(shareOf(d) ? { share: shareOf(d) } : {}),
+  };
+}
+
+/** The seeding goal of a download that has one (or an action), and how far it went. */
+export function shareOf(d: Download): Share | undefined {
+  if (!d.share_action && d.share_ratio === undefined && !d.share_time_s && !d.removed_at && !d.share_met_at)
+    return undefined;
+  return {
+    ...(d.share_ratio !== undefined ? { ratio: d.share_ratio } : {}),
+    ...(d.share_time_s ? { time_s: d.share_time_s } : {}),
+    action: d.share_action ?? d.share_removal ?? 'keep',
+    ...(d.seeding_since ? { seeding_since: d.seeding_since } : {}),
+    ...(d.share_met_at ? { met_at: d.share_met_at } : {}),
+    ...(d.removed_at ? { removed_at: d.removed_at, removed_files: d.removed_files === true } : {}),
   };
 }
 

@@ -1,3 +1,4 @@
+import { MAX_SHARE_RATIO, MAX_SHARE_TIME_S, SHARE_ACTIONS } from './share-goals';
 import { errorSchema, type JsonSchema, type Operations } from '../http/openapi';
 import { DOWNLOAD_STATES, FAILURE_REASONS, HOLD_REASONS, REVIEW_REASONS } from './model';
 import { MAX_TIMEOUT_S } from './lifecycle';
@@ -59,6 +60,22 @@ export const downloadSchema: JsonSchema = {
         free_bytes: { type: 'integer', minimum: 0 },
       },
     },
+    share: {
+      type: 'object',
+      required: ['action'],
+      additionalProperties: false,
+      description:
+        'the seeding goal (share-goals.ts): met when either figure is reached, then the action; removed_at once the torrent left the client',
+      properties: {
+        ratio: { type: 'number', minimum: 0, maximum: MAX_SHARE_RATIO },
+        time_s: { type: 'integer', minimum: 1, maximum: MAX_SHARE_TIME_S },
+        action: { type: 'string', enum: [...SHARE_ACTIONS] },
+        seeding_since: { type: 'string', format: 'date-time' },
+        met_at: { type: 'string', format: 'date-time' },
+        removed_at: { type: 'string', format: 'date-time' },
+        removed_files: { type: 'boolean' },
+      },
+    },
   },
 };
 
@@ -86,7 +103,7 @@ export const downloadsOperations: Operations = {
   'POST /downloads': {
     tag: 'downloads',
     summary: 'Add a download: a magnet, infohashes, or a .torrent file',
-    description: `At most one active download per infohash: 201 a new one, 200 the existing active download holding any of the hashes (hashes it lacked are appended). A .torrent (at most ${MAX_TORRENT_BYTES} bytes) comes as multipart/form-data (the file in the part \`torrent\`, an optional \`name\`) or base64 in JSON (\`torrent_base64\`); a file refused is 400 INVALID_TORRENT. Optional \`Idempotency-Key\` header.`,
+    description: `At most one active download per infohash: 201 a new one, 200 the existing active download holding any of the hashes (hashes it lacked are appended). A .torrent (at most ${MAX_TORRENT_BYTES} bytes) comes as multipart/form-data (the file in the part \`torrent\`, an optional \`name\`, the seeding goal's \`share_ratio\`, \`share_time_s\`, \`share_action\`) or base64 in JSON (\`torrent_base64\`); a file refused is 400 INVALID_TORRENT. Optional \`Idempotency-Key\` header.`,
     parameters: [{ name: 'Idempotency-Key', in: 'header', schema: { type: 'string', minLength: 1, maxLength: 255 } }],
     requestBody: {
       required: true,

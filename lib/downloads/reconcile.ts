@@ -5,13 +5,14 @@ import type { TorrentClient } from '../torrents/client';
 import type { TorrentInfo } from '../torrents/model';
 import { DiskRecordStore, DiskSettings, guardDisk } from './disk-guard';
 import { DEFAULT_LIFECYCLE, judgeTimeout, LifecycleSettings, madeProgress } from './lifecycle';
-import { clientIds } from './service';
+import { clientIds, shareFields } from './service';
 import { torrentHashes } from './torrent-hashes';
 import { isCheckingState, mapClientState } from './torrent-states';
 import { ActiveExistsError, InfohashTakenError, InvalidTransitionError, TorrentAnswerInvalidError } from './errors';
 import type { Infohash } from './infohash';
 import { Download, DownloadState, FailureReason, isActive } from './model';
 import type { DownloadStore } from './store';
+import { clientLimits, DEFAULT_SHARE, goalOf, judgeShare, removalDue, ShareSettings } from './share-goals';
 
 /**
  * The scheduled poll: make our downloads agree with the client. It reads the
@@ -48,6 +49,8 @@ export interface ReconcileDeps {
   /** The disk guard's reserve (disk-guard.ts; default 5 GiB), and where it records what it saw. */
   disk?: DiskSettings;
   diskRecords?: DiskRecordStore;
+  /** The default seeding goal (share-goals.ts; default none, keep). */
+  share?: ShareSettings;
   now?: Clock;
 }
 
@@ -62,6 +65,9 @@ export interface PollReport extends Record<Outcome, number> {
   /** Downloads the disk guard paused this poll, and those it started again (disk-guard.ts). */
   disk_held: number;
   disk_started: number;
+  /** Seeding goals met this poll, and torrents removed for one (share-goals.ts). */
+  share_met: number;
+  share_removed: number;
 }
 
 export async function reconcile(deps: ReconcileDeps): Promise<PollReport> {
@@ -82,11 +88,13 @@ export async function reconcile(deps: ReconcileDeps): Promise<PollReport> {
     timed_out: 0,
     disk_held: 0,
     disk_started: 0,
+    share_met: 0,
+    share_removed: 0,
   };
   for (const torrent of snapshot.changed) {
     let outcome: Outcome;
     try {
-      outcome = await reconcileOne(deps, torrent);
+      outcome = await reconcileOne(deps, torrent, report);
     } catch (err) {
       if (isRace(err)) {
         deps.log.debug('torrent_reconcile_raced', { hash: torrent.hash, err });
@@ -104,6 +112,7 @@ export async function reconcile(deps: ReconcileDeps): Promise<PollReport> {
     active = await deps.store.listActive();
     await checkMissing(deps, snapshot.present, report, active);
     await checkTimeouts(deps, snapshot.present, report, active);
+    await finishRemovals(deps, snapshot.present, report);
   }
   const disk = await guardDisk(deps, snapshot, active);
   report.disk_held = disk.held;
@@ -112,7 +121,7 @@ export async function reconcile(deps: ReconcileDeps): Promise<PollReport> {
   return report;
 }
 
-async function reconcileOne(deps: ReconcileDeps, torrent: TorrentInfo): Promise<Outcome> {
+async function reconcileOne(deps: ReconcileDeps, torrent: TorrentInfo, report: PollReport): Promise<Outcome> {
   const hashes = torrentHashes(torrent);
   if (hashes.length === 0) {
     deps.log.warn('torrent_without_valid_hash', { hash: torrent.hash });
@@ -140,6 +149,9 @@ async function reconcileOne(deps: ReconcileDeps, torrent: TorrentInfo): Promise<
       hashes.map((h) => h.infohash),
     );
     if (finished) {
+      // A completed download still seeding: its goal (the one thing the poll still does for a finished download).
+      if (finished.state === 'completed' && state === 'completed')
+        return (await followShare(deps, log, finished, torrent, report)) ? 'updated' : 'unchanged';
       if (!isActive(state)) return 'unchanged';
       // A timed-out download is like a cancelled one: its own dead torrent lingering in the client is no news.
       const endedByUs = finished.state === 'cancelled' || finished.failure_reason !== undefined;
@@ -170,6 +182,7 @@ async function reconcileOne(deps: ReconcileDeps, torrent: TorrentInfo): Promise<
           state: isActive(state) ? state : 'downloading',
           name: adoptedName(torrent.name, hashes),
           source_added_at: addedOn(torrent),
+          ...shareFields({}, deps.share),
           ...(progress !== undefined ? { progress } : {}),
         },
         hashes,
@@ -177,6 +190,7 @@ async function reconcileOne(deps: ReconcileDeps, torrent: TorrentInfo): Promise<
   if (created) log.info('download_adopted', { download_id: download.id });
   const followed = await follow(deps, log, download, state);
   const detailed = await keepDetails(deps, followed ?? download, progress, torrent.state, download);
+  if (followed?.state === 'completed') await followShare(deps, log, followed, torrent, report);
   if (created) return 'adopted';
   const appended = download.infohashes.length > (owners.find(Boolean)?.infohashes.length ?? 0);
   return followed || appended || detailed ? 'updated' : 'unchanged';
@@ -278,6 +292,99 @@ async function endTimedOut(
     await deps.torrents.remove(clientIds(download.infohashes), { deleteFiles: false });
   } catch (err) {
     log.warn('torrent_timeout_remove_failed', { err });
+  }
+}
+
+/**
+ * A completed download's seeding goal (share-goals.ts `judgeShare`): its clock started, the goal met (with the
+ * removal intended, written BEFORE the client is told), the removal carried out. Of two polls at once only the
+ * one whose `met` write landed goes on (the other's is refused: a race); a removal intended by a poll that
+ * crashed is finished by a later one once the lease is over.
+ */
+async function followShare(
+  deps: ReconcileDeps,
+  log: Logger,
+  download: Download,
+  torrent: TorrentInfo,
+  report: PollReport,
+): Promise<boolean> {
+  const verdict = judgeShare(download, torrent, deps.share ?? DEFAULT_SHARE, (deps.now ?? systemClock)());
+  if (verdict.action === 'none') return false;
+  if (verdict.action === 'start') {
+    await deps.store.recordShare(download.id, { seeding: true });
+    log.info('download_seeding_started', { download_id: download.id });
+    // The client is told the goal again (an adopted torrent, or one added before it had one): it stops
+    // uploading at the goal by itself. A refusal only loses that; the poll still judges the goal.
+    await deps.torrents
+      .setShareLimits(clientIds(download.infohashes), clientLimits(goalOf(download, deps.share ?? DEFAULT_SHARE)))
+      .catch((err) => log.warn('torrent_share_limits_failed', { err }));
+    return true;
+  }
+  if (verdict.action === 'met') {
+    const removal = verdict.removal === 'keep' ? undefined : verdict.removal;
+    const met = await deps.store.recordShare(download.id, { met: true, ...(removal ? { removal } : {}) });
+    report.share_met++;
+    log.info('download_share_goal_met', {
+      download_id: download.id,
+      action: verdict.removal,
+      ratio: torrent.ratio,
+      seeding_time: torrent.seeding_time,
+    });
+    if (removal) await removeShared(deps, log, met, torrent, report);
+    return true;
+  }
+  await removeShared(deps, log, download, torrent, report);
+  return true;
+}
+
+/**
+ * The removal a met goal intended, then its record. Only a torrent in the product's category, added before the
+ * intent, is removed (lib/torrents `removeOwn` reads the client again): a torrent a person added again later
+ * is never touched (ours is gone already), nor one in another category (recorded removed, files kept: it is
+ * no longer ours to remove).
+ * `torrent` undefined: the client holds none (the crash fell between the delete and its record).
+ */
+async function removeShared(
+  deps: ReconcileDeps,
+  log: Logger,
+  download: Download,
+  torrent: TorrentInfo | undefined,
+  report: PollReport,
+): Promise<void> {
+  const deleteFiles = download.share_removal === 'remove_files';
+  // No torrent, or one added after the intent: ours is gone already (the crash fell after its delete).
+  let touched = torrent === undefined || addedAfter(torrent, download.share_met_at ?? download.updated_at);
+  if (!touched) touched = (await deps.torrents.removeOwn(clientIds(download.infohashes), { deleteFiles })).length > 0;
+  if (!touched) log.warn('download_share_torrent_not_ours', { download_id: download.id });
+  await deps.store.recordShare(download.id, { removed: true, files: touched && deleteFiles });
+  report.share_removed++;
+  log.info('download_share_removed', { download_id: download.id, files: touched && deleteFiles, touched });
+}
+
+/**
+ * Removals intended and never recorded done (full updates): a poll crashed between the intent and the record.
+ * A download whose torrent the client still holds is finished by reconcileOne (it saw the torrent); one whose
+ * torrent is gone is only recorded; a marker its download no longer intends is dropped.
+ */
+async function finishRemovals(deps: ReconcileDeps, present: TorrentInfo[], report: PollReport): Promise<void> {
+  const ids = await deps.store.pendingShareRemovals();
+  if (ids.length === 0) return;
+  const now = (deps.now ?? systemClock)();
+  const seen = new Set(present.flatMap((t) => torrentHashes(t).map((h) => h.infohash)));
+  for (const id of ids) {
+    const log = deps.log.child({ download_id: id });
+    try {
+      const d = await deps.store.get(id);
+      if (!d || d.state !== 'completed' || !d.share_removal || d.removed_at) {
+        await deps.store.dropShareRemoval(id);
+        continue;
+      }
+      if (d.infohashes.some((h) => seen.has(h.infohash)) || !removalDue(d, now)) continue;
+      await removeShared(deps, log, d, undefined, report);
+    } catch (err) {
+      if (!isRace(err)) throw err;
+      log.debug('download_share_removal_raced', { err });
+    }
   }
 }
 

@@ -4,6 +4,7 @@ import { MAX_MAGNET_LENGTH } from './magnet';
 import { DOWNLOAD_STATES, DownloadState } from './model';
 import type { IngestRequest, ListRequest, TimeoutOverrides } from './service';
 import { MAX_TORRENT_BYTES } from './torrent-file';
+import { MAX_SHARE_RATIO, MAX_SHARE_TIME_S, SHARE_ACTIONS, ShareAction } from './share-goals';
 import { ErrorCode, HttpError } from '../http/errors';
 import type { MultipartPart } from '../http/multipart';
 import { MAX_BODY_BYTES, validator } from '../http/request';
@@ -26,6 +27,10 @@ export const MAX_TORRENT_BODY_BYTES = MAX_TORRENT_BASE64_LENGTH + MAX_BODY_BYTES
 const timeouts = {
   metadata_timeout_s: { type: 'integer', minimum: 0, maximum: MAX_TIMEOUT_S },
   stall_timeout_s: { type: 'integer', minimum: 0, maximum: MAX_TIMEOUT_S },
+  // The seeding goal (share-goals.ts): a ratio, seconds of seeding (0 = none), and what happens when met.
+  share_ratio: { type: 'number', minimum: 0, maximum: MAX_SHARE_RATIO },
+  share_time_s: { type: 'integer', minimum: 0, maximum: MAX_SHARE_TIME_S },
+  share_action: { type: 'string', enum: [...SHARE_ACTIONS] },
 } as const;
 
 /** The JSON shapes of POST /downloads, one schema: OpenAPI's document shows this one (lib/http/openapi.ts). */
@@ -79,21 +84,44 @@ export function parseIngest(body: unknown): IngestRequest {
   return { torrent: Buffer.from(base64, 'base64'), ...(name ? { name } : {}), ...overrides };
 }
 
+/** The seeding-goal fields of a form (multipart): text, read by the same bounds as the JSON's. */
+const SHARE_PARTS = ['share_ratio', 'share_time_s', 'share_action'] as const;
+
+function shareFromText(name: (typeof SHARE_PARTS)[number], text: string): number | ShareAction {
+  const bad = (why: string) => new HttpError(400, ErrorCode.INVALID_REQUEST, `${name} ${why}`);
+  if (name === 'share_action') {
+    if (!(SHARE_ACTIONS as readonly string[]).includes(text)) throw bad(`must be one of ${SHARE_ACTIONS.join(', ')}`);
+    return text as ShareAction;
+  }
+  if (name === 'share_ratio') {
+    if (!/^\d{1,4}(\.\d{1,6})?$/.test(text) || Number(text) > MAX_SHARE_RATIO)
+      throw bad(`must be a number of 0..${MAX_SHARE_RATIO}`);
+    return Number(text);
+  }
+  if (!/^\d{1,9}$/.test(text) || Number(text) > MAX_SHARE_TIME_S)
+    throw bad(`must be an integer of 0..${MAX_SHARE_TIME_S}`);
+  return Number(text);
+}
+
 /**
- * A multipart POST /downloads: the file in the part `torrent`, an optional `name` field; any other part is
- * refused, as an unknown JSON field is.
+ * A multipart POST /downloads: the file in the part `torrent`, an optional `name` field and the seeding-goal
+ * fields; any other part is refused, as an unknown JSON field is.
  */
 export function parseIngestMultipart(parts: MultipartPart[]): IngestRequest {
   const seen = new Set<string>();
   let torrent: Buffer | undefined;
   let name: string | undefined;
+  const share: Record<string, number | ShareAction> = {};
   for (const part of parts) {
     if (seen.has(part.name))
       throw new HttpError(400, ErrorCode.INVALID_REQUEST, `the form has the part ${JSON.stringify(part.name)} twice`);
     seen.add(part.name);
     if (part.name === 'torrent') torrent = part.data;
     else if (part.name === 'name' && part.filename === undefined) name = part.data.toString('utf8');
-    else
+    else if ((SHARE_PARTS as readonly string[]).includes(part.name) && part.filename === undefined) {
+      const text = part.data.toString('utf8').trim();
+      if (text) share[part.name] = shareFromText(part.name as (typeof SHARE_PARTS)[number], text);
+    } else
       throw new HttpError(
         400,
         ErrorCode.INVALID_REQUEST,
@@ -103,7 +131,7 @@ export function parseIngestMultipart(parts: MultipartPart[]): IngestRequest {
   if (!torrent) throw new HttpError(400, ErrorCode.INVALID_REQUEST, 'the form has no "torrent" file part');
   if (name !== undefined && name.length > 1024)
     throw new HttpError(400, ErrorCode.INVALID_REQUEST, 'name must NOT have more than 1024 characters');
-  return { torrent, ...(name?.trim() ? { name } : {}) };
+  return { torrent, ...(name?.trim() ? { name } : {}), ...share };
 }
 
 export const stateChangeSchema = {

@@ -15,7 +15,19 @@ export { InvalidCursorError };
 import { Infohash, parseInfohashes } from './infohash';
 import { clientMagnet, formatMagnet, type MagnetOptions, parseMagnet } from './magnet';
 import { effectiveTimeout, MAX_TIMEOUT_S } from './lifecycle';
-import { Download, DownloadState, isActive } from './model';
+import { Download, DownloadState, isActive, ShareAction } from './model';
+import {
+  clientLimits,
+  DEFAULT_SHARE,
+  goalOf,
+  hasGoal,
+  isShareAction,
+  MAX_SHARE_RATIO,
+  MAX_SHARE_TIME_S,
+  ShareSettings,
+  validRatio,
+  validTimeS,
+} from './share-goals';
 import { parseTorrentFile, type TorrentFile } from './torrent-file';
 import type { DownloadStore, ListPage } from './store';
 
@@ -33,12 +45,18 @@ export interface DownloadsDeps {
   cancel?: { action: 'remove' | 'stop'; deleteFiles: boolean };
   /** How magnets are read (magnet.ts): by default a tracker or peer on an internal host is refused. */
   magnets?: MagnetOptions;
+  /** The default seeding goal (share-goals.ts; DOWNLOAD_SHARE_*): none, keep. */
+  share?: ShareSettings;
 }
 
 /** Per-download overrides of the timeouts (lifecycle.ts), already bounded by the request schema. */
 export interface TimeoutOverrides {
   metadata_timeout_s?: number;
   stall_timeout_s?: number;
+  /** The seeding goal of this download (share-goals.ts), instead of the settings'. */
+  share_ratio?: number;
+  share_time_s?: number;
+  share_action?: ShareAction;
 }
 
 export type IngestRequest = (
@@ -57,8 +75,9 @@ export async function ingest(
   request: IngestRequest,
 ): Promise<{ created: boolean; download: Download }> {
   const { hashes, name, magnet, torrentFile } = describeRequest(request, deps.magnets);
+  const share = shareFields(request, deps.share);
   const result = await deps.store.createDownloadIfNoActive(
-    { state: 'queued', name, magnet, ...timeoutOverrides(request) },
+    { state: 'queued', name, magnet, ...timeoutOverrides(request), ...share },
     hashes,
   );
   const log = deps.log.child({ download_id: result.download.id, infohash: result.download.infohashes[0].infohash });
@@ -73,6 +92,7 @@ export async function ingest(
     // A .torrent is handed over as the file: the client has the metadata without waiting for peers.
     await deps.torrents.add(magnet ?? formatMagnet(hashes, name), {
       tags: [result.download.id],
+      ...clientLimits(goalOf(share, deps.share ?? DEFAULT_SHARE)),
       ...(torrentFile
         ? { torrentFile: torrentFile.bytes, ...(name !== torrentFile.name ? { rename: name } : {}) }
         : {}),
@@ -83,6 +103,30 @@ export async function ingest(
     const stuck = await deps.store.setDownloadState(result.download.id, 'queued', 'stuck').catch(() => result.download);
     return { created: true, download: stuck };
   }
+}
+
+/**
+ * The seeding goal written on a new download: the request's values over the settings', re-checked here like the
+ * timeouts; nothing when the result is "no goal, keep" (the download then carries no share fields at all).
+ */
+export function shareFields(
+  request: Pick<TimeoutOverrides, 'share_ratio' | 'share_time_s' | 'share_action'>,
+  settings: ShareSettings = DEFAULT_SHARE,
+): Pick<Download, 'share_ratio' | 'share_time_s' | 'share_action'> {
+  const { share_ratio: ratio, share_time_s: timeS, share_action: action } = request;
+  if (ratio !== undefined && !validRatio(ratio))
+    throw new RangeError(`share_ratio must be within 0..${MAX_SHARE_RATIO}`);
+  if (timeS !== undefined && !validTimeS(timeS))
+    throw new RangeError(`share_time_s must be an integer of 0..${MAX_SHARE_TIME_S}`);
+  if (action !== undefined && !isShareAction(action))
+    throw new RangeError('share_action must be keep, remove or remove_files');
+  const goal = goalOf(request, settings);
+  if (!hasGoal(goal) && goal.action === 'keep') return {};
+  return {
+    ...(goal.ratio !== null ? { share_ratio: goal.ratio } : {}),
+    ...(goal.timeS > 0 ? { share_time_s: goal.timeS } : {}),
+    share_action: goal.action,
+  };
 }
 
 /** The overrides a request carries, re-checked here (a caller other than the API schema gets the same bounds). */
@@ -134,7 +178,10 @@ async function activateAndAdd(
   const activated = await deps.store.activateIfNoOtherActive(id, 'queued');
   const log = deps.log.child({ download_id: id, infohash: before.infohashes[0]?.infohash });
   try {
-    await deps.torrents.add(magnetOf(before, deps.magnets), { tags: [id] });
+    await deps.torrents.add(magnetOf(before, deps.magnets), {
+      tags: [id],
+      ...clientLimits(goalOf(before, deps.share ?? DEFAULT_SHARE)),
+    });
     log.info(events.done, { from: before.state });
     return activated;
   } catch (err) {

@@ -1,3 +1,4 @@
+import type { ShareStep } from './guards';
 import type { Infohash } from './infohash';
 import type {
   ActiveState,
@@ -30,6 +31,12 @@ export interface DownloadStore {
   keepWaiting(id: string): Promise<Download>;
   /** `failed` with the reason, guards released, only while the warning set at `warnedAt` stands (InvalidTransitionError). */
   failTimedOut(id: string, reason: FailureReason, warnedAt: string): Promise<Download>;
+  /** CAS: a completed download's seeding goal one step on (guards.ts planShare; `met` twice is refused). */
+  recordShare(id: string, step: ShareStep): Promise<Download>;
+  /** The downloads whose seeding-goal removal was intended and not recorded done (a crash in between). */
+  pendingShareRemovals(): Promise<string[]>;
+  /** Drops a removal marker whose download no longer intends it (retried, or gone). */
+  dropShareRemoval(id: string): Promise<void>;
   /** Every active download (the poll's missing-torrent check; reads the whole list index, so only on full resyncs). */
   listActive(): Promise<Download[]>;
   get(id: string): Promise<Download | undefined>;

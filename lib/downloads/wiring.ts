@@ -9,6 +9,7 @@ import { DynamoDiskRecordStore } from './dynamodb-disk';
 import { DynamoDownloadStore } from './dynamodb-store';
 import { LifecycleSettings, loadLifecycleSettings } from './lifecycle';
 import type { DownloadsDeps } from './service';
+import { loadShareSettings, ShareSettings } from './share-goals';
 
 /**
  * The downloads domain as deployed: its DynamoDB store and the torrent client,
@@ -32,11 +33,13 @@ const magnetOptions = perEnvironment(() => {
 });
 const lifecycleSettings = perEnvironment(() => loadLifecycleSettings());
 const diskSettings = perEnvironment(() => loadDiskSettings());
+const shareSettings = perEnvironment(() => loadShareSettings());
 type PollSettings = {
   missingGraceMs: number;
   lifecycle: LifecycleSettings;
   disk: DiskSettings;
   diskRecords: DynamoDiskRecordStore;
+  share: ShareSettings;
 };
 // One client per container and credentials: its session, its Web API version and its sync/maindata rid live as long as both.
 const torrentClient = perEnvironment(() => deployedTorrentClient(torrentSettings(), downloadsLog, table()));
@@ -67,6 +70,9 @@ export const downloadsDeps = perEnvironment((): DownloadsDeps & PollSettings => 
   },
   get disk() {
     return diskSettings();
+  },
+  get share() {
+    return shareSettings();
   },
   diskRecords: new DynamoDiskRecordStore(table()),
 }));

@@ -52,6 +52,7 @@ export const EN: BotMessages = {
     stuck: 'Stuck',
     resurrected: 'Active again',
     needs_review: 'Needs review',
+    seeding_done: 'Seeding done',
   },
   buttons: { retry: 'Retry', cancel: 'Cancel', open: 'Open' },
   states: {

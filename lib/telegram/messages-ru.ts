@@ -54,6 +54,7 @@ export const RU: BotMessages = {
     stuck: 'Зависла',
     resurrected: 'Снова активна',
     needs_review: 'Нужна проверка',
+    seeding_done: 'Раздача завершена',
   },
   buttons: { retry: 'Повторить', cancel: 'Отменить', open: 'Открыть' },
   states: {

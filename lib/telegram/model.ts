@@ -18,6 +18,7 @@ export const EVENT_KINDS = [
   'stuck',
   'resurrected',
   'needs_review',
+  'seeding_done',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
@@ -97,6 +98,8 @@ interface ReadDownload {
   shown: NotifiedDownload;
   sourceAddedAt?: string;
   updatedAt?: number;
+  /** The seeding goal was met (share-goals.ts), on a download that had one. */
+  seedingDone?: boolean;
 }
 
 function writtenAt(approximateS: unknown, updatedAt: number | undefined): number | undefined {
@@ -108,6 +111,8 @@ function writtenAt(approximateS: unknown, updatedAt: number | undefined): number
 
 function readDownload(item: Record<string, unknown>): ReadDownload {
   const { id, name, state, infohashes, review_reason, source_added_at, updated_at } = item;
+  const { share_met_at, share_ratio, share_time_s } = item;
+  const hadGoal = typeof share_ratio === 'number' || (typeof share_time_s === 'number' && share_time_s > 0);
   if (!isId(id)) throw new MalformedStreamRecordError('download id is not an id');
   if (!isDownloadState(state)) throw new MalformedStreamRecordError(`download ${id}: unknown state`);
   const first = Array.isArray(infohashes) ? (infohashes[0] as { infohash?: unknown } | undefined)?.infohash : undefined;
@@ -121,6 +126,7 @@ function readDownload(item: Record<string, unknown>): ReadDownload {
     },
     sourceAddedAt: typeof source_added_at === 'string' ? source_added_at : undefined,
     updatedAt: parseIsoTime(updated_at),
+    seedingDone: hadGoal && typeof share_met_at === 'string',
   };
 }
 
@@ -130,6 +136,8 @@ function eventKind(old: ReadDownload | undefined, next: ReadDownload, inserted: 
   const to = next.shown.state;
   // A review request outranks the state change written with it: it is what a person must act on.
   if (next.shown.reviewReason && next.shown.reviewReason !== old.shown.reviewReason) return 'needs_review';
+  // Its own write, after the completion: "seeding done" once, when the goal is met (not for a removal at completion).
+  if (next.seedingDone && !old.seedingDone) return 'seeding_done';
   if (from === to) return undefined;
   if (to === 'completed' || to === 'failed' || to === 'stuck') return to;
   if (!isActive(from) && isActive(to)) return 'resurrected';

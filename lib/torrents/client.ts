@@ -8,6 +8,13 @@ export interface TorrentClient {
   add(magnet: string, options?: AddOptions): Promise<void>;
   /** Removes torrents by their client ids or hashes. */
   remove(hashes: string[], options?: { deleteFiles?: boolean }): Promise<void>;
+  /**
+   * Removes those of the torrents that are in the configured category, read again at the moment of the call
+   * (a torrent a person added, or moved to another category, is never touched); answers the ids removed.
+   */
+  removeOwn(hashes: string[], options: { deleteFiles: boolean }): Promise<string[]>;
+  /** A torrent's own share limits (qBittorrent's ratio, and seeding time in MINUTES; absent: the client's global ones). */
+  setShareLimits(hashes: string[], limits: { ratioLimit?: number; seedingTimeLimit?: number }): Promise<void>;
   /** Stops (pauses on 4.x) torrents. */
   stop(hashes: string[]): Promise<void>;
   /** Starts (resumes on 4.x) stopped torrents. */

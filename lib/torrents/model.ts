@@ -21,6 +21,10 @@ export interface TorrentInfo {
   size?: number;
   /** Bytes of `size` still to download: what the torrent will still write to the disk. */
   amount_left?: number;
+  /** Uploaded / downloaded, as the client counts it (a non-negative finite number, else absent). */
+  ratio?: number;
+  /** Seconds it has seeded, by the client's count (qBittorrent 4.5's idle seed freezes it). */
+  seeding_time?: number;
 }
 
 /**
@@ -46,4 +50,7 @@ export interface AddOptions {
   torrentFile?: Uint8Array;
   /** The torrent's name in the client (qBittorrent's `rename`), with a torrentFile. */
   rename?: string;
+  /** The seeding goal (qBittorrent's `ratioLimit`; `seedingTimeLimit` in whole minutes). */
+  ratioLimit?: number;
+  seedingTimeLimit?: number;
 }

@@ -22,6 +22,8 @@ export function readTorrent(raw: Record<string, unknown>): TorrentInfo {
     tags: str(raw.tags) ?? '',
     ...bytes('size', raw.size),
     ...bytes('amount_left', raw.amount_left),
+    ...(typeof raw.ratio === 'number' && Number.isFinite(raw.ratio) && raw.ratio >= 0 ? { ratio: raw.ratio } : {}),
+    ...bytes('seeding_time', raw.seeding_time),
   };
 }
 

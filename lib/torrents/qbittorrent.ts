@@ -141,6 +141,8 @@ export class QBittorrentClient implements TorrentClient {
   private addForm(magnet: string, options: AddOptions): URLSearchParams | FormData {
     const fields: Array<[string, string]> = [['category', this.category]];
     if (options.tags?.length) fields.push(['tags', options.tags.join(',')]);
+    if (options.ratioLimit !== undefined) fields.push(['ratioLimit', String(options.ratioLimit)]);
+    if (options.seedingTimeLimit !== undefined) fields.push(['seedingTimeLimit', String(options.seedingTimeLimit)]);
     if (!options.torrentFile) return new URLSearchParams([['urls', magnet], ...fields]);
     if (options.rename) fields.push(['rename', options.rename]);
     const form = new FormData();
@@ -159,6 +161,38 @@ export class QBittorrentClient implements TorrentClient {
       'POST',
       '/api/v2/torrents/delete',
       new URLSearchParams({ hashes: hashes.join('|'), deleteFiles: String(options.deleteFiles ?? false) }),
+    );
+  }
+
+  async removeOwn(hashes: string[], options: { deleteFiles: boolean }): Promise<string[]> {
+    if (hashes.length === 0) return [];
+    const ids = hashes.map((h) => h.toLowerCase());
+    const body = await this.json(
+      'GET',
+      `/api/v2/torrents/info?category=${encodeURIComponent(this.category)}&hashes=${ids.join('|')}`,
+    );
+    // The filter is the server's; the check is ours too: a server that ignored it never makes us delete another's.
+    const own = (Array.isArray(body) ? body : [])
+      .flatMap((raw) => (isObject(raw) ? [readTorrent(raw)] : []))
+      .filter((t) => t.category === this.category && ids.includes(t.hash))
+      .map((t) => t.hash);
+    if (own.length) await this.remove(own, options);
+    return own;
+  }
+
+  async setShareLimits(hashes: string[], limits: { ratioLimit?: number; seedingTimeLimit?: number }): Promise<void> {
+    if (hashes.length === 0) return;
+    // -2: the global limit. 4.6+ (WebAPI 2.9.3) requires inactiveSeedingTimeLimit too, and refuses the call
+    // without it (400); 4.5 ignores a field it does not know, so it is sent to every version.
+    await this.http.call(
+      'POST',
+      '/api/v2/torrents/setShareLimits',
+      new URLSearchParams({
+        hashes: hashes.join('|'),
+        ratioLimit: String(limits.ratioLimit ?? -2),
+        seedingTimeLimit: String(limits.seedingTimeLimit ?? -2),
+        inactiveSeedingTimeLimit: '-2',
+      }),
     );
   }
 

@@ -3,6 +3,7 @@ import { MAX_INFOHASHES } from '../downloads/infohash';
 import { MAX_TIMEOUT_S } from '../downloads/lifecycle';
 import { MAX_MAGNET_LENGTH } from '../downloads/magnet';
 import { MAX_TORRENT_BODY_BYTES } from '../downloads/requests';
+import { MAX_SHARE_RATIO, MAX_SHARE_TIME_S, SHARE_ACTIONS } from '../downloads/share-goals';
 import type { IngestRequest } from '../downloads/service';
 import { MAX_TORRENT_BYTES } from '../downloads/torrent-file';
 import { ErrorCode, HttpError } from '../http/errors';
@@ -23,7 +24,8 @@ import type { FileForms, FormFile } from './forms';
 /** The add form's route takes multipart (its file input), bounded as POST /downloads' body (decision 406). */
 export const ADD_FILE_FORMS: FileForms = { 'POST /download': MAX_TORRENT_BODY_BYTES };
 
-export type AddInput = 'textarea' | 'text' | 'file' | 'seconds';
+/** `ratio`: a decimal (a seeding goal); `choice`: one of SHARE_ACTIONS (a select). */
+export type AddInput = 'textarea' | 'text' | 'file' | 'seconds' | 'ratio' | 'choice';
 /** `source`: exactly one is given; `main`: always shown; `advanced`: in the collapsed section. */
 export type AddGroup = 'source' | 'main' | 'advanced';
 
@@ -45,6 +47,10 @@ export const ADD_FIELDS = [
   { name: 'name', input: 'text', group: 'main', max: 1024 },
   { name: 'metadata_timeout_s', input: 'seconds', group: 'advanced', max: MAX_TIMEOUT_S },
   { name: 'stall_timeout_s', input: 'seconds', group: 'advanced', max: MAX_TIMEOUT_S },
+  // The seeding goal (share-goals.ts): empty = the service's default.
+  { name: 'share_ratio', input: 'ratio', group: 'advanced', max: MAX_SHARE_RATIO },
+  { name: 'share_time_s', input: 'seconds', group: 'advanced', max: MAX_SHARE_TIME_S },
+  { name: 'share_action', input: 'choice', group: 'advanced', max: 16 },
 ] as const satisfies readonly AddField[];
 
 export type AddFieldName = (typeof ADD_FIELDS)[number]['name'];
@@ -57,6 +63,9 @@ export type AddErrorReason =
   | 'twoSources'
   | 'tooLong'
   | 'notSeconds'
+  | 'notShareSeconds'
+  | 'notRatio'
+  | 'notShareAction'
   | 'tooLarge'
   | 'invalidMagnet'
   | 'invalidInfohash'
@@ -107,8 +116,16 @@ export function parseAddForm(fields: Record<string, string>, files: Record<strin
     if (raw === '') continue;
     if (field.input === 'seconds') {
       const seconds = /^[0-9]{1,10}$/.test(raw) ? Number(raw) : NaN;
-      if (!(seconds <= field.max)) errors[field.name] = { reason: 'notSeconds' };
+      if (!(seconds <= field.max))
+        errors[field.name] = { reason: field.name === 'share_time_s' ? 'notShareSeconds' : 'notSeconds' };
       else values[field.name] = seconds;
+    } else if (field.input === 'ratio') {
+      const ratio = /^[0-9]{1,4}([.,][0-9]{1,2})?$/.test(raw) ? Number(raw.replace(',', '.')) : NaN;
+      if (!(ratio <= field.max)) errors[field.name] = { reason: 'notRatio' };
+      else values[field.name] = ratio;
+    } else if (field.input === 'choice') {
+      if (!(SHARE_ACTIONS as readonly string[]).includes(raw)) errors[field.name] = { reason: 'notShareAction' };
+      else values[field.name] = raw;
     } else if (raw.length > field.max) errors[field.name] = { reason: 'tooLong' };
     else values[field.name] = raw;
   }

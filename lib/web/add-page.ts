@@ -6,6 +6,7 @@ import {
   type AddGroup,
   type AddValues,
 } from './add-form';
+import { SHARE_ACTIONS } from '../downloads/share-goals';
 import { Html, html, raw } from './html';
 import type { Ui } from './locale';
 import { csrfField, notice, Notice, Page, Viewer } from './shell';
@@ -74,6 +75,12 @@ function addField(ui: Ui, field: AddField, view: AddView): Html {
         ? html`<p class="muted hint" data-file-again>${ui.t.addFileAgain({ name: view.values.torrentName })}</p>`
         : ''
     }`;
+  else if (field.input === 'ratio')
+    input = html`<input id="${id}" name="${field.name}" type="text" inputmode="decimal" maxlength="7" value="${value}"${attrs}>`;
+  else if (field.input === 'choice')
+    input = html`<select id="${id}" name="${field.name}"${attrs}><option value="">${ui.t.shareActionDefault}</option>${SHARE_ACTIONS.map(
+      (a) => html`<option value="${a}"${value === a ? raw(' selected') : ''}>${ui.t.shareActionOption[a]}</option>`,
+    )}</select>`;
   else if (field.input === 'seconds')
     input = html`<input id="${id}" name="${field.name}" type="number" inputmode="numeric" min="0" max="${field.max}" step="1" value="${value}"${attrs}>`;
   else

@@ -1,5 +1,5 @@
 import { parseIsoTime } from '../clock';
-import { holdOf, type Download } from '../downloads/model';
+import { holdOf, shareOf, type Download } from '../downloads/model';
 import { Html, html } from './html';
 import type { Ui } from './locale';
 import { csrfField, Viewer } from './shell';
@@ -24,6 +24,7 @@ export function lifecycleNotice(
       needed: ui.f.bytes(hold.needed_bytes),
       free: ui.f.bytes(hold.free_bytes),
     })}</p>`;
+  if (d.state === 'completed') return shareNotice(ui, d);
   if (!d.warning) return '';
   const now = opts.now ?? Date.now();
   const since = parseIsoTime(d.progress_at ?? d.created_at);
@@ -40,6 +41,27 @@ export function lifecycleNotice(
       ? html`<form method="post" action="/download/${d.id}/keep-waiting">${csrfField(viewer)}<button type="submit">${t.keepWaiting}</button></form>`
       : ''
   }</div>`;
+}
+
+/**
+ * A completed download's seeding goal (share-goals.ts): "Seeding until ratio 2.0 / 3 days", then "seeding
+ * done", or how it left the client. Nothing without a goal (or before the poll saw it seed).
+ */
+function shareNotice(ui: Ui, d: Download): Html | '' {
+  const share = shareOf(d);
+  if (!share) return '';
+  const t = ui.t;
+  const say = (text: string, state: string) =>
+    html`<p class="review-link" role="status" data-share="${state}">${text}</p>`;
+  if (share.removed_at)
+    return share.removed_files ? say(t.removedWithFiles, 'removed-files') : say(t.removedFilesKept, 'removed');
+  if (share.met_at) return say(t.seedingDone, 'done');
+  const ratio = new Intl.NumberFormat(ui.f.locale, { minimumFractionDigits: 1, maximumFractionDigits: 2 });
+  const goal = [
+    ...(share.ratio !== undefined ? [t.shareRatio({ ratio: ratio.format(share.ratio) })] : []),
+    ...(share.time_s ? [duration(ui, share.time_s * 1000)] : []),
+  ];
+  return goal.length ? say(t.seedingUntil({ goal: goal.join(' / ') }), 'seeding') : '';
 }
 
 /** "55 min", "6 hr", "3 days" / "55 мин", "6 ч", "3 дн.": the largest whole unit, by Intl (plurals included). */

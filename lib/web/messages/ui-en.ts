@@ -69,6 +69,11 @@ export const en: UiMessages = {
   heldForDisk: ({ needed, free }) =>
     `Paused: not enough disk space. It still has ${needed} to write and ${free} is free; it starts again by itself when the space is there.`,
   heldForDiskShort: 'no disk space',
+  seedingUntil: ({ goal }) => `Seeding until ${goal}.`,
+  shareRatio: ({ ratio }) => `ratio ${ratio}`,
+  seedingDone: 'Seeding done: its goal is met.',
+  removedFilesKept: 'Seeding done: removed from the client, files kept.',
+  removedWithFiles: 'Seeding done: removed from the client with its files.',
   failureReason: {
     no_metadata: 'Ended: its metadata never arrived (no peer had the torrent). Retry adds it again.',
     stalled: 'Ended: it made no progress for too long. Retry adds it again.',
@@ -91,8 +96,23 @@ export const en: UiMessages = {
       label: 'Stall timeout, seconds (optional)',
       hint: 'How long it may go without progress; 0 = never give up. Empty: the service’s default.',
     },
+    share_ratio: {
+      label: 'Seed until ratio (optional)',
+      hint: 'Uploaded ÷ downloaded, e.g. 2 or 1.5. Empty: the service’s default.',
+    },
+    share_time_s: {
+      label: 'Seed for, seconds (optional)',
+      hint: 'How long to seed after it completes, e.g. 259200 = 3 days; 0 = no time goal.',
+    },
+    share_action: { label: 'When the goal is met', hint: 'What happens to the torrent in the client then.' },
   },
-  addAdvanced: 'Advanced: timeouts',
+  addAdvanced: 'Advanced: timeouts and seeding',
+  shareActionDefault: 'The service’s default',
+  shareActionOption: {
+    keep: 'Keep seeding',
+    remove: 'Remove the torrent, keep the files',
+    remove_files: 'Remove the torrent and its files',
+  },
   addSubmit: 'Add',
   addRefused: 'Nothing was added: see the marked fields.',
   addError: {
@@ -100,6 +120,9 @@ export const en: UiMessages = {
     twoSources: 'Give only one of them: a magnet link, infohashes or a .torrent file.',
     tooLong: 'This is too long.',
     notSeconds: 'Whole seconds, from 0 to 2592000 (30 days).',
+    notShareSeconds: 'Whole seconds, from 0 to 31536000 (365 days).',
+    notRatio: 'A ratio from 0 to 1000, e.g. 2 or 1.5.',
+    notShareAction: 'Choose one of the listed actions.',
     tooLarge: 'The file is larger than 10 MiB.',
     invalidMagnet: 'This is not a magnet link the service can use.',
     invalidInfohash: 'These are not valid infohashes.',

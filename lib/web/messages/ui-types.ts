@@ -65,6 +65,12 @@ export interface UiMessages {
   /** The disk guard's hold (disk-guard.ts): sizes like "4.2 GiB", `since` a formatted time. */
   heldForDisk: (p: { needed: string; free: string; reserve?: string }) => string;
   heldForDiskShort: string;
+  /** The seeding goal of a completed download (share-goals.ts): `goal` like "ratio 2.0 / 3 days". */
+  seedingUntil: (p: { goal: string }) => string;
+  shareRatio: (p: { ratio: string }) => string;
+  seedingDone: string;
+  removedFilesKept: string;
+  removedWithFiles: string;
   addInfohashesLabel: string;
   addInfohashes: string;
   /** The "Add a download" form (lib/web/add-form.ts): a label (and a hint) per field of ADD_FIELDS. */
@@ -73,6 +79,9 @@ export interface UiMessages {
   addSourceHint: string;
   addField: Record<AddFieldName, { label: string; hint?: string }>;
   addAdvanced: string;
+  /** The add form's seeding-goal action (share-goals.ts): the empty choice, and each action. */
+  shareActionDefault: string;
+  shareActionOption: Record<'keep' | 'remove' | 'remove_files', string>;
   addSubmit: string;
   addRefused: string;
   addError: Record<AddErrorReason, string>;

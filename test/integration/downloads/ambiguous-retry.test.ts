@@ -21,6 +21,8 @@ const torrents: TorrentClient = {
   snapshot: async () => ({ full: true, changed: [], present: [] }),
   add: async () => undefined,
   remove: async () => undefined,
+  removeOwn: async () => [],
+  setShareLimits: async () => undefined,
   stop: async () => undefined,
   start: async () => undefined,
 };

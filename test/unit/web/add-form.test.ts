@@ -31,6 +31,35 @@ describe('parseAddForm', () => {
     });
   });
 
+  it('the seeding goal: a ratio (a dot or a comma), seconds of 0..365 days and one of the actions', () => {
+    expect(
+      parseAddForm({ infohashes: V1, share_ratio: '1,5', share_time_s: '259200', share_action: 'remove_files' }, {}),
+    ).toEqual({ request: { infohashes: [V1], share_ratio: 1.5, share_time_s: 259200, share_action: 'remove_files' } });
+    expect(parseAddForm({ infohashes: V1, share_ratio: '', share_action: '' }, {})).toEqual({
+      request: { infohashes: [V1] },
+    });
+    for (const bad of ['-1', '1001', '1.234', 'NaN', '1e3'])
+      expect(parseAddForm({ infohashes: V1, share_ratio: bad }, {})).toEqual({
+        errors: { share_ratio: { reason: 'notRatio' } },
+      });
+    expect(parseAddForm({ infohashes: V1, share_time_s: '31536001' }, {})).toEqual({
+      errors: { share_time_s: { reason: 'notShareSeconds' } },
+    });
+    for (const bad of ['Keep', '__proto__', 'delete'])
+      expect(parseAddForm({ infohashes: V1, share_action: bad }, {})).toEqual({
+        errors: { share_action: { reason: 'notShareAction' } },
+      });
+  });
+
+  it('the form shows the seeding fields in the advanced group, in both languages', () => {
+    for (const lang of ['en', 'ru'] as const) {
+      const page = addPage(ui(lang), { principal: 'p', canWrite: true, scopes: [], csrf: 'c' }, {}).body.text;
+      expect(page).toContain('name="share_ratio"');
+      expect(page).toContain('<select id="add-share_action" name="share_action"');
+      expect(page).toContain(lang === 'en' ? 'Remove the torrent and its files' : 'Удалить торрент вместе с файлами');
+    }
+  });
+
   it('the timeouts are whole seconds of 0..30 days, copied under their names', () => {
     expect(parseAddForm({ infohashes: V1, metadata_timeout_s: '0', stall_timeout_s: '2592000' }, {})).toEqual({
       request: { infohashes: [V1], metadata_timeout_s: 0, stall_timeout_s: 2592000 },
