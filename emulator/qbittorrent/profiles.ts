@@ -54,7 +54,14 @@ export function actions(profile: Profile): Record<string, readonly string[]> {
   return {
     auth: ['login'],
     app: ['webapiVersion', 'version'],
-    torrents: ['info', 'add', 'delete', ...(TRAITS[profile].stopped ? ['stop', 'start'] : ['pause', 'resume'])],
+    torrents: [
+      'info',
+      'add',
+      'delete',
+      'categories',
+      'createCategory',
+      ...(TRAITS[profile].stopped ? ['stop', 'start'] : ['pause', 'resume']),
+    ],
     sync: ['maindata'],
   };
 }
@@ -67,6 +74,7 @@ export const POST_ONLY = new Set([
   'auth/login',
   'auth/logout',
   'torrents/add',
+  'torrents/createCategory',
   'torrents/delete',
   'torrents/pause',
   'torrents/resume',

@@ -23,6 +23,9 @@ const torrents: TorrentClient = {
   remove: async () => undefined,
   stop: async () => undefined,
   start: async () => undefined,
+  category: 'torrent-scan-sync',
+  categories: async () => new Map(),
+  createCategory: async () => true,
 };
 
 type Where = 'sdk' | 'ours';

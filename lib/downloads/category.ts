@@ -1,0 +1,114 @@
+import { DomainError } from '../errors';
+import { LONE_SURROGATE } from '../names';
+
+/**
+ * Categories of downloads (decisions 458, 459): the product's tree in the torrent client is its default
+ * category (TORRENT_CLIENT_CATEGORY) and qBittorrent sub-categories under it (`torrent-scan-sync/movies`).
+ * Everything the poll follows, and every category a person may choose, is in that tree; names are compared
+ * exactly, letter case included, as qBittorrent compares them (QString ==, its category map's keys).
+ * A new category's save path is relative: qBittorrent resolves it under its own default save path
+ * (SessionImpl::categorySavePath), so nothing chosen here can name a folder outside it.
+ */
+
+/** One level under the root: ASCII letters, digits, space . _ - (as TORRENT_CLIENT_CATEGORY), no trailing space or dot. */
+const SEGMENT = /^[A-Za-z0-9](?:[A-Za-z0-9 ._-]{0,62}[A-Za-z0-9_-])?$/;
+/** Levels a sub-category may have under the root (`root/a/b/c`). */
+export const MAX_CATEGORY_DEPTH = 3;
+export const MAX_CATEGORY_LENGTH = 64 * (MAX_CATEGORY_DEPTH + 1) + MAX_CATEGORY_DEPTH;
+const MAX_SAVE_PATH_SEGMENTS = 8;
+export const MAX_SAVE_PATH_LENGTH = 512;
+
+export class InvalidCategoryError extends DomainError {
+  readonly code = 'INVALID_CATEGORY';
+  readonly status = 400;
+  constructor(
+    readonly field: 'category' | 'category_save_path',
+    reason: string,
+  ) {
+    super(`${field}: ${reason}`, { field });
+  }
+}
+
+/** The category exists in the client with another save path, or differs from one only in letter case. */
+export class CategoryConflictError extends DomainError {
+  readonly code = 'CATEGORY_CONFLICT';
+  readonly status = 409;
+  constructor(reason: string, details: Record<string, unknown> = {}) {
+    super(reason, details);
+  }
+}
+
+export { inCategoryTree } from '../torrents/model';
+
+/**
+ * A category a person chose: the root, or `root/<1 to 3 levels>`. Returns the name as given (never
+ * re-cased: qBittorrent would take another case as another category, outside our tree).
+ */
+export function parseCategory(root: string, input: unknown): string {
+  if (typeof input !== 'string' || input === '') throw new InvalidCategoryError('category', 'must be a name');
+  if (input.length > MAX_CATEGORY_LENGTH)
+    throw new InvalidCategoryError('category', `longer than ${MAX_CATEGORY_LENGTH} characters`);
+  if (LONE_SURROGATE.test(input) || /[^\u0020-\u007e]/.test(input))
+    throw new InvalidCategoryError('category', 'only ASCII letters, digits, spaces and . _ - / are allowed');
+  if (input === root) return input;
+  if (!input.startsWith(`${root}/`)) {
+    const sameButCase =
+      input.toLowerCase() === root.toLowerCase() || input.toLowerCase().startsWith(`${root.toLowerCase()}/`);
+    throw new InvalidCategoryError(
+      'category',
+      sameButCase
+        ? `must start with ${root}/ in this letter case (qBittorrent compares categories case-sensitively)`
+        : `must be ${root} or a sub-category under ${root}/`,
+    );
+  }
+  const levels = input.slice(root.length + 1).split('/');
+  if (levels.length > MAX_CATEGORY_DEPTH)
+    throw new InvalidCategoryError('category', `at most ${MAX_CATEGORY_DEPTH} levels under ${root}/`);
+  for (const level of levels) {
+    if (level === '') throw new InvalidCategoryError('category', 'has an empty level (// or a trailing /)');
+    if (level === '.' || level === '..') throw new InvalidCategoryError('category', 'has a . or .. level');
+    if (!SEGMENT.test(level))
+      throw new InvalidCategoryError(
+        'category',
+        `level ${JSON.stringify(level.slice(0, 70))} must be 1-64 letters, digits, spaces, . _ - starting with a letter or digit, not ending in a space or dot`,
+      );
+  }
+  return input;
+}
+
+/**
+ * A new category's save path: relative to the client's default save path, `/`-separated, each level a plain
+ * folder name. Absolute paths, drives, `.`/`..`, backslashes and control characters are refused.
+ */
+export function parseSavePath(input: unknown): string {
+  if (typeof input !== 'string' || input === '')
+    throw new InvalidCategoryError('category_save_path', 'must be a folder');
+  if (input.length > MAX_SAVE_PATH_LENGTH)
+    throw new InvalidCategoryError('category_save_path', `longer than ${MAX_SAVE_PATH_LENGTH} characters`);
+  if (LONE_SURROGATE.test(input))
+    throw new InvalidCategoryError('category_save_path', 'contains a lone surrogate (not valid Unicode)');
+  if (/[\u0000-\u001f\u007f-\u009f\\]/.test(input))
+    throw new InvalidCategoryError('category_save_path', 'contains a control character or a backslash');
+  if (input.startsWith('/') || /^[A-Za-z]:/.test(input) || input.startsWith('~'))
+    throw new InvalidCategoryError(
+      'category_save_path',
+      "must be relative: it is a folder under the torrent client's default save path",
+    );
+  const levels = input.split('/');
+  if (levels.length > MAX_SAVE_PATH_SEGMENTS)
+    throw new InvalidCategoryError('category_save_path', `at most ${MAX_SAVE_PATH_SEGMENTS} levels`);
+  for (const level of levels) {
+    if (level === '') throw new InvalidCategoryError('category_save_path', 'has an empty level (// or a trailing /)');
+    if (level === '.' || level === '..') throw new InvalidCategoryError('category_save_path', 'has a . or .. level');
+    if (level.trim() !== level || level.endsWith('.'))
+      throw new InvalidCategoryError('category_save_path', 'a level starts or ends with a space, or ends with a dot');
+    if (/[*?:<>|"]/.test(level)) throw new InvalidCategoryError('category_save_path', 'contains one of * ? : < > | "');
+  }
+  return input.normalize('NFC');
+}
+
+/** A category as the client lists it (torrents/categories): its save path as stored, "" = the client's rule. */
+export interface ClientCategory {
+  name: string;
+  save_path: string;
+}
