@@ -1,5 +1,7 @@
 import { DomainError } from '../errors';
 import { LONE_SURROGATE } from '../names';
+import type { TorrentClient } from '../torrents/client';
+import { TorrentClientAnswerError } from '../torrents/errors';
 
 /**
  * Categories of downloads (decisions 458, 459): the product's tree in the torrent client is its default
@@ -111,4 +113,62 @@ export function parseSavePath(input: unknown): string {
 export interface ClientCategory {
   name: string;
   save_path: string;
+}
+
+/** What a request asks for: a category (the default when absent) and, for a new sub-category, its save path. */
+export interface CategoryChoice {
+  category?: string;
+  category_save_path?: string;
+}
+
+/**
+ * The sub-category a request chose, validated (no I/O): undefined for the default category. A save path
+ * without a sub-category is refused: the default category's folder is the client's own setting.
+ */
+export function chosenCategory(root: string, choice: CategoryChoice): { name: string; savePath?: string } | undefined {
+  const name = choice.category === undefined ? undefined : parseCategory(root, choice.category);
+  const savePath = choice.category_save_path === undefined ? undefined : parseSavePath(choice.category_save_path);
+  if (name === undefined || name === root) {
+    if (savePath !== undefined)
+      throw new InvalidCategoryError('category_save_path', `is for a new sub-category: choose one under ${root}/`);
+    return undefined;
+  }
+  return { name, ...(savePath !== undefined ? { savePath } : {}) };
+}
+
+/**
+ * Makes sure the client has the category, creating it with the save path when it has none. Two adds creating
+ * one new category at once: one create wins, the other's 409 reads the winner's, and both go on when the save
+ * paths agree. Refused (CategoryConflictError, nothing written) when it exists with another save path, or when
+ * the client has a name that differs only in letter case (two folders on a case-insensitive disk, or one).
+ */
+export async function ensureCategory(
+  client: Pick<TorrentClient, 'categories' | 'createCategory'>,
+  wanted: { name: string; savePath?: string },
+): Promise<void> {
+  const known = await client.categories();
+  let found = known.get(wanted.name);
+  if (!found) {
+    const lower = wanted.name.toLowerCase();
+    const twin = [...known.keys()].find((k) => k.toLowerCase() === lower);
+    if (twin)
+      throw new CategoryConflictError(
+        `category ${JSON.stringify(wanted.name)} differs from the client's ${JSON.stringify(twin)} only in letter case`,
+        { category: twin },
+      );
+    if (await client.createCategory(wanted.name, wanted.savePath ?? '')) return;
+    found = (await client.categories()).get(wanted.name);
+    if (!found) throw new TorrentClientAnswerError(`torrents/createCategory refused ${JSON.stringify(wanted.name)}`);
+  }
+  const existing = normalisedPath(found.savePath);
+  if (wanted.savePath !== undefined && existing !== wanted.savePath)
+    throw new CategoryConflictError(
+      `category ${JSON.stringify(wanted.name)} exists with the save path ${JSON.stringify(existing || '(the default)')}`,
+      { category: wanted.name, save_path: existing },
+    );
+}
+
+/** A path as the client stores it, compared with ours: NFC, no trailing separators. */
+function normalisedPath(path: string): string {
+  return path.normalize('NFC').replace(/\/+$/, '');
 }

@@ -92,6 +92,7 @@ const DOWNLOAD_FIELDS: FieldSpec<Download> = {
   held_at: 'string?',
   hold_needed_bytes: 'number?',
   hold_free_bytes: 'number?',
+  category: 'string?',
   revision: 'number',
 };
 

@@ -60,6 +60,8 @@ export interface Download {
   held_at?: string;
   hold_needed_bytes?: number;
   hold_free_bytes?: number;
+  /** Its sub-category in the client (category.ts), set at creation; absent: the default category. A retry re-adds in it. */
+  category?: string;
   /** Bumped by every write of the download: the CAS token of the store. */
   revision: number;
 }
@@ -90,6 +92,7 @@ export interface NewDownload {
   progress?: number;
   metadata_timeout_s?: number;
   stall_timeout_s?: number;
+  category?: string;
 }
 
 /** Fields the poll keeps up to date without touching the state (null clears). */
@@ -121,6 +124,7 @@ export interface DownloadDto {
   metadata_timeout_s?: number;
   stall_timeout_s?: number;
   hold?: Hold;
+  category?: string;
 }
 
 export function toDto(d: Download): DownloadDto {
@@ -140,6 +144,7 @@ export function toDto(d: Download): DownloadDto {
     ...(d.metadata_timeout_s !== undefined ? { metadata_timeout_s: d.metadata_timeout_s } : {}),
     ...(d.stall_timeout_s !== undefined ? { stall_timeout_s: d.stall_timeout_s } : {}),
     ...(holdOf(d) ? { hold: holdOf(d) } : {}),
+    ...(d.category ? { category: d.category } : {}),
   };
 }
 

@@ -12,6 +12,7 @@ import {
 
 /** test/unit/http/request.test.ts imports it from here (the HTTP edge's test): the class is errors.ts's. */
 export { InvalidCursorError };
+import { type CategoryChoice, chosenCategory, ensureCategory, inCategoryTree } from './category';
 import { Infohash, parseInfohashes } from './infohash';
 import { clientMagnet, formatMagnet, type MagnetOptions, parseMagnet } from './magnet';
 import { effectiveTimeout, MAX_TIMEOUT_S } from './lifecycle';
@@ -47,7 +48,8 @@ export type IngestRequest = (
   /** A .torrent file's bytes (torrent-file.ts); `name` replaces the file's own. */
   | { torrent: Uint8Array; name?: string }
 ) &
-  TimeoutOverrides;
+  TimeoutOverrides &
+  CategoryChoice;
 
 /** States a retry starts from: a download that failed, was cancelled, or is stuck. */
 export const RETRYABLE: readonly DownloadState[] = ['failed', 'cancelled', 'stuck'];
@@ -57,8 +59,16 @@ export async function ingest(
   request: IngestRequest,
 ): Promise<{ created: boolean; download: Download }> {
   const { hashes, name, magnet, torrentFile } = describeRequest(request, deps.magnets);
+  const overrides = timeoutOverrides(request);
+  // A sub-category is made sure of in the client BEFORE anything is written: a conflict (another save path)
+  // is a refusal that leaves nothing behind, and the torrent's save path is the category's from its first byte.
+  const category =
+    request.category === undefined && request.category_save_path === undefined
+      ? undefined
+      : chosenCategory(deps.torrents.category, request);
+  if (category) await ensureCategory(deps.torrents, category);
   const result = await deps.store.createDownloadIfNoActive(
-    { state: 'queued', name, magnet, ...timeoutOverrides(request) },
+    { state: 'queued', name, magnet, ...overrides, ...(category ? { category: category.name } : {}) },
     hashes,
   );
   const log = deps.log.child({ download_id: result.download.id, infohash: result.download.infohashes[0].infohash });
@@ -73,6 +83,7 @@ export async function ingest(
     // A .torrent is handed over as the file: the client has the metadata without waiting for peers.
     await deps.torrents.add(magnet ?? formatMagnet(hashes, name), {
       tags: [result.download.id],
+      ...(category ? { category: category.name } : {}),
       ...(torrentFile
         ? { torrentFile: torrentFile.bytes, ...(name !== torrentFile.name ? { rename: name } : {}) }
         : {}),
@@ -134,7 +145,10 @@ async function activateAndAdd(
   const activated = await deps.store.activateIfNoOtherActive(id, 'queued');
   const log = deps.log.child({ download_id: id, infohash: before.infohashes[0]?.infohash });
   try {
-    await deps.torrents.add(magnetOf(before, deps.magnets), { tags: [id] });
+    // In its own category; one outside today's tree (TORRENT_CLIENT_CATEGORY changed since) goes to the default.
+    const category =
+      before.category && inCategoryTree(deps.torrents.category, before.category) ? before.category : undefined;
+    await deps.torrents.add(magnetOf(before, deps.magnets), { tags: [id], ...(category ? { category } : {}) });
     log.info(events.done, { from: before.state });
     return activated;
   } catch (err) {
