@@ -2,6 +2,9 @@ import { DomainError } from '../errors';
 import { LONE_SURROGATE } from '../names';
 import type { TorrentClient } from '../torrents/client';
 import { TorrentClientAnswerError } from '../torrents/errors';
+import { inCategoryTree } from '../torrents/model';
+
+export { inCategoryTree };
 
 /**
  * Categories of downloads (decisions 458, 459): the product's tree in the torrent client is its default
@@ -39,8 +42,6 @@ export class CategoryConflictError extends DomainError {
     super(reason, details);
   }
 }
-
-export { inCategoryTree } from '../torrents/model';
 
 /**
  * A category a person chose: the root, or `root/<1 to 3 levels>`. Returns the name as given (never
@@ -137,7 +138,8 @@ export function chosenCategory(root: string, choice: CategoryChoice): { name: st
 }
 
 /**
- * Makes sure the client has the category, creating it with the save path when it has none. Two adds creating
+ * Makes sure the client has the category, creating it with the save path when it has none (true: this call
+ * created it). Two adds creating
  * one new category at once: one create wins, the other's 409 reads the winner's, and both go on when the save
  * paths agree. Refused (CategoryConflictError, nothing written) when it exists with another save path, or when
  * the client has a name that differs only in letter case (two folders on a case-insensitive disk, or one).
@@ -145,7 +147,7 @@ export function chosenCategory(root: string, choice: CategoryChoice): { name: st
 export async function ensureCategory(
   client: Pick<TorrentClient, 'categories' | 'createCategory'>,
   wanted: { name: string; savePath?: string },
-): Promise<void> {
+): Promise<boolean> {
   const known = await client.categories();
   let found = known.get(wanted.name);
   if (!found) {
@@ -156,7 +158,7 @@ export async function ensureCategory(
         `category ${JSON.stringify(wanted.name)} differs from the client's ${JSON.stringify(twin)} only in letter case`,
         { category: twin },
       );
-    if (await client.createCategory(wanted.name, wanted.savePath ?? '')) return;
+    if (await client.createCategory(wanted.name, wanted.savePath ?? '')) return true;
     found = (await client.categories()).get(wanted.name);
     if (!found) throw new TorrentClientAnswerError(`torrents/createCategory refused ${JSON.stringify(wanted.name)}`);
   }
@@ -166,9 +168,83 @@ export async function ensureCategory(
       `category ${JSON.stringify(wanted.name)} exists with the save path ${JSON.stringify(existing || '(the default)')}`,
       { category: wanted.name, save_path: existing },
     );
+  return false;
 }
 
 /** A path as the client stores it, compared with ours: NFC, no trailing separators. */
 function normalisedPath(path: string): string {
   return path.normalize('NFC').replace(/\/+$/, '');
+}
+
+/**
+ * The client's categories in the product's tree, as last seen (the web form lists them: the pages' function
+ * has no torrent-client secret). Written by the poll on full updates and by an add that created one.
+ */
+export interface CategoryRecord {
+  /** TORRENT_CLIENT_CATEGORY when it was written: a record of another root lists nothing. */
+  root: string;
+  categories: ClientCategory[];
+  at: string;
+}
+
+export interface CategoryRecordStore {
+  record(record: CategoryRecord): Promise<void>;
+  read(): Promise<CategoryRecord | undefined>;
+}
+
+/** At most this many categories are kept in the record (and shown in the form), in name order. */
+export const MAX_RECORDED_CATEGORIES = 200;
+
+/** The record of a client's categories: the tree only, sorted, bounded; none but the root's own. */
+export function categoryRecordOf(
+  root: string,
+  all: Iterable<{ name: string; savePath: string }>,
+  at: string,
+): CategoryRecord {
+  const categories = [...all]
+    .filter((c) => c.name !== root && inCategoryTree(root, c.name))
+    .map((c) => ({ name: c.name, save_path: c.savePath }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .slice(0, MAX_RECORDED_CATEGORIES);
+  return { root, categories, at };
+}
+
+/** Whether two records list the same categories (the poll writes only a change). */
+export function sameCategories(a: CategoryRecord | undefined, b: CategoryRecord): boolean {
+  return (
+    !!a &&
+    a.root === b.root &&
+    a.categories.length === b.categories.length &&
+    a.categories.every((c, i) => c.name === b.categories[i].name && c.save_path === b.categories[i].save_path)
+  );
+}
+
+/** The poll's look at the client's categories (full updates): the record rewritten when the tree changed. */
+export async function refreshCategoryRecord(
+  client: Pick<TorrentClient, 'category' | 'categories'>,
+  records: CategoryRecordStore,
+  at: string,
+): Promise<void> {
+  const next = categoryRecordOf(client.category, (await client.categories()).values(), at);
+  if (!sameCategories(await records.read(), next)) await records.record(next);
+}
+
+/** An add that created a category puts it in the record at once (the poll's next full look confirms it). */
+export async function rememberCategory(
+  root: string,
+  records: CategoryRecordStore,
+  category: { name: string; savePath?: string },
+  at: string,
+): Promise<void> {
+  const last = await records.read();
+  const known = last?.root === root ? last.categories : [];
+  if (known.some((c) => c.name === category.name)) return;
+  const all = [
+    ...known.map((c) => ({ name: c.name, savePath: c.save_path })),
+    {
+      name: category.name,
+      savePath: category.savePath ?? '',
+    },
+  ];
+  await records.record(categoryRecordOf(root, all, at));
 }

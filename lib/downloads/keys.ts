@@ -13,6 +13,7 @@ import type { Download } from './model';
  * legacy id    LEGACY           ID#<old id, 20 digits>        -   (numeric id of an imported legacy row → its ULID)
  * legacy run   LEGACY           IMPORT      -                  -   (the first import's time, for rows whose time is unreadable)
  * disk         CLIENT_DISK      LAST        -                  -   (the poll's last look at the client's disk: disk-guard.ts)
+ * categories   CLIENT_CATEGORIES LAST       -                  -   (the client's categories under ours: category.ts)
  * (idempotency records of POST /downloads, IDEM#…/IDEM, are lib/idempotency/keys.ts's; TTL `expires_at`)
  *
  * Access patterns:
@@ -24,6 +25,7 @@ import type { Download } from './model';
  * - the ULID of a legacy numeric id    GetItem LEGACY/ID#<old id> (written in the download's own transaction)
  * - every imported legacy id, in order Query PK=LEGACY, SK begins_with ID# (a re-run skips them)
  * - the disk as the poll last saw it   GetItem CLIENT_DISK/LAST (the deep healthcheck)
+ * - the categories the add form lists  GetItem CLIENT_CATEGORIES/LAST
  *
  * Uniqueness of "the active download of a hash" is the guard item, written in
  * the same transaction as every transition into or out of the active set.
@@ -65,6 +67,7 @@ export function legacyIdKey(legacyId: string) {
 export const legacyIdFromSortKey = (sk: string) => sk.slice(LEGACY_ID_PREFIX.length).replace(/^0+/, '');
 export const LEGACY_IMPORT_KEY = { PK: LEGACY_PARTITION, SK: 'IMPORT' };
 export const DISK_RECORD_KEY = { PK: 'CLIENT_DISK', SK: 'LAST' };
+export const CATEGORY_RECORD_KEY = { PK: 'CLIENT_CATEGORIES', SK: 'LAST' };
 
 /** The fields of a download: what its item is written from and read back through. */
 const DOWNLOAD_FIELDS: FieldSpec<Download> = {

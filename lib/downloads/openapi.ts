@@ -50,7 +50,7 @@ export const downloadSchema: JsonSchema = {
     stall_timeout_s: { type: 'integer', minimum: 0, maximum: MAX_TIMEOUT_S },
     category: {
       type: 'string',
-      description: "its sub-category in the torrent client (absent: the default category, TORRENT_CLIENT_CATEGORY)",
+      description: 'its sub-category in the torrent client (absent: the default category, TORRENT_CLIENT_CATEGORY)',
     },
     hold: {
       type: 'object',

@@ -3,6 +3,7 @@ import type { Logger } from '../log';
 import { InvalidFileNameError, validateName } from '../names';
 import type { TorrentClient } from '../torrents/client';
 import type { TorrentInfo } from '../torrents/model';
+import { type CategoryRecordStore, refreshCategoryRecord } from './category';
 import { DiskRecordStore, DiskSettings, guardDisk } from './disk-guard';
 import { DEFAULT_LIFECYCLE, judgeTimeout, LifecycleSettings, madeProgress } from './lifecycle';
 import { clientIds } from './service';
@@ -48,6 +49,8 @@ export interface ReconcileDeps {
   /** The disk guard's reserve (disk-guard.ts; default 5 GiB), and where it records what it saw. */
   disk?: DiskSettings;
   diskRecords?: DiskRecordStore;
+  /** Where the client's categories under ours are recorded on full updates, for the web form (category.ts). */
+  categoryRecords?: CategoryRecordStore;
   now?: Clock;
 }
 
@@ -104,6 +107,10 @@ export async function reconcile(deps: ReconcileDeps): Promise<PollReport> {
     active = await deps.store.listActive();
     await checkMissing(deps, snapshot.present, report, active);
     await checkTimeouts(deps, snapshot.present, report, active);
+    if (deps.categoryRecords)
+      await refreshCategoryRecord(deps.torrents, deps.categoryRecords, isoTime((deps.now ?? systemClock)())).catch(
+        (err) => deps.log.warn('category_record_failed', { err }),
+      );
   }
   const disk = await guardDisk(deps, snapshot, active);
   report.disk_held = disk.held;

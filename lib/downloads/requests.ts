@@ -42,7 +42,11 @@ export const ingestBodySchema = {
   if: { type: 'object', properties: { magnet: true }, required: ['magnet'] },
   then: {
     type: 'object',
-    properties: { magnet: { type: 'string', minLength: 1, maxLength: MAX_MAGNET_LENGTH }, ...timeouts, ...categoryFields },
+    properties: {
+      magnet: { type: 'string', minLength: 1, maxLength: MAX_MAGNET_LENGTH },
+      ...timeouts,
+      ...categoryFields,
+    },
     required: ['magnet'],
     additionalProperties: false,
   },
@@ -66,7 +70,12 @@ export const ingestBodySchema = {
     },
     else: {
       type: 'object',
-      properties: { infohashes: infohashList, name: { type: 'string', maxLength: 1024 }, ...timeouts, ...categoryFields },
+      properties: {
+        infohashes: infohashList,
+        name: { type: 'string', maxLength: 1024 },
+        ...timeouts,
+        ...categoryFields,
+      },
       required: ['infohashes'],
       additionalProperties: false,
     },

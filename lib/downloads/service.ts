@@ -12,7 +12,14 @@ import {
 
 /** test/unit/http/request.test.ts imports it from here (the HTTP edge's test): the class is errors.ts's. */
 export { InvalidCursorError };
-import { type CategoryChoice, chosenCategory, ensureCategory, inCategoryTree } from './category';
+import {
+  type CategoryChoice,
+  type CategoryRecordStore,
+  chosenCategory,
+  ensureCategory,
+  inCategoryTree,
+  rememberCategory,
+} from './category';
 import { Infohash, parseInfohashes } from './infohash';
 import { clientMagnet, formatMagnet, type MagnetOptions, parseMagnet } from './magnet';
 import { effectiveTimeout, MAX_TIMEOUT_S } from './lifecycle';
@@ -34,6 +41,8 @@ export interface DownloadsDeps {
   cancel?: { action: 'remove' | 'stop'; deleteFiles: boolean };
   /** How magnets are read (magnet.ts): by default a tracker or peer on an internal host is refused. */
   magnets?: MagnetOptions;
+  /** Where the client's categories are recorded for the web form (category.ts); an add that creates one adds it. */
+  categoryRecords?: CategoryRecordStore;
 }
 
 /** Per-download overrides of the timeouts (lifecycle.ts), already bounded by the request schema. */
@@ -66,7 +75,10 @@ export async function ingest(
     request.category === undefined && request.category_save_path === undefined
       ? undefined
       : chosenCategory(deps.torrents.category, request);
-  if (category) await ensureCategory(deps.torrents, category);
+  if (category && (await ensureCategory(deps.torrents, category)) && deps.categoryRecords)
+    await rememberCategory(deps.torrents.category, deps.categoryRecords, category, new Date().toISOString()).catch(
+      (err) => deps.log.warn('category_record_failed', { err }),
+    );
   const result = await deps.store.createDownloadIfNoActive(
     { state: 'queued', name, magnet, ...overrides, ...(category ? { category: category.name } : {}) },
     hashes,
