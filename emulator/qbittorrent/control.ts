@@ -1,5 +1,6 @@
 import type { EmulatorAuth } from './auth';
 import type { Profile, ProfileTraits } from './profiles';
+import type { CategoryTable } from './categories';
 import type { EmulatedTorrent, NewTorrent } from './torrents';
 import type { Upstream } from './upstream';
 
@@ -18,6 +19,7 @@ export interface Controlled {
   readonly profile: Profile;
   readonly traits: ProfileTraits;
   readonly torrents: Map<string, EmulatedTorrent>;
+  readonly categories: CategoryTable;
   upstream?: Upstream;
   restart(checkingMs: number): void;
   setProfile(profile: Profile): void;
@@ -103,6 +105,20 @@ export async function control(
       emu.clear();
       return send(204, '');
     }
+  }
+  if (parts[1] === 'categories') {
+    const table = emu.categories;
+    if (method === 'PUT') {
+      const given = json();
+      if (given.subcategories !== undefined) table.subcategories = given.subcategories === true;
+      if (typeof given.default_save_path === 'string') table.defaultSavePath = given.default_save_path;
+    }
+    if (method === 'PUT' || method === 'GET')
+      return send(200, {
+        subcategories: table.subcategories,
+        default_save_path: table.defaultSavePath,
+        categories: Object.fromEntries(table.categories),
+      });
   }
   if (parts[1] === 'disk' && method === 'PUT') {
     const free = Number(json().free_space_on_disk);

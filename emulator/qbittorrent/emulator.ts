@@ -4,6 +4,7 @@ import { readBodyBytes } from '../http';
 import { parseMagnet } from '../../lib/downloads/magnet';
 import { parseTorrentFile } from '../../lib/downloads/torrent-file';
 import { EmulatorAuth, Send } from './auth';
+import { CategoryTable } from './categories';
 import { control, Faults } from './control';
 import { Profile, PROFILES, serialised, stateName, TRAITS } from './profiles';
 import { gate, type UploadedFile } from './gate';
@@ -17,8 +18,9 @@ export type { EmulatedTorrent, NewTorrent, TorrentKind } from './torrents';
 /**
  * A qBittorrent Web API v2 emulator with one profile per behaviour family
  * users run: `4.6`, `5.1` and `5.2` (profiles.ts). Routes: auth/login,
- * app/webapiVersion, app/version, torrents/info (filters category, tag,
- * hashes), torrents/add, torrents/delete (deleteFiles required),
+ * app/webapiVersion, app/version, torrents/info (filters category, with sub-categories when enabled, tag,
+ * hashes), torrents/add, torrents/delete (deleteFiles required), torrents/categories,
+ * torrents/createCategory (categories.ts),
  * torrents/stop|pause, torrents/start|resume, sync/maindata (per session: sync.ts). The checks before
  * an action (401 CSRF/Host on every call, 403 without a session, 404, 405) are
  * gate.ts. Control API under /emulator (control.ts):
@@ -28,6 +30,8 @@ export type { EmulatedTorrent, NewTorrent, TorrentKind } from './torrents';
  *   PATCH  /emulator/torrents/<hash>         {state?, progress?, name?, category?, ratio?, seeding_time?, uploaded?}
  *   POST   /emulator/torrents/<hash>/metadata {infohash_v2?}  metadata arrives: a hybrid's `hash` becomes its TRUNCATED v2
  *   DELETE /emulator/torrents[/<hash>]       remove all / one
+ *   GET    /emulator/categories              {subcategories, default_save_path, categories: {name: savePath}}
+ *   PUT    /emulator/categories              {subcategories?, default_save_path?}  (Session\\SubcategoriesEnabled)
  *   PUT    /emulator/disk                    {free_space_on_disk}  what server_state reports (default 1 TiB)
  *   PUT    /emulator/faults                  {add: ok|fail, info: ok|html|truncated|500|hang, add_delay_ms}
  *   PUT    /emulator/profile                 {profile: 4.6|5.1|5.2}
@@ -66,6 +70,8 @@ export interface EmulatorOptions {
 export class QbittorrentEmulator {
   private readonly table = new TorrentTable((state) => stateName(this.profile, state));
   readonly faults: Faults = { add: 'ok', info: 'ok', add_delay_ms: 0 };
+  /** Kept across restarts and profile changes, as qBittorrent keeps categories.json. */
+  readonly categories = new CategoryTable();
   profile: Profile;
   /** Calls per route, for tests and the bench (poll cost). */
   readonly calls = new Map<string, number>();
@@ -218,6 +224,17 @@ export class QbittorrentEmulator {
           // A slow client (a busy disk, a far NAS): what a caller's timeouts and a bot's answers must bear.
           if (this.faults.add_delay_ms > 0) await new Promise((r) => setTimeout(r, this.faults.add_delay_ms));
           return this.add(params, send, files ?? []);
+        case 'torrents/categories':
+          return send(200, this.categories.answer());
+        case 'torrents/createCategory': {
+          // TorrentsController::createCategoryAction: requireParams, then 400 empty, 409 invalid or existing.
+          if (missing(params, ['category'], send)) return;
+          const name = params.get('category')!;
+          if (name === '') return send(400, 'Category cannot be empty');
+          if (!CategoryTable.isValidName(name)) return send(409, 'Incorrect category name');
+          if (!this.categories.add(name, params.get('savePath') ?? '')) return send(409, 'Unable to create category');
+          return send(200, '');
+        }
         case 'torrents/delete': {
           // TorrentsController::deleteAction (torrentscontroller.cpp, 4.5.2 to 5.2.3 and master): BOTH are
           // required; deleteFiles is then read leniently (anything but "true" keeps the files).
@@ -286,7 +303,7 @@ export class QbittorrentEmulator {
     const hashes = query.get('hashes')?.toLowerCase().split('|').filter(Boolean);
     const list = [...this.table.tracked.values()]
       .map((t) => t.torrent)
-      .filter((t) => category === null || t.category === category)
+      .filter((t) => category === null || this.categories.belongsTo(t.category, category))
       .filter((t) => tag === null || t.tags.split(', ').includes(tag))
       .filter((t) => !hashes?.length || hashes.includes(t.hash))
       .sort((a, b) => a.added_on - b.added_on);
@@ -304,6 +321,17 @@ export class QbittorrentEmulator {
    */
   private add(params: URLSearchParams, send: Send, files: UploadedFile[]): void {
     const modern = this.traits.modern;
+    // SessionImpl::addTorrent_impl: an unknown category is created; one that cannot be is dropped ("").
+    let category = params.get('category') ?? '';
+    if (category !== '' && !this.categories.categories.has(category) && !this.categories.add(category)) category = '';
+    const autoTMM = params.get('autoTMM') === 'true';
+    const placement = {
+      category,
+      auto_tmm: autoTMM,
+      save_path: autoTMM
+        ? this.categories.savePath(category)
+        : params.get('savepath') || this.categories.defaultSavePath,
+    };
     const added: string[] = [];
     let pending = 0;
     let failures = 0;
@@ -328,7 +356,7 @@ export class QbittorrentEmulator {
         infohash_v2: v2,
         name: params.get('rename') || torrent.name,
         state: 'downloading',
-        category: params.get('category') ?? '',
+        ...placement,
         tags: (params.get('tags') ?? '').split(',').filter(Boolean).join(', '),
         ...shareLimits(params),
       });
@@ -360,7 +388,7 @@ export class QbittorrentEmulator {
         infohash_v2: v2,
         name: magnet.name,
         state: 'metaDL',
-        category: params.get('category') ?? '',
+        ...placement,
         tags: (params.get('tags') ?? '').split(',').filter(Boolean).join(', '),
         ...shareLimits(params),
         // A magnet naming both hashes makes both known at once; one hash alone waits for the metadata.

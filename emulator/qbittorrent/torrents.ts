@@ -18,6 +18,9 @@ export interface NewTorrent {
   infohash_v2?: string;
   category?: string;
   tags?: string;
+  /** Where its files go, and whether it is in automatic management (the category's save path). */
+  save_path?: string;
+  auto_tmm?: boolean;
   /** false: a hybrid known only by its v1 hash until metadata arrives (as after a btih-only magnet). */
   metadata?: boolean;
   /** The share limits asked on add (`ratioLimit`; `seedingTimeLimit` in minutes): -2 = the global ones. */
@@ -36,6 +39,8 @@ export interface EmulatedTorrent {
   added_on: number;
   category: string;
   tags: string;
+  save_path: string;
+  auto_tmm: boolean;
   has_metadata: boolean;
   magnet_uri: string;
   /** Uploaded / downloaded, and the seconds seeded, as the real one reports them (a test sets them by PATCH). */
@@ -99,6 +104,8 @@ export class TorrentTable {
       added_on: Math.floor(Date.now() / 1000),
       category: spec.category ?? '',
       tags: spec.tags ?? '',
+      save_path: spec.save_path ?? '/downloads',
+      auto_tmm: spec.auto_tmm ?? false,
       has_metadata: spec.metadata !== false,
       magnet_uri: `magnet:?xt=urn:btih:${h.hash}`,
       ratio: 0,

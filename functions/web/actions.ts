@@ -21,7 +21,7 @@ import { downloadsDeps } from '../../lib/downloads/wiring';
 import { createLogger } from '../../lib/log';
 import { audit, AUDIT_EVENTS } from '../../lib/log/audit';
 import { parseAddInfohashes } from '../../lib/downloads/requests';
-import { cardLifecycle, needsReview } from './pages';
+import { cardLifecycle, formCategories, needsReview } from './pages';
 
 /**
  * The UI's state-changing forms (session + form token checked by webHandler).
@@ -110,17 +110,19 @@ async function actions(request: WebRequest): Promise<WebAnswer> {
 async function add(request: WebRequest): Promise<WebAnswer> {
   const { form, files, ui, viewer } = request;
   const values = addValuesOf(form, files);
-  const parsed = parseAddForm(form, files);
-  if ('errors' in parsed) return { status: 400, page: addPage(ui, viewer!, { values, errors: parsed.errors }) };
+  const parsed = parseAddForm(form, files, downloadsDeps().torrents.category);
+  const categories = await formCategories();
+  if ('errors' in parsed)
+    return { status: 400, page: addPage(ui, viewer!, { values, errors: parsed.errors, categories }) };
   try {
     const { created, download } = await ingest(downloadsDeps(), parsed.request);
     return { redirect: created ? `/download/${download.id}` : `/download/${download.id}?existing=1` };
   } catch (err) {
     const errors = addErrorOf(err, parsed.request);
-    if (errors) return { status: 400, page: addPage(ui, viewer!, { values, errors }) };
+    if (errors) return { status: 400, page: addPage(ui, viewer!, { values, errors, categories }) };
     const { status, notice } = noticeOf(err);
     if (status >= 500) throw err;
-    return { status, page: addPage(ui, viewer!, { values, notice }) };
+    return { status, page: addPage(ui, viewer!, { values, notice, categories }) };
   }
 }
 

@@ -9,6 +9,7 @@ import { downloadsDeps } from '../../lib/downloads/wiring';
 import { createLogger } from '../../lib/log';
 import { parseListQuery } from '../../lib/downloads/requests';
 import type { Download } from '../../lib/downloads/model';
+import type { CategoryRecord } from '../../lib/downloads/category';
 
 /** GET /, /download, /download/{id}, /review/{id}: the UI's pages over the same services and validators as the JSON API. */
 
@@ -23,6 +24,19 @@ export function cardLifecycle(): { graceS: number } {
 }
 
 const log = createLogger({ domain: 'web' });
+
+/**
+ * The add form's category choices as the poll last recorded them (this function has no torrent-client secret);
+ * unreadable, the form offers the default and a new category only.
+ */
+export async function formCategories(): Promise<CategoryRecord | undefined> {
+  return downloadsDeps()
+    .categoryRecords.read()
+    .catch((err) => {
+      log.warn('category_record_unreadable', { err });
+      return undefined;
+    });
+}
 
 export const handler = webHandler(log, async ({ event, viewer, ui }) => {
   switch (event.routeKey) {
@@ -39,7 +53,7 @@ export const handler = webHandler(log, async ({ event, viewer, ui }) => {
       };
     }
     case 'GET /download':
-      return { page: addPage(ui, viewer!, {}) };
+      return { page: addPage(ui, viewer!, { categories: await formCategories() }) };
     case 'GET /review/{id}':
       return { page: reviewPage(ui, await reviewDownload(downloadsDeps(), pathId(event)), viewer!, {}) };
     default: {
@@ -52,7 +66,7 @@ export const handler = webHandler(log, async ({ event, viewer, ui }) => {
           state: query.state,
           cursor: page.cursor,
           paged: Boolean(query.cursor),
-          addForm: viewer?.canWrite ? addForm(ui, viewer, {}) : undefined,
+          addForm: viewer?.canWrite ? addForm(ui, viewer, { categories: await formCategories() }) : undefined,
         }),
       };
     }

@@ -14,6 +14,7 @@ import type { Download } from './model';
  * legacy run   LEGACY           IMPORT      -                  -   (the first import's time, for rows whose time is unreadable)
  * disk         CLIENT_DISK      LAST        -                  -   (the poll's last look at the client's disk: disk-guard.ts)
  * removal      SHARE_REMOVAL    DL#<id>     -                  -   (a seeding goal's removal intended, not yet recorded done)
+ * categories   CLIENT_CATEGORIES LAST       -                  -   (the client's categories under ours: category.ts)
  * (idempotency records of POST /downloads, IDEM#…/IDEM, are lib/idempotency/keys.ts's; TTL `expires_at`)
  *
  * Access patterns:
@@ -26,6 +27,7 @@ import type { Download } from './model';
  * - every imported legacy id, in order Query PK=LEGACY, SK begins_with ID# (a re-run skips them)
  * - the disk as the poll last saw it   GetItem CLIENT_DISK/LAST (the deep healthcheck)
  * - removals to finish after a crash   Query PK=SHARE_REMOVAL (usually empty; the poll, on full updates)
+ * - the categories the add form lists  GetItem CLIENT_CATEGORIES/LAST
  *
  * Uniqueness of "the active download of a hash" is the guard item, written in
  * the same transaction as every transition into or out of the active set.
@@ -67,6 +69,7 @@ export function legacyIdKey(legacyId: string) {
 export const legacyIdFromSortKey = (sk: string) => sk.slice(LEGACY_ID_PREFIX.length).replace(/^0+/, '');
 export const LEGACY_IMPORT_KEY = { PK: LEGACY_PARTITION, SK: 'IMPORT' };
 export const DISK_RECORD_KEY = { PK: 'CLIENT_DISK', SK: 'LAST' };
+export const CATEGORY_RECORD_KEY = { PK: 'CLIENT_CATEGORIES', SK: 'LAST' };
 
 /** A seeding goal's removal intended (share-goals.ts): written with the intent, deleted with its record. */
 export const SHARE_REMOVAL_PARTITION = 'SHARE_REMOVAL';
@@ -112,6 +115,7 @@ const DOWNLOAD_FIELDS: FieldSpec<Download> = {
   share_removal: 'string?',
   removed_at: 'string?',
   removed_files: 'boolean?',
+  category: 'string?',
   revision: 'number',
 };
 

@@ -73,6 +73,8 @@ export interface Download {
   /** When the torrent was removed from the client, and whether with its files. */
   removed_at?: string;
   removed_files?: boolean;
+  /** Its sub-category in the client (category.ts), set at creation; absent: the default category. A retry re-adds in it. */
+  category?: string;
   /** Bumped by every write of the download: the CAS token of the store. */
   revision: number;
 }
@@ -122,6 +124,7 @@ export interface NewDownload {
   share_ratio?: number;
   share_time_s?: number;
   share_action?: ShareAction;
+  category?: string;
 }
 
 /** Fields the poll keeps up to date without touching the state (null clears). */
@@ -154,6 +157,7 @@ export interface DownloadDto {
   stall_timeout_s?: number;
   hold?: Hold;
   share?: Share;
+  category?: string;
 }
 
 export function toDto(d: Download): DownloadDto {
@@ -173,6 +177,7 @@ export function toDto(d: Download): DownloadDto {
     ...(d.metadata_timeout_s !== undefined ? { metadata_timeout_s: d.metadata_timeout_s } : {}),
     ...(d.stall_timeout_s !== undefined ? { stall_timeout_s: d.stall_timeout_s } : {}),
     ...(holdOf(d) ? { hold: holdOf(d) } : {}),
+    ...(d.category ? { category: d.category } : {}),
     ...(shareOf(d) ? { share: shareOf(d) } : {}),
   };
 }

@@ -1,6 +1,7 @@
 import { MAX_SHARE_RATIO, MAX_SHARE_TIME_S, SHARE_ACTIONS } from './share-goals';
 import { errorSchema, type JsonSchema, type Operations } from '../http/openapi';
 import { DOWNLOAD_STATES, FAILURE_REASONS, HOLD_REASONS, REVIEW_REASONS } from './model';
+import { MAX_CATEGORY_LENGTH, MAX_SAVE_PATH_LENGTH } from './category';
 import { MAX_TIMEOUT_S } from './lifecycle';
 import { addInfohashesSchema, ingestBodySchema, listQuerySchema, MAX_LIST_LIMIT, stateChangeSchema } from './requests';
 import { MAX_TORRENT_BYTES } from './torrent-file';
@@ -48,6 +49,10 @@ export const downloadSchema: JsonSchema = {
     failure_reason: { type: 'string', enum: [...FAILURE_REASONS] },
     metadata_timeout_s: { type: 'integer', minimum: 0, maximum: MAX_TIMEOUT_S },
     stall_timeout_s: { type: 'integer', minimum: 0, maximum: MAX_TIMEOUT_S },
+    category: {
+      type: 'string',
+      description: 'its sub-category in the torrent client (absent: the default category, TORRENT_CLIENT_CATEGORY)',
+    },
     hold: {
       type: 'object',
       required: ['reason', 'since', 'needed_bytes', 'free_bytes'],
@@ -103,7 +108,7 @@ export const downloadsOperations: Operations = {
   'POST /downloads': {
     tag: 'downloads',
     summary: 'Add a download: a magnet, infohashes, or a .torrent file',
-    description: `At most one active download per infohash: 201 a new one, 200 the existing active download holding any of the hashes (hashes it lacked are appended). A .torrent (at most ${MAX_TORRENT_BYTES} bytes) comes as multipart/form-data (the file in the part \`torrent\`, an optional \`name\`, the seeding goal's \`share_ratio\`, \`share_time_s\`, \`share_action\`) or base64 in JSON (\`torrent_base64\`); a file refused is 400 INVALID_TORRENT. Optional \`Idempotency-Key\` header.`,
+    description: `At most one active download per infohash: 201 a new one, 200 the existing active download holding any of the hashes (hashes it lacked are appended). A .torrent (at most ${MAX_TORRENT_BYTES} bytes) comes as multipart/form-data (the file in the part \`torrent\`, an optional \`name\`, the seeding goal's \`share_ratio\`, \`share_time_s\`, \`share_action\`) or base64 in JSON (\`torrent_base64\`); a file refused is 400 INVALID_TORRENT. \`category\` puts it in a sub-category of the default one (\`<TORRENT_CLIENT_CATEGORY>/<name>\`, created in the client when it has none, with \`category_save_path\`, a folder relative to the client's default save path): 400 INVALID_CATEGORY, 409 CATEGORY_CONFLICT when it exists with another save path. Optional \`Idempotency-Key\` header.`,
     parameters: [{ name: 'Idempotency-Key', in: 'header', schema: { type: 'string', minLength: 1, maxLength: 255 } }],
     requestBody: {
       required: true,
@@ -121,6 +126,8 @@ export const downloadsOperations: Operations = {
                 description: 'the .torrent file',
               },
               name: { type: 'string', maxLength: 1024 },
+              category: { type: 'string', maxLength: MAX_CATEGORY_LENGTH },
+              category_save_path: { type: 'string', maxLength: MAX_SAVE_PATH_LENGTH },
             },
           },
         },
@@ -129,7 +136,7 @@ export const downloadsOperations: Operations = {
     responses: {
       '201': { description: 'created', json: downloadSchema },
       '200': { description: 'the existing active download', json: downloadSchema },
-      '409': { description: 'IDEMPOTENCY_IN_PROGRESS', json: errorSchema },
+      '409': { description: 'IDEMPOTENCY_IN_PROGRESS, CATEGORY_CONFLICT', json: errorSchema },
       '422': { description: 'IDEMPOTENCY_KEY_REUSED', json: errorSchema },
     },
   },

@@ -3,6 +3,7 @@ import type { Logger } from '../log';
 import { InvalidFileNameError, validateName } from '../names';
 import type { TorrentClient } from '../torrents/client';
 import type { TorrentInfo } from '../torrents/model';
+import { type CategoryRecordStore, refreshCategoryRecord } from './category';
 import { DiskRecordStore, DiskSettings, guardDisk } from './disk-guard';
 import { DEFAULT_LIFECYCLE, judgeTimeout, LifecycleSettings, madeProgress } from './lifecycle';
 import { clientIds, shareFields } from './service';
@@ -51,6 +52,8 @@ export interface ReconcileDeps {
   diskRecords?: DiskRecordStore;
   /** The default seeding goal (share-goals.ts; default none, keep). */
   share?: ShareSettings;
+  /** Where the client's categories under ours are recorded on full updates, for the web form (category.ts). */
+  categoryRecords?: CategoryRecordStore;
   now?: Clock;
 }
 
@@ -113,6 +116,10 @@ export async function reconcile(deps: ReconcileDeps): Promise<PollReport> {
     await checkMissing(deps, snapshot.present, report, active);
     await checkTimeouts(deps, snapshot.present, report, active);
     await finishRemovals(deps, snapshot.present, report);
+    if (deps.categoryRecords)
+      await refreshCategoryRecord(deps.torrents, deps.categoryRecords, isoTime((deps.now ?? systemClock)())).catch(
+        (err) => deps.log.warn('category_record_failed', { err }),
+      );
   }
   const disk = await guardDisk(deps, snapshot, active);
   report.disk_held = disk.held;

@@ -1,3 +1,4 @@
+import { type CategoryChoice, MAX_CATEGORY_LENGTH, MAX_SAVE_PATH_LENGTH } from './category';
 import { MAX_INFOHASHES } from './infohash';
 import { MAX_TIMEOUT_S } from './lifecycle';
 import { MAX_MAGNET_LENGTH } from './magnet';
@@ -33,6 +34,12 @@ const timeouts = {
   share_action: { type: 'string', enum: [...SHARE_ACTIONS] },
 } as const;
 
+/** A download's category (category.ts): a name in the default category's tree, a new one's relative save path. */
+const categoryFields = {
+  category: { type: 'string', minLength: 1, maxLength: MAX_CATEGORY_LENGTH },
+  category_save_path: { type: 'string', minLength: 1, maxLength: MAX_SAVE_PATH_LENGTH },
+} as const;
+
 /** The JSON shapes of POST /downloads, one schema: OpenAPI's document shows this one (lib/http/openapi.ts). */
 export const ingestBodySchema = {
   type: 'object',
@@ -40,7 +47,11 @@ export const ingestBodySchema = {
   if: { type: 'object', properties: { magnet: true }, required: ['magnet'] },
   then: {
     type: 'object',
-    properties: { magnet: { type: 'string', minLength: 1, maxLength: MAX_MAGNET_LENGTH }, ...timeouts },
+    properties: {
+      magnet: { type: 'string', minLength: 1, maxLength: MAX_MAGNET_LENGTH },
+      ...timeouts,
+      ...categoryFields,
+    },
     required: ['magnet'],
     additionalProperties: false,
   },
@@ -57,13 +68,19 @@ export const ingestBodySchema = {
         },
         name: { type: 'string', maxLength: 1024 },
         ...timeouts,
+        ...categoryFields,
       },
       required: ['torrent_base64'],
       additionalProperties: false,
     },
     else: {
       type: 'object',
-      properties: { infohashes: infohashList, name: { type: 'string', maxLength: 1024 }, ...timeouts },
+      properties: {
+        infohashes: infohashList,
+        name: { type: 'string', maxLength: 1024 },
+        ...timeouts,
+        ...categoryFields,
+      },
       required: ['infohashes'],
       additionalProperties: false,
     },
@@ -73,7 +90,8 @@ export const ingestBodySchema = {
 type IngestBody = (
   { magnet: string } | { torrent_base64: string; name?: string } | { infohashes: string[]; name?: string }
 ) &
-  TimeoutOverrides;
+  TimeoutOverrides &
+  CategoryChoice;
 const parseIngestBody = validator<IngestBody>(ingestBodySchema);
 
 /** A JSON body of POST /downloads as the service's request (a base64 .torrent decoded to its bytes). */
@@ -104,14 +122,15 @@ function shareFromText(name: (typeof SHARE_PARTS)[number], text: string): number
 }
 
 /**
- * A multipart POST /downloads: the file in the part `torrent`, an optional `name` field and the seeding-goal
- * fields; any other part is refused, as an unknown JSON field is.
+ * A multipart POST /downloads: the file in the part `torrent`, optional `name`, `category` and
+ * `category_save_path` fields and the seeding-goal fields; any other part is refused, as an unknown JSON field is.
  */
 export function parseIngestMultipart(parts: MultipartPart[]): IngestRequest {
   const seen = new Set<string>();
   let torrent: Buffer | undefined;
   let name: string | undefined;
   const share: Record<string, number | ShareAction> = {};
+  const category: CategoryChoice = {};
   for (const part of parts) {
     if (seen.has(part.name))
       throw new HttpError(400, ErrorCode.INVALID_REQUEST, `the form has the part ${JSON.stringify(part.name)} twice`);
@@ -121,6 +140,11 @@ export function parseIngestMultipart(parts: MultipartPart[]): IngestRequest {
     else if ((SHARE_PARTS as readonly string[]).includes(part.name) && part.filename === undefined) {
       const text = part.data.toString('utf8').trim();
       if (text) share[part.name] = shareFromText(part.name as (typeof SHARE_PARTS)[number], text);
+    } else if ((part.name === 'category' || part.name === 'category_save_path') && part.filename === undefined) {
+      const value = part.data.toString('utf8');
+      if (value.length > categoryFields[part.name].maxLength)
+        throw new HttpError(400, ErrorCode.INVALID_REQUEST, `${part.name} is too long`);
+      if (value !== '') category[part.name] = value;
     } else
       throw new HttpError(
         400,
@@ -131,7 +155,7 @@ export function parseIngestMultipart(parts: MultipartPart[]): IngestRequest {
   if (!torrent) throw new HttpError(400, ErrorCode.INVALID_REQUEST, 'the form has no "torrent" file part');
   if (name !== undefined && name.length > 1024)
     throw new HttpError(400, ErrorCode.INVALID_REQUEST, 'name must NOT have more than 1024 characters');
-  return { torrent, ...(name?.trim() ? { name } : {}), ...share };
+  return { torrent, ...(name?.trim() ? { name } : {}), ...share, ...category };
 }
 
 export const stateChangeSchema = {

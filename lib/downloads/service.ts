@@ -12,6 +12,14 @@ import {
 
 /** test/unit/http/request.test.ts imports it from here (the HTTP edge's test): the class is errors.ts's. */
 export { InvalidCursorError };
+import {
+  type CategoryChoice,
+  type CategoryRecordStore,
+  chosenCategory,
+  ensureCategory,
+  inCategoryTree,
+  rememberCategory,
+} from './category';
 import { Infohash, parseInfohashes } from './infohash';
 import { clientMagnet, formatMagnet, type MagnetOptions, parseMagnet } from './magnet';
 import { effectiveTimeout, MAX_TIMEOUT_S } from './lifecycle';
@@ -47,6 +55,8 @@ export interface DownloadsDeps {
   magnets?: MagnetOptions;
   /** The default seeding goal (share-goals.ts; DOWNLOAD_SHARE_*): none, keep. */
   share?: ShareSettings;
+  /** Where the client's categories are recorded for the web form (category.ts); an add that creates one adds it. */
+  categoryRecords?: CategoryRecordStore;
 }
 
 /** Per-download overrides of the timeouts (lifecycle.ts), already bounded by the request schema. */
@@ -65,7 +75,8 @@ export type IngestRequest = (
   /** A .torrent file's bytes (torrent-file.ts); `name` replaces the file's own. */
   | { torrent: Uint8Array; name?: string }
 ) &
-  TimeoutOverrides;
+  TimeoutOverrides &
+  CategoryChoice;
 
 /** States a retry starts from: a download that failed, was cancelled, or is stuck. */
 export const RETRYABLE: readonly DownloadState[] = ['failed', 'cancelled', 'stuck'];
@@ -75,9 +86,20 @@ export async function ingest(
   request: IngestRequest,
 ): Promise<{ created: boolean; download: Download }> {
   const { hashes, name, magnet, torrentFile } = describeRequest(request, deps.magnets);
+  const overrides = timeoutOverrides(request);
   const share = shareFields(request, deps.share);
+  // A sub-category is made sure of in the client BEFORE anything is written: a conflict (another save path)
+  // is a refusal that leaves nothing behind, and the torrent's save path is the category's from its first byte.
+  const category =
+    request.category === undefined && request.category_save_path === undefined
+      ? undefined
+      : chosenCategory(deps.torrents.category, request);
+  if (category && (await ensureCategory(deps.torrents, category)) && deps.categoryRecords)
+    await rememberCategory(deps.torrents.category, deps.categoryRecords, category, new Date().toISOString()).catch(
+      (err) => deps.log.warn('category_record_failed', { err }),
+    );
   const result = await deps.store.createDownloadIfNoActive(
-    { state: 'queued', name, magnet, ...timeoutOverrides(request), ...share },
+    { state: 'queued', name, magnet, ...overrides, ...share, ...(category ? { category: category.name } : {}) },
     hashes,
   );
   const log = deps.log.child({ download_id: result.download.id, infohash: result.download.infohashes[0].infohash });
@@ -93,6 +115,7 @@ export async function ingest(
     await deps.torrents.add(magnet ?? formatMagnet(hashes, name), {
       tags: [result.download.id],
       ...clientLimits(goalOf(share, deps.share ?? DEFAULT_SHARE)),
+      ...(category ? { category: category.name } : {}),
       ...(torrentFile
         ? { torrentFile: torrentFile.bytes, ...(name !== torrentFile.name ? { rename: name } : {}) }
         : {}),
@@ -178,9 +201,13 @@ async function activateAndAdd(
   const activated = await deps.store.activateIfNoOtherActive(id, 'queued');
   const log = deps.log.child({ download_id: id, infohash: before.infohashes[0]?.infohash });
   try {
+    // In its own category; one outside today's tree (TORRENT_CLIENT_CATEGORY changed since) goes to the default.
+    const category =
+      before.category && inCategoryTree(deps.torrents.category, before.category) ? before.category : undefined;
     await deps.torrents.add(magnetOf(before, deps.magnets), {
       tags: [id],
       ...clientLimits(goalOf(before, deps.share ?? DEFAULT_SHARE)),
+      ...(category ? { category } : {}),
     });
     log.info(events.done, { from: before.state });
     return activated;

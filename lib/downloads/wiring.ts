@@ -5,6 +5,7 @@ import { createLogger } from '../log';
 import { loadTorrentClientConfig } from '../torrents/config';
 import { deployedTorrentClient } from '../torrents/wiring';
 import { DiskSettings, loadDiskSettings } from './disk-guard';
+import { DynamoCategoryRecordStore } from './dynamodb-categories';
 import { DynamoDiskRecordStore } from './dynamodb-disk';
 import { DynamoDownloadStore } from './dynamodb-store';
 import { LifecycleSettings, loadLifecycleSettings } from './lifecycle';
@@ -40,6 +41,7 @@ type PollSettings = {
   disk: DiskSettings;
   diskRecords: DynamoDiskRecordStore;
   share: ShareSettings;
+  categoryRecords: DynamoCategoryRecordStore;
 };
 // One client per container and credentials: its session, its Web API version and its sync/maindata rid live as long as both.
 const torrentClient = perEnvironment(() => deployedTorrentClient(torrentSettings(), downloadsLog, table()));
@@ -75,4 +77,5 @@ export const downloadsDeps = perEnvironment((): DownloadsDeps & PollSettings => 
     return shareSettings();
   },
   diskRecords: new DynamoDiskRecordStore(table()),
+  categoryRecords: new DynamoCategoryRecordStore(table()),
 }));

@@ -16,6 +16,10 @@ export const ErrorCode = {
   INVALID_TORRENT: 'INVALID_TORRENT',
   INVALID_INFOHASH: 'INVALID_INFOHASH',
   INVALID_NAME: 'INVALID_NAME',
+  /** A category or a new category's save path refused (lib/downloads/category.ts). */
+  INVALID_CATEGORY: 'INVALID_CATEGORY',
+  /** The category exists with another save path, or differs from one only in letter case. */
+  CATEGORY_CONFLICT: 'CATEGORY_CONFLICT',
   TOO_MANY_INFOHASHES: 'TOO_MANY_INFOHASHES',
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',

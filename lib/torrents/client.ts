@@ -1,4 +1,4 @@
-import type { AddOptions, TorrentSnapshot } from './model';
+import type { AddOptions, TorrentCategory, TorrentSnapshot } from './model';
 
 /** What the downloads domain needs of a torrent client: the port its services are written against. */
 export interface TorrentClient {
@@ -19,4 +19,10 @@ export interface TorrentClient {
   stop(hashes: string[]): Promise<void>;
   /** Starts (resumes on 4.x) stopped torrents. */
   start(hashes: string[]): Promise<void>;
+  /** The configured category: the root of the product's tree (lib/downloads/category.ts). */
+  readonly category: string;
+  /** Every category of the client (torrents/categories), by name. */
+  categories(): Promise<Map<string, TorrentCategory>>;
+  /** Creates a category (torrents/createCategory); false when the client already has one of that name (its 409). */
+  createCategory(name: string, savePath: string): Promise<boolean>;
 }

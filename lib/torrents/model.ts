@@ -53,4 +53,20 @@ export interface AddOptions {
   /** The seeding goal (qBittorrent's `ratioLimit`; `seedingTimeLimit` in whole minutes). */
   ratioLimit?: number;
   seedingTimeLimit?: number;
+  /**
+   * A sub-category of the configured one (lib/downloads/category.ts) instead of it: sent with `autoTMM=true`, so
+   * the client saves under the category's save path. Absent: the configured category, in the client's default mode.
+   */
+  category?: string;
+}
+
+/** A category as torrents/categories lists it: its save path as the client stores it ("" = the client's own rule). */
+export interface TorrentCategory {
+  name: string;
+  savePath: string;
+}
+
+/** Whether a category is in the product's tree: the configured one itself, or a sub-category under `root/`. */
+export function inCategoryTree(root: string, category: string | undefined): boolean {
+  return category === root || (typeof category === 'string' && category.startsWith(`${root}/`));
 }

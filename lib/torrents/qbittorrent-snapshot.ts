@@ -62,7 +62,8 @@ export class TorrentView {
    * A whole torrents/info list (a server without maindata). No rid here: diff against this container's
    * previous list, so the poll's own work still follows the changes (only the transfer grows with the count).
    */
-  fromList(present: TorrentInfo[]): TorrentSnapshot {
+  fromList(all: TorrentInfo[]): TorrentSnapshot {
+    const present = all.filter(this.inScope);
     const full = this.rid === 0 || this.fullDue();
     const changed = full ? present : present.filter((t) => !sameTorrent(this.known.get(t.hash), t));
     this.known = new Map(present.map((t) => [t.hash, t]));

@@ -9,7 +9,7 @@ import {
   TorrentClientVersionError,
 } from './errors';
 import type { LoginGateStore } from './login-gate';
-import type { AddOptions, TorrentSnapshot } from './model';
+import { type AddOptions, inCategoryTree, type TorrentCategory, type TorrentSnapshot } from './model';
 import { compareVersions, isObject, magnetIds, parseJson, readTorrent } from './qbittorrent-answers';
 import { QbittorrentSession, TorrentClientAuth } from './qbittorrent-session';
 import { TorrentView } from './qbittorrent-snapshot';
@@ -34,8 +34,9 @@ export type { TorrentClientAuth } from './qbittorrent-session';
  * - the poll reads `sync/maindata` with the instance's last `rid` (changes
  *   only; a full update when the rid is stale, or every fullResyncMs), or
  *   `torrents/info` when the server has no maindata.
- * Every call is bounded by timeoutMs. Torrents are scoped to `category`
- * (set on add, filtered on read) unless allCategories.
+ * Every call is bounded by timeoutMs. Torrents are scoped to `category` and its
+ * sub-categories `category/…` (set on add, filtered on read, here: qBittorrent's own
+ * filter includes sub-categories only when they are enabled) unless allCategories.
  * Here: the endpoints; the session and transport are qbittorrent-session.ts,
  * the poll's state qbittorrent-snapshot.ts, answers read by qbittorrent-answers.ts.
  */
@@ -63,7 +64,7 @@ export interface QBittorrentOptions {
 
 export class QBittorrentClient implements TorrentClient {
   private version?: Promise<string>;
-  private readonly category: string;
+  readonly category: string;
   private readonly http: QbittorrentSession;
   // sync/maindata state of this container: the last rid and the torrents it describes.
   private readonly view: TorrentView;
@@ -76,7 +77,7 @@ export class QBittorrentClient implements TorrentClient {
     this.view = new TorrentView(
       now,
       options.fullResyncMs ?? 10 * 60_000,
-      (t) => !!options.allCategories || t.category === this.category,
+      (t) => !!options.allCategories || inCategoryTree(this.category, t.category),
     );
   }
 
@@ -107,8 +108,9 @@ export class QBittorrentClient implements TorrentClient {
         this.options.log?.info('torrent_client_no_maindata', {});
       }
     }
-    const query = this.options.allCategories ? '' : `?category=${encodeURIComponent(this.category)}`;
-    const body = await this.json('GET', `/api/v2/torrents/info${query}`);
+    // No `category=` filter: qBittorrent's includes sub-categories only when they are enabled in its settings
+    // (TorrentImpl::belongsToCategory), so the tree is filtered here, as maindata's torrents are.
+    const body = await this.json('GET', '/api/v2/torrents/info');
     if (!Array.isArray(body)) throw new TorrentClientAnswerError('torrents/info did not answer a list');
     return this.view.fromList(body.flatMap((raw) => (isObject(raw) ? [readTorrent(raw)] : [])));
   }
@@ -139,7 +141,10 @@ export class QBittorrentClient implements TorrentClient {
    * (TorrentsController::addAction reads every uploaded file; a file it cannot load answers 415).
    */
   private addForm(magnet: string, options: AddOptions): URLSearchParams | FormData {
-    const fields: Array<[string, string]> = [['category', this.category]];
+    const fields: Array<[string, string]> = [['category', options.category ?? this.category]];
+    // A sub-category's save path applies only to a torrent in automatic management (SessionImpl::addTorrent_impl):
+    // the default category keeps the client's default mode, as before categories could be chosen.
+    if (options.category && options.category !== this.category) fields.push(['autoTMM', 'true']);
     if (options.tags?.length) fields.push(['tags', options.tags.join(',')]);
     if (options.ratioLimit !== undefined) fields.push(['ratioLimit', String(options.ratioLimit)]);
     if (options.seedingTimeLimit !== undefined) fields.push(['seedingTimeLimit', String(options.seedingTimeLimit)]);
@@ -210,6 +215,32 @@ export class QBittorrentClient implements TorrentClient {
         ? '/api/v2/torrents/start'
         : '/api/v2/torrents/resume';
     await this.http.call('POST', path, new URLSearchParams({ hashes: hashes.join('|') }));
+  }
+
+  async categories(): Promise<Map<string, TorrentCategory>> {
+    const body = await this.json('GET', '/api/v2/torrents/categories');
+    if (!isObject(body)) throw new TorrentClientAnswerError('torrents/categories did not answer an object');
+    const out = new Map<string, TorrentCategory>();
+    // {name: {name, savePath, download_path?}} (TorrentsController::categoriesAction); keys are the client's data.
+    for (const [key, raw] of Object.entries(body)) {
+      if (!isObject(raw)) continue;
+      const name = typeof raw.name === 'string' ? raw.name : key;
+      out.set(name, { name, savePath: typeof raw.savePath === 'string' ? raw.savePath : '' });
+    }
+    return out;
+  }
+
+  async createCategory(name: string, savePath: string): Promise<boolean> {
+    // 409 is both "Unable to create category" (it exists) and "Incorrect category name"; names reaching here
+    // passed category.ts, which is stricter than Session::isValidCategoryName, so a 409 means it exists.
+    const res = await this.http.call(
+      'POST',
+      '/api/v2/torrents/createCategory',
+      new URLSearchParams({ category: name, savePath }),
+      { allow: [409] },
+    );
+    await this.http.readText(res, '/api/v2/torrents/createCategory');
+    return res.status !== 409;
   }
 
   /** Whether a torrent holding any hash of the magnet is in the client (any category). */

@@ -1,3 +1,11 @@
+import {
+  CategoryConflictError,
+  InvalidCategoryError,
+  MAX_CATEGORY_LENGTH,
+  MAX_SAVE_PATH_LENGTH,
+  parseCategory,
+  parseSavePath,
+} from '../downloads/category';
 import { InvalidInfohashError, InvalidMagnetError, InvalidTorrentError } from '../downloads/errors';
 import { MAX_INFOHASHES } from '../downloads/infohash';
 import { MAX_TIMEOUT_S } from '../downloads/lifecycle';
@@ -24,8 +32,8 @@ import type { FileForms, FormFile } from './forms';
 /** The add form's route takes multipart (its file input), bounded as POST /downloads' body (decision 406). */
 export const ADD_FILE_FORMS: FileForms = { 'POST /download': MAX_TORRENT_BODY_BYTES };
 
-/** `ratio`: a decimal (a seeding goal); `choice`: one of SHARE_ACTIONS (a select). */
-export type AddInput = 'textarea' | 'text' | 'file' | 'seconds' | 'ratio' | 'choice';
+/** `ratio`: a decimal (a seeding goal); `choice`: one of SHARE_ACTIONS (a select); `category`: the category list. */
+export type AddInput = 'textarea' | 'text' | 'file' | 'seconds' | 'ratio' | 'choice' | 'category';
 /** `source`: exactly one is given; `main`: always shown; `advanced`: in the collapsed section. */
 export type AddGroup = 'source' | 'main' | 'advanced';
 
@@ -45,6 +53,10 @@ export const ADD_FIELDS = [
   { name: 'infohashes', input: 'textarea', group: 'source', max: MAX_INFOHASHES * 66, mono: true },
   { name: 'torrent', input: 'file', group: 'source', max: MAX_TORRENT_BYTES },
   { name: 'name', input: 'text', group: 'main', max: 1024 },
+  // A category (decision 459): the list of the client's under ours, or a new one's name under ours and its folder.
+  { name: 'category', input: 'category', group: 'main', max: MAX_CATEGORY_LENGTH },
+  { name: 'category_new', input: 'text', group: 'main', max: MAX_CATEGORY_LENGTH },
+  { name: 'category_save_path', input: 'text', group: 'main', max: MAX_SAVE_PATH_LENGTH },
   { name: 'metadata_timeout_s', input: 'seconds', group: 'advanced', max: MAX_TIMEOUT_S },
   { name: 'stall_timeout_s', input: 'seconds', group: 'advanced', max: MAX_TIMEOUT_S },
   // The seeding goal (share-goals.ts): empty = the service's default.
@@ -71,7 +83,15 @@ export type AddErrorReason =
   | 'invalidInfohash'
   | 'invalidTorrent'
   | 'invalidName'
-  | 'nameWithMagnet';
+  | 'nameWithMagnet'
+  | 'invalidCategory'
+  | 'categoryConflict'
+  | 'categoryTwice'
+  | 'categoryNewMissing'
+  | 'savePathWithoutNew';
+
+/** The category list's "new category" choice: no category name can be it (none starts with `+` under ours). */
+export const NEW_CATEGORY = '+new';
 
 export interface AddFieldError {
   reason: AddErrorReason;
@@ -96,7 +116,12 @@ const byName = new Map<string, AddField>(ADD_FIELDS.map((f) => [f.name, f]));
  * The form's fields (text) and files as the request for `ingest`, or the errors by field. A field the form
  * does not have, or a file in a text field, is a crafted request, not a person's mistake: a plain 400.
  */
-export function parseAddForm(fields: Record<string, string>, files: Record<string, FormFile>): AddFormResult {
+export function parseAddForm(
+  fields: Record<string, string>,
+  files: Record<string, FormFile>,
+  /** TORRENT_CLIENT_CATEGORY: a new category's name is under it. */
+  categoryRoot?: string,
+): AddFormResult {
   for (const name of Object.keys(fields))
     if (byName.get(name)?.input === 'file' || !byName.has(name)) throw unknownField(name);
   for (const name of Object.keys(files)) if (byName.get(name)?.input !== 'file') throw unknownField(name);
@@ -135,14 +160,55 @@ export function parseAddForm(fields: Record<string, string>, files: Record<strin
   if (given.length > 1) errors.source = { reason: 'twoSources' };
   // POST /downloads takes no name with a magnet either: the magnet's own (dn) is its name.
   if (given.length === 1 && given[0] === 'magnet' && 'name' in values) errors.name = { reason: 'nameWithMagnet' };
+  const category = formCategory(values, errors, categoryRoot);
   if (Object.keys(errors).length > 0) return { errors };
 
-  const { magnet, infohashes, torrent, ...rest } = values;
-  const request: Record<string, unknown> = { ...rest };
+  const { magnet, infohashes, torrent, category: _picked, category_new: _new, ...rest } = values;
+  const request: Record<string, unknown> = { ...rest, ...category };
   if (typeof magnet === 'string') request.magnet = magnet;
   else if (typeof infohashes === 'string') request.infohashes = infohashes.split(/[\s,]+/).filter(Boolean);
   else request.torrent = torrent;
   return { request: request as unknown as IngestRequest };
+}
+
+/**
+ * The list's choice, or a new category's name (under the root) and folder, checked here so each refusal is
+ * beside its field; the service checks them again and makes sure of the category in the client.
+ */
+function formCategory(
+  values: Record<string, unknown>,
+  errors: AddErrors,
+  root: string | undefined,
+): { category?: string; category_save_path?: string } {
+  const picked = typeof values.category === 'string' ? values.category : undefined;
+  const typed = typeof values.category_new === 'string' ? values.category_new : undefined;
+  const savePath = typeof values.category_save_path === 'string' ? values.category_save_path : undefined;
+  if (savePath !== undefined && typed === undefined) errors.category_save_path = { reason: 'savePathWithoutNew' };
+  if (typed === undefined) {
+    if (picked === NEW_CATEGORY) errors.category_new = { reason: 'categoryNewMissing' };
+    return picked === undefined || picked === NEW_CATEGORY ? {} : { category: picked };
+  }
+  if (picked !== undefined && picked !== NEW_CATEGORY && picked !== root) {
+    errors.category_new = { reason: 'categoryTwice' };
+    return {};
+  }
+  if (root === undefined) {
+    errors.category_new = { reason: 'invalidCategory', detail: 'the torrent client is not configured' };
+    return {};
+  }
+  const out: { category?: string; category_save_path?: string } = {};
+  try {
+    out.category = parseCategory(root, `${root}/${typed}`);
+  } catch (err) {
+    errors.category_new = { reason: 'invalidCategory', detail: (err as Error).message };
+  }
+  if (savePath !== undefined)
+    try {
+      out.category_save_path = parseSavePath(savePath);
+    } catch (err) {
+      errors.category_save_path = { reason: 'invalidCategory', detail: (err as Error).message };
+    }
+  return out;
 }
 
 /** What the form shows again after a refusal: the text as typed, the chosen file's name. */
@@ -164,6 +230,16 @@ export function addErrorOf(err: unknown, request: IngestRequest): AddErrors | un
   if (err instanceof InvalidMagnetError) return { magnet: { reason: 'invalidMagnet', detail } };
   if (err instanceof InvalidInfohashError) return { infohashes: { reason: 'invalidInfohash', detail } };
   if (err instanceof InvalidTorrentError) return { torrent: { reason: 'invalidTorrent', detail } };
+  // The form checked a new name and folder itself: the service's refusal is the list's (a crafted value), and
+  // a conflict is a new category's (another folder, or a name differing only in case).
+  if (err instanceof InvalidCategoryError)
+    return err.field === 'category_save_path'
+      ? { category_save_path: { reason: 'invalidCategory', detail } }
+      : { category: { reason: 'invalidCategory', detail } };
+  if (err instanceof CategoryConflictError)
+    return 'category_save_path' in request
+      ? { category_save_path: { reason: 'categoryConflict', detail } }
+      : { category_new: { reason: 'categoryConflict', detail } };
   // A name we were given is the name field's; else the source brought it (a magnet's dn).
   if (err instanceof InvalidFileNameError)
     return 'name' in request && request.name !== undefined

@@ -1,5 +1,7 @@
+import type { CategoryRecord } from '../downloads/category';
 import {
   ADD_FIELDS,
+  NEW_CATEGORY,
   type AddErrors,
   type AddErrorPlace,
   type AddField,
@@ -19,6 +21,8 @@ export interface AddView {
   errors?: AddErrors;
   /** A refusal that is no field's (a 409 naming the owner). */
   notice?: Notice;
+  /** The client's categories under ours as last recorded (category.ts): the category list's choices. */
+  categories?: CategoryRecord;
 }
 
 /** The add form alone: where a refusal is shown (GET /download and the refused POST /download). */
@@ -81,6 +85,7 @@ function addField(ui: Ui, field: AddField, view: AddView): Html {
     input = html`<select id="${id}" name="${field.name}"${attrs}><option value="">${ui.t.shareActionDefault}</option>${SHARE_ACTIONS.map(
       (a) => html`<option value="${a}"${value === a ? raw(' selected') : ''}>${ui.t.shareActionOption[a]}</option>`,
     )}</select>`;
+  else if (field.input === 'category') input = categorySelect(ui, id, field, value, view.categories, attrs);
   else if (field.input === 'seconds')
     input = html`<input id="${id}" name="${field.name}" type="number" inputmode="numeric" min="0" max="${field.max}" step="1" value="${value}"${attrs}>`;
   else
@@ -88,6 +93,24 @@ function addField(ui: Ui, field: AddField, view: AddView): Html {
   return html`<div class="field" data-field="${field.name}"><label for="${id}">${label}</label>${
     hint ? html`<p class="muted hint" id="${id}-hint">${hint}</p>` : ''
   }${fieldError(ui, name, view.errors ?? {})}${input}</div>`;
+}
+
+/** The default category, the recorded sub-categories (the part under the root, and a folder of their own), a new one. */
+function categorySelect(
+  ui: Ui,
+  id: string,
+  field: AddField,
+  value: string,
+  record: CategoryRecord | undefined,
+  attrs: Html,
+): Html {
+  const option = (v: string, text: string) =>
+    html`<option value="${v}"${v === value ? raw(' selected') : ''}>${text}</option>`;
+  const subs = (record?.categories ?? []).map((c) => {
+    const under = c.name.slice((record?.root.length ?? 0) + 1);
+    return option(c.name, c.save_path ? `${under} · ${ui.t.addCategorySavePath({ path: c.save_path })}` : under);
+  });
+  return html`<select id="${id}" name="${field.name}"${attrs}>${option('', ui.t.addCategoryDefault({ name: record?.root }))}${subs}${option(NEW_CATEGORY, ui.t.addCategoryNew)}</select>`;
 }
 
 function fieldError(ui: Ui, place: AddErrorPlace, errors: AddErrors): Html {

@@ -118,6 +118,7 @@ ${lifecycleNotice(ui, d, viewer, opts.lifecycle)}
 <dt>${t.col.created}</dt><dd>${time(ui, d.created_at)}</dd>
 <dt>${t.updated}</dt><dd>${time(ui, d.updated_at)}</dd>
 <dt>${t.id}</dt><dd><code>${idText(d.id)}</code></dd>
+<dt>${t.category}</dt><dd data-category>${d.category ? html`<code>${d.category}</code>` : t.categoryDefault}</dd>
 ${d.merged_into ? html`<dt>${t.mergedInto}</dt><dd><a href="/download/${d.merged_into}">${idText(d.merged_into)}</a></dd>` : ''}
 </dl></section>
 <section class="card" aria-labelledby="hashes"><h2 id="hashes">${t.col.infohashes}</h2>

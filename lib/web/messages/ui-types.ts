@@ -86,6 +86,13 @@ export interface UiMessages {
   addRefused: string;
   addError: Record<AddErrorReason, string>;
   addFileAgain: (p: { name: string }) => string;
+  /** The category list (decision 459): the default category (its name when known), "a new one", its folders. */
+  addCategoryDefault: (p: { name?: string }) => string;
+  addCategoryNew: string;
+  addCategorySavePath: (p: { path: string }) => string;
+  /** The card's category row, and the default's word there. */
+  category: string;
+  categoryDefault: string;
   /** On the card of the existing active download a second add led to (the API's 200). */
   alreadyActive: string;
   reviewTitle: (p: { name: string }) => string;

@@ -25,6 +25,9 @@ const torrents: TorrentClient = {
   setShareLimits: async () => undefined,
   stop: async () => undefined,
   start: async () => undefined,
+  category: 'torrent-scan-sync',
+  categories: async () => new Map(),
+  createCategory: async () => true,
 };
 
 type Where = 'sdk' | 'ours';

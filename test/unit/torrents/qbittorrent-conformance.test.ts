@@ -87,6 +87,9 @@ function paramsOf(p: Profile): Record<string, string[]> {
       ' ',
     ),
     'torrents/delete': ['hashes', 'deleteFiles'],
+    // categoriesAction reads nothing; createCategoryAction: category, savePath, downloadPathEnabled, downloadPath.
+    'torrents/categories': [],
+    'torrents/createCategory': ['category', 'savePath', 'downloadPathEnabled', 'downloadPath'],
     [p === '4.6' ? 'torrents/pause' : 'torrents/stop']: ['hashes'],
     'sync/maindata': ['rid'],
   };
@@ -96,7 +99,14 @@ const PARAMS: Record<Profile, Record<string, string[]>> = {
   '5.1': paramsOf('5.1'),
   '5.2': paramsOf('5.2'),
 };
-const POST_ONLY = new Set(['auth/login', 'torrents/add', 'torrents/delete', 'torrents/pause', 'torrents/stop']);
+const POST_ONLY = new Set([
+  'auth/login',
+  'torrents/add',
+  'torrents/createCategory',
+  'torrents/delete',
+  'torrents/pause',
+  'torrents/stop',
+]);
 const API_VERSION: Record<Profile, string> = { '4.6': '2.9.3', '5.1': '2.11.4', '5.2': '2.15.1' };
 
 const kindOf = (v: unknown): string =>
@@ -185,6 +195,10 @@ describe.each<Profile>([...PROFILES])(
       const magnet = `magnet:?xt=urn:btih:${hex(20)}&dn=x`;
       await client.add(magnet, { tags: ['t1'] });
       await client.add(magnet); // a duplicate: Fails. / 409, then looked up
+      await client.createCategory('torrent-scan-sync/movies', 'Movies');
+      await client.createCategory('torrent-scan-sync/movies', 'Movies'); // exists: 409 Unable to create category
+      await client.add(`magnet:?xt=urn:btih:${hex(20)}&dn=y`, { category: 'torrent-scan-sync/movies' });
+      await client.categories();
       await client.stop([first.present[2].hash]);
       await client.remove([first.present[3].hash]);
       const info = await fetch(`${url}/api/v2/torrents/info`, {
@@ -226,6 +240,20 @@ describe.each<Profile>([...PROFILES])(
           for (const k of Object.keys((body.server_state ?? {}) as object))
             check(SERVER_STATE_KEYS.has(k), `${profile} server_state: ${k}`);
         }
+        if (action === 'torrents/categories') {
+          // {name: {name, savePath, download_path?}}: categoryOptions.toJSON with save_path renamed, plus name.
+          for (const [name, c] of Object.entries(JSON.parse(a.body) as Record<string, Record<string, unknown>>)) {
+            check(c.name === name, `${profile} categories: ${name} carries its name`);
+            check(typeof c.savePath === 'string', `${profile} categories: savePath`);
+            for (const k of Object.keys(c))
+              check(['name', 'savePath', 'download_path'].includes(k), `${profile} categories: key ${k}`);
+          }
+        }
+        if (action === 'torrents/createCategory')
+          check(
+            (a.status === 200 && a.body === '') || (a.status === 409 && a.body === 'Unable to create category'),
+            `${profile} createCategory: ${a.status} ${a.body}`,
+          );
         if (action === 'torrents/add') {
           if (profile !== '5.2')
             check(['Ok.', 'Fails.'].includes(a.body) && a.status === 200, `${profile} add: ${a.status} ${a.body}`);

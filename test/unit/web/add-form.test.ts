@@ -102,7 +102,7 @@ describe('parseAddForm', () => {
   });
 
   it('a field the form does not have, or a file in a text field, is a plain 400 (a crafted request)', () => {
-    expect(() => parseAddForm({ infohashes: V1, category: 'x' }, {})).toThrow(/unknown form field "category"/);
+    expect(() => parseAddForm({ infohashes: V1, colour: 'x' }, {})).toThrow(/unknown form field "colour"/);
     expect(() => parseAddForm({ torrent: 'text' }, {})).toThrow(HttpError);
     expect(() => parseAddForm({}, { magnet: file('magnet:?') })).toThrow(/unknown form field "magnet"/);
   });
