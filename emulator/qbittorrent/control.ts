@@ -88,7 +88,24 @@ export async function control(
     }
     if (method === 'PATCH' && parts.length === 3) {
       const patch = json();
-      const t = emu.update(parts[2], pick(patch, ['state', 'progress', 'name', 'category']));
+      const t = emu.update(
+        parts[2],
+        pick(patch, [
+          'state',
+          'progress',
+          'name',
+          'category',
+          'size',
+          'amount_left',
+          'downloaded',
+          'dlspeed',
+          'upspeed',
+          'eta',
+          'num_seeds',
+          'num_leechs',
+          'ratio',
+        ]),
+      );
       return t ? send(200, t) : send(404, { error: 'no such torrent' });
     }
     if (method === 'POST' && parts[3] === 'metadata') {

@@ -92,6 +92,15 @@ const DOWNLOAD_FIELDS: FieldSpec<Download> = {
   held_at: 'string?',
   hold_needed_bytes: 'number?',
   hold_free_bytes: 'number?',
+  size_bytes: 'number?',
+  downloaded_bytes: 'number?',
+  dl_speed: 'number?',
+  up_speed: 'number?',
+  eta_s: 'number?',
+  seeds: 'number?',
+  peers: 'number?',
+  ratio: 'number?',
+  transfer_at: 'string?',
   revision: 'number',
 };
 

@@ -21,6 +21,14 @@ export interface TorrentInfo {
   size?: number;
   /** Bytes of `size` still to download: what the torrent will still write to the disk. */
   amount_left?: number;
+  /** The transfer figures (lib/downloads/transfer.ts sanitises them): bytes, bytes/s, seconds (8640000: never). */
+  downloaded?: number;
+  dlspeed?: number;
+  upspeed?: number;
+  eta?: number;
+  num_seeds?: number;
+  num_leechs?: number;
+  ratio?: number;
 }
 
 /**

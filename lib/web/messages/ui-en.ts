@@ -69,6 +69,19 @@ export const en: UiMessages = {
   heldForDisk: ({ needed, free }) =>
     `Paused: not enough disk space. It still has ${needed} to write and ${free} is free; it starts again by itself when the space is there.`,
   heldForDiskShort: 'no disk space',
+  transfer: {
+    size: 'Size',
+    downloaded: 'Downloaded',
+    down: 'Download speed',
+    up: 'Upload speed',
+    eta: 'Time left',
+    etaUnknown: 'unknown',
+    peers: 'Seeds / peers',
+    seedsPeers: ({ seeds, peers }) => `${seeds} / ${peers}`,
+    ratio: 'Share ratio',
+    asOf: 'Figures as of',
+    asOfTitle: ({ at }) => `The client's figures as of ${at}`,
+  },
   failureReason: {
     no_metadata: 'Ended: its metadata never arrived (no peer had the torrent). Retry adds it again.',
     stalled: 'Ended: it made no progress for too long. Retry adds it again.',
