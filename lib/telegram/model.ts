@@ -1,5 +1,13 @@
 import { downloadImages, type StreamImage } from '../downloads/change-stream';
-import { isDownloadState, isActive, DownloadState } from '../downloads/model';
+import {
+  isDownloadState,
+  isActive,
+  DownloadState,
+  FAILURE_REASONS,
+  type FailureReason,
+  type Transfer,
+} from '../downloads/model';
+import { TRANSFER_KEYS } from '../downloads/transfer';
 import { parseIsoTime } from '../clock';
 import { isId } from '../ident';
 import { MalformedStreamRecordError } from './errors';
@@ -18,6 +26,7 @@ export const EVENT_KINDS = [
   'stuck',
   'resurrected',
   'needs_review',
+  'warned',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
@@ -45,6 +54,52 @@ export interface NotifiedDownload {
   reviewReason?: string;
   /** When the change shown happened (epoch ms), shown in the configured time zone. */
   changedAt?: number;
+  /** The client's progress (0..1) and transfer figures as the poll last wrote them (lib/downloads/transfer.ts). */
+  progress?: number;
+  transfer?: Transfer;
+  /** A timeout warning stands (lib/downloads/lifecycle.ts): its reason. */
+  warning?: FailureReason;
+}
+
+/**
+ * A change of what a download's status message shows (its state, progress, figures, warning, name): the
+ * message is edited to the image (decision 456). `sequence` orders the changes of one download: an older one
+ * never overwrites a newer one already shown.
+ */
+export interface StatusChange {
+  sequence: string;
+  download: NotifiedDownload;
+}
+
+/** The status-relevant change of a MODIFY record of a download item; undefined when nothing it shows changed. */
+export function statusChange(record: StreamRecord): StatusChange | undefined {
+  if (record.eventName !== 'MODIFY') return undefined;
+  let images: ReturnType<typeof downloadImages>;
+  try {
+    images = downloadImages(record.dynamodb);
+  } catch {
+    return undefined; // classify() refuses the record (the failure store has it)
+  }
+  const sequence = record.dynamodb?.SequenceNumber;
+  if (!images?.old || typeof sequence !== 'string' || !SEQUENCE.test(sequence)) return undefined;
+  let next: ReadDownload;
+  let old: ReadDownload;
+  try {
+    next = readDownload(images.next);
+    old = readDownload(images.old);
+  } catch {
+    return undefined;
+  }
+  const a = old.shown;
+  const b = next.shown;
+  const same =
+    a.state === b.state &&
+    a.name === b.name &&
+    a.progress === b.progress &&
+    a.warning === b.warning &&
+    JSON.stringify(a.transfer ?? {}) === JSON.stringify(b.transfer ?? {});
+  if (same) return undefined;
+  return { sequence, download: { ...b, ...(next.updatedAt !== undefined ? { changedAt: next.updatedAt } : {}) } };
 }
 
 /** The parts of a stream record we read (aws-lambda's DynamoDBRecord, kept structural). */
@@ -107,7 +162,7 @@ function writtenAt(approximateS: unknown, updatedAt: number | undefined): number
 }
 
 function readDownload(item: Record<string, unknown>): ReadDownload {
-  const { id, name, state, infohashes, review_reason, source_added_at, updated_at } = item;
+  const { id, name, state, infohashes, review_reason, source_added_at, updated_at, progress, warning } = item;
   if (!isId(id)) throw new MalformedStreamRecordError('download id is not an id');
   if (!isDownloadState(state)) throw new MalformedStreamRecordError(`download ${id}: unknown state`);
   const first = Array.isArray(infohashes) ? (infohashes[0] as { infohash?: unknown } | undefined)?.infohash : undefined;
@@ -118,10 +173,23 @@ function readDownload(item: Record<string, unknown>): ReadDownload {
       name: typeof name === 'string' ? name : '',
       firstHash: typeof first === 'string' ? first : undefined,
       reviewReason: typeof review_reason === 'string' && review_reason !== '' ? review_reason : undefined,
+      ...(typeof progress === 'number' && progress >= 0 && progress <= 1 ? { progress } : {}),
+      ...transferOfImage(item),
+      ...((FAILURE_REASONS as readonly unknown[]).includes(warning) ? { warning: warning as FailureReason } : {}),
     },
     sourceAddedAt: typeof source_added_at === 'string' ? source_added_at : undefined,
     updatedAt: parseIsoTime(updated_at),
   };
+}
+
+/** The figures of an image, by name, each a finite non-negative number or left out (the image is outside data). */
+function transferOfImage(item: Record<string, unknown>): { transfer?: Transfer } {
+  const figures: Transfer = {};
+  for (const k of TRANSFER_KEYS) {
+    const v = item[k];
+    if (typeof v === 'number' && Number.isFinite(v) && v >= 0) figures[k] = v;
+  }
+  return Object.keys(figures).length > 0 ? { transfer: figures } : {};
 }
 
 function eventKind(old: ReadDownload | undefined, next: ReadDownload, inserted: boolean): EventKind | undefined {
@@ -130,6 +198,8 @@ function eventKind(old: ReadDownload | undefined, next: ReadDownload, inserted: 
   const to = next.shown.state;
   // A review request outranks the state change written with it: it is what a person must act on.
   if (next.shown.reviewReason && next.shown.reviewReason !== old.shown.reviewReason) return 'needs_review';
+  // A timeout warning (lib/downloads/lifecycle.ts): the person may keep waiting or cancel (decision 457).
+  if (next.shown.warning && next.shown.warning !== old.shown.warning && isActive(to)) return 'warned';
   if (from === to) return undefined;
   if (to === 'completed' || to === 'failed' || to === 'stuck') return to;
   if (!isActive(from) && isActive(to)) return 'resurrected';
