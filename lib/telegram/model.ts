@@ -69,6 +69,8 @@ export interface NotifiedDownload {
 export interface StatusChange {
   sequence: string;
   download: NotifiedDownload;
+  /** The state or the warning changed (not only progress and figures): never dropped for the pace. */
+  moved: boolean;
 }
 
 /** The status-relevant change of a MODIFY record of a download item; undefined when nothing it shows changed. */
@@ -99,7 +101,11 @@ export function statusChange(record: StreamRecord): StatusChange | undefined {
     a.warning === b.warning &&
     JSON.stringify(a.transfer ?? {}) === JSON.stringify(b.transfer ?? {});
   if (same) return undefined;
-  return { sequence, download: { ...b, ...(next.updatedAt !== undefined ? { changedAt: next.updatedAt } : {}) } };
+  return {
+    sequence,
+    download: { ...b, ...(next.updatedAt !== undefined ? { changedAt: next.updatedAt } : {}) },
+    moved: a.state !== b.state || a.warning !== b.warning,
+  };
 }
 
 /** The parts of a stream record we read (aws-lambda's DynamoDBRecord, kept structural). */

@@ -421,6 +421,12 @@ async function updateStatus(
     };
     if (current?.messageId === undefined) return isActive(d.state) ? await open() : 'skipped';
     const messageId = current.messageId;
+    // Progress and figures alone are news only while the chat has room: a busy chat (a group's 20 a minute)
+    // skips them, and its next change shows the latest anyway; a move of state or warning waits its slot.
+    if (!change.moved && deps.pacer.peek(resolveChat(run.moves, chatId), now()) > now() + EDIT_SLACK_MS) {
+      log.debug('status_edit_skipped_for_pace', {});
+      return 'skipped';
+    }
     const edited = await paced(deps, run, chatId, true, (target) =>
       deps.sender.editMessageText!(target, messageId, text, buttons),
     );
@@ -441,6 +447,9 @@ async function updateStatus(
     return 'failed';
   }
 }
+
+/** How long a figures-only edit may wait for its chat's slot before it is skipped (decision 456). */
+export const EDIT_SLACK_MS = 3000;
 
 type PacedResult<T> = { ok: T; target: number } | { deferred: true } | { error: unknown };
 

@@ -196,3 +196,23 @@ it('a timeout warning: a message with Keep waiting and Cancel, and the status me
   await notifyRecords(notifier(), [next({ warning: undefined, warned_at: undefined })]);
   expect(buttons(about(id)[0])).toEqual([`v1:r:${id}`, `v1:c:${id}`, `v1:o:${id}`]);
 });
+
+it('within the pace: progress alone is skipped while the chat has no room; a move of state waits for its slot', async () => {
+  const id = newId();
+  const next = stream(id);
+  await notifyRecords(notifier(), [next({ state: 'downloading' })]);
+  const busy = notifier();
+  busy.pacer.pause(CHAT, Date.now() + 60_000); // a group past its 20 a minute, or a 429's retry_after
+  const progressed = await notifyRecords(busy, [next({ progress: 0.3 })], { deadline: Date.now() + 500 });
+  expect(progressed.statuses.skipped).toBe(1);
+  expect(progressed.resumeFrom).toBeUndefined();
+  expect(about(id)[0].edits).toBe(0);
+  const moved = next({ state: 'paused' });
+  const waited = await notifyRecords(busy, [moved], { deadline: Date.now() + 500 });
+  expect(waited.statuses.deferred).toBe(1);
+  expect(waited.resumeFrom).toBe(moved.dynamodb!.SequenceNumber);
+  // The stream hands it back to an invocation with room: shown, with the latest progress too.
+  expect((await notifyRecords(notifier(), [moved])).statuses.edited).toBe(1);
+  expect(about(id)[0].text).toContain('state: paused');
+  expect(about(id)[0].text).toContain('30%');
+});
