@@ -92,7 +92,23 @@ export async function control(
       const patch = json();
       const t = emu.update(
         parts[2],
-        pick(patch, ['state', 'progress', 'name', 'category', 'ratio', 'seeding_time', 'uploaded']),
+        pick(patch, [
+          'state',
+          'progress',
+          'name',
+          'category',
+          'size',
+          'amount_left',
+          'downloaded',
+          'dlspeed',
+          'upspeed',
+          'eta',
+          'num_seeds',
+          'num_leechs',
+          'ratio',
+          'seeding_time',
+          'uploaded',
+        ]),
       );
       return t ? send(200, t) : send(404, { error: 'no such torrent' });
     }

@@ -61,6 +61,25 @@ export interface Tracked {
   hiddenV2?: string;
 }
 
+/** qBittorrent's ETA when it cannot tell (torrent.h MAX_ETA, 100 days). */
+export const INFINITE_ETA_S = 8_640_000;
+
+/**
+ * What a real client reports with a new progress: the bytes done and left follow it (over `size`, once known), a
+ * finished torrent has no ETA to wait and no download speed; each unless the patch sets it itself.
+ */
+function derived(t: EmulatedTorrent, patch: Partial<EmulatedTorrent>): Partial<EmulatedTorrent> {
+  const progress = patch.progress;
+  const size = typeof patch.size === 'number' ? patch.size : t.size;
+  if (typeof progress !== 'number' || typeof size !== 'number' || !(progress >= 0 && progress <= 1)) return {};
+  const downloaded = Math.round(size * progress);
+  return {
+    downloaded,
+    amount_left: size - downloaded,
+    ...(progress === 1 ? { dlspeed: 0, eta: 0 } : {}),
+  };
+}
+
 /** Removals remembered for maindata; older rids get a full update. */
 const HISTORY = 10_000;
 
@@ -108,6 +127,14 @@ export class TorrentTable {
       auto_tmm: spec.auto_tmm ?? false,
       has_metadata: spec.metadata !== false,
       magnet_uri: `magnet:?xt=urn:btih:${h.hash}`,
+      // The transfer figures as a torrent without peers reports them (serialize_torrent.cpp); eta 8640000 is
+      // qBittorrent's MAX_ETA, its "never".
+      downloaded: 0,
+      dlspeed: 0,
+      upspeed: 0,
+      eta: INFINITE_ETA_S,
+      num_seeds: 0,
+      num_leechs: 0,
       ratio: 0,
       seeding_time: 0,
       ratio_limit: spec.ratio_limit ?? -2,
@@ -122,7 +149,7 @@ export class TorrentTable {
     const t = this.tracked.get(hash);
     if (!t) return undefined;
     const rid = ++this.rid;
-    for (const [field, value] of Object.entries(patch)) {
+    for (const [field, value] of Object.entries({ ...derived(t.torrent, patch), ...patch })) {
       if (value === undefined || field === 'hash') continue;
       if (t.torrent[field] !== value) {
         t.torrent[field] = field === 'state' ? this.stateName(value as string) : value;

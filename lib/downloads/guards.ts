@@ -19,7 +19,9 @@ import {
   isActive,
   ReviewReason,
   ShareRemoval,
+  transferFields,
 } from './model';
+import { sameTransfer, TRANSFER_KEYS } from './transfer';
 
 /**
  * The decisions behind "at most one active download per infohash", as pure
@@ -308,7 +310,15 @@ export function planDetails(current: Download, details: DownloadDetails, at: str
     next.hold_needed_bytes = details.hold.needed_bytes;
     next.hold_free_bytes = details.hold.free_bytes;
   }
+  // Replaced whole: a figure the client stopped sending is not kept from an older answer.
+  const transferChanged =
+    details.transfer !== undefined && !sameTransfer(transferFields(current), details.transfer.figures);
+  if (details.transfer && transferChanged) {
+    for (const k of TRANSFER_KEYS) delete next[k];
+    Object.assign(next, transferFields(details.transfer.figures), { transfer_at: details.transfer.at });
+  }
   if (
+    !transferChanged &&
     next.progress === current.progress &&
     next.missing_since === current.missing_since &&
     next.progress_at === current.progress_at &&

@@ -116,6 +116,15 @@ const DOWNLOAD_FIELDS: FieldSpec<Download> = {
   removed_at: 'string?',
   removed_files: 'boolean?',
   category: 'string?',
+  size_bytes: 'number?',
+  downloaded_bytes: 'number?',
+  dl_speed: 'number?',
+  up_speed: 'number?',
+  eta_s: 'number?',
+  seeds: 'number?',
+  peers: 'number?',
+  ratio: 'number?',
+  transfer_at: 'string?',
   revision: 'number',
 };
 

@@ -75,6 +75,16 @@ export interface Download {
   removed_files?: boolean;
   /** Its sub-category in the client (category.ts), set at creation; absent: the default category. A retry re-adds in it. */
   category?: string;
+  /** The client's transfer figures as the poll last wrote them (transfer.ts; decision 408), and when ("as of"). */
+  size_bytes?: number;
+  downloaded_bytes?: number;
+  dl_speed?: number;
+  up_speed?: number;
+  eta_s?: number;
+  seeds?: number;
+  peers?: number;
+  ratio?: number;
+  transfer_at?: string;
   /** Bumped by every write of the download: the CAS token of the store. */
   revision: number;
 }
@@ -113,6 +123,18 @@ export interface Hold {
   free_bytes: number;
 }
 
+/** The client's figures of one torrent, sanitised (transfer.ts): bytes, bytes/s, seconds; each absent when unknown. */
+export interface Transfer {
+  size_bytes?: number;
+  downloaded_bytes?: number;
+  dl_speed?: number;
+  up_speed?: number;
+  eta_s?: number;
+  seeds?: number;
+  peers?: number;
+  ratio?: number;
+}
+
 export interface NewDownload {
   state: ActiveState;
   name: string;
@@ -137,6 +159,8 @@ export interface DownloadDetails {
   warning?: null;
   /** Set when the disk guard pauses the torrent, null when it resumes it. */
   hold?: Hold | null;
+  /** The client's figures, replacing the stored ones whole, `at` their time (transfer.ts). */
+  transfer?: { figures: Transfer; at: string };
 }
 
 /** The API's view: no revision, no magnet (it may carry tracker passkeys). */
@@ -158,6 +182,8 @@ export interface DownloadDto {
   hold?: Hold;
   share?: Share;
   category?: string;
+  /** The client's figures and when the poll wrote them. */
+  transfer?: Transfer & { at: string };
 }
 
 export function toDto(d: Download): DownloadDto {
@@ -177,6 +203,7 @@ export function toDto(d: Download): DownloadDto {
     ...(d.metadata_timeout_s !== undefined ? { metadata_timeout_s: d.metadata_timeout_s } : {}),
     ...(d.stall_timeout_s !== undefined ? { stall_timeout_s: d.stall_timeout_s } : {}),
     ...(holdOf(d) ? { hold: holdOf(d) } : {}),
+    ...(d.transfer_at ? { transfer: { ...transferFields(d), at: d.transfer_at } } : {}),
     ...(d.category ? { category: d.category } : {}),
     ...(shareOf(d) ? { share: shareOf(d) } : {}),
   };
@@ -205,4 +232,21 @@ export function holdOf(d: Download): Hold | undefined {
     needed_bytes: d.hold_needed_bytes ?? 0,
     free_bytes: d.hold_free_bytes ?? 0,
   };
+}
+
+/** The figures the item holds (the download's own fields, copied by name). */
+export function transferFields(d: Transfer): Transfer {
+  const out: Transfer = {};
+  for (const k of [
+    'size_bytes',
+    'downloaded_bytes',
+    'dl_speed',
+    'up_speed',
+    'eta_s',
+    'seeds',
+    'peers',
+    'ratio',
+  ] as const)
+    if (d[k] !== undefined) out[k] = d[k];
+  return out;
 }

@@ -81,6 +81,24 @@ export const downloadSchema: JsonSchema = {
         removed_files: { type: 'boolean' },
       },
     },
+    transfer: {
+      type: 'object',
+      required: ['at'],
+      additionalProperties: false,
+      description:
+        "the client's figures as the poll last wrote them (transfer.ts): bytes, bytes/s, seconds; each absent when unknown",
+      properties: {
+        size_bytes: { type: 'integer', minimum: 0 },
+        downloaded_bytes: { type: 'integer', minimum: 0 },
+        dl_speed: { type: 'integer', minimum: 0 },
+        up_speed: { type: 'integer', minimum: 0 },
+        eta_s: { type: 'integer', minimum: 0 },
+        seeds: { type: 'integer', minimum: 0 },
+        peers: { type: 'integer', minimum: 0 },
+        ratio: { type: 'number', minimum: 0, maximum: 9999 },
+        at: { type: 'string', format: 'date-time' },
+      },
+    },
   },
 };
 

@@ -8,6 +8,7 @@ import { DiskRecordStore, DiskSettings, guardDisk } from './disk-guard';
 import { DEFAULT_LIFECYCLE, judgeTimeout, LifecycleSettings, madeProgress } from './lifecycle';
 import { clientIds, shareFields } from './service';
 import { torrentHashes } from './torrent-hashes';
+import { transferDue, transferOf } from './transfer';
 import { isCheckingState, mapClientState } from './torrent-states';
 import { ActiveExistsError, InfohashTakenError, InvalidTransitionError, TorrentAnswerInvalidError } from './errors';
 import type { Infohash } from './infohash';
@@ -54,6 +55,8 @@ export interface ReconcileDeps {
   share?: ShareSettings;
   /** Where the client's categories under ours are recorded on full updates, for the web form (category.ts). */
   categoryRecords?: CategoryRecordStore;
+  /** Figures-only writes at most this often per download (transfer.ts; default 2 min). */
+  transferIntervalMs?: number;
   now?: Clock;
 }
 
@@ -169,7 +172,7 @@ async function reconcileOne(deps: ReconcileDeps, torrent: TorrentInfo, report: P
       }
       await deps.store.activateIfNoOtherActive(finished.id, state);
       const resurrected = await deps.store.addInfohashes(finished.id, hashes);
-      await keepDetails(deps, resurrected, progress, torrent.state, resurrected);
+      await keepDetails(deps, resurrected, progress, torrent, resurrected, true);
       log.info('download_resurrected', { download_id: finished.id, from: finished.state, to: state });
       return 'resurrected';
     }
@@ -196,7 +199,7 @@ async function reconcileOne(deps: ReconcileDeps, torrent: TorrentInfo, report: P
       );
   if (created) log.info('download_adopted', { download_id: download.id });
   const followed = await follow(deps, log, download, state);
-  const detailed = await keepDetails(deps, followed ?? download, progress, torrent.state, download);
+  const detailed = await keepDetails(deps, followed ?? download, progress, torrent, download, followed !== undefined);
   if (followed?.state === 'completed') await followShare(deps, log, followed, torrent, report);
   if (created) return 'adopted';
   const appended = download.infohashes.length > (owners.find(Boolean)?.infohashes.length ?? 0);
@@ -225,16 +228,24 @@ async function keepDetails(
   deps: ReconcileDeps,
   download: Download,
   progress: number | undefined,
-  clientState: string,
+  torrent: TorrentInfo,
   before: Download,
+  stateMoved: boolean,
 ): Promise<boolean> {
   const progressChanged = progress !== undefined && progress !== download.progress;
   const moved = isActive(download.state)
-    ? madeProgress(before, clientState, progress)
+    ? madeProgress(before, torrent.state, progress)
     : { progressed: false, metadataArrived: false };
-  if (!progressChanged && !download.missing_since && !moved.progressed) return false;
-  const at = isoTime((deps.now ?? systemClock)());
+  const now = (deps.now ?? systemClock)();
+  // The figures ride along with any other write (and a state move: a completed download keeps its last
+  // figures); alone, at most every TRANSFER_WRITE_INTERVAL_MS (decision 408).
+  const figures = transferOf(torrent);
+  const written = progressChanged || !!download.missing_since || moved.progressed;
+  const withFigures = transferDue(download, figures, written || stateMoved, now, deps.transferIntervalMs);
+  if (!written && !withFigures) return false;
+  const at = isoTime(now);
   await deps.store.updateDetails(download.id, {
+    ...(withFigures ? { transfer: { figures: figures!, at } } : {}),
     ...(progressChanged ? { progress } : {}),
     ...(download.missing_since ? { missing_since: null } : {}),
     ...(moved.progressed ? { progress_at: at } : {}),

@@ -61,6 +61,10 @@ export interface Format {
   plural(n: number, forms: PluralForms): string;
   /** A size in binary units, as qBittorrent shows it: "4.2 GiB" / "4,2 ГиБ". */
   bytes(n: number): string;
+  /** A transfer speed: "1.5 MiB/s" / "1,5 МиБ/с". */
+  speed(bytesPerSecond: number): string;
+  /** A span of seconds in its two largest units: "2 h 5 min" / "2 ч 5 мин". */
+  seconds(s: number): string;
 }
 
 export function createFormat(lang: Lang, timeZone = 'UTC'): Format {
@@ -87,6 +91,8 @@ export function createFormat(lang: Lang, timeZone = 'UTC'): Format {
     number: (n) => new Intl.NumberFormat(locale).format(n),
     plural: (n, forms) => plural(lang, n, forms),
     bytes: (n) => formatBytes(lang, n),
+    speed: (n) => formatSpeed(lang, n),
+    seconds: (n) => formatSeconds(lang, n),
   };
 }
 
@@ -108,6 +114,34 @@ export function formatBytes(lang: Lang, n: number): string {
   const digits = i === 0 || v >= 100 ? 0 : 1;
   const text = new Intl.NumberFormat(LOCALES[lang], { maximumFractionDigits: digits }).format(v);
   return `${text}\u00a0${units[i]}`;
+}
+
+const PER_SECOND: Record<Lang, string> = { en: '/s', ru: '/с' };
+
+export function formatSpeed(lang: Lang, bytesPerSecond: number): string {
+  const b = formatBytes(lang, bytesPerSecond);
+  return b === '—' ? b : `${b}${PER_SECOND[lang]}`;
+}
+
+/** Day, hour, minute, second, as qBittorrent's own list abbreviates them in each language. */
+const SPAN_UNITS: Record<Lang, readonly [string, string, string, string]> = {
+  en: ['d', 'h', 'min', 's'],
+  ru: ['д', 'ч', 'мин', 'с'],
+};
+
+export function formatSeconds(lang: Lang, s: number): string {
+  if (!Number.isFinite(s) || s < 0) return '—';
+  const whole = Math.floor(s);
+  const parts = [Math.floor(whole / 86400), Math.floor(whole / 3600) % 24, Math.floor(whole / 60) % 60, whole % 60];
+  const first = parts.findIndex((v) => v > 0);
+  if (first === -1) return `0\u00a0${SPAN_UNITS[lang][3]}`;
+  const nf = new Intl.NumberFormat(LOCALES[lang]);
+  return parts
+    .slice(first, first + 2)
+    .map((v, i) => ({ v, unit: SPAN_UNITS[lang][first + i] }))
+    .filter(({ v }, i) => i === 0 || v > 0)
+    .map(({ v, unit }) => `${nf.format(v)}\u00a0${unit}`)
+    .join(' ');
 }
 
 /** The start of the hour holding `at` in the zone (a half-hour zone's hours start at :30 UTC). */

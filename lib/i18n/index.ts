@@ -1,7 +1,7 @@
 /** Languages, time zones and message catalogues for every surface that speaks to people (docs/configuration.md). */
 export { LANGUAGES, DEFAULT_LANG, LOCALES, isLang, fromAcceptLanguage, negotiate } from './languages';
 export type { Lang, LanguageChoice } from './languages';
-export { createFormat, exactNumber, formatBytes, hourStart, plural } from './format';
+export { createFormat, exactNumber, formatBytes, formatSeconds, formatSpeed, hourStart, plural } from './format';
 export type { Format, PluralForms } from './format';
 export { catalogue } from './catalog';
 export type { Catalogs } from './catalog';

@@ -9,6 +9,8 @@ import type { InlineKeyboard } from './format';
  */
 export interface TelegramSender {
   sendMessage(chatId: number, html: string, keyboard?: InlineKeyboard): Promise<number>;
+  /** A status message edited in place (decision 456); Telegram's refusals come as TelegramApiError. */
+  editMessageText?(chatId: number, messageId: number, html: string, keyboard?: InlineKeyboard): Promise<void>;
 }
 
 export interface TelegramClientOptions {
@@ -41,6 +43,18 @@ export class GrammySender implements TelegramSender {
       return sent.message_id;
     } catch (err) {
       throw toSendError('sendMessage', err);
+    }
+  }
+
+  async editMessageText(chatId: number, messageId: number, html: string, keyboard?: InlineKeyboard): Promise<void> {
+    try {
+      await this.api.editMessageText(chatId, messageId, html, {
+        parse_mode: 'HTML',
+        link_preview_options: { is_disabled: true },
+        ...(keyboard ? { reply_markup: keyboard } : {}),
+      });
+    } catch (err) {
+      throw toSendError('editMessageText', err);
     }
   }
 }

@@ -11,7 +11,7 @@ import { StaleButtonError } from './errors';
 export const CALLBACK_VERSION = 'v1';
 export const MAX_CALLBACK_BYTES = 64;
 
-export const BUTTON_ACTIONS = { retry: 'r', cancel: 'c', open: 'o' } as const;
+export const BUTTON_ACTIONS = { retry: 'r', cancel: 'c', open: 'o', keep: 'k' } as const;
 export type ButtonAction = keyof typeof BUTTON_ACTIONS;
 
 export function encodeCallback(action: ButtonAction, id: string): string {

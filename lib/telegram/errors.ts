@@ -21,6 +21,10 @@ export class TelegramApiError extends Error {
   }
 }
 
+/** Telegram's 400 for an edit that changes nothing: the message already shows it (success for us). */
+export const isNotModified = (err: unknown): boolean =>
+  err instanceof TelegramApiError && err.errorCode === 400 && /message is not modified/i.test(err.description);
+
 /** No answer (timeout, connection refused): the request may or may not have reached Telegram. */
 export class TelegramNetworkError extends Error {
   readonly code = 'TELEGRAM_NETWORK_ERROR';

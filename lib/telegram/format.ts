@@ -1,6 +1,7 @@
-import type { Download } from '../downloads/model';
+import { type Download, transferFields } from '../downloads/model';
 import { createFormat, type Catalogs, type Format, type Lang } from '../i18n';
-import { BUTTON_ACTIONS, ButtonAction, encodeCallback } from './callback';
+import { isActive } from '../downloads/model';
+import { ButtonAction, encodeCallback } from './callback';
 import { escapeHtml } from './html';
 import type { BotMessages } from './messages';
 import { EN } from './messages-en';
@@ -73,6 +74,7 @@ export function cardText(d: NotifiedDownload, uiBase: string, locale: BotLocale,
 function detailLines(d: NotifiedDownload, { messages: m, format }: BotLocale): string[] {
   return [
     m.stateLine(d.state),
+    ...transferLines(d, { messages: m, format }),
     ...(d.firstHash ? [m.hashLine(d.firstHash)] : []),
     ...(d.reviewReason ? [m.reviewLine(clip(d.reviewReason, MAX_REASON_CHARS))] : []),
     m.idLine(d.id),
@@ -80,9 +82,79 @@ function detailLines(d: NotifiedDownload, { messages: m, format }: BotLocale): s
   ];
 }
 
+/**
+ * The progress and the client's figures (lib/downloads/transfer.ts), each only when known: sizes, speeds and
+ * the time left in the chat's language; the speeds and the time left only while it is active.
+ */
+function transferLines(d: NotifiedDownload, { messages: m, format: f }: BotLocale): string[] {
+  const x = d.transfer ?? {};
+  const active = isActive(d.state);
+  const percent =
+    d.progress === undefined
+      ? undefined
+      : new Intl.NumberFormat(f.locale, { style: 'percent', maximumFractionDigits: 1 }).format(
+          Math.floor(d.progress * 1000) / 1000,
+        );
+  const done =
+    x.size_bytes !== undefined
+      ? m.sizeLine({
+          percent,
+          downloaded: x.downloaded_bytes === undefined ? undefined : f.bytes(x.downloaded_bytes),
+          size: f.bytes(x.size_bytes),
+        })
+      : percent !== undefined
+        ? m.sizeLine({ percent })
+        : undefined;
+  const speeds =
+    active && (x.dl_speed !== undefined || x.up_speed !== undefined)
+      ? m.speedLine({
+          down: f.speed(x.dl_speed ?? 0),
+          up: f.speed(x.up_speed ?? 0),
+          eta: d.state === 'downloading' ? (x.eta_s !== undefined ? f.seconds(x.eta_s) : m.etaUnknown) : undefined,
+        })
+      : undefined;
+  const peers =
+    x.seeds !== undefined || x.peers !== undefined || x.ratio !== undefined
+      ? m.peersLine({
+          seeds: f.number(x.seeds ?? 0),
+          peers: f.number(x.peers ?? 0),
+          ratio:
+            x.ratio === undefined
+              ? undefined
+              : new Intl.NumberFormat(f.locale, { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(x.ratio),
+        })
+      : undefined;
+  return [
+    ...(done ? [done] : []),
+    ...(speeds ? [speeds] : []),
+    ...(peers ? [peers] : []),
+    ...(d.warning && active ? [m.warningLine(d.warning)] : []),
+  ];
+}
+
+/** A download's status message (decision 456): its opening title, then its card as it is now. */
+export function statusText(title: StatusTitle, d: NotifiedDownload, uiBase: string, locale: BotLocale): string {
+  const m = locale.messages;
+  const link = `<a href="${escapeHtml(cardUrl(uiBase, d.id))}">${m.openLink}</a>`;
+  return fitLines(
+    [
+      `<b>${title === 'status' ? m.statusTitle : m.titles[title]}</b>: ${escapeHtml(clip(d.name))}`,
+      ...detailLines(d, locale),
+      link,
+    ],
+    m,
+  );
+}
+
+/** What a status message says it is: the event that opened it, or a status opened by a later change. */
+export type StatusTitle = 'created' | 'adopted' | 'status';
+
+/** The usual buttons (Retry, Cancel, Open); a timeout warning's message: Keep waiting and Cancel (decision 457). */
+export const USUAL_BUTTONS: readonly ButtonAction[] = ['retry', 'cancel', 'open'];
+export const WARNING_BUTTONS: readonly ButtonAction[] = ['keep', 'cancel'];
+
 /** The buttons, labelled in the chat's language; their callback_data is the same in every language. */
-export function keyboard(id: string, m: BotMessages): InlineKeyboard {
-  const actions = Object.keys(BUTTON_ACTIONS) as ButtonAction[];
+export function keyboard(id: string, m: BotMessages, actions: readonly ButtonAction[] = USUAL_BUTTONS): InlineKeyboard {
   return {
     inline_keyboard: [
       actions.map((action) => ({ text: m.buttons[action], callback_data: encodeCallback(action, id) })),
@@ -137,7 +209,11 @@ function withSlash(base: string): string {
 /** What a message shows of a download. */
 export function notifiedOf(d: Download & { review_reason?: string }): NotifiedDownload {
   const changedAt = Date.parse(d.updated_at);
+  const transfer = transferFields(d);
   return {
+    ...(d.progress !== undefined ? { progress: d.progress } : {}),
+    ...(Object.keys(transfer).length > 0 ? { transfer } : {}),
+    ...(d.warning ? { warning: d.warning } : {}),
     id: d.id,
     name: d.name,
     state: d.state,

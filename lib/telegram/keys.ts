@@ -1,3 +1,4 @@
+import { parseId } from '../ident';
 import { FieldSpec, pickFields, readItem } from '../util/item';
 import type { DeliveryRef, Failure } from './store';
 
@@ -11,6 +12,7 @@ import type { DeliveryRef, Failure } from './store';
  * update      UPD#<update_id>    UPD               status (handling|done), lease_until, seen_at, expires_at (TTL, epoch seconds)
  * chat move   CHATMOVE           <old chat id>     to, moved_at
  * language    CHATLANG           <chat id>         lang, set_at, set_by (a chat's /lang choice)
+ * status      TGSTATUS#<dl id>   CHAT#<chatId>     message_id, target, sequence (40 digits), title, owner, lease_until
  *
  * Access patterns:
  * - claim / settle one notification     GetItem/PutItem/UpdateItem EV#<eventId>/CHAT#<chatId>
@@ -20,6 +22,8 @@ import type { DeliveryRef, Failure } from './store';
  * - every chat move (a handful)          Query PK=CHATMOVE
  * - one chat's language (a command)      GetItem CHATLANG/<chat id>
  * - every chat's language (a batch)      Query PK=CHATLANG (the served chats: a handful)
+ * - a download's status message          GetItem TGSTATUS#<dl id>/CHAT#<chatId>; conditional Put (opening)
+ *   in one chat                          and UpdateItem (the message, the sequence shown: only forward)
  *
  * The delivery item is the exactly-once record: its conditional claim decides
  * who may send; `sent` records what was sent (message id).
@@ -34,6 +38,18 @@ export const failureKey = (id: string) => ({ PK: FAILURE_PARTITION, SK: id });
 export const updateKey = (updateId: number) => ({ PK: `UPD#${safeInt(updateId)}`, SK: 'UPD' });
 export const moveKey = (from: number) => ({ PK: MOVE_PARTITION, SK: String(safeInt(from)) });
 export const languageKey = (chatId: number) => ({ PK: LANGUAGE_PARTITION, SK: String(safeInt(chatId)) });
+
+/** The download id is parsed (a ULID, lower case) before it is a key part. */
+export const statusKey = (downloadId: string, chatId: number) => ({
+  PK: `TGSTATUS#${parseId(downloadId)}`,
+  SK: `CHAT#${safeInt(chatId)}`,
+});
+
+/** Stream SequenceNumbers are decimal strings of up to 40 digits: padded, they compare as strings. */
+export function sequenceKey(sequence: string): string {
+  if (!/^\d{1,40}$/.test(sequence)) throw new Error('not a stream sequence number');
+  return sequence.padStart(40, '0');
+}
 
 /** Ids from Telegram become key parts only as integers: nothing else can shape a key. */
 function safeInt(n: number): number {

@@ -18,8 +18,14 @@ export const EN: BotMessages = {
   getUsage: 'Usage: /get &lt;id&gt; (a download id, 26 characters)',
   getNone: 'No download with that id.',
   expired: 'Button expired.',
-  pending: { retry: 'Retrying…', cancel: 'Cancelling…', open: 'Refreshing…' },
-  done: { retry: 'Retry started.', cancel: 'Cancelled.', open: 'Refreshed.' },
+  pending: { retry: 'Retrying…', cancel: 'Cancelling…', open: 'Refreshing…', keep: 'Keeping it…' },
+  done: {
+    retry: 'Retry started.',
+    cancel: 'Cancelled.',
+    open: 'Refreshed.',
+    keep: 'Kept waiting: the clock starts again.',
+  },
+  notWarned: 'Nothing to wait for: the warning is gone.',
   busy: 'Could not take this press now; nothing was changed. Try again.',
   alreadyCancelled: 'Already cancelled; nothing was changed.',
   expiredAt: (state) => `Button expired: the download is ${state} now.`,
@@ -51,10 +57,11 @@ export const EN: BotMessages = {
     failed: 'Failed',
     stuck: 'Stuck',
     resurrected: 'Active again',
+    warned: 'No progress: keep waiting?',
     needs_review: 'Needs review',
     seeding_done: 'Seeding done',
   },
-  buttons: { retry: 'Retry', cancel: 'Cancel', open: 'Open' },
+  buttons: { retry: 'Retry', cancel: 'Cancel', open: 'Open', keep: 'Keep waiting' },
   states: {
     queued: 'queued',
     downloading: 'downloading',
@@ -69,6 +76,19 @@ export const EN: BotMessages = {
   reviewLine: (reason) => `review: ${escapeHtml(reason)}`,
   idLine: (id) => `id: <code>${escapeHtml(id)}</code>`,
   changedLine: (when, zone) => `changed: ${escapeHtml(when)} ${escapeHtml(zone)}`,
+  sizeLine: ({ percent, downloaded, size }) =>
+    [percent, downloaded !== undefined && size !== undefined ? `${downloaded} of ${size}` : size]
+      .filter(Boolean)
+      .join(' · '),
+  speedLine: ({ down, up, eta }) => `↓ ${down} · ↑ ${up}${eta !== undefined ? ` · ${eta} left` : ''}`,
+  peersLine: ({ seeds, peers, ratio }) =>
+    `seeds ${seeds} · peers ${peers}${ratio !== undefined ? ` · ratio ${ratio}` : ''}`,
+  etaUnknown: 'time unknown',
+  warningLine: (reason) =>
+    reason === 'no_metadata'
+      ? '<b>No metadata yet</b>: no peer has sent what is in the torrent. Keep waiting, or it ends as failed.'
+      : '<b>No progress</b> for too long. Keep waiting, or it ends as failed.',
+  statusTitle: 'Download',
   reviewLink: 'Review',
   openLink: 'Open',
   shortened: (dropped, max) =>

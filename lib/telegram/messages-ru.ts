@@ -18,8 +18,9 @@ export const RU: BotMessages = {
   getUsage: 'Как открыть: /get &lt;id&gt; (id загрузки, 26 символов)',
   getNone: 'Загрузки с таким id нет.',
   expired: 'Кнопка устарела.',
-  pending: { retry: 'Повторяю…', cancel: 'Отменяю…', open: 'Обновляю…' },
-  done: { retry: 'Повтор запущен.', cancel: 'Отменено.', open: 'Обновлено.' },
+  pending: { retry: 'Повторяю…', cancel: 'Отменяю…', open: 'Обновляю…', keep: 'Ждём ещё…' },
+  done: { retry: 'Повтор запущен.', cancel: 'Отменено.', open: 'Обновлено.', keep: 'Ждём ещё: отсчёт начат заново.' },
+  notWarned: 'Ждать нечего: предупреждения уже нет.',
   busy: 'Не удалось принять нажатие; ничего не изменено. Попробуйте ещё раз.',
   alreadyCancelled: 'Уже отменено; ничего не изменено.',
   expiredAt: (state) => `Кнопка устарела: загрузка сейчас в состоянии «${RU.states[state]}».`,
@@ -53,10 +54,11 @@ export const RU: BotMessages = {
     failed: 'Ошибка',
     stuck: 'Зависла',
     resurrected: 'Снова активна',
+    warned: 'Нет продвижения: подождать ещё?',
     needs_review: 'Нужна проверка',
     seeding_done: 'Раздача завершена',
   },
-  buttons: { retry: 'Повторить', cancel: 'Отменить', open: 'Открыть' },
+  buttons: { retry: 'Повторить', cancel: 'Отменить', open: 'Открыть', keep: 'Подождать ещё' },
   states: {
     queued: 'в очереди',
     downloading: 'скачивается',
@@ -71,6 +73,19 @@ export const RU: BotMessages = {
   reviewLine: (reason) => `проверка: ${escapeHtml(reason)}`,
   idLine: (id) => `id: <code>${escapeHtml(id)}</code>`,
   changedLine: (when, zone) => `изменено: ${escapeHtml(when)} ${escapeHtml(zone)}`,
+  sizeLine: ({ percent, downloaded, size }) =>
+    [percent, downloaded !== undefined && size !== undefined ? `${downloaded} из ${size}` : size]
+      .filter(Boolean)
+      .join(' · '),
+  speedLine: ({ down, up, eta }) => `↓ ${down} · ↑ ${up}${eta !== undefined ? ` · осталось ${eta}` : ''}`,
+  peersLine: ({ seeds, peers, ratio }) =>
+    `сиды ${seeds} · пиры ${peers}${ratio !== undefined ? ` · рейтинг ${ratio}` : ''}`,
+  etaUnknown: 'время неизвестно',
+  warningLine: (reason) =>
+    reason === 'no_metadata'
+      ? '<b>Метаданных всё нет</b>: ни один пир не прислал, что в торренте. Подождите ещё, иначе загрузка завершится ошибкой.'
+      : '<b>Нет продвижения</b> слишком долго. Подождите ещё, иначе загрузка завершится ошибкой.',
+  statusTitle: 'Загрузка',
   reviewLink: 'Проверить',
   openLink: 'Открыть',
   shortened: (dropped, max) =>

@@ -1,4 +1,4 @@
-import type { DownloadState } from '../downloads/model';
+import type { DownloadState, FailureReason } from '../downloads/model';
 import { type Lang, LOCALES } from '../i18n';
 import type { ButtonAction } from './callback';
 import type { EventKind } from './model';
@@ -25,6 +25,8 @@ export interface BotMessages {
   pending: Record<ButtonAction, string>;
   /** The outcome written into the message after the action. */
   done: Record<ButtonAction, string>;
+  /** Keep waiting on a download without a warning (answered already, or it moved). */
+  notWarned: string;
   busy: string;
   alreadyCancelled: string;
   /** A press whose download moved on since its message was sent. */
@@ -48,6 +50,15 @@ export interface BotMessages {
   reviewLine: (reason: string) => string;
   idLine: (id: string) => string;
   changedLine: (when: string, zone: string) => string;
+  /** The client's figures (lib/downloads/transfer.ts), already formatted in the chat's language. */
+  sizeLine: (p: { percent?: string; downloaded?: string; size?: string }) => string;
+  speedLine: (p: { down: string; up: string; eta?: string }) => string;
+  peersLine: (p: { seeds: string; peers: string; ratio?: string }) => string;
+  etaUnknown: string;
+  /** A timeout warning stands (decision 457). */
+  warningLine: (reason: FailureReason) => string;
+  /** The title of a status message a later change opened (one opened by its event has the event's title). */
+  statusTitle: string;
   /** The link of a card that needs a look, and of one that does not. */
   reviewLink: string;
   openLink: string;

@@ -1,5 +1,13 @@
 import { downloadImages, type StreamImage } from '../downloads/change-stream';
-import { isDownloadState, isActive, DownloadState } from '../downloads/model';
+import {
+  isDownloadState,
+  isActive,
+  DownloadState,
+  FAILURE_REASONS,
+  type FailureReason,
+  type Transfer,
+} from '../downloads/model';
+import { TRANSFER_KEYS } from '../downloads/transfer';
 import { parseIsoTime } from '../clock';
 import { isId } from '../ident';
 import { MalformedStreamRecordError } from './errors';
@@ -19,6 +27,7 @@ export const EVENT_KINDS = [
   'resurrected',
   'needs_review',
   'seeding_done',
+  'warned',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
@@ -46,6 +55,58 @@ export interface NotifiedDownload {
   reviewReason?: string;
   /** When the change shown happened (epoch ms), shown in the configured time zone. */
   changedAt?: number;
+  /** The client's progress (0..1) and transfer figures as the poll last wrote them (lib/downloads/transfer.ts). */
+  progress?: number;
+  transfer?: Transfer;
+  /** A timeout warning stands (lib/downloads/lifecycle.ts): its reason. */
+  warning?: FailureReason;
+}
+
+/**
+ * A change of what a download's status message shows (its state, progress, figures, warning, name): the
+ * message is edited to the image (decision 456). `sequence` orders the changes of one download: an older one
+ * never overwrites a newer one already shown.
+ */
+export interface StatusChange {
+  sequence: string;
+  download: NotifiedDownload;
+  /** The state or the warning changed (not only progress and figures): never dropped for the pace. */
+  moved: boolean;
+}
+
+/** The status-relevant change of a MODIFY record of a download item; undefined when nothing it shows changed. */
+export function statusChange(record: StreamRecord): StatusChange | undefined {
+  if (record.eventName !== 'MODIFY') return undefined;
+  let images: ReturnType<typeof downloadImages>;
+  try {
+    images = downloadImages(record.dynamodb);
+  } catch {
+    return undefined; // classify() refuses the record (the failure store has it)
+  }
+  const sequence = record.dynamodb?.SequenceNumber;
+  if (!images?.old || typeof sequence !== 'string' || !SEQUENCE.test(sequence)) return undefined;
+  let next: ReadDownload;
+  let old: ReadDownload;
+  try {
+    next = readDownload(images.next);
+    old = readDownload(images.old);
+  } catch {
+    return undefined;
+  }
+  const a = old.shown;
+  const b = next.shown;
+  const same =
+    a.state === b.state &&
+    a.name === b.name &&
+    a.progress === b.progress &&
+    a.warning === b.warning &&
+    JSON.stringify(a.transfer ?? {}) === JSON.stringify(b.transfer ?? {});
+  if (same) return undefined;
+  return {
+    sequence,
+    download: { ...b, ...(next.updatedAt !== undefined ? { changedAt: next.updatedAt } : {}) },
+    moved: a.state !== b.state || a.warning !== b.warning,
+  };
 }
 
 /** The parts of a stream record we read (aws-lambda's DynamoDBRecord, kept structural). */
@@ -110,7 +171,7 @@ function writtenAt(approximateS: unknown, updatedAt: number | undefined): number
 }
 
 function readDownload(item: Record<string, unknown>): ReadDownload {
-  const { id, name, state, infohashes, review_reason, source_added_at, updated_at } = item;
+  const { id, name, state, infohashes, review_reason, source_added_at, updated_at, progress, warning } = item;
   const { share_met_at, share_ratio, share_time_s } = item;
   const hadGoal = typeof share_ratio === 'number' || (typeof share_time_s === 'number' && share_time_s > 0);
   if (!isId(id)) throw new MalformedStreamRecordError('download id is not an id');
@@ -123,11 +184,24 @@ function readDownload(item: Record<string, unknown>): ReadDownload {
       name: typeof name === 'string' ? name : '',
       firstHash: typeof first === 'string' ? first : undefined,
       reviewReason: typeof review_reason === 'string' && review_reason !== '' ? review_reason : undefined,
+      ...(typeof progress === 'number' && progress >= 0 && progress <= 1 ? { progress } : {}),
+      ...transferOfImage(item),
+      ...((FAILURE_REASONS as readonly unknown[]).includes(warning) ? { warning: warning as FailureReason } : {}),
     },
     sourceAddedAt: typeof source_added_at === 'string' ? source_added_at : undefined,
     updatedAt: parseIsoTime(updated_at),
     seedingDone: hadGoal && typeof share_met_at === 'string',
   };
+}
+
+/** The figures of an image, by name, each a finite non-negative number or left out (the image is outside data). */
+function transferOfImage(item: Record<string, unknown>): { transfer?: Transfer } {
+  const figures: Transfer = {};
+  for (const k of TRANSFER_KEYS) {
+    const v = item[k];
+    if (typeof v === 'number' && Number.isFinite(v) && v >= 0) figures[k] = v;
+  }
+  return Object.keys(figures).length > 0 ? { transfer: figures } : {};
 }
 
 function eventKind(old: ReadDownload | undefined, next: ReadDownload, inserted: boolean): EventKind | undefined {
@@ -138,6 +212,8 @@ function eventKind(old: ReadDownload | undefined, next: ReadDownload, inserted: 
   if (next.shown.reviewReason && next.shown.reviewReason !== old.shown.reviewReason) return 'needs_review';
   // Its own write, after the completion: "seeding done" once, when the goal is met (not for a removal at completion).
   if (next.seedingDone && !old.seedingDone) return 'seeding_done';
+  // A timeout warning (lib/downloads/lifecycle.ts): the person may keep waiting or cancel (decision 457).
+  if (next.shown.warning && next.shown.warning !== old.shown.warning && isActive(to)) return 'warned';
   if (from === to) return undefined;
   if (to === 'completed' || to === 'failed' || to === 'stuck') return to;
   if (!isActive(from) && isActive(to)) return 'resurrected';

@@ -2,7 +2,7 @@ import { GrammySender } from './api';
 import { DEFAULT_POLICY, NotifierDeps } from './notifier';
 import { Pacer, TELEGRAM_RATES } from './pacer';
 import { perEnvironment } from '../config';
-import { botLocaleSettings, chatLanguages, deliveryStore, telegramConfig, telegramLog } from './wiring';
+import { botLocaleSettings, chatLanguages, deliveryStore, statusStore, telegramConfig, telegramLog } from './wiring';
 
 /** The notifier as deployed: the one part of the domain that holds the bot token and loads the Bot API client. */
 
@@ -11,6 +11,7 @@ export const notifierDeps = perEnvironment((): NotifierDeps => {
   return {
     deliveries: deliveryStore(),
     moves: deliveryStore(),
+    statuses: statusStore(),
     languages: chatLanguages(),
     locale: botLocaleSettings(),
     pacer: new Pacer({ ...TELEGRAM_RATES, ...tg.pace }),

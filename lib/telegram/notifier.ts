@@ -4,13 +4,23 @@ import { Clock, systemClock } from '../clock';
 import type { Logger } from '../log';
 import { emitMetric } from '../metrics';
 import type { TelegramSender } from './api';
-import { MalformedStreamRecordError, TelegramApiError, TelegramNetworkError } from './errors';
+import { isNotModified, MalformedStreamRecordError, TelegramApiError, TelegramNetworkError } from './errors';
 import type { Lang } from '../i18n';
-import { botLocale, keyboard, notificationText } from './format';
+import { isActive } from '../downloads/model';
+import {
+  botLocale,
+  keyboard,
+  notificationText,
+  statusText,
+  type StatusTitle,
+  USUAL_BUTTONS,
+  WARNING_BUTTONS,
+} from './format';
+import { sequenceKey } from './keys';
 import { chatLanguage } from './language';
-import { classify, DownloadEvent, StreamRecord } from './model';
+import { classify, DownloadEvent, StatusChange, statusChange, StreamRecord } from './model';
 import type { Pacer } from './pacer';
-import { ChatLanguages, ChatMoves, DeliveryRef, DeliveryStore, resolveChat } from './store';
+import { ChatLanguages, ChatMoves, DeliveryRef, DeliveryStore, resolveChat, StatusStore } from './store';
 
 /**
  * The stream consumer's policy: each record of the downloads table's stream
@@ -68,6 +78,8 @@ export interface NotifierDeps {
   pacer: Pacer;
   now?: Clock;
   sleep?: (ms: number) => Promise<void>;
+  /** The downloads' status messages (decision 456); absent: none are kept (a message per event only). */
+  statuses?: StatusStore;
   /** Test seam: runs between a successful send and its record (where a crash is injected). */
   afterSend?: (ref: DeliveryRef, messageId: number) => Promise<void>;
 }
@@ -91,10 +103,15 @@ export const DEFAULT_POLICY: DeliveryPolicy = {
 
 export type Outcome = 'sent' | 'duplicate' | 'failed' | 'error' | 'deferred';
 
+/** What a status change did to its message (decision 456). */
+export type StatusOutcome = 'opened' | 'edited' | 'unchanged' | 'skipped' | 'deferred' | 'failed';
+
 export interface BatchSummary {
   records: number;
   events: number;
   outcomes: Record<Outcome, number>;
+  /** The status messages' work: each chat's last change of each download in the batch. */
+  statuses: Record<StatusOutcome, number>;
   /** The SequenceNumber of the first record with a delivery left for the next invocation. */
   resumeFrom?: string;
 }
@@ -104,10 +121,7 @@ export interface BatchOptions {
   deadline?: number;
 }
 
-interface Job {
-  index: number;
-  event: DownloadEvent;
-}
+type Job = { index: number; event: DownloadEvent; status?: undefined } | { index: number; status: StatusChange };
 
 interface Run {
   deadline: number;
@@ -126,9 +140,23 @@ export async function notifyRecords(
     records: records.length,
     events: 0,
     outcomes: { sent: 0, duplicate: 0, failed: 0, error: 0, deferred: 0 },
+    statuses: { opened: 0, edited: 0, unchanged: 0, skipped: 0, deferred: 0, failed: 0 },
   };
   const queues = new Map<number, Job[]>(deps.chats.map((chat) => [chat, []]));
+  // Each change shows the whole download: of a batch's changes of one download, only the last is shown.
+  const lastChange = new Map<string, number>();
+  const changes = new Map<number, StatusChange>();
+  if (deps.statuses && deps.sender.editMessageText)
+    for (const [index, record] of records.entries()) {
+      const change = statusChange(record);
+      if (!change) continue;
+      changes.set(index, change);
+      lastChange.set(change.download.id, index);
+    }
   for (const [index, record] of records.entries()) {
+    const change = changes.get(index);
+    if (change && lastChange.get(change.download.id) === index)
+      for (const jobs of queues.values()) jobs.push({ index, status: change });
     let event: DownloadEvent | undefined;
     try {
       event = classify(record);
@@ -150,12 +178,24 @@ export async function notifyRecords(
   await Promise.all(
     [...queues].map(async ([chatId, jobs]) => {
       for (let i = 0; i < jobs.length; i += 1) {
-        const outcome = await deliver(deps, run, jobs[i].event, chatId);
-        summary.outcomes[outcome] += 1;
-        if (outcome === 'deferred') {
+        const job = jobs[i];
+        let deferred: boolean;
+        if (job.status) {
+          const outcome = await updateStatus(deps, run, job.status, chatId);
+          summary.statuses[outcome] += 1;
+          deferred = outcome === 'deferred';
+        } else {
+          const outcome = await deliver(deps, run, job.event, chatId);
+          summary.outcomes[outcome] += 1;
+          deferred = outcome === 'deferred';
+        }
+        if (deferred) {
           // Everything after it in this chat waits too: order per chat is the promise.
-          summary.outcomes.deferred += jobs.length - i - 1;
-          firstDeferred = Math.min(firstDeferred, jobs[i].index);
+          for (const rest of jobs.slice(i + 1)) {
+            if (rest.status) summary.statuses.deferred += 1;
+            else summary.outcomes.deferred += 1;
+          }
+          firstDeferred = Math.min(firstDeferred, job.index);
           return;
         }
       }
@@ -220,11 +260,14 @@ async function deliver(deps: NotifierDeps, run: Run, event: DownloadEvent, chatI
       log.info('notification_skipped', { status: claim.status });
       return 'duplicate';
     }
-    // The chat's choice, made in it or (a group that became a supergroup) in the chat it moved to.
-    const chosen = run.languages.get(resolveChat(run.moves, chatId)) ?? run.languages.get(chatId);
-    const locale = botLocale(chatLanguage({ chosen, fixed: deps.locale.language }), deps.locale.timeZone);
+    const locale = chatLocale(deps, run, chatId);
     const shown = event.createdAt === undefined ? event.download : { ...event.download, changedAt: event.createdAt };
-    const text = notificationText(event.kind, shown, deps.uiBase, locale);
+    const opensStatus = event.kind === 'created' || event.kind === 'adopted';
+    // A new download's message is its status message (decision 456): the same text its later edits show.
+    const text = opensStatus
+      ? statusText(event.kind as StatusTitle, shown, deps.uiBase, locale)
+      : notificationText(event.kind, shown, deps.uiBase, locale);
+    const buttons = event.kind === 'warned' ? WARNING_BUTTONS : USUAL_BUTTONS;
     let failures = 0;
     let firstFailure = 0;
     for (;;) {
@@ -246,7 +289,7 @@ async function deliver(deps: NotifierDeps, run: Run, event: DownloadEvent, chatI
       await deps.deliveries.markSending(ref, owner, now() + policy.leaseMs);
       let messageId: number;
       try {
-        messageId = await deps.sender.sendMessage(target, text, keyboard(event.download.id, locale.messages));
+        messageId = await deps.sender.sendMessage(target, text, keyboard(event.download.id, locale.messages, buttons));
       } catch (err) {
         const reason = err instanceof Error ? err.message : String(err);
         if (err instanceof TelegramApiError && err.migrateToChatId !== undefined) {
@@ -305,6 +348,17 @@ async function deliver(deps: NotifierDeps, run: Run, event: DownloadEvent, chatI
       await deps.afterSend?.(ref, messageId);
       await deps.deliveries.markSent(ref, owner, messageId);
       log.info('notification_sent', { message_id: messageId, attempts: failures + 1, target_chat_id: target });
+      if (opensStatus && deps.statuses)
+        await deps.statuses
+          .opened({
+            downloadId: ref.downloadId,
+            chatId,
+            target,
+            messageId,
+            sequence: event.sequence,
+            title: event.kind as StatusTitle,
+          })
+          .catch((err) => log.warn('status_record_failed', { err }));
       return 'sent';
     }
   } catch (err) {
@@ -312,6 +366,137 @@ async function deliver(deps: NotifierDeps, run: Run, event: DownloadEvent, chatI
     log.error('notification_error', { err });
     sendFailed('error', ref);
     return 'error';
+  }
+}
+
+/** The chat's language: its choice, made in it or (a group that became a supergroup) in the chat it moved to. */
+function chatLocale(deps: NotifierDeps, run: Run, chatId: number) {
+  const chosen = run.languages.get(resolveChat(run.moves, chatId)) ?? run.languages.get(chatId);
+  return botLocale(chatLanguage({ chosen, fixed: deps.locale.language }), deps.locale.timeZone);
+}
+
+/**
+ * A status change shown in the download's status message in one chat (decision 456): edited in place; sent
+ * when it has none yet (an active download only: a finished one's final message says it) or when Telegram no
+ * longer has it ("message to edit not found", or any other refusal of the edit); "message is not modified" is
+ * success. An older change than the one shown is skipped (sequence). Paced like every send; a change that does
+ * not fit before the deadline is deferred with the rest of the chat's queue, like a notification.
+ */
+async function updateStatus(
+  deps: NotifierDeps,
+  run: Run,
+  change: StatusChange,
+  chatId: number,
+): Promise<StatusOutcome> {
+  const statuses = deps.statuses!;
+  const d = change.download;
+  const log = deps.log.child({ download_id: d.id, chat_id: chatId, sequence: change.sequence });
+  const now = deps.now ?? systemClock;
+  try {
+    const current = await statuses.status(d.id, chatId);
+    if (current?.sequence !== undefined && current.sequence >= sequenceKey(change.sequence)) return 'skipped';
+    const locale = chatLocale(deps, run, chatId);
+    const text = statusText(current?.title ?? 'status', d, deps.uiBase, locale);
+    const buttons = keyboard(d.id, locale.messages, d.warning && isActive(d.state) ? WARNING_BUTTONS : USUAL_BUTTONS);
+    const open = async (replaces?: number): Promise<StatusOutcome> => {
+      const owner = randomUUID();
+      let claimed = replaces !== undefined;
+      const sent = await paced(deps, run, chatId, false, async (target) => {
+        if (!claimed) claimed = await statuses.claimOpening(d.id, chatId, owner, now(), now() + deps.policy.leaseMs);
+        return claimed ? deps.sender.sendMessage(target, text, buttons) : undefined;
+      });
+      if ('deferred' in sent) return 'deferred';
+      if ('error' in sent) {
+        log.warn('status_send_failed', { err: sent.error });
+        return 'failed';
+      }
+      if (sent.ok === undefined) return 'skipped'; // another worker is opening it
+      const title = current?.title ?? 'status';
+      const recorded = await statuses.opened(
+        { downloadId: d.id, chatId, target: sent.target, messageId: sent.ok, sequence: change.sequence, title },
+        replaces,
+      );
+      log.info('status_opened', { message_id: sent.ok, replaces, recorded });
+      return 'opened';
+    };
+    if (current?.messageId === undefined) return isActive(d.state) ? await open() : 'skipped';
+    const messageId = current.messageId;
+    // Progress and figures alone are news only while the chat has room: a busy chat (a group's 20 a minute)
+    // skips them, and its next change shows the latest anyway; a move of state or warning waits its slot.
+    if (!change.moved && deps.pacer.peek(resolveChat(run.moves, chatId), now()) > now() + EDIT_SLACK_MS) {
+      log.debug('status_edit_skipped_for_pace', {});
+      return 'skipped';
+    }
+    const edited = await paced(deps, run, chatId, true, (target) =>
+      deps.sender.editMessageText!(target, messageId, text, buttons),
+    );
+    if ('deferred' in edited) return 'deferred';
+    if ('error' in edited && !isNotModified(edited.error)) {
+      if (!(edited.error instanceof TelegramApiError && edited.error.errorCode === 400)) {
+        log.warn('status_edit_failed', { err: edited.error });
+        return 'failed';
+      }
+      // Deleted, too old to edit, or in a chat that moved: the download gets a new status message.
+      log.info('status_edit_refused', { err: edited.error });
+      return await open(messageId);
+    }
+    await statuses.shown(d.id, chatId, messageId, change.sequence);
+    return 'error' in edited ? 'unchanged' : 'edited';
+  } catch (err) {
+    log.error('status_error', { err });
+    return 'failed';
+  }
+}
+
+/** How long a figures-only edit may wait for its chat's slot before it is skipped (decision 456). */
+export const EDIT_SLACK_MS = 3000;
+
+type PacedResult<T> = { ok: T; target: number } | { deferred: true } | { error: unknown };
+
+/**
+ * One Bot API call at the chat's paced slot: a 429 waits its retry_after, a moved group is followed, a 5xx or
+ * no connection is retried within the policy's bound; a call whose answer was lost is retried only when it is
+ * `idempotent` (an edit), never a send.
+ */
+async function paced<T>(
+  deps: NotifierDeps,
+  run: Run,
+  chatId: number,
+  idempotent: boolean,
+  call: (target: number) => Promise<T>,
+): Promise<PacedResult<T>> {
+  const now = deps.now ?? systemClock;
+  const sleep = deps.sleep ?? ((ms: number) => sleepFor(ms));
+  const { pacer, policy } = deps;
+  let failures = 0;
+  let firstFailure = 0;
+  for (;;) {
+    const target = resolveChat(run.moves, chatId);
+    if (pacer.peek(target, now()) > run.deadline) return { deferred: true };
+    const at = pacer.reserve(target, now());
+    if (at > now()) await sleep(at - now());
+    try {
+      return { ok: await call(target), target };
+    } catch (err) {
+      if (err instanceof TelegramApiError && err.migrateToChatId !== undefined) {
+        await deps.moves.recordMove(target, err.migrateToChatId, now());
+        run.moves.set(target, err.migrateToChatId);
+        continue;
+      }
+      if (err instanceof TelegramApiError && err.errorCode === 429) {
+        pacer.pause(target, now() + Math.max(1, err.retryAfterS ?? 1) * 1000);
+        continue;
+      }
+      const retryable =
+        (err instanceof TelegramApiError && err.retryable) ||
+        (err instanceof TelegramNetworkError && (idempotent || !err.maybeApplied));
+      if (!retryable) return { error: err };
+      failures += 1;
+      if (failures === 1) firstFailure = now();
+      const wait = policy.backoffMs * 2 ** (Math.min(failures, policy.attempts) - 1);
+      if (now() - firstFailure + wait > policy.boundMs || now() + wait > run.deadline) return { deferred: true };
+      await sleep(wait);
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 import { Context, GrammyError } from 'grammy';
 import { ActiveExistsError, DownloadNotFoundError, InvalidTransitionError } from '../downloads/errors';
 import { Download, isActive } from '../downloads/model';
-import { changeState, getDownload, retry, RETRYABLE } from '../downloads/service';
+import { changeState, getDownload, keepWaiting, retry, RETRYABLE } from '../downloads/service';
 import { InvalidIdError } from '../ident';
 import type { Logger } from '../log';
 import { audit, AUDIT_EVENTS, telegramPrincipal } from '../log/audit';
@@ -13,7 +13,7 @@ import { BotLocale, cardText, escapeHtml, keyboard, notifiedOf } from './format'
 import { BotMessages } from './messages';
 
 /**
- * A button press (Retry, Cancel, Open): its download read first so the answer tells the truth and stops the
+ * A button press (Retry, Cancel, Open, Keep waiting): its download read first so the answer tells the truth and stops the
  * spinner at once, then the action, then the outcome written into the message (or sent anew when the bot can no
  * longer reach it; decision 305). The bot's middlewares (lib/telegram/bot.ts) ran before: served, allowed, once.
  */
@@ -81,6 +81,9 @@ function refusedByState(m: BotMessages, action: ButtonAction, download: Download
   if (action === 'cancel' && download.state === 'cancelled') return m.alreadyCancelled;
   if (action === 'cancel' && !isActive(download.state)) return m.expiredAt(download.state);
   if (action === 'retry' && !RETRYABLE.includes(download.state)) return m.expiredAt(download.state);
+  if (action === 'keep' && !isActive(download.state)) return m.expiredAt(download.state);
+  // Answered already (another press, the web's button) or it moved: the clock is not restarted again.
+  if (action === 'keep' && !download.warning) return m.notWarned;
   return undefined;
 }
 
@@ -140,6 +143,9 @@ async function act(deps: PressDeps, action: ButtonAction, id: string): Promise<D
     }
     case 'open':
       return getDownload(deps.downloads, id);
+    case 'keep':
+      // The store's keepWaiting is conditioned on the warning (a CAS): two presses at once restart the clock once.
+      return keepWaiting(deps.downloads, id);
   }
 }
 

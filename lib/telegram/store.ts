@@ -134,3 +134,41 @@ export interface ChatLanguages {
   languages(): Promise<Map<number, Lang>>;
   setLanguage(chatId: number, lang: Lang, by: number | undefined, now: number): Promise<void>;
 }
+
+/**
+ * A download's status message in one configured chat (decision 456): the one message edited in place as the
+ * download moves. Kept durably so a restarted notifier edits the same message instead of sending another.
+ */
+export interface StatusMessage {
+  downloadId: string;
+  /** The configured chat (the key), and the chat the message lives in (a group that moved: the old one). */
+  chatId: number;
+  target?: number;
+  messageId?: number;
+  /** The stream SequenceNumber of the change it shows: an older change never overwrites it. */
+  sequence?: string;
+  /** How it opened: its title. */
+  title: 'created' | 'adopted' | 'status';
+  /** A send under way (no message id yet): who, and until when. */
+  owner?: string;
+  leaseUntil?: number;
+}
+
+export interface StatusStore {
+  status(downloadId: string, chatId: number): Promise<StatusMessage | undefined>;
+  /**
+   * Claims the opening send of a status message for `owner` (none recorded, or a claim past its lease whose
+   * holder died: at least once in that window, decision 456). False: another holds it, or it has a message.
+   */
+  claimOpening(downloadId: string, chatId: number, owner: string, now: number, leaseUntil: number): Promise<boolean>;
+  /**
+   * The message that shows the download now: recorded when there is none yet, or when it replaces `replaces`
+   * (Telegram lost the old one); false when another message was recorded meanwhile (that one stays).
+   */
+  opened(
+    m: Required<Pick<StatusMessage, 'downloadId' | 'chatId' | 'target' | 'messageId' | 'sequence' | 'title'>>,
+    replaces?: number,
+  ): Promise<boolean>;
+  /** The message shows the change at `sequence`; only ever forward (false: a newer one is shown already). */
+  shown(downloadId: string, chatId: number, messageId: number, sequence: string): Promise<boolean>;
+}

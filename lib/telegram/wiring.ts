@@ -5,6 +5,7 @@ import { createLogger } from '../log';
 import { loadTelegramConfig, TelegramConfig } from './config';
 import { DynamoChatLanguages } from './dynamodb-languages';
 import { DynamoDeliveryStore } from './dynamodb-store';
+import { DynamoStatusStore } from './dynamodb-status';
 
 /**
  * The Telegram domain as deployed, from the environment, once per container:
@@ -21,6 +22,11 @@ export const telegramConfig: () => TelegramConfig = perEnvironment(() => loadTel
 
 export const deliveryStore = perEnvironment(
   () => new DynamoDeliveryStore({ documents: awsClients(config()).documents, table: telegramConfig().table }),
+);
+
+/** The downloads' status messages (decision 456), in the same table. */
+export const statusStore = perEnvironment(
+  () => new DynamoStatusStore({ documents: awsClients(config()).documents, table: telegramConfig().table }),
 );
 
 /** Each chat's /lang choice (decision 340), in the same table. */

@@ -21,7 +21,13 @@ export interface TorrentInfo {
   size?: number;
   /** Bytes of `size` still to download: what the torrent will still write to the disk. */
   amount_left?: number;
-  /** Uploaded / downloaded, as the client counts it (a non-negative finite number, else absent). */
+  /** The transfer figures (lib/downloads/transfer.ts sanitises them): bytes, bytes/s, seconds (8640000: never). */
+  downloaded?: number;
+  dlspeed?: number;
+  upspeed?: number;
+  eta?: number;
+  num_seeds?: number;
+  num_leechs?: number;
   ratio?: number;
   /** Seconds it has seeded, by the client's count (qBittorrent 4.5's idle seed freezes it). */
   seeding_time?: number;

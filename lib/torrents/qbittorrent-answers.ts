@@ -22,7 +22,13 @@ export function readTorrent(raw: Record<string, unknown>): TorrentInfo {
     tags: str(raw.tags) ?? '',
     ...bytes('size', raw.size),
     ...bytes('amount_left', raw.amount_left),
-    ...(typeof raw.ratio === 'number' && Number.isFinite(raw.ratio) && raw.ratio >= 0 ? { ratio: raw.ratio } : {}),
+    ...bytes('downloaded', raw.downloaded),
+    ...bytes('dlspeed', raw.dlspeed),
+    ...bytes('upspeed', raw.upspeed),
+    ...bytes('eta', raw.eta),
+    ...bytes('num_seeds', raw.num_seeds),
+    ...bytes('num_leechs', raw.num_leechs),
+    ...ratioOf(num(raw.ratio)),
     ...bytes('seeding_time', raw.seeding_time),
   };
 }
@@ -30,6 +36,10 @@ export function readTorrent(raw: Record<string, unknown>): TorrentInfo {
 /** A byte count as the client sends it: a non-negative safe integer, else absent (never a guess). */
 function bytes<K extends string>(key: K, v: unknown): Partial<Record<K, number>> {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? ({ [key]: v } as Record<K, number>) : {};
+}
+
+function ratioOf(ratio: number | undefined): { ratio?: number } {
+  return ratio !== undefined && ratio >= 0 ? { ratio } : {};
 }
 
 export function sameTorrent(a: TorrentInfo | undefined, b: TorrentInfo): boolean {

@@ -52,6 +52,7 @@ table.list{width:100%;border-collapse:collapse}
 .state-failed{color:#a40e26;background:#ffebe9}
 .state-cancelled{color:#3d444d;background:#eaeef2;border-style:dashed}
 .hold{font-size:.8rem;color:#7a4100;white-space:nowrap}
+.transfer{display:block;font-size:.8rem;color:var(--muted);overflow-wrap:anywhere}
 .progress{display:inline-flex;align-items:center;gap:8px;white-space:nowrap}
 .list time{white-space:nowrap}
 progress{width:120px;height:12px;accent-color:#1f883d}

@@ -2,6 +2,7 @@ import { formatMagnet } from '../downloads/magnet';
 import { Download, DOWNLOAD_STATES, DownloadState, holdOf, isActive } from '../downloads/model';
 import type { Review } from '../downloads/service';
 import { lifecycleNotice } from './download-lifecycle';
+import { transferCompact, transferFacts } from './download-transfer';
 import { Html, html, raw } from './html';
 import type { Ui } from './locale';
 import { csrfField, idText, notice, Notice, Page, time, Viewer } from './shell';
@@ -81,7 +82,7 @@ ${
         (
           d,
         ) => html`<tr><td class="name" data-label="${t.col.name}"><a href="/download/${d.id}">${d.name}</a></td><td data-label="${t.col.state}">${stateBadge(ui, d.state)}${holdOf(d) ? html` <span class="hold" data-hold>${t.heldForDiskShort}</span>` : ''}</td>
-<td data-label="${t.col.progress}">${progressBar(ui, d.progress, t.progressOf({ name: d.name }), true)}</td><td data-label="${t.col.infohashes}">${kinds(d)}</td><td data-label="${t.col.created}">${time(ui, d.created_at)}</td></tr>`,
+<td data-label="${t.col.progress}">${progressBar(ui, d.progress, t.progressOf({ name: d.name }), true)}${transferCompact(ui, d)}</td><td data-label="${t.col.infohashes}">${kinds(d)}</td><td data-label="${t.col.created}">${time(ui, d.created_at)}</td></tr>`,
       )}</tbody></table></div>`
 }
 <nav class="pager" aria-label="${t.pages}">${view.paged ? html`<a href="${query()}">${t.firstPage}</a>` : ''}${
@@ -115,6 +116,7 @@ ${lifecycleNotice(ui, d, viewer, opts.lifecycle)}
 <section class="card" aria-labelledby="facts"><h2 id="facts">${t.details}</h2><dl class="facts">
 <dt>${t.col.state}</dt><dd>${stateBadge(ui, d.state)}</dd>
 <dt>${t.col.progress}</dt><dd>${progressBar(ui, d.progress, t.downloadProgress)}</dd>
+${transferFacts(ui, d)}
 <dt>${t.col.created}</dt><dd>${time(ui, d.created_at)}</dd>
 <dt>${t.updated}</dt><dd>${time(ui, d.updated_at)}</dd>
 <dt>${t.id}</dt><dd><code>${idText(d.id)}</code></dd>

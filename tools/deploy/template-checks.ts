@@ -233,7 +233,7 @@ export const BUNDLE_BUDGETS_KIB: Record<string, number> = {
   downloadsState: 720,
   downloadsInfohashes: 720,
   downloadsKeepWaiting: 720,
-  downloadsPoll: 640,
+  downloadsPoll: 660,
   webPages: 810,
   webActions: 820,
   webSignIn: 560,

@@ -71,6 +71,20 @@ export interface UiMessages {
   seedingDone: string;
   removedFilesKept: string;
   removedWithFiles: string;
+  /** The client's transfer figures (lib/web/download-transfer.ts). */
+  transfer: {
+    size: string;
+    downloaded: string;
+    down: string;
+    up: string;
+    eta: string;
+    etaUnknown: string;
+    peers: string;
+    seedsPeers: (p: { seeds: string; peers: string }) => string;
+    ratio: string;
+    asOf: string;
+    asOfTitle: (p: { at: string }) => string;
+  };
   addInfohashesLabel: string;
   addInfohashes: string;
   /** The "Add a download" form (lib/web/add-form.ts): a label (and a hint) per field of ADD_FIELDS. */

@@ -107,6 +107,14 @@ export function harness(
       return h.download;
     },
     activateIfNoOtherActive: write('activate', () => (h.download = { ...h.download!, state: 'queued' })),
+    // The store's CAS on the warning: only a press that finds it clears it (and restarts the clock).
+    keepWaiting: async () => {
+      const d = h.download!;
+      if (!d.warning) return d;
+      h.writes.push('keep');
+      const { warning: _w, warned_at: _wa, ...rest } = d;
+      return (h.download = { ...rest, progress_at: new Date(h.clock).toISOString(), revision: d.revision + 1 });
+    },
     setDownloadState: async (_id: string, _from: string, to: Download['state']) => {
       h.writes.push(`state:${to}`);
       return (h.download = { ...h.download!, state: to });

@@ -93,3 +93,43 @@ describe('the outcome reaches the person', () => {
     expect(methods(h)).toEqual(['answerCallbackQuery', 'editMessageText']);
   });
 });
+
+describe('Keep waiting (issue 53): on a timeout warning, answered and run once', () => {
+  it('a warned download: "Keeping it…", the warning cleared once, the message shows it with the usual buttons', async () => {
+    const h = harness({ state: 'downloading', warning: 'stalled', warned_at: '2026-12-06T01:00:00.000Z' });
+    await h.handle(press(`v1:k:${ID}`, ALLOWED));
+    expect(methods(h)).toEqual(['answerCallbackQuery', 'editMessageText']);
+    expect(answerOf(h)).toBe('Keeping it…');
+    expect(h.calls[1].payload.text).toContain('Kept waiting: the clock starts again.');
+    expect(JSON.stringify(h.calls[1].payload.reply_markup)).toContain(`v1:r:${ID}`);
+    expect(changes(h)).toEqual(['keep']);
+    // Pressed again (the same message, or a second person): nothing to wait for, nothing written.
+    await h.handle(press(`v1:k:${ID}`, ALLOWED));
+    expect(answerOf({ ...h, calls: h.calls.slice(2) } as typeof h)).toBe('Nothing to wait for: the warning is gone.');
+    expect(changes(h)).toEqual(['keep']);
+  });
+
+  it.each(['completed', 'failed', 'cancelled'] as const)(
+    'a download %s since: "Button expired: … now."',
+    async (state) => {
+      const h = harness({ state, warning: 'stalled' });
+      await h.handle(press(`v1:k:${ID}`, ALLOWED));
+      expect(answerOf(h)).toBe(expiredAt(state));
+      expect(changes(h)).toEqual([]);
+    },
+  );
+
+  it('Russian labels and answers', async () => {
+    const h = harness(
+      { state: 'downloading', warning: 'no_metadata', warned_at: '2026-12-06T01:00:00.000Z' },
+      [ALLOWED],
+      {
+        language: 'ru',
+        timeZone: 'UTC',
+      },
+    );
+    await h.handle(press(`v1:k:${ID}`, ALLOWED));
+    expect(answerOf(h)).toBe('Ждём ещё…');
+    expect(h.calls[1].payload.text).toContain('Ждём ещё: отсчёт начат заново.');
+  });
+});

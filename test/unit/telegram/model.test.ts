@@ -1,7 +1,7 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { newId } from '../../../lib/ident';
 import { MalformedStreamRecordError } from '../../../lib/telegram/errors';
-import { classify, StreamRecord } from '../../../lib/telegram/model';
+import { classify, statusChange, StreamRecord } from '../../../lib/telegram/model';
 
 const id = newId();
 const item = (fields: Record<string, unknown>) =>
@@ -38,6 +38,10 @@ describe('classify', () => {
     ['MODIFY', { state: 'downloading' }, { state: 'completed' }, 'resurrected'],
     ['MODIFY', { state: 'downloading', review_reason: 'missing_in_client' }, { state: 'downloading' }, 'needs_review'],
     ['MODIFY', { state: 'downloading' }, { state: 'queued' }, undefined],
+    ['MODIFY', { state: 'downloading', warning: 'stalled' }, { state: 'downloading' }, 'warned'],
+    ['MODIFY', { state: 'downloading', warning: 'stalled' }, { state: 'downloading', warning: 'stalled' }, undefined],
+    ['MODIFY', { state: 'downloading', warning: '__proto__' }, { state: 'downloading' }, undefined],
+    ['MODIFY', { state: 'downloading' }, { state: 'downloading', warning: 'no_metadata' }, undefined],
     [
       'MODIFY',
       { state: 'downloading', review_reason: 'missing_in_client' },
@@ -84,5 +88,23 @@ describe('when the change was written (the notifier lag counts from it)', () => 
     );
     expect(at({}, undefined)).toBeUndefined();
     expect(at({ updated_at: 'yesterday' }, undefined)).toBeUndefined();
+  });
+});
+
+describe('statusChange (decision 456)', () => {
+  it('a change of what the status message shows; nothing for an insert or a change it does not show', () => {
+    const moved = statusChange(record('MODIFY', { progress: 0.5, size_bytes: 10 }, { progress: 0.4, size_bytes: 10 }));
+    expect(moved).toMatchObject({ sequence: '100', download: { progress: 0.5, transfer: { size_bytes: 10 } } });
+    expect(statusChange(record('MODIFY', { dl_speed: 5 }, {}))?.download.transfer).toEqual({ dl_speed: 5 });
+    expect(statusChange(record('INSERT', {}))).toBeUndefined();
+    expect(statusChange(record('MODIFY', { revision: 3, cancelled_at: 'x' }, { revision: 2 }))).toBeUndefined();
+  });
+
+  it('hostile figures in the image are left out, never shown', () => {
+    const change = statusChange(
+      record('MODIFY', { progress: 7, dl_speed: -1, up_speed: 'fast', seeds: 3 }, { seeds: 2 }),
+    );
+    expect(change?.download.progress).toBeUndefined();
+    expect(change?.download.transfer).toEqual({ seeds: 3 });
   });
 });
