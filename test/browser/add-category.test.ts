@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Browser, HTTPResponse, Page } from 'puppeteer-core';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { downloadsStore, v1 } from '../support/downloads';
-import { launchBrowser, screenshot, seriousViolations } from '../support/browser';
+import { launchBrowser, screenshot, seriousViolations, signIn } from '../support/browser';
 import { call, emulatorTorrents } from '../support/http';
 import { httpUrl } from '../support/stack';
 
@@ -49,9 +49,7 @@ beforeAll(async () => {
   browser = await launchBrowser();
   page = await browser.newPage();
   await page.setViewport({ width: 390, height: 844 });
-  await page.goto(`${base}/signin`, { waitUntil: 'domcontentloaded' });
-  await page.type('#token', process.env.TEST_TOKEN_ALL!);
-  await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('form.signin button')]);
+  await signIn(page);
 });
 afterAll(async () => {
   await browser?.close();

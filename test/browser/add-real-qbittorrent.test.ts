@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { QbtSession, RunningQbittorrent, startQbittorrent } from '../../tools/stack/qbittorrent';
 import { clientIdOf, MadeTorrent, magnetOf, makeTorrent, TorrentKind } from '../../tools/torrent/torrent';
-import { launchBrowser } from '../support/browser';
+import { launchBrowser, signIn } from '../support/browser';
 import { call } from '../support/http';
 import { httpUrl, invokeScheduled } from '../support/stack';
 import { waitFor } from '../support/telegram';
@@ -47,9 +47,7 @@ beforeAll(async () => {
   browser = await launchBrowser();
   page = await browser.newPage();
   await page.setViewport({ width: 390, height: 844 });
-  await page.goto(`${base}/signin`, { waitUntil: 'domcontentloaded' });
-  await page.type('#token', process.env.TEST_TOKEN_ALL!);
-  await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('form.signin button')]);
+  await signIn(page);
 });
 
 afterAll(async () => {

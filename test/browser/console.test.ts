@@ -10,7 +10,7 @@ import { newId } from '../../lib/ident';
 import { DynamoDeliveryStore } from '../../lib/telegram/dynamodb-store';
 import fs from 'node:fs';
 import path from 'node:path';
-import { launchBrowser, screenshot, SCREENSHOTS, seriousViolations } from '../support/browser';
+import { launchBrowser, screenshot, SCREENSHOTS, seriousViolations, signIn } from '../support/browser';
 import { call } from '../support/http';
 import { downloadsStore, v1 } from '../support/downloads';
 import { httpUrl, invokeScheduled, stackClients, stackDefinition, stackNats } from '../support/stack';
@@ -35,9 +35,7 @@ let nc: NatsConnection;
 async function signedIn(token: string): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.createBrowserContext();
   const page = await context.newPage();
-  await page.goto(`${base}/signin`, { waitUntil: 'domcontentloaded' });
-  await page.type('#token', token);
-  await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('form.signin button')]);
+  await signIn(page, token);
   return { context, page };
 }
 const go = async (page: Page, p: string): Promise<HTTPResponse> =>

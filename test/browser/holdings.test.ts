@@ -6,7 +6,7 @@ import { createFormat, exactNumber } from '../../lib/i18n';
 import { HOUR_MS } from '../../lib/sync/model';
 import { multiplyDecimals, nanosToDecimal, type Decimal } from '../../lib/sync/money';
 import path from 'node:path';
-import { launchBrowser, screenshot, SCREENSHOTS, seriousViolations } from '../support/browser';
+import { launchBrowser, screenshot, SCREENSHOTS, seriousViolations, signIn } from '../support/browser';
 import { holdingsStack } from '../support/holdings-stack';
 import { nanosOf } from '../support/holdings-fixture';
 import { httpUrl } from '../support/stack';
@@ -66,9 +66,7 @@ beforeAll(async () => {
   browser = await launchBrowser();
   const context = await browser.createBrowserContext();
   page = await context.newPage();
-  await page.goto(`${base}/signin`, { waitUntil: 'domcontentloaded' });
-  await page.type('#token', process.env.TEST_TOKEN_SYNC_READ!);
-  await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('form.signin button')]);
+  await signIn(page, process.env.TEST_TOKEN_SYNC_READ!);
 });
 afterAll(async () => {
   await browser?.close();

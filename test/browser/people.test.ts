@@ -2,7 +2,7 @@
 import type { Browser, HTTPResponse, Page } from 'puppeteer-core';
 import { createFormat, hourStart } from '../../lib/i18n';
 import { newId } from '../../lib/ident';
-import { launchBrowser, screenshot, seriousViolations } from '../support/browser';
+import { launchBrowser, screenshot, seriousViolations, signIn } from '../support/browser';
 import { v1 } from '../support/downloads';
 import { call } from '../support/http';
 import { httpUrl, invokeScheduled } from '../support/stack';
@@ -34,9 +34,7 @@ async function signedIn(p: Person): Promise<Page> {
   const page = await context.newPage();
   await page.setExtraHTTPHeaders({ 'accept-language': p.language });
   await page.emulateTimezone(p.zone);
-  await page.goto(`${base}/signin`, { waitUntil: 'domcontentloaded' });
-  await page.type('#token', p.token);
-  await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('form.signin button')]);
+  await signIn(page, p.token);
   return page;
 }
 const go = async (page: Page, path: string): Promise<HTTPResponse> =>

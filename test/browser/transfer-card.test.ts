@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import type { Browser, Page } from 'puppeteer-core';
 import { downloadsStore, v1 } from '../support/downloads';
-import { launchBrowser, screenshot, seriousViolations } from '../support/browser';
+import { launchBrowser, screenshot, seriousViolations, signIn } from '../support/browser';
 import { call } from '../support/http';
 import { httpUrl } from '../support/stack';
 
@@ -21,9 +21,7 @@ const GiB = 1024 ** 3;
 beforeAll(async () => {
   browser = await launchBrowser();
   page = await browser.newPage();
-  await page.goto(`${base}/signin`, { waitUntil: 'domcontentloaded' });
-  await page.type('#token', process.env.TEST_TOKEN_ALL!);
-  await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('form.signin button')]);
+  await signIn(page);
 });
 afterAll(async () => {
   await browser?.close();

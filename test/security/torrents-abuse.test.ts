@@ -18,6 +18,7 @@ let table: { name: string; drop: () => Promise<void> };
 let store: DynamoDownloadStore;
 let emulator: QbittorrentEmulator;
 let torrents: QBittorrentClient;
+let baseUrl: string;
 const deps = () => ({ store, torrents, log: silentLogger });
 
 beforeAll(async () => {
@@ -30,8 +31,9 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   emulator = new QbittorrentEmulator({ username: 'admin', password: 'pw', profile: '5.2' });
+  baseUrl = await emulator.listen();
   torrents = new QBittorrentClient({
-    baseUrl: await emulator.listen(),
+    baseUrl,
     auth: { kind: 'password', username: 'admin', password: 'pw' },
   });
 });
@@ -48,7 +50,7 @@ describe('hostile torrents from the client', () => {
     emulator.clear();
     const sent: string[] = [];
     const spy = new QBittorrentClient({
-      baseUrl: `http://127.0.0.1:${new URL((torrents as unknown as { options: { baseUrl: string } }).options.baseUrl).port}`,
+      baseUrl: `http://127.0.0.1:${new URL(baseUrl).port}`,
       auth: { kind: 'password', username: 'admin', password: 'pw' },
       fetch: async (input, init) => {
         if (String(input).endsWith('/torrents/add')) sent.push(String(init?.body));
@@ -94,7 +96,7 @@ describe('hostile torrents from the client', () => {
     });
     // A new client's first answer is a full one, so the bystander is looked at again.
     const full = new QBittorrentClient({
-      baseUrl: (torrents as unknown as { options: { baseUrl: string } }).options.baseUrl,
+      baseUrl,
       auth: { kind: 'password', username: 'admin', password: 'pw' },
     });
     expect(await reconcile({ ...deps(), torrents: full })).toMatchObject({ adopted: 1, unchanged: 1, failed: 0 });
@@ -124,7 +126,7 @@ describe('hostile torrents from the client', () => {
     const ts = Array.from({ length: 6 }, () => emulator.addTorrent({ kind: 'hybrid', category: DEFAULT_CATEGORY }));
     const client = () =>
       new QBittorrentClient({
-        baseUrl: (torrents as unknown as { options: { baseUrl: string } }).options.baseUrl,
+        baseUrl,
         auth: { kind: 'password', username: 'admin', password: 'pw' },
       });
     await Promise.all(Array.from({ length: 4 }, () => reconcile({ store, torrents: client(), log })));

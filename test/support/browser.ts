@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import puppeteer, { Browser, Page } from 'puppeteer-core';
 import { ensureSystemDep } from '../../tools/stack/system-deps';
+import { httpUrl } from './stack';
 
 /**
  * One real Chromium per test file: Debian's `chromium` (tools/stack/system-deps),
@@ -19,6 +20,17 @@ export async function launchBrowser(): Promise<Browser> {
     // As root in a container Chromium needs --no-sandbox; /dev/shm may be tiny.
     args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--no-first-run', '--lang=en-GB'],
   });
+}
+
+/**
+ * Signs the page in through the sign-in form with an API token (all scopes unless another is given); the
+ * session cookie lands in the page's browser context. Returns the page, on the list it was sent to.
+ */
+export async function signIn(page: Page, token = process.env.TEST_TOKEN_ALL!): Promise<Page> {
+  await page.goto(httpUrl('/signin'), { waitUntil: 'domcontentloaded' });
+  await page.type('#token', token);
+  await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('form.signin button')]);
+  return page;
 }
 
 /** axe-core from node_modules, run in the page: the violations that matter (serious, critical). */

@@ -19,6 +19,7 @@ let table: { name: string; drop: () => Promise<void> };
 let store: DynamoDownloadStore;
 let records: DynamoDiskRecordStore;
 let emulator: QbittorrentEmulator;
+let baseUrl: string;
 let torrents: QBittorrentClient;
 
 beforeAll(async () => {
@@ -34,10 +35,8 @@ afterEach(() => emulator.close());
 
 async function start(profile: Profile = '5.2') {
   emulator = new QbittorrentEmulator({ username: 'admin', password: 'pw', profile });
-  torrents = new QBittorrentClient({
-    baseUrl: await emulator.listen(),
-    auth: { kind: 'password', username: 'admin', password: 'pw' },
-  });
+  baseUrl = await emulator.listen();
+  torrents = fresh();
 }
 
 const deps = (over: Partial<ReconcileDeps> = {}): ReconcileDeps => ({
@@ -55,11 +54,8 @@ async function adopted(name: string, left: number, over: Record<string, unknown>
   emulator.update(t.hash, { size: left + GiB, amount_left: left, state: 'downloading', ...over });
   return t;
 }
-const fresh = () =>
-  new QBittorrentClient({
-    baseUrl: (torrents as unknown as { options: { baseUrl: string } }).options.baseUrl,
-    auth: { kind: 'password', username: 'admin', password: 'pw' },
-  });
+/** Another container's client: its own session and maindata rid. */
+const fresh = () => new QBittorrentClient({ baseUrl, auth: { kind: 'password', username: 'admin', password: 'pw' } });
 const downloadOf = async (hash: string) => (await store.findActiveByInfohash(hash))!;
 const stateIn = (hash: string) => emulator.torrents.get(hash)!.state;
 
