@@ -126,7 +126,7 @@ export const downloadsOperations: Operations = {
   'POST /downloads': {
     tag: 'downloads',
     summary: 'Add a download: a magnet, infohashes, or a .torrent file',
-    description: `At most one active download per infohash: 201 a new one, 200 the existing active download holding any of the hashes (hashes it lacked are appended). A .torrent (at most ${MAX_TORRENT_BYTES} bytes) comes as multipart/form-data (the file in the part \`torrent\`, an optional \`name\`, the seeding goal's \`share_ratio\`, \`share_time_s\`, \`share_action\`) or base64 in JSON (\`torrent_base64\`); a file refused is 400 INVALID_TORRENT. \`category\` puts it in a sub-category of the default one (\`<TORRENT_CLIENT_CATEGORY>/<name>\`, created in the client when it has none, with \`category_save_path\`, a folder relative to the client's default save path): 400 INVALID_CATEGORY, 409 CATEGORY_CONFLICT when it exists with another save path. Optional \`Idempotency-Key\` header.`,
+    description: `At most one active download per infohash: 201 a new one, 200 the existing active download holding any of the hashes (hashes it lacked are appended). A .torrent (at most ${MAX_TORRENT_BYTES} bytes) comes as multipart/form-data (the file in the part \`torrent\`, an optional \`name\`, the timeouts and the seeding goal as text fields) or base64 in JSON (\`torrent_base64\`); a file refused is 400 INVALID_TORRENT. \`category\` puts it in a sub-category of the default one (\`<TORRENT_CLIENT_CATEGORY>/<name>\`, created in the client when it has none, with \`category_save_path\`, a folder relative to the client's default save path): 400 INVALID_CATEGORY, 409 CATEGORY_CONFLICT when it exists with another save path. Optional \`Idempotency-Key\` header.`,
     parameters: [{ name: 'Idempotency-Key', in: 'header', schema: { type: 'string', minLength: 1, maxLength: 255 } }],
     requestBody: {
       required: true,
@@ -146,6 +146,20 @@ export const downloadsOperations: Operations = {
               name: { type: 'string', maxLength: 1024 },
               category: { type: 'string', maxLength: MAX_CATEGORY_LENGTH },
               category_save_path: { type: 'string', maxLength: MAX_SAVE_PATH_LENGTH },
+              // Form fields are text: the same values as the JSON body's numbers, written in digits.
+              metadata_timeout_s: {
+                type: 'string',
+                pattern: '^\\s*\\d{1,9}\\s*$',
+                description: 'whole seconds, 0 = never',
+              },
+              stall_timeout_s: {
+                type: 'string',
+                pattern: '^\\s*\\d{1,9}\\s*$',
+                description: 'whole seconds, 0 = never',
+              },
+              share_ratio: { type: 'string', pattern: '^\\s*\\d{1,4}(\\.\\d{1,6})?\\s*$' },
+              share_time_s: { type: 'string', pattern: '^\\s*\\d{1,9}\\s*$' },
+              share_action: { type: 'string', enum: [...SHARE_ACTIONS] },
             },
           },
         },

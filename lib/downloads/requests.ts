@@ -116,20 +116,29 @@ function shareFromText(name: (typeof SHARE_PARTS)[number], text: string): number
       throw bad(`must be a number of 0..${MAX_SHARE_RATIO}`);
     return Number(text);
   }
-  if (!/^\d{1,9}$/.test(text) || Number(text) > MAX_SHARE_TIME_S)
-    throw bad(`must be an integer of 0..${MAX_SHARE_TIME_S}`);
+  return secondsFromText(name, text, MAX_SHARE_TIME_S);
+}
+
+/** The timeouts, as in JSON: whole seconds within 0..MAX_TIMEOUT_S. */
+const TIMEOUT_PARTS = ['metadata_timeout_s', 'stall_timeout_s'] as const;
+
+/** A whole number of seconds written as text (a form part): digits only, within 0..max. */
+function secondsFromText(name: string, text: string, max: number): number {
+  if (!/^\d{1,9}$/.test(text) || Number(text) > max)
+    throw new HttpError(400, ErrorCode.INVALID_REQUEST, `${name} must be an integer of 0..${max}`);
   return Number(text);
 }
 
 /**
  * A multipart POST /downloads: the file in the part `torrent`, optional `name`, `category` and
- * `category_save_path` fields and the seeding-goal fields; any other part is refused, as an unknown JSON field is.
+ * `category_save_path`, the timeouts and the seeding-goal fields; any other part is refused, as an unknown JSON
+ * field is.
  */
 export function parseIngestMultipart(parts: MultipartPart[]): IngestRequest {
   const seen = new Set<string>();
   let torrent: Buffer | undefined;
   let name: string | undefined;
-  const share: Record<string, number | ShareAction> = {};
+  const settings: Record<string, number | ShareAction> = {}; // the timeouts and the seeding goal
   const category: CategoryChoice = {};
   for (const part of parts) {
     if (seen.has(part.name))
@@ -139,7 +148,10 @@ export function parseIngestMultipart(parts: MultipartPart[]): IngestRequest {
     else if (part.name === 'name' && part.filename === undefined) name = part.data.toString('utf8');
     else if ((SHARE_PARTS as readonly string[]).includes(part.name) && part.filename === undefined) {
       const text = part.data.toString('utf8').trim();
-      if (text) share[part.name] = shareFromText(part.name as (typeof SHARE_PARTS)[number], text);
+      if (text) settings[part.name] = shareFromText(part.name as (typeof SHARE_PARTS)[number], text);
+    } else if ((TIMEOUT_PARTS as readonly string[]).includes(part.name) && part.filename === undefined) {
+      const text = part.data.toString('utf8').trim();
+      if (text) settings[part.name] = secondsFromText(part.name, text, MAX_TIMEOUT_S);
     } else if ((part.name === 'category' || part.name === 'category_save_path') && part.filename === undefined) {
       const value = part.data.toString('utf8');
       if (value.length > categoryFields[part.name].maxLength)
@@ -155,7 +167,7 @@ export function parseIngestMultipart(parts: MultipartPart[]): IngestRequest {
   if (!torrent) throw new HttpError(400, ErrorCode.INVALID_REQUEST, 'the form has no "torrent" file part');
   if (name !== undefined && name.length > 1024)
     throw new HttpError(400, ErrorCode.INVALID_REQUEST, 'name must NOT have more than 1024 characters');
-  return { torrent, ...(name?.trim() ? { name } : {}), ...share, ...category };
+  return { torrent, ...(name?.trim() ? { name } : {}), ...settings, ...category };
 }
 
 export const stateChangeSchema = {

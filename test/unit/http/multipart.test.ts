@@ -66,3 +66,21 @@ it('POST /downloads’ form: the file in `torrent`, an optional name; any other 
     /unknown form part "magnet"/,
   );
 });
+
+it('POST /downloads’ form takes the timeouts as JSON does: whole seconds within 0..30 days, else 400', () => {
+  const file = { name: 'torrent', filename: 'x.torrent', data: Buffer.from('d4:infodee') };
+  const field = (name: string, value: string) => ({ name, data: Buffer.from(value) });
+  expect(parseIngestMultipart([file, field('metadata_timeout_s', '0'), field('stall_timeout_s', ' 2592000 ')])).toEqual(
+    { torrent: file.data, metadata_timeout_s: 0, stall_timeout_s: 2592000 },
+  );
+  // Empty: the setting's value, as an absent JSON field.
+  expect(parseIngestMultipart([file, field('stall_timeout_s', '')])).toEqual({ torrent: file.data });
+  for (const bad of ['2592001', '-1', '1.5', '1e3', 'NaN', '0x10', '99999999999'])
+    expect(status(() => parseIngestMultipart([file, field('metadata_timeout_s', bad)]))).toMatch(
+      /metadata_timeout_s must be an integer of 0\.\.2592000/,
+    );
+  // A file part under a timeout's name is not a value.
+  expect(status(() => parseIngestMultipart([file, { ...field('stall_timeout_s', '5'), filename: 'x' }]))).toMatch(
+    /unknown form part "stall_timeout_s"/,
+  );
+});
