@@ -64,6 +64,17 @@ export function insideFault(at: number, windows: readonly FaultWindow[], graceMs
   return windows.some((w) => at >= w.start && at <= Math.max(w.end + graceMs, w.recoveredAt ?? 0));
 }
 
+/**
+ * Whether a request's life [at, at + ms] met a fault: it started or ended inside a window (until its recovery),
+ * or spanned one. A request that started a moment before a fault and waited it out is the fault's figure, not the
+ * steady state's; one sent after the recovery that still waits behind the fault's backlog stays "outside", so a
+ * slow drain shows in the outside figures.
+ */
+export function metFault(sample: Pick<Sample, 'at' | 'ms'>, windows: readonly FaultWindow[]): boolean {
+  const end = sample.at + sample.ms;
+  return windows.some((w) => sample.at <= Math.max(w.end, w.recoveredAt ?? 0) && end >= w.start);
+}
+
 export interface PathLatency {
   outside: { n: number; p50?: number; p99?: number };
   inside: { n: number; p50?: number; p99?: number };
@@ -77,9 +88,27 @@ export function latencyByPath(
   return Object.fromEntries(
     USER_PATHS.map((path) => {
       const mine = samples.filter((s) => s.path === path);
-      const inside = mine.filter((s) => insideFault(s.at, windows));
-      const outside = mine.filter((s) => !insideFault(s.at, windows));
+      const inside = mine.filter((s) => metFault(s, windows));
+      const outside = mine.filter((s) => !metFault(s, windows));
       return [path, { outside: summary(outside.map((s) => s.ms)), inside: summary(inside.map((s) => s.ms)) }];
     }),
   ) as Record<UserPath, PathLatency>;
+}
+
+/**
+ * How long after each fault's recovery its backlog took to clear, for one user path: from the recovery to the
+ * end of the last request sent before it (those the fault held up), 0 when none was still waiting. A window
+ * that never recovered has no figure.
+ */
+export function backlogAfterFaults(
+  samples: readonly Sample[],
+  windows: readonly FaultWindow[],
+  path: UserPath,
+): Array<number | undefined> {
+  return windows.map((w) => {
+    if (w.recoveredAt === undefined) return undefined;
+    const recovered = w.recoveredAt;
+    const held = samples.filter((s) => s.path === path && s.at < recovered && s.at + s.ms > recovered);
+    return held.reduce((most, s) => Math.max(most, s.at + s.ms - recovered), 0);
+  });
 }

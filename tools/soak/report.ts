@@ -1,5 +1,5 @@
 import { countByInvariant, Invariant, Violation } from './audit/violations';
-import { FaultWindow, latencyByPath, PathLatency, Recorder, UserPath } from './metrics';
+import { backlogAfterFaults, FaultWindow, latencyByPath, PathLatency, Recorder, UserPath } from './metrics';
 
 /** The soak's figures: printed at the end and written as JSON (--json). */
 export interface SoakReport {
@@ -12,7 +12,8 @@ export interface SoakReport {
   operations: Record<string, number>;
   operations_total: number;
   faults: Record<string, number>;
-  windows: Array<FaultWindow & { recovery_ms?: number }>;
+  /** recovery_ms: the fault's end to its recovery; scan_backlog_ms: the recovery to the last scan it held up. */
+  windows: Array<FaultWindow & { recovery_ms?: number; scan_backlog_ms?: number }>;
   violations: Record<Invariant, number>;
   violations_total: number;
   /** The first violations in full (all are counted above). */
@@ -34,6 +35,7 @@ export function buildReport(o: {
 }): SoakReport {
   const faults: Record<string, number> = {};
   for (const w of o.windows) faults[`${w.kind} ${w.target}`] = (faults[`${w.kind} ${w.target}`] ?? 0) + 1;
+  const backlog = backlogAfterFaults(o.recorder.samples, o.windows, 'scan');
   return {
     started_at: new Date(o.startedAt).toISOString(),
     minutes: o.minutes,
@@ -43,9 +45,10 @@ export function buildReport(o: {
     operations: Object.fromEntries(Object.entries(o.recorder.ops).sort()),
     operations_total: o.recorder.total(),
     faults,
-    windows: o.windows.map((w) => ({
+    windows: o.windows.map((w, i) => ({
       ...w,
       recovery_ms: w.recoveredAt === undefined ? undefined : w.recoveredAt - w.end,
+      scan_backlog_ms: backlog[i],
     })),
     violations: countByInvariant(o.violations),
     violations_total: o.violations.length,
@@ -65,7 +68,7 @@ export function formatReport(r: SoakReport): string {
     `faults: ${r.windows.length}`,
     ...r.windows.map(
       (w) =>
-        `  ${`${w.kind} ${w.target}`.padEnd(32)} ${((w.end - w.start) / 1000).toFixed(0).padStart(4)} s   recovered ${w.recovery_ms === undefined ? 'NEVER' : `in ${(w.recovery_ms / 1000).toFixed(1)} s`}`,
+        `  ${`${w.kind} ${w.target}`.padEnd(32)} ${((w.end - w.start) / 1000).toFixed(0).padStart(4)} s   recovered ${w.recovery_ms === undefined ? 'NEVER' : `in ${(w.recovery_ms / 1000).toFixed(1)} s`}${w.scan_backlog_ms === undefined ? '' : `, scans it held done ${(w.scan_backlog_ms / 1000).toFixed(1)} s later`}`,
     ),
     `violations: ${r.violations_total}`,
     ...Object.entries(r.violations).map(([k, n]) => `  ${k.padEnd(52)} ${n}`),
