@@ -14,7 +14,7 @@ import { waitFor } from '../support/telegram';
  * The README's first download, through the web form, against a REAL qbittorrent-nox in the closed loopback
  * swarm of test/e2e/real-qbittorrent.test.ts (a client and a seeder of ours on `lo`, DHT/LSD/PeX off; the
  * stack's emulator passes the service's calls through to the client): the seeder's magnet pasted into
- * "Magnet link", and a .torrent chosen in the file input (libtorrent's, tools/torrent), each downloaded to
+ * "Magnet link", and a .torrent of each kind chosen in the file input (libtorrent's, tools/torrent), each downloaded to
  * completion, the card saying so. The poll is driven by the test, one invocation at a time.
  */
 jest.setTimeout(600_000);
@@ -105,27 +105,35 @@ it('the seeder’s magnet pasted into the form downloads to completion (the READ
   await cardSaysCompleted(id);
 });
 
-it('a v2 .torrent chosen in the file input downloads to completion (the seeder given as its peer)', async () => {
-  const made = await seeded('v2');
-  await page.goto(`${base}/?lang=en`, { waitUntil: 'domcontentloaded' });
-  await ((await page.$('#add-torrent')) as unknown as { uploadFile(p: string): Promise<void> }).uploadFile(
-    made.torrentFile,
-  );
-  const id = await submitForm();
-  // Handed over as the file: the client has the metadata at once, under its v2 id, in our category.
-  const [t] = await waitFor(
-    'the torrent in the real client',
-    async () => {
-      const found = await QbtSession.of(client).torrents(`?hashes=${clientIdOf(made)}`);
-      return found.length > 0 && found;
-    },
-    60_000,
-  );
-  expect(t).toMatchObject({ infohash_v2: made.v2, tags: id, category: 'torrent-scan-sync' });
-  expect(t.state).not.toBe('metaDL');
-  // A .torrent names no peer of the closed swarm (no tracker, DHT off): we give it the seeder.
-  await QbtSession.of(client).addPeers([clientIdOf(made)], [peer]);
-  await pollUntilCompleted(id);
-  expect(sha256Of(path.join(client.downloadDir, made.name))).toBe(sha256Of(made.file));
-  await cardSaysCompleted(id);
-});
+it.each(['v1', 'v2', 'hybrid'] as const)(
+  'a %s .torrent chosen in the file input downloads to completion (the seeder given as its peer)',
+  async (kind) => {
+    const made = await seeded(kind);
+    await page.goto(`${base}/?lang=en`, { waitUntil: 'domcontentloaded' });
+    await ((await page.$('#add-torrent')) as unknown as { uploadFile(p: string): Promise<void> }).uploadFile(
+      made.torrentFile,
+    );
+    const id = await submitForm();
+    // Handed over as the file: the client has the metadata at once, under its v2 id, in our category.
+    const [t] = await waitFor(
+      'the torrent in the real client',
+      async () => {
+        const found = await QbtSession.of(client).torrents(`?hashes=${clientIdOf(made)}`);
+        return found.length > 0 && found;
+      },
+      60_000,
+    );
+    expect(t).toMatchObject({
+      infohash_v1: made.v1 ?? '',
+      infohash_v2: made.v2 ?? '',
+      tags: id,
+      category: 'torrent-scan-sync',
+    });
+    expect(t.state).not.toBe('metaDL');
+    // A .torrent names no peer of the closed swarm (no tracker, DHT off): we give it the seeder.
+    await QbtSession.of(client).addPeers([clientIdOf(made)], [peer]);
+    await pollUntilCompleted(id);
+    expect(sha256Of(path.join(client.downloadDir, made.name))).toBe(sha256Of(made.file));
+    await cardSaysCompleted(id);
+  },
+);

@@ -253,33 +253,41 @@ describe.each<TorrentKind>(['v1', 'v2', 'hybrid'])('a %s .torrent file uploaded 
   });
 });
 
-it('a hybrid .torrent sent to the bot as a document: fetched from Telegram, handed to the real client, completed', async () => {
-  const made = await seeded('hybrid');
-  const me = ALLOWED_USER(); // the person's private chat with the bot: only the bot's answers arrive there
-  const sent = await sendDocument(me, me, {
-    fileName: path.basename(made.torrentFile),
-    content: fs.readFileSync(made.torrentFile),
-  });
-  expect(sent.status).toBe(200);
-  expect(sent.replies).toHaveLength(1);
-  expect(sent.replies[0].text).toContain('Added.');
-  const id = /v1:o:([0-9a-z]{26})/.exec(JSON.stringify(sent.replies[0].reply_markup))![1];
-  const [t] = await waitFor(
-    'the torrent in the client',
-    async () => {
-      const found = await QbtSession.of(client).torrents(`?hashes=${clientIdOf(made)}`);
-      return found.length > 0 && found;
-    },
-    WAIT_MS,
-  );
-  expect(t).toMatchObject({ infohash_v1: made.v1, infohash_v2: made.v2, tags: id, category: 'torrent-scan-sync' });
-  expect(t.state).not.toBe('metaDL');
-  await QbtSession.of(client).addPeers([clientIdOf(made)], [peer]);
-  const done = await pollUntil(id, 'completed');
-  expect(sorted(done.infohashes)).toEqual(hashesOf(made));
-  expect(sha256Of(path.join(client.downloadDir, made.name))).toBe(sha256Of(made.file));
-  completed.push({ id, made });
-});
+it.each<TorrentKind>(['v1', 'v2', 'hybrid'])(
+  'a %s .torrent sent to the bot as a document: fetched from Telegram, handed to the real client, completed',
+  async (kind) => {
+    const made = await seeded(kind);
+    const me = ALLOWED_USER(); // the person's private chat with the bot: only the bot's answers arrive there
+    const sent = await sendDocument(me, me, {
+      fileName: path.basename(made.torrentFile),
+      content: fs.readFileSync(made.torrentFile),
+    });
+    expect(sent.status).toBe(200);
+    expect(sent.replies).toHaveLength(1);
+    expect(sent.replies[0].text).toContain('Added.');
+    const id = /v1:o:([0-9a-z]{26})/.exec(JSON.stringify(sent.replies[0].reply_markup))![1];
+    const [t] = await waitFor(
+      'the torrent in the client',
+      async () => {
+        const found = await QbtSession.of(client).torrents(`?hashes=${clientIdOf(made)}`);
+        return found.length > 0 && found;
+      },
+      WAIT_MS,
+    );
+    expect(t).toMatchObject({
+      infohash_v1: made.v1 ?? '',
+      infohash_v2: made.v2 ?? '',
+      tags: id,
+      category: 'torrent-scan-sync',
+    });
+    expect(t.state).not.toBe('metaDL');
+    await QbtSession.of(client).addPeers([clientIdOf(made)], [peer]);
+    const done = await pollUntil(id, 'completed');
+    expect(sorted(done.infohashes)).toEqual(hashesOf(made));
+    expect(sha256Of(path.join(client.downloadDir, made.name))).toBe(sha256Of(made.file));
+    completed.push({ id, made });
+  },
+);
 
 it('cancel removes the torrent from the real client, and the next polls keep it cancelled', async () => {
   // No seeder for this one: it stays in metaDL, active, until cancelled.
@@ -313,8 +321,8 @@ it('a torrent outside the category is not adopted', async () => {
 });
 
 it('a restart of qbittorrent-nox flips no finished download back to active', async () => {
-  // Three magnets, the btih-only hybrid, and the .torrent sent to the bot: each must have run to completion first.
-  expect(completed.length).toBe(5);
+  // Three magnets, the btih-only hybrid, and the three .torrents sent to the bot: each ran to completion first.
+  expect(completed.length).toBe(7);
   const ports = {
     webuiPort: Number(new URL(client.url).port),
     torrentPort: client.torrentPort,
