@@ -81,18 +81,19 @@ describe('scan latency bound by the protocol, not the schedule', () => {
     await idle();
   }, 120_000);
 
-  it('20 requests spread over two minutes, landing on an idle gateway, a lingering poller or one about to leave: each within the bound', async () => {
-    // Gaps (s): 12 lands after the poller left (answer ~3 s + linger 5 s), 2 on a busy poller, 8.5 near its release.
+  it('12 requests spread over 80 s, landing on an idle gateway, a lingering poller or one about to leave: each within the bound', async () => {
+    // Gaps (s): 12 lands after the poller left (answer ~3 s + linger 5 s), 2 on a busy poller, 8.5 near its release;
+    // each landing three times (the whole suite's time is bounded: 20 requests took 2.3 minutes).
     const gaps = [12, 2, 8.5, 5];
     const pending: Promise<number>[] = [];
-    for (let i = 0; i < 20; i++) {
+    for (let i = 0; i < 12; i++) {
       if (i > 0) await new Promise((r) => setTimeout(r, gaps[i % gaps.length] * 1000));
       pending.push(scanOnce());
     }
     const took = await Promise.all(pending);
     const sorted = [...took].sort((a, b) => a - b);
     process.stdout.write(
-      `[scan-latency] bound ${bound} ms; median ${sorted[10]} ms, max ${sorted[19]} ms: ${took.join(' ')}\n`,
+      `[scan-latency] bound ${bound} ms; median ${sorted[6]} ms, max ${sorted[11]} ms: ${took.join(' ')}\n`,
     );
     for (const ms of took) expect(ms).toBeLessThanOrEqual(bound);
   }, 240_000);
