@@ -19,9 +19,10 @@ import {
   isActive,
   ReviewReason,
   ShareRemoval,
+  TRANSFER_KEYS,
   transferFields,
 } from './model';
-import { sameTransfer, TRANSFER_KEYS } from './transfer';
+import { sameTransfer } from './transfer';
 
 /**
  * The decisions behind "at most one active download per infohash", as pure

@@ -22,7 +22,8 @@ export function isDownloadState(value: unknown): value is DownloadState {
   return typeof value === 'string' && (DOWNLOAD_STATES as readonly string[]).includes(value);
 }
 
-export interface Download {
+/** The client's transfer figures (Transfer) are the download's own fields, written by the poll. */
+export interface Download extends Transfer {
   id: string;
   state: DownloadState;
   name: string;
@@ -75,15 +76,7 @@ export interface Download {
   removed_files?: boolean;
   /** Its sub-category in the client (category.ts), set at creation; absent: the default category. A retry re-adds in it. */
   category?: string;
-  /** The client's transfer figures as the poll last wrote them (transfer.ts; decision 408), and when ("as of"). */
-  size_bytes?: number;
-  downloaded_bytes?: number;
-  dl_speed?: number;
-  up_speed?: number;
-  eta_s?: number;
-  seeds?: number;
-  peers?: number;
-  ratio?: number;
+  /** When the poll last wrote the client's transfer figures (the Transfer fields; transfer.ts, decision 408): "as of". */
   transfer_at?: string;
   /** Bumped by every write of the download: the CAS token of the store. */
   revision: number;
@@ -134,6 +127,17 @@ export interface Transfer {
   peers?: number;
   ratio?: number;
 }
+
+export const TRANSFER_KEYS = [
+  'size_bytes',
+  'downloaded_bytes',
+  'dl_speed',
+  'up_speed',
+  'eta_s',
+  'seeds',
+  'peers',
+  'ratio',
+] as const satisfies ReadonlyArray<keyof Transfer>;
 
 export interface NewDownload {
   state: ActiveState;
@@ -237,16 +241,6 @@ export function holdOf(d: Download): Hold | undefined {
 /** The figures the item holds (the download's own fields, copied by name). */
 export function transferFields(d: Transfer): Transfer {
   const out: Transfer = {};
-  for (const k of [
-    'size_bytes',
-    'downloaded_bytes',
-    'dl_speed',
-    'up_speed',
-    'eta_s',
-    'seeds',
-    'peers',
-    'ratio',
-  ] as const)
-    if (d[k] !== undefined) out[k] = d[k];
+  for (const k of TRANSFER_KEYS) if (d[k] !== undefined) out[k] = d[k];
   return out;
 }

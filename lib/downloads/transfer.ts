@@ -1,6 +1,6 @@
 import type { TorrentInfo } from '../torrents/model';
 import { parseIsoTime } from '../clock';
-import { type Download, type Transfer, transferFields } from './model';
+import { type Download, type Transfer, TRANSFER_KEYS, transferFields } from './model';
 
 /**
  * A download's transfer figures (size, downloaded, speeds, ETA, seeds/peers, ratio): the client's own, from the
@@ -42,17 +42,6 @@ export function transferOf(t: TorrentInfo): Transfer | undefined {
 
 const opt = <K extends keyof Transfer>(key: K, v: Transfer[K] | undefined): Partial<Transfer> =>
   v === undefined ? {} : ({ [key]: v } as Partial<Transfer>);
-
-export const TRANSFER_KEYS = [
-  'size_bytes',
-  'downloaded_bytes',
-  'dl_speed',
-  'up_speed',
-  'eta_s',
-  'seeds',
-  'peers',
-  'ratio',
-] as const satisfies ReadonlyArray<keyof Transfer>;
 
 /** The figures as the download item holds them (absent when it holds none). */
 export function storedTransfer(d: Download): Transfer | undefined {

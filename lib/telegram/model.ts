@@ -6,8 +6,8 @@ import {
   FAILURE_REASONS,
   type FailureReason,
   type Transfer,
+  TRANSFER_KEYS,
 } from '../downloads/model';
-import { TRANSFER_KEYS } from '../downloads/transfer';
 import { parseIsoTime } from '../clock';
 import { isId } from '../ident';
 import { MalformedStreamRecordError } from './errors';
