@@ -122,6 +122,28 @@ const titled = (title: string) => (m: { text: string }) => m.text.startsWith(`${
 /** The bound of a wait on something other than a download (the client listing a torrent, the bot): generous. */
 const WAIT_MS = 60_000;
 
+/**
+ * A .torrent handed to the client as the file: it is listed under its final id with the file's hashes, our
+ * category and the download's id as tag, and never waits for metadata (metaDL).
+ */
+async function handedOverAsFile(made: MadeTorrent, id: string): Promise<void> {
+  const [t] = await waitFor(
+    'the torrent in the client',
+    async () => {
+      const found = await QbtSession.of(client).torrents(`?hashes=${clientIdOf(made)}`);
+      return found.length > 0 && found;
+    },
+    WAIT_MS,
+  );
+  expect(t).toMatchObject({
+    infohash_v1: made.v1 ?? '',
+    infohash_v2: made.v2 ?? '',
+    tags: id,
+    category: 'torrent-scan-sync',
+  });
+  expect(t.state).not.toBe('metaDL');
+}
+
 const completed: Array<{ id: string; made: MadeTorrent }> = [];
 
 describe.each<TorrentKind>(['v1', 'v2', 'hybrid'])('a %s torrent made here, seeded on loopback', (kind) => {
@@ -230,21 +252,7 @@ describe.each<TorrentKind>(['v1', 'v2', 'hybrid'])('a %s .torrent file uploaded 
     expect(sorted(created.infohashes)).toEqual(hashesOf(made));
     expect(created.name).toBe(made.name);
     // The client has the metadata from the file: the torrent is known by its final id at once, no metaDL.
-    const [t] = await waitFor(
-      'the torrent in the client',
-      async () => {
-        const found = await QbtSession.of(client).torrents(`?hashes=${clientIdOf(made)}`);
-        return found.length > 0 && found;
-      },
-      WAIT_MS,
-    );
-    expect(t).toMatchObject({
-      infohash_v1: made.v1 ?? '',
-      infohash_v2: made.v2 ?? '',
-      tags: created.id,
-      category: 'torrent-scan-sync',
-    });
-    expect(t.state).not.toBe('metaDL');
+    await handedOverAsFile(made, created.id);
     // A .torrent names no peer of the closed swarm (no tracker, DHT off): we give it the seeder.
     await QbtSession.of(client).addPeers([clientIdOf(made)], [peer]);
     const done = await pollUntil(created.id, 'completed');
@@ -266,21 +274,7 @@ it.each<TorrentKind>(['v1', 'v2', 'hybrid'])(
     expect(sent.replies).toHaveLength(1);
     expect(sent.replies[0].text).toContain('Added.');
     const id = /v1:o:([0-9a-z]{26})/.exec(JSON.stringify(sent.replies[0].reply_markup))![1];
-    const [t] = await waitFor(
-      'the torrent in the client',
-      async () => {
-        const found = await QbtSession.of(client).torrents(`?hashes=${clientIdOf(made)}`);
-        return found.length > 0 && found;
-      },
-      WAIT_MS,
-    );
-    expect(t).toMatchObject({
-      infohash_v1: made.v1 ?? '',
-      infohash_v2: made.v2 ?? '',
-      tags: id,
-      category: 'torrent-scan-sync',
-    });
-    expect(t.state).not.toBe('metaDL');
+    await handedOverAsFile(made, id);
     await QbtSession.of(client).addPeers([clientIdOf(made)], [peer]);
     const done = await pollUntil(id, 'completed');
     expect(sorted(done.infohashes)).toEqual(hashesOf(made));
